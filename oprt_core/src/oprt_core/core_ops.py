@@ -1,0 +1,320 @@
+"""The five core operators: copy, vector_add, relu, reduce_sum, softmax.
+
+Registered by the built-in plugin :mod:`oprt_core.builtin` through
+``oprt_register_ops``, exactly as a third-party op would be.
+
+Error budgets (|out - ref| <= atol + rtol * |ref| against a float64 reference
+computed from the same, already-rounded inputs):
+- copy: bit exact; nothing is computed.
+- relu: bit exact for slope 0; for a non-zero slope one rounding of x*slope to
+  the output dtype (plus the slope's own f32 rounding), so rtol = eps(dtype).
+- vector_add: one f32 add, then one rounding to the output dtype: rtol = eps(dtype)
+  (a round-to-nearest half-ulp, doubled for the f32->f16/bf16 double rounding).
+- reduce_sum: f32 accumulation of n terms in any order (sequential, pairwise or
+  tree) errs at most ~log2(n) * eps(f32) * sum|x| for a tree, n * eps for a
+  sequential loop in the worst case; random inputs keep a sequential loop well
+  under the tree bound used here, log2(n+1) * eps(f32) * sum|x| (per output
+  element), plus one rounding of the result to the output dtype (rtol = eps(dtype)).
+  A dropped or doubled element (error ~|x| ~ 0.5) stays far outside it for every
+  case size oprt sweeps up to ~2^20 elements per row.
+- softmax: exp and the row sum in f32; exp(x - max) carries the rounding of
+  (x - max), i.e. |x - max| * eps(f32) relative, which is <= ~100 * eps for
+  every term that is not flushed to zero, and the division adds an ulp: rtol =
+  2*eps(dtype) + 128*eps(f32); atol covers outputs below the dtype's subnormal
+  range, where relative error has no meaning.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .dtypes import DTYPES, DType
+from .errors import InvalidArgumentError
+from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
+
+__all__ = ["CORE_OPS", "copy_spec", "vector_add_spec", "relu_spec", "reduce_sum_spec", "softmax_spec"]
+
+_EPS32 = DTYPES["f32"].eps
+MiB = 1 << 20
+
+
+def _tc(*shape: int, layout: str = "contiguous") -> TensorCase:
+    return TensorCase(tuple(shape), layout)
+
+
+def _unary_case(op: str, shape: tuple[int, ...], layout: str = "contiguous", params=(), name: str | None = None,
+                data: str = "uniform") -> Case:
+    label = name or (format_shape(shape) + ("" if layout == "contiguous" else f"-{layout}"))
+    return Case(op, label, (TensorCase(tuple(shape), layout),), tuple(params), data)
+
+
+def _rw_bytes(case: Case, dt: DType) -> int:
+    return 2 * case.numel * dt.itemsize
+
+
+def _exact(_dt: str) -> Budget:
+    return Budget(rtol=0.0, atol=0.0)
+
+
+# ---------------------------------------------------------------------------------------
+# copy
+
+def _copy_ref(x: np.ndarray) -> np.ndarray:
+    return x.copy()
+
+
+def _copy_cases(op: str = "copy", params=()) -> dict[str, list[Case]]:
+    c = lambda shape, layout="contiguous", **kw: _unary_case(op, shape, layout, params, **kw)  # noqa: E731
+    return {
+        "smoke": [c((1000,)), c((33, 65), "transposed")],
+        "default": [c((1 << 20,)), c((1 << 24,)), c((4096, 4096)), c((4096, 4096), "transposed")],
+        "large": [c((1 << 27,)), c((8192, 8192), "transposed"), c((16384, 16384), "transposed")],
+        "edge": [
+            c((1,)), c((0,)), c(()), c((7,)), c((1000003,)), c((3, 5, 7)), c((0, 5)),
+            c((37, 129), "transposed"), c((129, 255), "step2"), c((999,), "offset1"), c((513, 3), "reversed"),
+            c((5, 31), "broadcast0"), c((2, 3, 5, 7, 11), "transposed"),
+        ],
+    }
+
+
+copy_spec = OpSpec(
+    name="copy",
+    doc="out = x; any input strides (transposed, stepped, broadcast, reversed).",
+    n_inputs=1,
+    input_names=("x",),
+    reference_fn=_copy_ref,
+    bytes_fn=_rw_bytes,
+    flops_fn=lambda case: 0,
+    budgets={d: _exact(d) for d in DTYPES},
+    case_sets=_copy_cases(),
+)
+
+# ---------------------------------------------------------------------------------------
+# relu
+
+
+def _relu_ref(x: np.ndarray, negative_slope: float = 0.0) -> np.ndarray:
+    return np.where(x > 0, x, x * negative_slope)
+
+
+def _relu_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]:
+    if params["negative_slope"] == 0.0:
+        return 0.0, 0.0
+    return float(np.finfo(np.float32).tiny), dt.eps
+
+
+def _relu_cases() -> dict[str, list[Case]]:
+    base = _copy_cases("relu", (("negative_slope", 0.0),))
+    leaky = (("negative_slope", 0.1),)
+    base["smoke"].append(_unary_case("relu", (1000,), params=leaky, name="1000-leaky"))
+    base["default"].append(_unary_case("relu", (1 << 24,), params=leaky, name="16777216-leaky"))
+    base["edge"].append(_unary_case("relu", (257, 3), "transposed", leaky, name="257x3-transposed-leaky"))
+    base["large"] = [c for c in base["large"] if c.inputs[0].layout == "contiguous"]
+    return base
+
+
+relu_spec = OpSpec(
+    name="relu",
+    doc="out = x > 0 ? x : x * negative_slope (leaky relu when negative_slope != 0).",
+    n_inputs=1,
+    input_names=("x",),
+    params=(Param("negative_slope", (float, int), 0.0, "slope applied to negative inputs"),),
+    reference_fn=_relu_ref,
+    bytes_fn=_rw_bytes,
+    flops_fn=lambda case: case.numel,
+    budgets={d: Budget(DTYPES[d].eps, 0.0) for d in DTYPES},
+    tolerance_fn=_relu_tolerance,
+    case_sets=_relu_cases(),
+    custom_case_fn=lambda shape, params: _unary_case("relu", shape, params=tuple(sorted(params.items()))),
+)
+
+# ---------------------------------------------------------------------------------------
+# vector_add
+
+
+def _broadcast_shape(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise InvalidArgumentError(
+            f"shape mismatch: {' and '.join(map(str, shapes))} do not broadcast together") from None
+
+
+def _vector_add_bytes(case: Case, dt: DType) -> int:
+    a, b = (t.shape for t in case.inputs)
+    return (math.prod(a) + math.prod(b) + math.prod(_broadcast_shape([a, b]))) * dt.itemsize
+
+
+def _binary_case(a: tuple, b: tuple, la: str = "contiguous", lb: str = "contiguous", name: str | None = None) -> Case:
+    label = name or "+".join(format_shape(s) + ("" if layout == "contiguous" else f"-{layout}")
+                             for s, layout in ((a, la), (b, lb)))
+    if a == b and la == lb == "contiguous" and name is None:
+        label = format_shape(a)
+    return Case("vector_add", label, (TensorCase(a, la), TensorCase(b, lb)))
+
+
+vector_add_spec = OpSpec(
+    name="vector_add",
+    doc="out = a + b with numpy broadcasting; any strides.",
+    n_inputs=2,
+    input_names=("a", "b"),
+    reference_fn=lambda a, b: a + b,
+    output_shape_fn=lambda shapes, params: _broadcast_shape(shapes),
+    param_check_fn=lambda shapes, params: _broadcast_shape(shapes) and None,
+    bytes_fn=_vector_add_bytes,
+    flops_fn=lambda case: math.prod(_broadcast_shape([t.shape for t in case.inputs])),
+    budgets={d: Budget(DTYPES[d].eps, 0.0) for d in DTYPES},
+    case_sets={
+        "smoke": [_binary_case((1000,), (1000,)), _binary_case((17, 33), (33,))],
+        "default": [_binary_case((1 << 20,), (1 << 20,)), _binary_case((1 << 24,), (1 << 24,)),
+                    _binary_case((4096, 4096), (4096, 4096)), _binary_case((4096, 4096), (4096,))],
+        "large": [_binary_case((1 << 27,), (1 << 27,))],
+        "edge": [
+            _binary_case((1,), (1,)), _binary_case((0,), (0,)), _binary_case((), ()), _binary_case((7,), (7,)),
+            _binary_case((1000003,), (1000003,)), _binary_case((33, 65), (33, 65), "transposed", "contiguous"),
+            _binary_case((129, 255), (129, 255), "step2", "transposed"), _binary_case((999,), (999,), "offset1", "offset1"),
+            _binary_case((37, 129), (129,)), _binary_case((37, 1), (1, 129)), _binary_case((5, 1, 7), (3, 1)),
+            _binary_case((4, 31), (4, 31), "broadcast0", "reversed"), _binary_case((0, 3), (3,)),
+        ],
+    },
+)
+
+# ---------------------------------------------------------------------------------------
+# reduce_sum
+
+
+def _reduce_out_shape(shapes, params) -> tuple[int, ...]:
+    shape = shapes[0]
+    axis, keep = params["axis"], params["keepdims"]
+    if axis is None:
+        return tuple(1 for _ in shape) if keep else ()
+    ax = axis % len(shape)
+    return tuple(1 if i == ax else s for i, s in enumerate(shape)) if keep else shape[:ax] + shape[ax + 1:]
+
+
+def _check_axis(op: str, shape: tuple[int, ...], axis: int | None, allow_none: bool) -> None:
+    if axis is None:
+        if allow_none:
+            return
+        raise InvalidArgumentError(f"{op}: axis must be an int")
+    nd = len(shape)
+    if not -nd <= axis < nd:
+        valid = f"{-nd}..{nd - 1}" if nd else "none (0-d input)"
+        raise InvalidArgumentError(
+            f"{op}: axis {axis} is out of range for a {nd}-d input of shape {shape} (valid: {valid}"
+            + (", or None for all" if allow_none else "") + ")")
+
+
+def _reduce_ref(x: np.ndarray, axis: int | None = -1, keepdims: bool = False) -> np.ndarray:
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+def _reduce_tolerance(dt: DType, inputs64, ref, params) -> tuple[Any, float]:
+    x = inputs64[0]
+    axis = params["axis"]
+    n = x.size if axis is None else x.shape[axis]
+    scale = np.sum(np.abs(x), axis=axis, keepdims=params["keepdims"])
+    return math.log2(n + 1) * _EPS32 * scale + float(np.finfo(np.float32).tiny), dt.eps
+
+
+def _reduce_bytes(case: Case, dt: DType) -> int:
+    out = _reduce_out_shape([case.shape], case.param_dict)
+    return (case.numel + math.prod(out)) * dt.itemsize
+
+
+def _rc(shape, axis=-1, layout="contiguous", keepdims=False, data="uniform", op="reduce_sum") -> Case:
+    ax = "all" if axis is None else str(axis)
+    label = f"{format_shape(shape)}-axis{ax}" + ("" if layout == "contiguous" else f"-{layout}")
+    label += "-keepdims" if keepdims else ""
+    params = (("axis", axis), ("keepdims", keepdims)) if op == "reduce_sum" else (("axis", axis),)
+    if data != "uniform":
+        label += f"-{data}"
+    return Case(op, label, (TensorCase(tuple(shape), layout),), params, data)
+
+
+reduce_sum_spec = OpSpec(
+    name="reduce_sum",
+    doc="Sum over one axis (negative allowed) or over all (axis=None); f32 accumulation.",
+    n_inputs=1,
+    input_names=("x",),
+    params=(Param("axis", (int,), -1, "axis to reduce, negative counts from the end; None for all", allow_none=True),
+            Param("keepdims", (bool,), False, "keep the reduced axis as extent 1")),
+    reference_fn=_reduce_ref,
+    output_shape_fn=_reduce_out_shape,
+    param_check_fn=lambda shapes, p: _check_axis("reduce_sum", shapes[0], p["axis"], True),
+    bytes_fn=_reduce_bytes,
+    flops_fn=lambda case: case.numel,
+    budgets={d: Budget(DTYPES[d].eps, 0.0) for d in DTYPES},
+    tolerance_fn=_reduce_tolerance,
+    case_sets={
+        "smoke": [_rc((64, 1000)), _rc((64, 1000), 0), _rc((1000,), None)],
+        "default": [_rc((4096, 4096)), _rc((4096, 4096), 0), _rc((1 << 24,), None), _rc((64, 4096, 64), 1),
+                    _rc((16384, 1024)), _rc((4096, 4096), -1, "transposed")],
+        "large": [_rc((8192, 8192)), _rc((8192, 8192), 0), _rc((16384, 16384)), _rc((16384, 16384), 0),
+                  _rc((1 << 27,), None)],
+        "edge": [
+            _rc((1,)), _rc((0,)), _rc((5, 0)), _rc((0, 5)), _rc((0, 5), 0), _rc((7,), None), _rc((), None),
+            _rc((3, 1001), 0), _rc((33, 65), -2), _rc((33, 65), -1, keepdims=True),
+            _rc((33, 65), None, keepdims=True), _rc((5, 7, 9), 1), _rc((37, 129), 0, "transposed"),
+            _rc((129, 255), 1, "step2"), _rc((999,), 0, "offset1"), _rc((17, 31), -1, "reversed"),
+            _rc((4, 2, 3, 5, 7, 11), 3), _rc((1, 1, 1), None),
+        ],
+    },
+    custom_case_fn=lambda shape, params: _rc(shape, params["axis"], keepdims=params["keepdims"]),
+)
+
+# ---------------------------------------------------------------------------------------
+# softmax
+
+
+def _softmax_ref(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    if x.size == 0:
+        return x.copy()
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _softmax_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]:
+    tiny = float(np.finfo(np.float32).tiny) if dt.name != "f16" else 6.0e-8
+    return tiny, 2 * dt.eps + 128 * _EPS32
+
+
+softmax_spec = OpSpec(
+    name="softmax",
+    doc="Numerically stable softmax over one axis (negative allowed).",
+    n_inputs=1,
+    input_names=("x",),
+    params=(Param("axis", (int,), -1, "axis along which the outputs sum to 1, negative counts from the end"),),
+    reference_fn=_softmax_ref,
+    param_check_fn=lambda shapes, p: _check_axis("softmax", shapes[0], p["axis"], False),
+    bytes_fn=_rw_bytes,
+    flops_fn=lambda case: 5 * case.numel,
+    budgets={d: Budget(2 * DTYPES[d].eps + 128 * _EPS32, 0.0) for d in DTYPES},
+    tolerance_fn=_softmax_tolerance,
+    case_sets={
+        "smoke": [_rc((64, 1000), op="softmax"), _rc((1000, 33), 0, op="softmax")],
+        "default": [_rc((65536, 128), op="softmax"), _rc((16384, 1024), op="softmax"),
+                    _rc((4096, 4096), op="softmax"), _rc((1024, 16384), op="softmax"),
+                    _rc((128, 65536), op="softmax"), _rc((4096, 4096), 0, op="softmax")],
+        "large": [_rc(s, op="softmax") for s in ((1 << 19, 128), (1 << 17, 1024), (1 << 15, 4096), (8192, 16384),
+                                                  (2048, 65536))]
+        + [_rc((16384, 16384), 0, op="softmax")],
+        "edge": [
+            _rc((1,), op="softmax"), _rc((0,), op="softmax"), _rc((5, 0), op="softmax"), _rc((0, 5), op="softmax"),
+            _rc((7, 1), op="softmax"), _rc((1, 1), op="softmax"), _rc((3, 1001), op="softmax"),
+            _rc((33, 65), -2, op="softmax"), _rc((5, 7, 9), 1, op="softmax"),
+            _rc((37, 129), -1, "transposed", op="softmax"), _rc((129, 255), 1, "step2", op="softmax"),
+            _rc((999,), 0, "offset1", op="softmax"), _rc((17, 31), -1, "reversed", op="softmax"),
+            _rc((8, 1000), data="large", op="softmax"), _rc((8, 33), 0, data="large", op="softmax"),
+            _rc((4, 3, 2, 5, 7, 11), 2, op="softmax"),
+        ],
+    },
+    custom_case_fn=lambda shape, params: _rc(shape, params["axis"], op="softmax"),
+)
+
+CORE_OPS: tuple[OpSpec, ...] = (copy_spec, vector_add_spec, relu_spec, reduce_sum_spec, softmax_spec)

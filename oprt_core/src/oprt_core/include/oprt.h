@@ -1,0 +1,185 @@
+/*
+ * oprt.h: the backend-agnostic C ABI of oprt.
+ *
+ * Every compiled backend (oprt_nvidia, oprt_metax, a test host library) implements
+ * every function declared here. Python drives any such library through
+ * oprt_core.compiled.CompiledBackend, which reads the region between the
+ * OPRT_CDEF markers below with cffi: keep that region plain C declarations
+ * (no #if, no macros other than integer #defines).
+ *
+ * Conventions
+ *  - Every entry point validates its arguments and returns an oprt_status_t;
+ *    bad input never crashes the process. On failure the thread-local text of
+ *    oprt_last_error_message() says what was wrong (and keeps the underlying
+ *    runtime's own error text for OPRT_STATUS_DEVICE_ERROR).
+ *  - Tensor descriptors hold dtype, ndim, shape and strides counted in
+ *    elements (negative and zero strides allowed for inputs); no data pointer,
+ *    so an op descriptor is reusable across buffers of the same layout.
+ *  - Pointers passed to ops point at element [0,...,0] of the tensor.
+ */
+#ifndef OPRT_H_
+#define OPRT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* OPRT_CDEF_BEGIN */
+#define OPRT_ABI_VERSION 1
+#define OPRT_MAX_NDIM 8
+#define OPRT_AXIS_ALL -128
+
+typedef enum {
+    OPRT_STATUS_SUCCESS = 0,
+    OPRT_STATUS_NULL_POINTER = 1,
+    OPRT_STATUS_BAD_SHAPE = 2,
+    OPRT_STATUS_BAD_STRIDES = 3,
+    OPRT_STATUS_BAD_PARAM = 4,
+    OPRT_STATUS_UNSUPPORTED_DTYPE = 5,
+    OPRT_STATUS_UNSUPPORTED_CASE = 6,
+    OPRT_STATUS_INSUFFICIENT_WORKSPACE = 7,
+    OPRT_STATUS_DEVICE_ERROR = 8,
+    OPRT_STATUS_OUT_OF_MEMORY = 9,
+    OPRT_STATUS_NO_DEVICE = 10,
+    OPRT_STATUS_BAD_DEVICE = 11
+} oprt_status_t;
+
+typedef enum {
+    OPRT_DTYPE_F32 = 0,
+    OPRT_DTYPE_F16 = 1,
+    OPRT_DTYPE_BF16 = 2
+} oprt_dtype_t;
+
+typedef enum {
+    OPRT_MEMCPY_HOST_TO_DEVICE = 0,
+    OPRT_MEMCPY_DEVICE_TO_HOST = 1,
+    OPRT_MEMCPY_DEVICE_TO_DEVICE = 2
+} oprt_memcpy_kind_t;
+
+typedef struct {
+    int32_t dtype;                    /* an oprt_dtype_t */
+    int32_t ndim;                     /* 0 .. OPRT_MAX_NDIM */
+    int64_t shape[8];
+    int64_t strides[8];               /* in elements */
+} oprt_tensor_desc_t;
+
+typedef struct {
+    char name[256];
+    char vendor[64];
+    uint64_t total_memory_bytes;
+    uint64_t l2_cache_bytes;
+    int32_t sm_count;
+    int32_t warp_size;
+    int32_t memory_clock_khz;
+    int32_t memory_bus_width_bits;
+    int32_t compute_major;
+    int32_t compute_minor;
+    int32_t clock_khz;
+} oprt_device_properties_t;
+
+typedef struct {
+    int32_t abi_version;               /* OPRT_ABI_VERSION the library was built against */
+    char backend[64];                  /* e.g. "nvidia", "metax", "host" */
+    char flavour[64];                  /* build flavour, e.g. "nvcc", "mxcc", "nvcc-shim", "host-c" */
+    char toolchain[128];               /* e.g. "nvcc 13.0" */
+    char architectures[128];           /* e.g. "sm_90 compute_90" */
+    char runtime_version[64];          /* runtime/driver version seen at call time */
+} oprt_library_info_t;
+
+typedef void *oprt_stream_t;           /* NULL: the default stream */
+typedef void *oprt_event_t;
+
+typedef struct oprt_copy_descriptor *oprt_copy_descriptor_t;
+typedef struct oprt_vector_add_descriptor *oprt_vector_add_descriptor_t;
+typedef struct oprt_relu_descriptor *oprt_relu_descriptor_t;
+typedef struct oprt_reduce_sum_descriptor *oprt_reduce_sum_descriptor_t;
+typedef struct oprt_softmax_descriptor *oprt_softmax_descriptor_t;
+
+/* ---- errors and library ---- */
+const char *oprt_status_string(oprt_status_t status);
+const char *oprt_last_error_message(void);
+oprt_status_t oprt_get_library_info(oprt_library_info_t *info);
+
+/* ---- devices ---- */
+oprt_status_t oprt_get_device_count(int32_t *count);
+oprt_status_t oprt_set_device(int32_t device);
+oprt_status_t oprt_get_device_properties(int32_t device, oprt_device_properties_t *props);
+oprt_status_t oprt_device_synchronize(void);
+
+/* ---- memory ---- */
+oprt_status_t oprt_malloc(void **ptr, size_t bytes);
+oprt_status_t oprt_free(void *ptr);
+oprt_status_t oprt_memcpy(void *dst, const void *src, size_t bytes, oprt_memcpy_kind_t kind);
+oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes);
+
+/* ---- streams and events ---- */
+oprt_status_t oprt_stream_create(oprt_stream_t *stream);
+oprt_status_t oprt_stream_destroy(oprt_stream_t stream);
+oprt_status_t oprt_stream_synchronize(oprt_stream_t stream);
+oprt_status_t oprt_event_create(oprt_event_t *event);
+oprt_status_t oprt_event_destroy(oprt_event_t event);
+oprt_status_t oprt_event_record(oprt_event_t event, oprt_stream_t stream);
+oprt_status_t oprt_event_synchronize(oprt_event_t event);
+oprt_status_t oprt_event_elapsed_ms(float *ms, oprt_event_t start, oprt_event_t end);
+
+/* ---- copy: out = x, any strides in and out ---- */
+oprt_status_t oprt_create_copy_descriptor(oprt_copy_descriptor_t *desc,
+                                          const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x);
+oprt_status_t oprt_get_copy_workspace_size(oprt_copy_descriptor_t desc, size_t *size);
+oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t workspace_size,
+                        void *out, const void *x, oprt_stream_t stream);
+oprt_status_t oprt_destroy_copy_descriptor(oprt_copy_descriptor_t desc);
+
+/* ---- vector_add: out = a + b, numpy broadcasting of a and b to out's shape ---- */
+oprt_status_t oprt_create_vector_add_descriptor(oprt_vector_add_descriptor_t *desc,
+                                                const oprt_tensor_desc_t *out,
+                                                const oprt_tensor_desc_t *a,
+                                                const oprt_tensor_desc_t *b);
+oprt_status_t oprt_get_vector_add_workspace_size(oprt_vector_add_descriptor_t desc, size_t *size);
+oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace,
+                              size_t workspace_size, void *out, const void *a, const void *b,
+                              oprt_stream_t stream);
+oprt_status_t oprt_destroy_vector_add_descriptor(oprt_vector_add_descriptor_t desc);
+
+/* ---- relu: out = x > 0 ? x : x * negative_slope ---- */
+oprt_status_t oprt_create_relu_descriptor(oprt_relu_descriptor_t *desc,
+                                          const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x,
+                                          float negative_slope);
+oprt_status_t oprt_get_relu_workspace_size(oprt_relu_descriptor_t desc, size_t *size);
+oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t workspace_size,
+                        void *out, const void *x, oprt_stream_t stream);
+oprt_status_t oprt_destroy_relu_descriptor(oprt_relu_descriptor_t desc);
+
+/* ---- reduce_sum: sum over `axis` (negative allowed) or over all (OPRT_AXIS_ALL) ----
+ * out has x's shape with the reduced axis removed, or kept as 1 when keepdims != 0;
+ * axis=all without keepdims gives a 0-d out. Accumulation is in f32. */
+oprt_status_t oprt_create_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t *desc,
+                                                const oprt_tensor_desc_t *out,
+                                                const oprt_tensor_desc_t *x,
+                                                int32_t axis, int32_t keepdims);
+oprt_status_t oprt_get_reduce_sum_workspace_size(oprt_reduce_sum_descriptor_t desc, size_t *size);
+oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace,
+                              size_t workspace_size, void *out, const void *x,
+                              oprt_stream_t stream);
+oprt_status_t oprt_destroy_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t desc);
+
+/* ---- softmax: numerically stable softmax over `axis` (negative allowed) ---- */
+oprt_status_t oprt_create_softmax_descriptor(oprt_softmax_descriptor_t *desc,
+                                             const oprt_tensor_desc_t *out,
+                                             const oprt_tensor_desc_t *x, int32_t axis);
+oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, size_t *size);
+oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size,
+                           void *out, const void *x, oprt_stream_t stream);
+oprt_status_t oprt_destroy_softmax_descriptor(oprt_softmax_descriptor_t desc);
+/* OPRT_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPRT_H_ */

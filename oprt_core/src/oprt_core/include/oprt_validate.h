@@ -1,0 +1,486 @@
+/*
+ * oprt_validate.h: argument validation and launch plans shared by every
+ * compiled backend. Header-only (C99 and C++), in the style of stb: every
+ * translation unit may include it; exactly one translation unit per library
+ * defines OPRT_IMPLEMENTATION before including it, which emits
+ * oprt_status_string(), oprt_last_error_message() and the thread-local error
+ * buffer behind oprt_set_error().
+ *
+ * A backend's oprt_create_<op>_descriptor() calls oprt_plan_<op>() and keeps
+ * the plan; the plan is all a kernel launcher needs besides data pointers:
+ *  - elementwise ops (copy, vector_add, relu): inputs broadcast to the output
+ *    shape (stride 0 on broadcast dims), size-1 dims dropped, mergeable dims
+ *    merged, and a flag for the all-contiguous fast path;
+ *  - axis ops (reduce_sum, softmax): the tensor seen as [outer, reduce, inner]
+ *    when contiguous, and per-dim strides of x and out otherwise.
+ */
+#ifndef OPRT_VALIDATE_H_
+#define OPRT_VALIDATE_H_
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "oprt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Records a formatted message as oprt_last_error_message() and returns status. */
+oprt_status_t oprt_set_error(oprt_status_t status, const char *fmt, ...);
+/* Clears the message (called by successful entry points that want to). */
+void oprt_clear_error(void);
+
+#define OPRT_CHECK(expr)                                   \
+    do {                                                   \
+        oprt_status_t oprt_check_status_ = (expr);         \
+        if (oprt_check_status_ != OPRT_STATUS_SUCCESS)     \
+            return oprt_check_status_;                     \
+    } while (0)
+
+#define OPRT_CHECK_NOT_NULL(ptr)                                                   \
+    do {                                                                           \
+        if ((ptr) == NULL)                                                         \
+            return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", \
+                                  __func__, #ptr);                                 \
+    } while (0)
+
+static inline size_t oprt_dtype_size(int32_t dtype) {
+    switch (dtype) {
+    case OPRT_DTYPE_F32: return 4;
+    case OPRT_DTYPE_F16: return 2;
+    case OPRT_DTYPE_BF16: return 2;
+    default: return 0;
+    }
+}
+
+static inline const char *oprt_dtype_name(int32_t dtype) {
+    switch (dtype) {
+    case OPRT_DTYPE_F32: return "f32";
+    case OPRT_DTYPE_F16: return "f16";
+    case OPRT_DTYPE_BF16: return "bf16";
+    default: return "unknown";
+    }
+}
+
+static inline int64_t oprt_numel(const oprt_tensor_desc_t *t) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+    return n;
+}
+
+/* Checks dtype, ndim and shape of one tensor descriptor; `name` is used in messages. */
+static inline oprt_status_t oprt_check_tensor(const oprt_tensor_desc_t *t, const char *name) {
+    if (t == NULL)
+        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "tensor descriptor '%s' is NULL", name);
+    if (oprt_dtype_size(t->dtype) == 0)
+        return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
+                              "tensor '%s' has unknown dtype code %d (valid: 0=f32, 1=f16, 2=bf16)",
+                              name, (int)t->dtype);
+    if (t->ndim < 0 || t->ndim > OPRT_MAX_NDIM)
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "tensor '%s' has ndim %d (valid: 0..%d)", name,
+                              (int)t->ndim, OPRT_MAX_NDIM);
+    int64_t numel = 1;
+    for (int32_t i = 0; i < t->ndim; ++i) {
+        if (t->shape[i] < 0)
+            return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "tensor '%s' has negative extent %lld in dim %d",
+                                  name, (long long)t->shape[i], (int)i);
+        if (t->shape[i] > 0 && numel > (INT64_MAX / 16) / t->shape[i])
+            return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "tensor '%s' has too many elements", name);
+        numel *= t->shape[i];
+    }
+    if (numel > 1) {
+        for (int32_t i = 0; i < t->ndim; ++i) {
+            int64_t s = t->strides[i] < 0 ? -t->strides[i] : t->strides[i];
+            if (t->shape[i] > 1 && s > (INT64_MAX / 16) / t->shape[i])
+                return oprt_set_error(OPRT_STATUS_BAD_STRIDES, "tensor '%s' has stride %lld in dim %d that overflows",
+                                      name, (long long)t->strides[i], (int)i);
+        }
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* An output may not have two index tuples mapping to the same element (no zero
+ * or overlapping strides on dims of extent > 1). */
+static inline oprt_status_t oprt_check_output_strides(const oprt_tensor_desc_t *t, const char *name) {
+    if (oprt_numel(t) <= 1) return OPRT_STATUS_SUCCESS;
+    int32_t order[OPRT_MAX_NDIM];
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->ndim; ++i)
+        if (t->shape[i] > 1) order[n++] = i;
+    /* insertion sort of the non-trivial dims by |stride| */
+    for (int32_t i = 1; i < n; ++i) {
+        int32_t d = order[i];
+        int64_t sd = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+        int32_t j = i - 1;
+        while (j >= 0) {
+            int64_t sj = t->strides[order[j]] < 0 ? -t->strides[order[j]] : t->strides[order[j]];
+            if (sj <= sd) break;
+            order[j + 1] = order[j];
+            --j;
+        }
+        order[j + 1] = d;
+    }
+    int64_t span = 1; /* elements covered by the smaller dims */
+    for (int32_t i = 0; i < n; ++i) {
+        int32_t d = order[i];
+        int64_t s = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+        if (s < span)
+            return oprt_set_error(OPRT_STATUS_BAD_STRIDES,
+                                  "output '%s' has overlapping strides (dim %d has stride %lld): "
+                                  "an output element would be written twice",
+                                  name, (int)d, (long long)t->strides[d]);
+        span = s * t->shape[d];
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+static inline int oprt_same_shape(const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int32_t i = 0; i < a->ndim; ++i)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+static inline int oprt_is_contiguous(const oprt_tensor_desc_t *t) {
+    int64_t expected = 1;
+    for (int32_t i = t->ndim - 1; i >= 0; --i) {
+        if (t->shape[i] != 1 && t->strides[i] != expected) return 0;
+        expected *= t->shape[i];
+    }
+    return 1;
+}
+
+static inline void oprt_format_shape(const oprt_tensor_desc_t *t, char *buf, size_t n) {
+    size_t used = 0;
+    used += (size_t)snprintf(buf + used, n - used, "(");
+    for (int32_t i = 0; i < t->ndim && used < n; ++i)
+        used += (size_t)snprintf(buf + used, n - used, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+    if (used < n) snprintf(buf + used, n - used, t->ndim == 1 ? ",)" : ")");
+}
+
+static inline oprt_status_t oprt_check_same_dtype(const oprt_tensor_desc_t *out, const oprt_tensor_desc_t *in,
+                                                  const char *in_name) {
+    if (out->dtype != in->dtype)
+        return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
+                              "dtype mismatch: out is %s but %s is %s (mixed dtypes are not supported)",
+                              oprt_dtype_name(out->dtype), in_name, oprt_dtype_name(in->dtype));
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Elementwise plans                                                          */
+
+#define OPRT_MAX_INPUTS 2
+
+typedef struct {
+    int32_t dtype;
+    int32_t ndim;          /* after dropping size-1 dims and merging; 0 for a scalar */
+    int32_t ninputs;
+    int32_t contiguous;    /* every tensor row-major contiguous with the out shape (no broadcast) */
+    int64_t numel;
+    int64_t shape[OPRT_MAX_NDIM];
+    int64_t out_strides[OPRT_MAX_NDIM];
+    int64_t in_strides[OPRT_MAX_INPUTS][OPRT_MAX_NDIM]; /* 0 on broadcast dims */
+} oprt_elementwise_plan_t;
+
+/* Broadcasts each input to out's shape (numpy rules: align trailing dims, an
+ * extent of 1 stretches), then simplifies the iteration space. */
+static inline oprt_status_t oprt_plan_elementwise(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
+                                                  const oprt_tensor_desc_t *const *inputs, int32_t ninputs,
+                                                  const char *const *names) {
+    OPRT_CHECK_NOT_NULL(plan);
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    for (int32_t k = 0; k < ninputs; ++k) {
+        OPRT_CHECK(oprt_check_tensor(inputs[k], names[k]));
+        OPRT_CHECK(oprt_check_same_dtype(out, inputs[k], names[k]));
+    }
+    OPRT_CHECK(oprt_check_output_strides(out, "out"));
+    int64_t bstr[OPRT_MAX_INPUTS][OPRT_MAX_NDIM];
+    for (int32_t k = 0; k < ninputs; ++k) {
+        const oprt_tensor_desc_t *in = inputs[k];
+        if (in->ndim > out->ndim) goto mismatch;
+        for (int32_t i = 0; i < out->ndim; ++i) {
+            int32_t j = i - (out->ndim - in->ndim);
+            if (j < 0) { bstr[k][i] = 0; continue; }
+            if (in->shape[j] == out->shape[i]) bstr[k][i] = in->shape[j] == 1 ? 0 : in->strides[j];
+            else if (in->shape[j] == 1) bstr[k][i] = 0;
+            else goto mismatch;
+        }
+        continue;
+    mismatch: {
+            char so[160], si[160];
+            oprt_format_shape(out, so, sizeof so);
+            oprt_format_shape(in, si, sizeof si);
+            return oprt_set_error(OPRT_STATUS_BAD_SHAPE,
+                                  "shape mismatch: %s has shape %s, which does not broadcast to out's shape %s",
+                                  names[k], si, so);
+        }
+    }
+    memset(plan, 0, sizeof *plan);
+    plan->dtype = out->dtype;
+    plan->ninputs = ninputs;
+    plan->numel = oprt_numel(out);
+    int contiguous = oprt_is_contiguous(out);
+    for (int32_t k = 0; k < ninputs; ++k)
+        contiguous = contiguous && oprt_same_shape(out, inputs[k]) && oprt_is_contiguous(inputs[k]);
+    plan->contiguous = contiguous;
+    /* drop size-1 dims */
+    int32_t n = 0;
+    for (int32_t i = 0; i < out->ndim; ++i) {
+        if (out->shape[i] == 1) continue;
+        plan->shape[n] = out->shape[i];
+        plan->out_strides[n] = out->strides[i];
+        for (int32_t k = 0; k < ninputs; ++k) plan->in_strides[k][n] = bstr[k][i];
+        ++n;
+    }
+    if (plan->numel == 0) { /* nothing to iterate */
+        plan->ndim = 1;
+        plan->shape[0] = 0;
+        return OPRT_STATUS_SUCCESS;
+    }
+    /* merge dim i into i+1 when every tensor walks them as one */
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        if (m > 0) {
+            int32_t p = m - 1;
+            int ok = plan->out_strides[p] == plan->out_strides[i] * plan->shape[i];
+            for (int32_t k = 0; k < ninputs; ++k)
+                ok = ok && plan->in_strides[k][p] == plan->in_strides[k][i] * plan->shape[i];
+            if (ok) {
+                plan->shape[p] *= plan->shape[i];
+                plan->out_strides[p] = plan->out_strides[i];
+                for (int32_t k = 0; k < ninputs; ++k) plan->in_strides[k][p] = plan->in_strides[k][i];
+                continue;
+            }
+        }
+        plan->shape[m] = plan->shape[i];
+        plan->out_strides[m] = plan->out_strides[i];
+        for (int32_t k = 0; k < ninputs; ++k) plan->in_strides[k][m] = plan->in_strides[k][i];
+        ++m;
+    }
+    plan->ndim = m;
+    return OPRT_STATUS_SUCCESS;
+}
+
+static inline oprt_status_t oprt_plan_copy(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
+                                           const oprt_tensor_desc_t *x) {
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    OPRT_CHECK(oprt_check_tensor(x, "x"));
+    if (!oprt_same_shape(out, x)) {
+        char so[160], sx[160];
+        oprt_format_shape(out, so, sizeof so);
+        oprt_format_shape(x, sx, sizeof sx);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "shape mismatch: copy needs out %s to equal x %s", so, sx);
+    }
+    const oprt_tensor_desc_t *ins[1] = {x};
+    const char *names[1] = {"x"};
+    return oprt_plan_elementwise(plan, out, ins, 1, names);
+}
+
+static inline oprt_status_t oprt_plan_vector_add(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
+                                                 const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
+    const oprt_tensor_desc_t *ins[2] = {a, b};
+    const char *names[2] = {"a", "b"};
+    OPRT_CHECK(oprt_check_tensor(a, "a"));
+    OPRT_CHECK(oprt_check_tensor(b, "b"));
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    /* out must be exactly the broadcast shape of a and b, not something larger */
+    int32_t nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+    int ok = out->ndim == nd;
+    for (int32_t i = 0; ok && i < nd; ++i) {
+        int32_t ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+        int64_t ea = ia >= 0 ? a->shape[ia] : 1, eb = ib >= 0 ? b->shape[ib] : 1;
+        int64_t e = ea == 1 ? eb : ea;
+        if (ea != 1 && eb != 1 && ea != eb) ok = 0;
+        else if (out->shape[i] != e) ok = 0;
+    }
+    if (!ok) {
+        char so[160], sa[160], sb[160];
+        oprt_format_shape(out, so, sizeof so);
+        oprt_format_shape(a, sa, sizeof sa);
+        oprt_format_shape(b, sb, sizeof sb);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE,
+                              "shape mismatch: a %s and b %s do not broadcast to out %s", sa, sb, so);
+    }
+    return oprt_plan_elementwise(plan, out, ins, 2, names);
+}
+
+static inline oprt_status_t oprt_plan_relu(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
+                                           const oprt_tensor_desc_t *x, float negative_slope) {
+    if (!isfinite(negative_slope))
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "relu: negative_slope must be finite, got %g",
+                              (double)negative_slope);
+    return oprt_plan_copy(plan, out, x);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Axis plans (reduce_sum, softmax)                                           */
+
+typedef struct {
+    int32_t dtype;
+    int32_t axis;          /* normalised axis of x, or -1 when reducing over all */
+    int32_t keepdims;
+    int32_t contiguous;    /* x and out both row-major contiguous */
+    int64_t outer, reduce, inner;   /* x seen as [outer, reduce, inner] */
+    int64_t numel_in, numel_out;
+    int32_t ndim;                   /* x's ndim */
+    int64_t shape[OPRT_MAX_NDIM];   /* x's shape */
+    int64_t x_strides[OPRT_MAX_NDIM];
+    int64_t out_strides[OPRT_MAX_NDIM]; /* out's strides mapped onto x's dims; 0 on reduced dims (reduce_sum) */
+} oprt_axis_plan_t;
+
+static inline oprt_status_t oprt_normalize_axis(int32_t axis, int32_t ndim, int32_t *normalized, const char *op) {
+    if (axis < -ndim || axis >= ndim || ndim == 0)
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "%s: axis %d is out of range for a %d-d tensor (valid: %d..%d)",
+                              op, (int)axis, (int)ndim, (int)-ndim, (int)ndim - 1);
+    *normalized = axis < 0 ? axis + ndim : axis;
+    return OPRT_STATUS_SUCCESS;
+}
+
+static inline void oprt_axis_split(oprt_axis_plan_t *plan, const oprt_tensor_desc_t *x) {
+    plan->ndim = x->ndim;
+    plan->outer = 1;
+    plan->reduce = 1;
+    plan->inner = 1;
+    for (int32_t i = 0; i < x->ndim; ++i) {
+        plan->shape[i] = x->shape[i];
+        plan->x_strides[i] = x->strides[i];
+        if (plan->axis < 0) plan->reduce *= x->shape[i];
+        else if (i < plan->axis) plan->outer *= x->shape[i];
+        else if (i == plan->axis) plan->reduce = x->shape[i];
+        else plan->inner *= x->shape[i];
+    }
+    plan->numel_in = oprt_numel(x);
+}
+
+static inline oprt_status_t oprt_plan_reduce_sum(oprt_axis_plan_t *plan, const oprt_tensor_desc_t *out,
+                                                 const oprt_tensor_desc_t *x, int32_t axis, int32_t keepdims) {
+    OPRT_CHECK_NOT_NULL(plan);
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    OPRT_CHECK(oprt_check_tensor(x, "x"));
+    OPRT_CHECK(oprt_check_same_dtype(out, x, "x"));
+    memset(plan, 0, sizeof *plan);
+    plan->dtype = x->dtype;
+    plan->keepdims = keepdims != 0;
+    if (axis == OPRT_AXIS_ALL) plan->axis = -1;
+    else OPRT_CHECK(oprt_normalize_axis(axis, x->ndim, &plan->axis, "reduce_sum"));
+    oprt_axis_split(plan, x);
+    /* expected out shape */
+    oprt_tensor_desc_t expect;
+    memset(&expect, 0, sizeof expect);
+    expect.dtype = x->dtype;
+    int32_t map[OPRT_MAX_NDIM]; /* out dim -> x dim */
+    for (int32_t i = 0; i < x->ndim; ++i) {
+        int reduced = plan->axis < 0 || i == plan->axis;
+        if (reduced && !plan->keepdims) continue;
+        map[expect.ndim] = i;
+        expect.shape[expect.ndim++] = reduced ? 1 : x->shape[i];
+    }
+    if (!oprt_same_shape(out, &expect)) {
+        char so[160], se[160];
+        oprt_format_shape(out, so, sizeof so);
+        oprt_format_shape(&expect, se, sizeof se);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "shape mismatch: reduce_sum out has shape %s, expected %s",
+                              so, se);
+    }
+    OPRT_CHECK(oprt_check_output_strides(out, "out"));
+    for (int32_t i = 0; i < x->ndim; ++i) plan->out_strides[i] = 0;
+    for (int32_t j = 0; j < out->ndim; ++j)
+        plan->out_strides[map[j]] = out->shape[j] == 1 ? 0 : out->strides[j];
+    plan->numel_out = oprt_numel(out);
+    plan->contiguous = oprt_is_contiguous(x) && oprt_is_contiguous(out);
+    return OPRT_STATUS_SUCCESS;
+}
+
+static inline oprt_status_t oprt_plan_softmax(oprt_axis_plan_t *plan, const oprt_tensor_desc_t *out,
+                                              const oprt_tensor_desc_t *x, int32_t axis) {
+    OPRT_CHECK_NOT_NULL(plan);
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    OPRT_CHECK(oprt_check_tensor(x, "x"));
+    OPRT_CHECK(oprt_check_same_dtype(out, x, "x"));
+    if (!oprt_same_shape(out, x)) {
+        char so[160], sx[160];
+        oprt_format_shape(out, so, sizeof so);
+        oprt_format_shape(x, sx, sizeof sx);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "shape mismatch: softmax needs out %s to equal x %s", so, sx);
+    }
+    OPRT_CHECK(oprt_check_output_strides(out, "out"));
+    memset(plan, 0, sizeof *plan);
+    plan->dtype = x->dtype;
+    OPRT_CHECK(oprt_normalize_axis(axis, x->ndim, &plan->axis, "softmax"));
+    oprt_axis_split(plan, x);
+    for (int32_t i = 0; i < x->ndim; ++i) plan->out_strides[i] = out->strides[i];
+    plan->numel_out = plan->numel_in;
+    plan->contiguous = oprt_is_contiguous(x) && oprt_is_contiguous(out);
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* Element offset of the flat index `idx` (row-major over shape) given strides. */
+static inline int64_t oprt_offset_of(int64_t idx, int32_t ndim, const int64_t *shape, const int64_t *strides) {
+    int64_t off = 0;
+    for (int32_t i = ndim - 1; i >= 0; --i) {
+        int64_t e = shape[i];
+        off += (idx % e) * strides[i];
+        idx /= e;
+    }
+    return off;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ------------------------------------------------------------------------- */
+#ifdef OPRT_IMPLEMENTATION
+
+#ifdef __cplusplus
+#define OPRT_THREAD_LOCAL thread_local
+#else
+#define OPRT_THREAD_LOCAL _Thread_local
+#endif
+
+static OPRT_THREAD_LOCAL char oprt_error_buffer_[1024];
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+oprt_status_t oprt_set_error(oprt_status_t status, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(oprt_error_buffer_, sizeof oprt_error_buffer_, fmt, args);
+    va_end(args);
+    return status;
+}
+
+void oprt_clear_error(void) { oprt_error_buffer_[0] = '\0'; }
+
+const char *oprt_last_error_message(void) { return oprt_error_buffer_; }
+
+const char *oprt_status_string(oprt_status_t status) {
+    switch (status) {
+    case OPRT_STATUS_SUCCESS: return "success";
+    case OPRT_STATUS_NULL_POINTER: return "null pointer";
+    case OPRT_STATUS_BAD_SHAPE: return "bad shape";
+    case OPRT_STATUS_BAD_STRIDES: return "bad strides";
+    case OPRT_STATUS_BAD_PARAM: return "bad parameter";
+    case OPRT_STATUS_UNSUPPORTED_DTYPE: return "unsupported dtype";
+    case OPRT_STATUS_UNSUPPORTED_CASE: return "unsupported case";
+    case OPRT_STATUS_INSUFFICIENT_WORKSPACE: return "insufficient workspace";
+    case OPRT_STATUS_DEVICE_ERROR: return "device or runtime error";
+    case OPRT_STATUS_OUT_OF_MEMORY: return "out of memory";
+    case OPRT_STATUS_NO_DEVICE: return "no device";
+    case OPRT_STATUS_BAD_DEVICE: return "bad device index";
+    }
+    return "unknown status";
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPRT_IMPLEMENTATION */
+
+#endif /* OPRT_VALIDATE_H_ */

@@ -1,0 +1,184 @@
+"""NumpyBackend: the CPU backend that works on any machine.
+
+It computes in float32 (f16/bf16 inputs widened, the result rounded once to the
+output dtype), like the GPU kernels' f32 accumulation, and is checked against the
+float64 reference like any other backend. Its timings are wall-clock
+(``time.perf_counter``) around synchronous calls.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .backend import Availability, DeviceInfo, Support
+from .core_ops import CORE_OPS
+from .dtypes import get_dtype
+from .errors import InvalidArgumentError, UnknownNameError
+from .validate import check_call
+
+__all__ = ["NumpyBackend", "NumpyEvent"]
+
+Impl = Callable[[Sequence[np.ndarray], np.ndarray, Mapping[str, Any]], None]
+_F32 = np.float32
+
+
+def _copy(inputs, out, params) -> None:
+    np.copyto(out, inputs[0])
+
+
+def _vector_add(inputs, out, params) -> None:
+    a, b = (x.astype(_F32) for x in inputs)
+    np.copyto(out, np.add(a, b).astype(out.dtype))
+
+
+def _relu(inputs, out, params) -> None:
+    x = inputs[0].astype(_F32)
+    np.copyto(out, np.where(x > 0, x, x * _F32(params["negative_slope"])).astype(out.dtype))
+
+
+def _reduce_sum(inputs, out, params) -> None:
+    s = np.sum(inputs[0].astype(_F32), axis=params["axis"], keepdims=params["keepdims"], dtype=_F32)
+    np.copyto(out, np.asarray(s).astype(out.dtype))
+
+
+def _softmax(inputs, out, params) -> None:
+    x = inputs[0].astype(_F32)
+    if x.size:
+        axis = params["axis"]
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        x = e / np.sum(e, axis=axis, keepdims=True, dtype=_F32)
+    np.copyto(out, x.astype(out.dtype))
+
+
+CORE_IMPLS: dict[str, Impl] = {
+    "copy": _copy,
+    "vector_add": _vector_add,
+    "relu": _relu,
+    "reduce_sum": _reduce_sum,
+    "softmax": _softmax,
+}
+
+
+class NumpyEvent:
+    """A host timestamp (the numpy backend runs synchronously)."""
+
+    def __init__(self) -> None:
+        self.t: float | None = None
+
+    def record(self) -> None:
+        self.t = time.perf_counter()
+
+    def elapsed_ms(self, end: NumpyEvent) -> float:
+        if self.t is None or end.t is None:
+            raise InvalidArgumentError("elapsed_ms needs two recorded events")
+        return (end.t - self.t) * 1e3
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _llc_bytes() -> int | None:
+    for index in (3, 2):
+        path = f"/sys/devices/system/cpu/cpu0/cache/index{index}/size"
+        try:
+            text = open(path, encoding="utf-8").read().strip().upper()
+        except OSError:
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+        return int(text.rstrip("KMG")) * mult
+    return None
+
+
+class NumpyBackend:
+    """The reference CPU backend (``numpy``): every core op, dtype and case."""
+
+    name = "numpy"
+
+    def __init__(self) -> None:
+        self.impls: dict[str, Impl] = dict(CORE_IMPLS)
+        self.specs = {s.name: s for s in CORE_OPS}
+        self._flush_buffer: np.ndarray | None = None
+
+    def add_op(self, spec: Any, impl: Impl) -> None:
+        """Teach the numpy backend a third-party op (used by op plugins)."""
+        self.specs[spec.name] = spec
+        self.impls[spec.name] = impl
+
+    # -- discovery ------------------------------------------------------------------
+    def availability(self) -> Availability:
+        return Availability(True, "numpy runs on the CPU", _cpu_name())
+
+    def device_info(self) -> DeviceInfo:
+        return DeviceInfo(
+            name=_cpu_name(), vendor=platform.machine(), l2_bytes=_llc_bytes(), sm_count=os.cpu_count(),
+            flavour=f"numpy-{np.__version__}", toolkit=f"numpy {np.__version__}",
+        )
+
+    def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
+        if op not in self.impls:
+            return Support(False, f"numpy backend has no implementation of {op!r}")
+        return Support(True)
+
+    # -- memory -----------------------------------------------------------------------
+    def to_device(self, array: Any) -> np.ndarray:
+        return np.asarray(array)
+
+    def asarray(self, obj: Any) -> np.ndarray:
+        return np.asarray(obj)
+
+    def empty(self, shape: Sequence[int], dtype: str) -> np.ndarray:
+        return np.empty(tuple(shape), get_dtype(dtype).numpy)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return np.array(array, copy=True)
+
+    def fill_nan(self, array: np.ndarray) -> None:
+        array[...] = np.nan
+
+    # -- ops ----------------------------------------------------------------------------
+    def prepare(self, op: str, inputs: Sequence[np.ndarray], output: np.ndarray, params: Mapping[str, Any]):
+        if op not in self.impls:
+            raise UnknownNameError("op of the numpy backend", op, self.impls)
+        spec = self.specs[op]
+        _, full = check_call(spec, [x.shape for x in inputs], [x.dtype for x in inputs], output.shape, output.dtype,
+                             params)
+        impl = self.impls[op]
+        layout = [(x.shape, x.dtype) for x in inputs], (output.shape, output.dtype)
+
+        class _Launcher:
+            def __call__(self) -> None:
+                impl(inputs, output, full)
+
+            def run(self, new_inputs: Sequence[np.ndarray], new_output: np.ndarray) -> None:
+                got = [(x.shape, x.dtype) for x in new_inputs], (new_output.shape, new_output.dtype)
+                if got != layout:
+                    raise InvalidArgumentError(f"{op}: prepared for {layout}, called with {got}")
+                impl(new_inputs, new_output, full)
+
+        return _Launcher()
+
+    # -- timing -------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        """Nothing to wait for: numpy calls are synchronous."""
+
+    def event(self) -> NumpyEvent:
+        return NumpyEvent()
+
+    def flush_cache(self) -> None:
+        if self._flush_buffer is None:
+            self._flush_buffer = np.empty(2 * (_llc_bytes() or 32 << 20), np.uint8)
+        self._flush_buffer.fill(1)

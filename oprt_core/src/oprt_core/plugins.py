@@ -1,0 +1,190 @@
+"""Plugin manager factory, guarded entry-point loading and the registry facade.
+
+The order follows pluggy's eggsample: add the hookspecs, load the ``oprt``
+entry points (each one guarded), register the built-in plugin. Core code then
+reads backends and ops through :class:`Registry`, never through ``pm.hook``.
+
+Environment:
+- ``OPRT_DISABLE_PLUGIN_AUTOLOAD=1``: load no entry point except those named
+  in ``OPRT_PLUGINS=a,b`` (like ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``/``PYTEST_PLUGINS``).
+- ``OPRT_DISABLED_PLUGINS=a,b``: skip these entry points (like tox's
+  ``TOX_DISABLED_EXTERNAL_PLUGINS``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from . import builtin, hookspecs
+from .errors import PluginLoadError, UnknownNameError
+from .hookspecs import PROJECT_NAME
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "OprtPluginManager",
+    "PluginInfo",
+    "Registry",
+    "get_plugin_manager",
+    "get_registry",
+    "list_plugins",
+]
+
+ENTRY_POINT_GROUP = PROJECT_NAME
+BUILTIN_PLUGIN_NAME = "core"
+
+
+def _env_list(name: str) -> set[str]:
+    return {p.strip() for p in os.environ.get(name, "").split(",") if p.strip()}
+
+
+@dataclass
+class PluginInfo:
+    """One row of ``oprt-bench backends``' plugin listing."""
+
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+    backends: list[str] = field(default_factory=list)
+    ops: list[str] = field(default_factory=list)
+    error: PluginLoadError | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "backends": list(self.backends),
+            "ops": list(self.ops),
+            "error": str(self.error) if self.error else None,
+        }
+
+
+class OprtPluginManager(pluggy.PluginManager):
+    """A pluggy manager that records, instead of raising, a plugin that fails to load."""
+
+    def __init__(self) -> None:
+        super().__init__(PROJECT_NAME)
+        self.add_hookspecs(hookspecs)
+        self.plugin_info: dict[str, PluginInfo] = {}
+
+    def load_oprt_entrypoints(self, entry_points: Iterable[metadata.EntryPoint] | None = None) -> None:
+        """Load every ``oprt`` entry point; one that raises becomes a PluginLoadError record."""
+        if entry_points is None:
+            entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        disabled = _env_list("OPRT_DISABLED_PLUGINS")
+        autoload = not os.environ.get("OPRT_DISABLE_PLUGIN_AUTOLOAD")
+        explicit = _env_list("OPRT_PLUGINS")
+        for ep in entry_points:
+            if ep.name in disabled or (not autoload and ep.name not in explicit):
+                continue
+            if self.get_plugin(ep.name) is not None or self.is_blocked(ep.name):
+                continue
+            dist = getattr(ep, "dist", None)
+            info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None, dist.version if dist else None)
+            self.plugin_info[ep.name] = info
+            try:
+                plugin = ep.load()
+                self.register(plugin, name=ep.name)
+            except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's, not ours
+                info.error = PluginLoadError(ep.name, info.distribution, exc)
+
+    def register_plugin(self, plugin: object, name: str, distribution: str | None = None,
+                        version: str | None = None) -> None:
+        """Register an in-process plugin (tests, embedding) with a listing record."""
+        self.register(plugin, name=name)
+        self.plugin_info.setdefault(name, PluginInfo(name, distribution, version))
+
+    @property
+    def load_errors(self) -> list[PluginLoadError]:
+        return [i.error for i in self.plugin_info.values() if i.error is not None]
+
+
+def get_plugin_manager(load_entrypoints: bool = True) -> OprtPluginManager:
+    """A fresh plugin manager: hookspecs, then entry points (guarded), then the built-in plugin."""
+    pm = OprtPluginManager()
+    if load_entrypoints:
+        pm.load_oprt_entrypoints()
+    try:
+        import oprt_core
+
+        version = oprt_core.__version__
+    except AttributeError:  # partially initialised package during import
+        version = None
+    pm.register_plugin(builtin, BUILTIN_PLUGIN_NAME, "oprt-core", version)
+    return pm
+
+
+class Registry:
+    """Backends and ops collected from every plugin, each attributed to its plugin.
+
+    Each plugin's hook is called on its own: one that raises, or registers a
+    name already taken, is recorded as that plugin's PluginLoadError and
+    contributes nothing, while the others still register.
+    """
+
+    def __init__(self, pm: OprtPluginManager) -> None:
+        self.pm = pm
+        self.backends: dict[str, Any] = {}
+        self.ops: dict[str, Any] = {}
+        self.owner: dict[tuple[str, str], str] = {}  # (kind, name) -> plugin name
+        self._collect("oprt_register_ops", "op", self.ops)
+        self._collect("oprt_register_backends", "backend", self.backends)
+
+    def _collect(self, hook_name: str, kind: str, into: dict[str, Any]) -> None:
+        hook = getattr(self.pm.hook, hook_name)
+        for impl in reversed(hook.get_hookimpls()):  # registration order
+            plugin = impl.plugin_name
+            info = self.pm.plugin_info.setdefault(plugin, PluginInfo(plugin))
+            if info.error is not None:
+                continue
+            staged: dict[str, Any] = {}
+
+            def register(obj: Any, _staged=staged, _kind=kind) -> None:
+                name = getattr(obj, "name", None)
+                if not isinstance(name, str) or not name:
+                    raise TypeError(f"a registered {_kind} needs a non-empty str .name, got {obj!r}")
+                if name in into or name in _staged:
+                    other = self.owner.get((_kind, name), plugin)
+                    raise ValueError(f"{_kind} name {name!r} is already registered by plugin {other!r}")
+                _staged[name] = obj
+
+            try:
+                impl.function(register=register)
+            except Exception as exc:  # noqa: BLE001 - a plugin's failure is recorded, not raised
+                info.error = PluginLoadError(plugin, info.distribution, exc)
+                continue
+            for name, obj in staged.items():
+                into[name] = obj
+                self.owner[(kind, name)] = plugin
+                (info.ops if kind == "op" else info.backends).append(name)
+
+    def get_backend(self, name: str) -> Any:
+        if name not in self.backends:
+            raise UnknownNameError("backend", name, self.backends)
+        return self.backends[name]
+
+    def get_op(self, name: str) -> Any:
+        if name not in self.ops:
+            raise UnknownNameError("op", name, self.ops)
+        return self.ops[name]
+
+    def plugins(self) -> list[PluginInfo]:
+        return list(self.pm.plugin_info.values())
+
+
+def list_plugins(registry: Registry | None = None) -> list[PluginInfo]:
+    """Per plugin: name, distribution, version, backends and ops registered, load error."""
+    return (registry or get_registry()).plugins()
+
+
+@functools.lru_cache(maxsize=1)
+def get_registry() -> Registry:
+    """The process-wide registry built from the installed plugins (cached; tests build their own)."""
+    return Registry(get_plugin_manager())

@@ -1,0 +1,332 @@
+"""Operator specifications: what an op computes, how it is checked and how it is benchmarked.
+
+An :class:`OpSpec` holds the op's params (validated), its float64 numpy reference,
+bytes moved and flops as functions of a :class:`Case`, a per-dtype error budget,
+and named case sets (``smoke``, ``default``, ``large``, ``edge``). Specs are
+registered through the ``oprt_register_ops`` hook; the five core ops live in
+:mod:`oprt_core.core_ops`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .dtypes import DTYPES, DType, get_dtype
+from .errors import InvalidArgumentError, UnknownNameError
+
+__all__ = [
+    "Param",
+    "Layout",
+    "TensorCase",
+    "Case",
+    "Budget",
+    "CheckResult",
+    "OpSpec",
+    "CASE_SETS",
+    "parse_shape",
+    "format_shape",
+]
+
+CASE_SETS = ("smoke", "default", "large", "edge")
+
+# How an input tensor is laid out in memory; the op always sees the logical shape.
+#  contiguous  row-major
+#  transposed  last two dims swapped (a .T-style view of a row-major buffer)
+#  step2       every other element of the last dim (base twice as wide, sliced ::2)
+#  offset1     starts one element into its buffer (misaligned for vector loads)
+#  reversed    negative stride on the last dim
+#  broadcast0  stride 0 on dim 0 (np.broadcast_to of a single row)
+LAYOUTS = ("contiguous", "transposed", "step2", "offset1", "reversed", "broadcast0")
+Layout = str
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    """``(4096, 4096)`` -> ``"4096x4096"``; a 0-d shape is ``"scalar"``."""
+    return "x".join(str(int(s)) for s in shape) if len(shape) else "scalar"
+
+
+_SHAPE_RE = re.compile(r"^\d+(x\d+)*$")
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``"4096x4096"`` -> ``(4096, 4096)``; raises InvalidArgumentError with the expected form."""
+    text = text.strip().lower()
+    if text == "scalar":
+        return ()
+    if not _SHAPE_RE.match(text):
+        raise InvalidArgumentError(
+            f"malformed shape {text!r}: expected extents joined by 'x', e.g. 4096x4096 or 1000"
+        )
+    shape = tuple(int(p) for p in text.split("x"))
+    if len(shape) > 8:
+        raise InvalidArgumentError(f"shape {text!r} has {len(shape)} dims; at most 8 are supported")
+    return shape
+
+
+@dataclass(frozen=True)
+class Param:
+    """One op parameter: its name, accepted Python types, default and meaning."""
+
+    name: str
+    types: tuple[type, ...]
+    default: Any
+    doc: str
+    allow_none: bool = False
+
+
+@dataclass(frozen=True)
+class TensorCase:
+    """One input of a case: logical shape and memory layout."""
+
+    shape: tuple[int, ...]
+    layout: Layout = "contiguous"
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise InvalidArgumentError(f"unknown layout {self.layout!r}; valid: {', '.join(LAYOUTS)}")
+        if self.layout == "transposed" and len(self.shape) < 2:
+            raise InvalidArgumentError("a transposed layout needs at least 2 dims")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark/correctness case of an op: inputs, params and data distribution.
+
+    ``data`` picks the value distribution: ``uniform`` in [-1, 1), ``large`` for
+    magnitudes where a naive exp overflows (per dtype, see OpSpec.make_inputs).
+    """
+
+    op: str
+    name: str
+    inputs: tuple[TensorCase, ...]
+    params: tuple[tuple[str, Any], ...] = ()
+    data: str = "uniform"
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.inputs[0].shape
+
+    @property
+    def shape_str(self) -> str:
+        return ",".join(format_shape(t.shape) for t in self.inputs)
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.inputs[0].shape)
+
+    def __str__(self) -> str:
+        return f"{self.op}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Allowed error: |out - ref| <= atol + rtol * |ref|, elementwise."""
+
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    max_abs_err: float
+    max_rel_err: float
+    message: str = ""
+
+
+@dataclass
+class OpSpec:
+    """Everything oprt knows about one operator, independent of any backend."""
+
+    name: str
+    doc: str
+    n_inputs: int
+    input_names: tuple[str, ...]
+    reference_fn: Callable[..., np.ndarray]
+    bytes_fn: Callable[[Case, DType], int]
+    flops_fn: Callable[[Case], int]
+    budgets: Mapping[str, Budget]
+    case_sets: Mapping[str, Sequence[Case]]
+    params: tuple[Param, ...] = ()
+    dtypes: tuple[str, ...] = tuple(DTYPES)
+    output_shape_fn: Callable[..., tuple[int, ...]] | None = None
+    tolerance_fn: Callable[..., tuple[Any, float]] | None = None
+    param_check_fn: Callable[[list[tuple[int, ...]], dict[str, Any]], None] | None = None
+    custom_case_fn: Callable[[tuple[int, ...], dict[str, Any]], Case] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- params -----------------------------------------------------------------
+    def validate_params(self, params: Mapping[str, Any] | None = None, shapes: Sequence[Sequence[int]] | None = None
+                        ) -> dict[str, Any]:
+        """Fill defaults and check every param's name, type and (given shapes) value."""
+        params = dict(params or {})
+        known = {p.name: p for p in self.params}
+        for key in params:
+            if key not in known:
+                raise UnknownNameError(f"param of {self.name}", key, known)
+        out: dict[str, Any] = {}
+        for p in self.params:
+            value = params.get(p.name, p.default)
+            if value is None and p.allow_none:
+                out[p.name] = None
+                continue
+            if isinstance(value, bool) and bool not in p.types:
+                raise InvalidArgumentError(f"{self.name}: param {p.name!r} must be {_type_names(p)}, got bool")
+            if isinstance(value, np.generic):
+                value = value.item()
+            if not isinstance(value, p.types):
+                raise InvalidArgumentError(
+                    f"{self.name}: param {p.name!r} must be {_type_names(p)}, got {type(value).__name__} {value!r}"
+                )
+            if float in p.types and isinstance(value, (int, float)) and not math.isfinite(value):
+                raise InvalidArgumentError(f"{self.name}: param {p.name!r} must be finite, got {value!r}")
+            out[p.name] = value
+        if shapes is not None and self.param_check_fn is not None:
+            self.param_check_fn([tuple(s) for s in shapes], out)
+        return out
+
+    # -- shapes and reference -------------------------------------------------------
+    def output_shape(self, shapes: Sequence[Sequence[int]], params: Mapping[str, Any]) -> tuple[int, ...]:
+        shapes = [tuple(s) for s in shapes]
+        if len(shapes) != self.n_inputs:
+            raise InvalidArgumentError(f"{self.name} takes {self.n_inputs} input(s), got {len(shapes)}")
+        params = self.validate_params(params, shapes)
+        if self.output_shape_fn is not None:
+            return tuple(self.output_shape_fn(shapes, params))
+        return shapes[0]
+
+    def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> np.ndarray:
+        """The float64 reference result of the op on ``inputs`` (cast to float64 first)."""
+        params = self.validate_params(params, [np.shape(x) for x in inputs])
+        inputs64 = [np.asarray(x).astype(np.float64) for x in inputs]
+        return np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
+
+    # -- cost model ---------------------------------------------------------------------
+    def bytes_moved(self, case: Case, dtype: str | DType) -> int:
+        """Bytes an ideal kernel moves: each input read once, the output written once."""
+        return int(self.bytes_fn(case, get_dtype(dtype)))
+
+    def flops(self, case: Case) -> int:
+        return int(self.flops_fn(case))
+
+    # -- cases --------------------------------------------------------------------------
+    def cases(self, case_set: str) -> list[Case]:
+        if case_set not in self.case_sets:
+            raise UnknownNameError(f"case set of {self.name}", case_set, self.case_sets)
+        return list(self.case_sets[case_set])
+
+    def custom_case(self, shape: Sequence[int], params: Mapping[str, Any] | None = None) -> Case:
+        """A contiguous case of the given shape (the CLI's ``--shape``)."""
+        shape = tuple(int(s) for s in shape)
+        params = self.validate_params(params, [shape] * self.n_inputs)
+        if self.custom_case_fn is not None:
+            return self.custom_case_fn(shape, params)
+        return Case(self.name, format_shape(shape), tuple(TensorCase(shape) for _ in range(self.n_inputs)),
+                    tuple(sorted(params.items())))
+
+    def make_inputs(self, case: Case, dtype: str | DType, rng: np.random.Generator) -> list[np.ndarray]:
+        """Fresh random inputs in ``dtype`` with the case's layouts (never zeros)."""
+        dt = get_dtype(dtype)
+        return [make_tensor(t, dt, rng, case.data) for t in case.inputs]
+
+    # -- checking ---------------------------------------------------------------------
+    def tolerance(self, dtype: str | DType, inputs64: Sequence[np.ndarray], ref: np.ndarray,
+                  params: Mapping[str, Any]) -> tuple[Any, float]:
+        dt = get_dtype(dtype)
+        if self.tolerance_fn is not None:
+            return self.tolerance_fn(dt, inputs64, ref, params)
+        b = self.budgets[dt.name]
+        return b.atol, b.rtol
+
+    def check(self, out: np.ndarray, inputs: Sequence[np.ndarray], dtype: str | DType,
+              params: Mapping[str, Any] | None = None, ref: np.ndarray | None = None) -> CheckResult:
+        """Compare a backend's output (host array) with the float64 reference within budget."""
+        dt = get_dtype(dtype)
+        params = self.validate_params(params, [np.shape(x) for x in inputs])
+        inputs64 = [np.asarray(x).astype(np.float64) for x in inputs]
+        if ref is None:
+            ref = np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
+        out64 = np.asarray(out).astype(np.float64)
+        if out64.shape != ref.shape:
+            return CheckResult(False, math.inf, math.inf,
+                               f"output shape {out64.shape} differs from reference shape {ref.shape}")
+        if ref.size == 0:
+            return CheckResult(True, 0.0, 0.0)
+        atol, rtol = self.tolerance(dt, inputs64, ref, params)
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(out64 - ref)
+            err = np.where(np.isnan(out64) & ~np.isnan(ref), np.inf, err)
+            same_inf = np.isinf(ref) & (out64 == ref)
+            err = np.where(same_inf, 0.0, err)
+            rel = err / np.maximum(np.abs(ref), np.finfo(np.float64).tiny)
+            allowed = atol + rtol * np.abs(ref)
+            bad = ~(err <= allowed)
+        max_abs = float(np.max(err))
+        max_rel = float(np.max(np.where(np.abs(ref) > 0, rel, 0.0)))
+        nbad = int(np.count_nonzero(bad))
+        if nbad == 0:
+            return CheckResult(True, max_abs, max_rel)
+        idx = np.unravel_index(int(np.argmax(np.where(bad, err - allowed, -np.inf))), ref.shape)
+        return CheckResult(
+            False, max_abs, max_rel,
+            f"{nbad} of {ref.size} elements outside budget (rtol={rtol:.3g}); worst at {tuple(int(i) for i in idx)}: "
+            f"got {out64[idx]!r}, expected {ref[idx]!r}",
+        )
+
+
+def _type_names(p: Param) -> str:
+    names = " or ".join(t.__name__ for t in p.types)
+    return names + (" or None" if p.allow_none else "")
+
+
+def _values(n: int, dt: DType, rng: np.random.Generator, data: str) -> np.ndarray:
+    if data == "uniform":
+        v = rng.uniform(-1.0, 1.0, n)
+        # keep exact zeros out: a zero input hides sign and scaling bugs
+        v[v == 0.0] = 0.5
+        return v
+    if data == "large":
+        # Magnitudes where exp(x) overflows the dtype unless the max is subtracted first.
+        hi = {"f32": 1000.0, "f16": 60000.0, "bf16": 1.0e30}[dt.name]
+        lo = {"f32": 90.0, "f16": 20000.0, "bf16": 1.0e29}[dt.name]
+        return rng.choice([-1.0, 1.0], n) * rng.uniform(lo, hi, n)
+    raise InvalidArgumentError(f"unknown data distribution {data!r}; valid: uniform, large")
+
+
+def make_tensor(t: TensorCase, dt: DType, rng: np.random.Generator, data: str = "uniform") -> np.ndarray:
+    """A random host array of logical shape ``t.shape`` laid out as ``t.layout``."""
+    shape = tuple(t.shape)
+    if t.layout == "contiguous":
+        base_shape = shape
+    elif t.layout == "transposed":
+        base_shape = shape[:-2] + (shape[-1], shape[-2])
+    elif t.layout == "step2":
+        base_shape = shape[:-1] + (2 * shape[-1],) if shape else shape
+    elif t.layout == "offset1":
+        base_shape = (math.prod(shape) + 1,)
+    elif t.layout == "reversed":
+        base_shape = shape
+    else:  # broadcast0
+        base_shape = (1,) + shape[1:] if shape else shape
+    base = _values(math.prod(base_shape), dt, rng, data).astype(dt.numpy).reshape(base_shape)
+    if t.layout == "transposed":
+        return np.swapaxes(base, -1, -2)
+    if t.layout == "step2":
+        return base[..., ::2] if shape else base
+    if t.layout == "offset1":
+        return base[1:].reshape(shape)
+    if t.layout == "reversed":
+        return base[..., ::-1] if shape else base
+    if t.layout == "broadcast0":
+        return np.broadcast_to(base, shape) if shape else base
+    return base
