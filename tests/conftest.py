@@ -1,0 +1,33 @@
+"""Top-level test configuration for every oprt package's tests.
+
+It installs nothing: the test environment (tox, CI) installs the packages under test and the test plugin
+``tests/plugins/oprt-testplugin``; tests that need something missing skip with the reason.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis is a dev dependency; only property tests need it
+    pass
+else:
+    # modest and deadline-free: the whole core suite must stay well under a minute on 2 cores
+    settings.register_profile("oprt", max_examples=60, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.register_profile("oprt-thorough", max_examples=600, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.load_profile("oprt")
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def pytest_report_header(config) -> list[str]:
+    dists = ("oprt-core", "oprt-bench", "oprt-nvidia", "oprt-metax", "oprt-testplugin")
+    return ["oprt: " + ", ".join(f"{d} {_version(d)}" for d in dists)]
