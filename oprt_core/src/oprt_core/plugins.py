@@ -44,6 +44,11 @@ def _env_list(name: str) -> set[str]:
     return {p.strip() for p in os.environ.get(name, "").split(",") if p.strip()}
 
 
+def _dist_name(ep: metadata.EntryPoint) -> str | None:
+    dist = getattr(ep, "dist", None)
+    return dist.metadata["Name"] if dist is not None else None
+
+
 @dataclass
 class PluginInfo:
     """One row of ``oprt-bench backends``' plugin listing."""
@@ -87,7 +92,7 @@ class OprtPluginManager(pluggy.PluginManager):
             if self.get_plugin(ep.name) is not None or self.is_blocked(ep.name):
                 continue
             dist = getattr(ep, "dist", None)
-            info = PluginInfo(ep.name, dist.metadata["Name"] if dist else None, dist.version if dist else None)
+            info = PluginInfo(ep.name, _dist_name(ep), dist.version if dist else None)
             self.plugin_info[ep.name] = info
             try:
                 plugin = ep.load()
@@ -139,7 +144,13 @@ class Registry:
 
     def _collect(self, hook_name: str, kind: str, into: dict[str, Any]) -> None:
         hook = getattr(self.pm.hook, hook_name)
-        for impl in reversed(hook.get_hookimpls()):  # registration order
+        # registration order (pluggy *calls* hooks in reverse), oprt-core's own plugins first: a plugin that
+        # reuses a core name (op "copy", backend "numpy") is then the one reported, whatever order the file
+        # system lists distributions in
+        impls = hook.get_hookimpls()
+        impls.sort(key=lambda impl: getattr(self.pm.plugin_info.get(impl.plugin_name), "distribution", None)
+                   != "oprt-core")
+        for impl in impls:
             plugin = impl.plugin_name
             info = self.pm.plugin_info.setdefault(plugin, PluginInfo(plugin))
             if info.error is not None:
