@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from oprt_core import hookimpl
 from oprt_fake_good import FakeBackend
+
+from oprt_core import hookimpl
 
 
 @hookimpl

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from oprt_core import hookimpl
-
 from oprt_testplugin import RAISING_HOOK_MESSAGE
 
 
