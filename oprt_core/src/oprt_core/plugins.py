@@ -170,11 +170,19 @@ class Registry:
                 impl.function(register=register)
             except Exception as exc:  # noqa: BLE001 - a plugin's failure is recorded, not raised
                 info.error = PluginLoadError(plugin, info.distribution, exc)
+                self._withdraw(plugin, info)  # what its other hook registered goes too: it contributes nothing
                 continue
             for name, obj in staged.items():
                 into[name] = obj
                 self.owner[(kind, name)] = plugin
                 (info.ops if kind == "op" else info.backends).append(name)
+
+    def _withdraw(self, plugin: str, info: PluginInfo) -> None:
+        for kind, name in [key for key, owner in self.owner.items() if owner == plugin]:
+            del self.owner[(kind, name)]
+            (self.ops if kind == "op" else self.backends).pop(name, None)
+        info.ops.clear()
+        info.backends.clear()
 
     def get_backend(self, name: str) -> Any:
         if name not in self.backends:
