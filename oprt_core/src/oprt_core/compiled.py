@@ -1,0 +1,727 @@
+"""CompiledBackend: the one generic backend that drives, through cffi, any library implementing oprt.h.
+
+A compiled backend package (oprt_nvidia, oprt_metax, ...) builds its kernels and a
+cffi extension, then registers ``CompiledBackend("nvidia", loader)`` where
+``loader`` is a zero-argument callable returning an object with ``.ffi`` and
+``.lib``: the cffi API-mode extension module itself, or a namespace around an
+ABI-mode ``ffi.dlopen`` (as the tests do with the host implementation).
+
+Construction is cheap: nothing is imported or initialised until the first use
+(``availability()``, an allocation, ``prepare``...); the load is then cached,
+and so is a load failure.
+
+Device memory is held by :class:`DeviceArray` views: a pointer to element
+``[0, ..., 0]``, a shape and strides in elements (negative and zero strides
+allowed), and an ``owner`` keeping the allocation alive.
+
+Every ``oprt_status_t`` a library returns goes through :meth:`CompiledBackend.check`,
+which raises the matching exception class of :mod:`oprt_core.errors` with the
+library's own ``oprt_last_error_message()`` text.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import errors as E
+from .backend import Availability, DeviceInfo, Support
+from .cabi import STATUS_NAMES, abi_version
+from .core_ops import CORE_OPS
+from .dtypes import DTYPES, DType, dtype_of, get_dtype
+from .errors import BackendError, BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
+
+__all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
+           "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES"]
+
+OPRT_AXIS_ALL = -128
+FLUSH_MIN_BYTES = 8 << 20
+_MAX_NDIM = 8
+_H2D, _D2H, _D2D = 0, 1, 2
+
+# oprt_status_t -> exception class (every code but SUCCESS; unknown codes map to BackendError)
+STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
+    1: E.NullPointerError,
+    2: E.ShapeError,
+    3: E.StrideError,
+    4: E.ParamError,
+    5: E.UnsupportedDtypeError,
+    6: E.UnsupportedCaseError,
+    7: E.WorkspaceError,
+    8: E.DeviceError,
+    9: E.DeviceOutOfMemoryError,
+    10: E.NoDeviceError,
+    11: E.BadDeviceError,
+}
+assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
+
+_CORE_SPECS = {s.name: s for s in CORE_OPS}
+# bfloat16 has no standard __cuda_array_interface__ typestr; oprt uses '<V2' (a 2-byte opaque void)
+_BF16_TYPESTR = "<V2"
+
+
+def _cstr(ffi: Any, ptr: Any) -> str:
+    if ptr == ffi.NULL:
+        return ""
+    return ffi.string(ptr).decode("utf-8", errors="replace")
+
+
+def _field(ffi: Any, arr: Any) -> str:
+    return ffi.string(arr).decode("utf-8", errors="replace")
+
+
+def raise_for_status(ffi: Any, lib: Any, status: int, backend: str = "compiled") -> None:
+    """Raise the exception class of ``status`` (with the library's last-error text) unless it is SUCCESS.
+
+    Like pygit2's ``check_error``: the one place that turns a C status into Python.
+    """
+    status = int(status)
+    if status == 0:
+        return
+    message = _cstr(ffi, lib.oprt_last_error_message())
+    if not message:
+        message = _cstr(ffi, lib.oprt_status_string(status)) or f"failed with status {status}"
+    cls = STATUS_EXCEPTIONS.get(status, BackendError)
+    raise cls(backend, status, message, STATUS_NAMES.get(status, f"status {status}"))
+
+
+# ---------------------------------------------------------------------------------------------
+# device arrays
+
+
+def _span(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
+    """(lowest, highest) offsets, in the strides' unit, of the elements of a non-empty view."""
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if n > 1:
+            if s < 0:
+                lo += (n - 1) * s
+            else:
+                hi += (n - 1) * s
+    return lo, hi
+
+
+def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, run = [], 1
+    for n in reversed(shape):
+        strides.append(run)
+        run *= max(int(n), 1)
+    return tuple(reversed(strides))
+
+
+class DeviceArray:
+    """A view of device memory of a compiled backend.
+
+    ``ptr`` is the address of element ``[0, ..., 0]`` (an int), ``strides_elements``
+    the strides counted in elements (negative or zero allowed), ``strides`` the
+    same in bytes like numpy. ``owner`` keeps the memory alive: an allocation that
+    is freed with ``oprt_free`` when the last reference goes, or a foreign object
+    (a CuPy array, a torch tensor) whose memory this array views.
+
+    On CUDA-like backends (``cuda_interop=True``) it exposes
+    ``__cuda_array_interface__`` (version 3) so ``cupy.asarray`` and
+    ``torch.as_tensor`` view it zero-copy. bfloat16 has no standard typestr there:
+    oprt exports it as ``'<V2'`` and reads ``'<V2'`` back as bfloat16.
+    """
+
+    def __init__(self, backend: CompiledBackend, ptr: int, shape: Sequence[int], strides: Sequence[int],
+                 dtype: DType | str | np.dtype, owner: Any = None, *, cuda_interop: bool = False,
+                 readonly: bool = False):
+        self.backend = backend
+        self.ptr = int(ptr)
+        self._shape = tuple(int(s) for s in shape)
+        self._strides = tuple(int(s) for s in strides)
+        if len(self._strides) != len(self._shape):
+            raise InvalidArgumentError(f"DeviceArray: shape {self._shape} and strides {self._strides} differ in length")
+        self.dtype_info = get_dtype(dtype)
+        self.owner = owner
+        self.cuda_interop = cuda_interop
+        self.readonly = readonly
+
+    # -- numpy-like properties ------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def strides_elements(self) -> tuple[int, ...]:
+        return self._strides
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Strides in bytes, like numpy."""
+        return tuple(s * self.itemsize for s in self._strides)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.dtype_info.numpy
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype_info.itemsize
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for n, s in zip(reversed(self._shape), reversed(self._strides)):
+            if n != 1 and s != expected:
+                return False
+            expected *= n
+        return True
+
+    def span(self) -> tuple[int, int]:
+        """(offset of the lowest-addressed byte, bytes covered) relative to ``ptr``; (0, 0) when empty."""
+        if self.size == 0:
+            return 0, 0
+        lo, hi = _span(self._shape, self._strides)
+        return lo * self.itemsize, (hi - lo + 1) * self.itemsize
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self._shape[0]
+
+    def __repr__(self) -> str:
+        return (f"DeviceArray(backend={self.backend.name!r}, shape={self._shape}, dtype={self.dtype_info.name}, "
+                f"strides_elements={self._strides}, ptr=0x{self.ptr:x})")
+
+    def get(self) -> np.ndarray:
+        """A host copy (like cupy's ``.get()``)."""
+        return self.backend.to_host(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if not self.cuda_interop:
+            raise AttributeError(f"backend {self.backend.name!r} is not CUDA-like: no __cuda_array_interface__")
+        typestr = _BF16_TYPESTR if self.dtype_info.name == "bf16" else self.dtype.str
+        return {
+            "version": 3,
+            "shape": self._shape,
+            "typestr": typestr,
+            "descr": [("", typestr)],
+            "data": (self.ptr if self.size else 0, self.readonly),
+            "strides": None if self.is_contiguous else self.strides,
+            "stream": None,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# launchers and events
+
+
+class CompiledLauncher:
+    """A prepared op: the C descriptor (created once), its workspace, and the buffers it was prepared on.
+
+    ``launcher()`` runs on those buffers; ``launcher.run(inputs, output)`` reuses the
+    descriptor on other buffers with the same shapes, strides and dtype. The
+    descriptor is destroyed when the launcher is garbage collected.
+    """
+
+    def __init__(self, backend: CompiledBackend, op: str, desc: Any, fn: Any, workspace: _RawBuffer | None,
+                 workspace_size: int, inputs: Sequence[DeviceArray], output: DeviceArray, params: dict[str, Any]):
+        self.backend = backend
+        self.op = op
+        self.desc = desc
+        self.params = params
+        self.workspace = workspace
+        self.workspace_size = workspace_size
+        self.inputs = list(inputs)
+        self.output = output
+        self._fn = fn
+        self._layout = self._layout_of(self.inputs, output)
+        ffi = backend.ffi
+        self._ws_ptr = ffi.cast("void *", workspace.ptr) if workspace is not None else ffi.NULL
+        self._args = self._make_args(self.inputs, output)
+
+    @staticmethod
+    def _layout_of(inputs: Sequence[DeviceArray], output: DeviceArray) -> tuple:
+        return (tuple((x.shape, x.strides_elements, x.dtype_info.name) for x in inputs),
+                (output.shape, output.strides_elements, output.dtype_info.name))
+
+    def _make_args(self, inputs: Sequence[DeviceArray], output: DeviceArray) -> tuple:
+        ffi = self.backend.ffi
+        return (self.desc, self._ws_ptr, self.workspace_size, ffi.cast("void *", output.ptr),
+                *(ffi.cast("const void *", x.ptr) for x in inputs), ffi.NULL)
+
+    def __call__(self) -> None:
+        status = self._fn(*self._args)
+        if status:
+            self.backend.check(status)
+
+    def run(self, inputs: Sequence[Any], output: Any) -> None:
+        ins = [self.backend.asarray(x) for x in inputs]
+        out = self.backend._as_output(output)
+        got = self._layout_of(ins, out)
+        if got != self._layout:
+            raise InvalidArgumentError(
+                f"{self.op}: this launcher was prepared for (shape, strides, dtype) {self._layout}; "
+                f"called with {got}: prepare a new one")
+        status = self._fn(*self._make_args(ins, out))
+        if status:
+            self.backend.check(status)
+
+    def __repr__(self) -> str:
+        return f"CompiledLauncher({self.backend.name}/{self.op}, workspace={self.workspace_size} B)"
+
+
+class CompiledEvent:
+    """An ``oprt_event_t`` recorded on the default stream; destroyed when garbage collected."""
+
+    def __init__(self, backend: CompiledBackend):
+        self.backend = backend
+        ffi, lib = backend.ffi, backend.lib
+        p = ffi.new("oprt_event_t *")
+        backend.check(lib.oprt_event_create(p))
+        self.handle = ffi.gc(p[0], lib.oprt_event_destroy)
+
+    def record(self) -> None:
+        self.backend.check(self.backend.lib.oprt_event_record(self.handle, self.backend.ffi.NULL))
+
+    def synchronize(self) -> None:
+        self.backend.check(self.backend.lib.oprt_event_synchronize(self.handle))
+
+    def elapsed_ms(self, end: CompiledEvent) -> float:
+        """Milliseconds from this event to ``end`` (waits for ``end`` to complete)."""
+        if not isinstance(end, CompiledEvent):
+            raise InvalidArgumentError(f"elapsed_ms needs another event of backend {self.backend.name!r}")
+        lib, ffi = self.backend.lib, self.backend.ffi
+        self.backend.check(lib.oprt_event_synchronize(end.handle))
+        ms = ffi.new("float *")
+        self.backend.check(lib.oprt_event_elapsed_ms(ms, self.handle, end.handle))
+        return float(ms[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# the backend
+
+
+class CompiledBackend:
+    """A backend over any library implementing oprt.h (see the module docstring).
+
+    :param name: the backend name (``nvidia``, ``metax``, ``host``...)
+    :param loader: zero-arg callable returning an object with ``.ffi`` and ``.lib``; called once, lazily
+    :param vendor: vendor name reported when the library leaves it empty
+    :param cuda_interop: device pointers are CUDA pointers: DeviceArrays export ``__cuda_array_interface__``
+    :param device: the device index used (``oprt_set_device`` on first use)
+    """
+
+    def __init__(self, name: str, loader: Callable[[], Any], *, vendor: str = "", cuda_interop: bool = False,
+                 device: int = 0):
+        self.name = name
+        self.vendor = vendor
+        self.cuda_interop = cuda_interop
+        self.device = int(device)
+        self._loader = loader
+        self._lock = threading.RLock()
+        self._mod: Any = None
+        self._load_error: BaseException | None = None
+        self._device_set = False
+        self._flush: DeviceArray | None = None
+        self._flush_value = 0
+
+    def __repr__(self) -> str:
+        return f"CompiledBackend({self.name!r})"
+
+    # -- loading ------------------------------------------------------------------------------
+    def _load(self) -> Any:
+        if self._mod is not None:
+            return self._mod
+        with self._lock:
+            if self._mod is not None:
+                return self._mod
+            if self._load_error is not None:
+                raise self._load_error
+            try:
+                mod = self._loader()
+                ffi, lib = mod.ffi, mod.lib
+            except Exception as exc:  # noqa: BLE001 - any import failure makes the backend unavailable
+                self._load_error = BackendUnavailable(
+                    self.name, f"extension failed to import: {type(exc).__name__}: {exc}")
+                self._load_error.__cause__ = exc
+                raise self._load_error from exc
+            try:
+                info = ffi.new("oprt_library_info_t *")
+                status = lib.oprt_get_library_info(info)
+                raise_for_status(ffi, lib, status, self.name)
+                got = int(info.abi_version)
+            except Exception as exc:  # noqa: BLE001
+                self._load_error = BackendUnavailable(
+                    self.name, f"extension failed to import: oprt_get_library_info failed: {type(exc).__name__}: {exc}")
+                raise self._load_error from exc
+            want = abi_version()
+            if got != want:
+                self._load_error = BackendUnavailable(
+                    self.name,
+                    f"ABI version mismatch: the {self.name} library was built against oprt.h ABI version {got}, "
+                    f"but the installed oprt-core expects version {want}; rebuild the backend against this "
+                    f"oprt-core (e.g. `pip install --force-reinstall --no-deps ./oprt_{self.name}`)")
+                raise self._load_error
+            self._mod = mod
+            return mod
+
+    @property
+    def ffi(self) -> Any:
+        """The cffi FFI of the library (loads it)."""
+        return self._load().ffi
+
+    @property
+    def lib(self) -> Any:
+        """The raw cffi library (loads it)."""
+        return self._load().lib
+
+    def _ready(self) -> tuple[Any, Any]:
+        """(ffi, lib) with the device selected."""
+        mod = self._load()
+        if not self._device_set:
+            with self._lock:
+                if not self._device_set:
+                    self.check(mod.lib.oprt_set_device(self.device))
+                    self._device_set = True
+        return mod.ffi, mod.lib
+
+    def set_device(self, device: int) -> None:
+        """Select another device index (BadDeviceError when out of range)."""
+        self.check(self.lib.oprt_set_device(int(device)))
+        self.device = int(device)
+        self._device_set = True
+
+    def check(self, status: int) -> None:
+        """Raise the mapped exception for a failed oprt_status_t (no-op on SUCCESS)."""
+        if status:
+            raise_for_status(self.ffi, self.lib, status, self.name)
+
+    def last_error(self) -> str:
+        return _cstr(self.ffi, self.lib.oprt_last_error_message())
+
+    # -- discovery ------------------------------------------------------------------------------
+    def availability(self) -> Availability:
+        try:
+            mod = self._load()
+        except BackendUnavailable as exc:
+            return Availability(False, exc.reason)
+        except Exception as exc:  # noqa: BLE001 - never raises
+            return Availability(False, f"extension failed to import: {type(exc).__name__}: {exc}")
+        try:
+            ffi, lib = mod.ffi, mod.lib
+            count = ffi.new("int32_t *")
+            status = lib.oprt_get_device_count(count)
+            if status:
+                return Availability(False, f"oprt_get_device_count failed "
+                                           f"[{STATUS_NAMES.get(status, status)}]: {self.last_error()}")
+            if count[0] <= 0:
+                props = ffi.new("oprt_device_properties_t *")
+                status = lib.oprt_get_device_properties(self.device, props)
+                detail = self.last_error() if status else ""
+                return Availability(False, f"no {self.name} device found" + (f": {detail}" if detail else ""))
+            if not 0 <= self.device < count[0]:
+                return Availability(False, f"device index {self.device} is out of range: "
+                                           f"{count[0]} {self.name} device(s) found")
+            props = ffi.new("oprt_device_properties_t *")
+            status = lib.oprt_get_device_properties(self.device, props)
+            if status:
+                return Availability(False, f"oprt_get_device_properties failed "
+                                           f"[{STATUS_NAMES.get(status, status)}]: {self.last_error()}")
+            name = _field(ffi, props.name)
+            return Availability(True, f"{count[0]} device(s); using {self.device}: {name}", name)
+        except Exception as exc:  # noqa: BLE001 - never raises
+            return Availability(False, f"{type(exc).__name__}: {exc}")
+
+    def library_info(self) -> dict[str, Any]:
+        ffi, lib = self.ffi, self.lib
+        info = ffi.new("oprt_library_info_t *")
+        self.check(lib.oprt_get_library_info(info))
+        return {
+            "abi_version": int(info.abi_version),
+            "backend": _field(ffi, info.backend),
+            "flavour": _field(ffi, info.flavour),
+            "toolchain": _field(ffi, info.toolchain),
+            "architectures": _field(ffi, info.architectures),
+            "runtime_version": _field(ffi, info.runtime_version),
+        }
+
+    def device_properties(self) -> dict[str, Any]:
+        ffi, lib = self.ffi, self.lib
+        props = ffi.new("oprt_device_properties_t *")
+        self.check(lib.oprt_get_device_properties(self.device, props))
+        return {
+            "name": _field(ffi, props.name),
+            "vendor": _field(ffi, props.vendor),
+            "total_memory_bytes": int(props.total_memory_bytes),
+            "l2_cache_bytes": int(props.l2_cache_bytes),
+            "sm_count": int(props.sm_count),
+            "warp_size": int(props.warp_size),
+            "memory_clock_khz": int(props.memory_clock_khz),
+            "memory_bus_width_bits": int(props.memory_bus_width_bits),
+            "compute_major": int(props.compute_major),
+            "compute_minor": int(props.compute_minor),
+            "clock_khz": int(props.clock_khz),
+        }
+
+    def device_info(self) -> DeviceInfo:
+        """Device and build description.
+
+        ``spec_peak_gbps`` assumes double-data-rate memory (GDDR/HBM as reported by
+        the CUDA/MACA runtimes): 2 x memory clock x bus width / 8, in GB/s (1e9 B/s).
+        """
+        props = self.device_properties()
+        info = self.library_info()
+        clock, width = props["memory_clock_khz"], props["memory_bus_width_bits"]
+        peak = 2 * clock * 1e3 * width / 8 / 1e9 if clock > 0 and width > 0 else None
+        flavour = " ".join(p for p in (info["flavour"], info["toolchain"], info["architectures"]) if p)
+        return DeviceInfo(
+            name=props["name"],
+            vendor=props["vendor"] or self.vendor,
+            memory_bytes=props["total_memory_bytes"],
+            l2_bytes=props["l2_cache_bytes"],
+            sm_count=props["sm_count"],
+            warp_size=props["warp_size"],
+            spec_peak_gbps=peak,
+            driver_version=info["runtime_version"],
+            toolkit=info["toolchain"],
+            flavour=flavour,
+            extra={"device_index": self.device,
+                   "compute_capability": f"{props['compute_major']}.{props['compute_minor']}",
+                   "clock_khz": props["clock_khz"], "memory_clock_khz": clock, "memory_bus_width_bits": width,
+                   "library": info},
+        )
+
+    def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
+        if op not in _CORE_SPECS:
+            return Support(False, f"backend {self.name!r} implements only the core ops "
+                                  f"({', '.join(_CORE_SPECS)}), not {op!r}")
+        try:
+            dt = get_dtype(dtype)
+        except UnknownNameError as exc:
+            return Support(False, str(exc))
+        if dt.name not in DTYPES:
+            return Support(False, f"backend {self.name!r} does not support dtype {dtype}")
+        return Support(True)
+
+    # -- memory ---------------------------------------------------------------------------------
+    def _alloc(self, nbytes: int) -> tuple[int, Any]:
+        """(address, owner) of a new device allocation; (0, None) for 0 bytes."""
+        if nbytes <= 0:
+            return 0, None
+        ffi, lib = self._ready()
+        p = ffi.new("void **")
+        self.check(lib.oprt_malloc(p, nbytes))
+        owner = ffi.gc(p[0], lib.oprt_free)
+        return int(ffi.cast("uintptr_t", owner)), owner
+
+    def _device_array(self, ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: DType, owner: Any
+                      ) -> DeviceArray:
+        return DeviceArray(self, ptr, shape, strides, dtype, owner, cuda_interop=self.cuda_interop)
+
+    def empty(self, shape: Sequence[int], dtype: str | DType) -> DeviceArray:
+        """An uninitialised contiguous device array."""
+        shape = tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape):
+            raise InvalidArgumentError(f"empty: negative extent in shape {shape}")
+        dt = get_dtype(dtype)
+        ptr, owner = self._alloc(math.prod(shape) * dt.itemsize)
+        return self._device_array(ptr, shape, _contiguous_strides(shape), dt, owner)
+
+    def to_device(self, array: Any) -> DeviceArray:
+        """A device copy of a host array that keeps its layout: the byte span from its lowest- to its
+        highest-addressed element is copied, so views (negative, zero or stepped strides, offsets) stay views."""
+        arr = np.asarray(array)
+        dt = dtype_of(arr.dtype)
+        if any(s % dt.itemsize for s in arr.strides):
+            arr = np.ascontiguousarray(arr)
+        strides = tuple(s // dt.itemsize for s in arr.strides)
+        if arr.size == 0:
+            self._ready()
+            return self._device_array(0, arr.shape, strides, dt, None)
+        lo, hi = _span(arr.shape, strides)
+        nbytes = (hi - lo + 1) * dt.itemsize
+        base, owner = self._alloc(nbytes)
+        ffi, lib = self.ffi, self.lib
+        src = arr.__array_interface__["data"][0] + lo * dt.itemsize
+        self.check(lib.oprt_memcpy(ffi.cast("void *", base), ffi.cast("void *", src), nbytes, _H2D))
+        return self._device_array(base - lo * dt.itemsize, arr.shape, strides, dt, owner)
+
+    def to_host(self, array: DeviceArray) -> np.ndarray:
+        """A contiguous host numpy array with the same shape and values."""
+        if isinstance(array, np.ndarray):
+            return array.copy()
+        if not isinstance(array, DeviceArray):
+            array = self.asarray(array)
+        dt = array.dtype_info
+        if array.size == 0:
+            return np.empty(array.shape, dt.numpy)
+        lo, nbytes = array.span()
+        host = np.empty(nbytes // dt.itemsize, dt.numpy)
+        ffi, lib = self._ready()
+        self.check(lib.oprt_memcpy(ffi.cast("void *", host.ctypes.data), ffi.cast("void *", array.ptr + lo),
+                                   nbytes, _D2H))
+        origin = host[-lo // dt.itemsize:]
+        view = np.lib.stride_tricks.as_strided(origin, array.shape, array.strides)
+        return np.array(view, copy=True, order="C")
+
+    def fill_nan(self, array: DeviceArray) -> None:
+        """Poison an array with NaN: ``oprt_memset`` of 0xFF over its byte span.
+
+        All-ones bits are a (negative, quiet) NaN in f32, f16 and bf16 alike.
+        """
+        array = self._as_output(array)
+        lo, nbytes = array.span()
+        if nbytes:
+            ffi, lib = self._ready()
+            self.check(lib.oprt_memset(ffi.cast("void *", array.ptr + lo), 0xFF, nbytes))
+
+    def asarray(self, obj: Any) -> DeviceArray:
+        """The op API's view of a caller's array: a DeviceArray of this backend as is, an object with
+        ``__cuda_array_interface__`` zero-copy (owner = the object), a numpy array copied to the device."""
+        if isinstance(obj, DeviceArray):
+            if obj.backend is not self:
+                raise InvalidArgumentError(
+                    f"array belongs to backend {obj.backend.name!r}, not {self.name!r}; copy it through the host")
+            return obj
+        cai = getattr(obj, "__cuda_array_interface__", None) if not isinstance(obj, np.ndarray) else None
+        if cai is not None:
+            return self._from_cai(obj, cai)
+        if isinstance(obj, (np.ndarray, np.generic)):
+            return self.to_device(obj)
+        raise InvalidArgumentError(
+            f"backend {self.name!r} cannot use a {type(obj).__module__}.{type(obj).__name__}: expected a DeviceArray, "
+            "an object with __cuda_array_interface__ (CuPy array, torch tensor) or a numpy array")
+
+    def _from_cai(self, obj: Any, cai: Mapping[str, Any]) -> DeviceArray:
+        typestr = cai.get("typestr", "")
+        try:
+            dt = DTYPES["bf16"] if typestr in (_BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr))
+        except (TypeError, UnknownNameError) as exc:
+            raise InvalidArgumentError(
+                f"__cuda_array_interface__ typestr {typestr!r} is not a supported dtype "
+                f"(valid: {np.dtype(np.float32).str}, {np.dtype(np.float16).str}, {_BF16_TYPESTR} for bf16)") from exc
+        shape = tuple(int(s) for s in cai["shape"])
+        ptr, readonly = cai["data"]
+        if cai.get("strides") is None:
+            strides = _contiguous_strides(shape)
+        else:
+            byte_strides = tuple(int(s) for s in cai["strides"])
+            if any(s % dt.itemsize for s in byte_strides):
+                raise InvalidArgumentError(f"__cuda_array_interface__ strides {byte_strides} are not multiples of "
+                                           f"the {dt.name} itemsize {dt.itemsize}")
+            strides = tuple(s // dt.itemsize for s in byte_strides)
+        return DeviceArray(self, int(ptr or 0), shape, strides, dt, obj, cuda_interop=self.cuda_interop,
+                           readonly=bool(readonly))
+
+    def _as_output(self, obj: Any) -> DeviceArray:
+        if isinstance(obj, (np.ndarray, np.generic)):
+            raise InvalidArgumentError(f"the output of backend {self.name!r} must be a device array "
+                                       f"(backend.empty(...)), not a numpy array")
+        arr = self.asarray(obj)
+        if arr.readonly:
+            raise InvalidArgumentError("the output array is read-only")
+        return arr
+
+    # -- ops ------------------------------------------------------------------------------------
+    def _tensor_desc(self, arr: DeviceArray, what: str) -> Any:
+        if arr.ndim > _MAX_NDIM:
+            raise InvalidArgumentError(f"{what} has {arr.ndim} dims; oprt.h tensors have at most {_MAX_NDIM}")
+        t = self.ffi.new("oprt_tensor_desc_t *")
+        t.dtype = arr.dtype_info.code
+        t.ndim = arr.ndim
+        for i, (n, s) in enumerate(zip(arr.shape, arr.strides_elements)):
+            t.shape[i] = n
+            t.strides[i] = s
+        return t
+
+    def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any] | None = None
+                ) -> CompiledLauncher:
+        """Create the op's C descriptor once; returns a launcher (see CompiledLauncher).
+
+        Param *types* are validated here from the op spec; shapes, strides, dtypes and
+        axes are validated by the library, so its statuses surface as the mapped exceptions.
+        """
+        spec = _CORE_SPECS.get(op)
+        if spec is None:
+            raise UnknownNameError(f"op of backend {self.name!r}", op, _CORE_SPECS)
+        if len(inputs) != spec.n_inputs:
+            raise InvalidArgumentError(f"{op} takes {spec.n_inputs} input(s) ({', '.join(spec.input_names)}), "
+                                       f"got {len(inputs)}")
+        full = spec.validate_params(params)
+        ffi, lib = self._ready()
+        create = getattr(lib, f"oprt_create_{op}_descriptor", None)
+        fn = getattr(lib, f"oprt_{op}", None)
+        get_ws = getattr(lib, f"oprt_get_{op}_workspace_size", None)
+        destroy = getattr(lib, f"oprt_destroy_{op}_descriptor", None)
+        if create is None or fn is None or get_ws is None or destroy is None:
+            raise UnsupportedCase(f"backend {self.name!r}: the library does not implement {op!r}")
+        ins = [self.asarray(x) for x in inputs]
+        out = self._as_output(output)
+        tds = [self._tensor_desc(out, "out")] + [self._tensor_desc(x, n) for x, n in zip(ins, spec.input_names)]
+        extra: tuple = ()
+        if op == "relu":
+            extra = (float(full["negative_slope"]),)
+        elif op == "reduce_sum":
+            axis = full["axis"]
+            extra = (OPRT_AXIS_ALL if axis is None else _c_int32(axis, "axis"), 1 if full["keepdims"] else 0)
+        elif op == "softmax":
+            extra = (_c_int32(full["axis"], "axis"),)
+        p = ffi.new(f"oprt_{op}_descriptor_t *")
+        self.check(create(p, *tds, *extra))
+        desc = ffi.gc(p[0], destroy)
+        size = ffi.new("size_t *")
+        self.check(get_ws(desc, size))
+        ws_size = int(size[0])
+        workspace = None
+        if ws_size:
+            ptr, owner = self._alloc(ws_size)
+            workspace = _RawBuffer(ptr, owner, ws_size)
+        return CompiledLauncher(self, op, desc, fn, workspace, ws_size, ins, out, full)
+
+    # -- timing ---------------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        _, lib = self._ready()
+        self.check(lib.oprt_device_synchronize())
+
+    def event(self) -> CompiledEvent:
+        self._ready()
+        return CompiledEvent(self)
+
+    def flush_cache(self) -> None:
+        """Overwrite a device buffer of max(2 x L2, 8 MiB) bytes (allocated once) with oprt_memset."""
+        ffi, lib = self._ready()
+        if self._flush is None:
+            l2 = self.device_properties()["l2_cache_bytes"]
+            nbytes = max(2 * l2, FLUSH_MIN_BYTES)
+            ptr, owner = self._alloc(nbytes)
+            self._flush = _RawBuffer(ptr, owner, nbytes)
+        self._flush_value = (self._flush_value + 1) & 0xFF
+        self.check(lib.oprt_memset(ffi.cast("void *", self._flush.ptr), self._flush_value, self._flush.nbytes))
+
+
+class _RawBuffer:
+    """A device allocation without a tensor view (workspaces, the cache-flush buffer)."""
+
+    __slots__ = ("ptr", "owner", "nbytes")
+
+    def __init__(self, ptr: int, owner: Any, nbytes: int = 0):
+        self.ptr = ptr
+        self.owner = owner
+        self.nbytes = nbytes
+
+
+def _c_int32(value: int, what: str) -> int:
+    value = int(value)
+    if not -(1 << 31) <= value < (1 << 31):
+        raise InvalidArgumentError(f"{what} {value} does not fit a C int32")
+    return value

@@ -1,0 +1,96 @@
+"""Fixtures of the compiled-library tests: the host (CPU) implementation of oprt.h.
+
+``host_lib_path`` builds tests/oprt_core/host_lib/oprt_host.c once per session with
+the system C compiler into a shared library; ``host_backend`` is a
+:class:`oprt_core.compiled.CompiledBackend` over it, loaded with cffi ABI mode.
+Without a C compiler these tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+HOST_SOURCE = Path(__file__).parent / "host_lib" / "oprt_host.c"
+
+
+def find_cc() -> str | None:
+    """The C compiler: $CC, else cc, gcc or clang on PATH."""
+    candidates = [os.environ.get("CC", "")] + ["cc", "gcc", "clang"]
+    for cc in candidates:
+        if cc and shutil.which(cc.split()[0]):
+            return cc
+    return None
+
+
+def build_host_library(dest: Path, name: str = "liboprt_host") -> Path:
+    """Compile the host implementation into ``dest/<name>.so`` (raises CalledProcessError on failure)."""
+    from oprt_core.cabi import include_dir
+
+    cc = find_cc()
+    if cc is None:
+        pytest.skip("no C compiler (cc, gcc, clang or $CC) to build the host oprt.h library")
+    suffix = ".dylib" if sys.platform == "darwin" else ".so"
+    out = Path(dest) / f"{name}{suffix}"
+    cmd = [*cc.split(), "-std=gnu11", "-O2", "-Wall", "-shared", "-fPIC", f"-I{include_dir()}", str(HOST_SOURCE),
+           "-o", str(out), "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"building the host library failed:\n{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    return out
+
+
+def host_loader(path: Path | str) -> Callable[[], SimpleNamespace]:
+    """A CompiledBackend loader over a host library at ``path`` (cffi ABI mode)."""
+
+    def load() -> SimpleNamespace:
+        import cffi
+
+        from oprt_core.cabi import cdef
+
+        ffi = cffi.FFI()
+        ffi.cdef(cdef())
+        return SimpleNamespace(ffi=ffi, lib=ffi.dlopen(str(path)))
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def host_lib_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("cffi")
+    return build_host_library(tmp_path_factory.mktemp("host_lib"))
+
+
+@pytest.fixture(scope="session")
+def host_backend(host_lib_path: Path):
+    from oprt_core.compiled import CompiledBackend
+
+    backend = CompiledBackend("host", host_loader(host_lib_path), vendor="host")
+    avail = backend.availability()
+    assert avail.ok, avail.reason
+    return backend
+
+
+@pytest.fixture(scope="session")
+def host_raw(host_backend) -> SimpleNamespace:
+    """The raw ffi and lib of the session's host library, for tests that call oprt.h directly."""
+    return SimpleNamespace(ffi=host_backend.ffi, lib=host_backend.lib)
+
+
+@pytest.fixture(scope="session")
+def build_host_lib() -> Callable[..., Path]:
+    """``build_host_lib(dest, name)``: compile another copy of the host library (see build_host_library)."""
+    return build_host_library
+
+
+@pytest.fixture(scope="session")
+def make_host_loader() -> Callable[[Path | str], Callable[[], SimpleNamespace]]:
+    """``make_host_loader(path)``: a CompiledBackend loader over a host library."""
+    return host_loader

@@ -1,0 +1,730 @@
+/*
+ * oprt_host.c: a CPU implementation of the whole oprt.h, for tests.
+ *
+ * Built by tests/oprt_core/conftest.py with the system C compiler into a shared
+ * library and driven through oprt_core.compiled.CompiledBackend (cffi ABI mode),
+ * so the generic backend, the status mapping and the shared validation in
+ * oprt_validate.h are tested without a GPU.
+ *
+ *   cc -std=gnu11 -O2 -shared -fPIC -I<oprt_core include dir> oprt_host.c -o liboprt_host.so -lm
+ *
+ * "Device" memory is host malloc, memcpy/memset are memcpy/memset, streams and
+ * events are host objects, and there is one device named "host-cpu".
+ *
+ * Test knobs (environment variables, read at call time):
+ *   OPRT_HOST_DEVICE_COUNT=N      report N devices (0: no device; set_device and
+ *                                 get_device_properties then return OPRT_STATUS_NO_DEVICE)
+ *   OPRT_HOST_UNSUPPORTED_OPS=a,b oprt_create_<op>_descriptor of the listed ops
+ *                                 returns OPRT_STATUS_UNSUPPORTED_CASE
+ *
+ * Kernels compute in f32 (f16/bf16 widened, one round-to-nearest-even back);
+ * copy moves bytes unchanged; reduce_sum needs a workspace of one f32
+ * accumulator per output element; softmax subtracts the row maximum.
+ */
+#define OPRT_IMPLEMENTATION
+#include "oprt_validate.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HOST_MAX_ALLOC ((size_t)1 << 46) /* 64 TiB: anything above is "out of memory" */
+
+/* ------------------------------------------------------------------------- */
+/* float conversions (round to nearest even)                                   */
+
+static inline uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float bits_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1Fu;
+    uint32_t m = h & 0x3FFu;
+    if (e == 0x1F) return bits_f32(sign | 0x7F800000u | (m << 13));
+    if (e == 0) {
+        if (m == 0) return bits_f32(sign);
+        e = 113; /* normalise the subnormal */
+        while (!(m & 0x400u)) {
+            m <<= 1;
+            --e;
+        }
+        m &= 0x3FFu;
+        return bits_f32(sign | (e << 23) | (m << 13));
+    }
+    return bits_f32(sign | ((e + 112) << 23) | (m << 13));
+}
+
+static inline uint16_t f32_to_f16(float f) {
+    uint32_t x = f32_bits(f);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t ax = x & 0x7FFFFFFFu;
+    if (ax >= 0x7F800000u) /* inf or NaN (kept quiet) */
+        return (uint16_t)(sign | 0x7C00u | (ax > 0x7F800000u ? 0x200u | ((ax >> 13) & 0x3FFu) : 0u));
+    uint32_t e = ax >> 23;
+    if (e > 142) return (uint16_t)(sign | 0x7C00u); /* >= 2^16: overflow */
+    if (e < 102) return sign;                      /* < 2^-25: rounds to zero */
+    uint32_t mant = ax & 0x7FFFFFu;
+    if (e < 113) { /* f16 subnormal: units of 2^-24 */
+        uint32_t m = mant | 0x800000u;
+        uint32_t shift = 126 - e; /* 14..24 */
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1u))) ++r;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t h = ((e - 112) << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h; /* a carry into the exponent is right, up to inf */
+    return (uint16_t)(sign | h);
+}
+
+static inline float bf16_to_f32(uint16_t b) { return bits_f32((uint32_t)b << 16); }
+
+static inline uint16_t f32_to_bf16(float f) {
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
+    x += 0x7FFFu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static inline float load_f(const char *base, int64_t elem, int32_t dtype) {
+    switch (dtype) {
+    case OPRT_DTYPE_F32: {
+        float v;
+        memcpy(&v, base + elem * 4, 4);
+        return v;
+    }
+    case OPRT_DTYPE_F16: {
+        uint16_t v;
+        memcpy(&v, base + elem * 2, 2);
+        return f16_to_f32(v);
+    }
+    default: {
+        uint16_t v;
+        memcpy(&v, base + elem * 2, 2);
+        return bf16_to_f32(v);
+    }
+    }
+}
+
+static inline void store_f(char *base, int64_t elem, int32_t dtype, float v) {
+    switch (dtype) {
+    case OPRT_DTYPE_F32: memcpy(base + elem * 4, &v, 4); break;
+    case OPRT_DTYPE_F16: {
+        uint16_t h = f32_to_f16(v);
+        memcpy(base + elem * 2, &h, 2);
+        break;
+    }
+    default: {
+        uint16_t h = f32_to_bf16(v);
+        memcpy(base + elem * 2, &h, 2);
+        break;
+    }
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* knobs and devices                                                          */
+
+static int32_t host_device_count(void) {
+    const char *env = getenv("OPRT_HOST_DEVICE_COUNT");
+    if (env == NULL || *env == '\0') return 1;
+    char *end = NULL;
+    long n = strtol(env, &end, 10);
+    if (end == env || n < 0) return 1;
+    return n > 64 ? 64 : (int32_t)n;
+}
+
+static int host_op_unsupported(const char *op) {
+    const char *env = getenv("OPRT_HOST_UNSUPPORTED_OPS");
+    if (env == NULL) return 0;
+    size_t n = strlen(op);
+    const char *p = env;
+    while (*p) {
+        while (*p == ',' || *p == ' ') ++p;
+        const char *q = p;
+        while (*q && *q != ',' && *q != ' ') ++q;
+        if ((size_t)(q - p) == n && strncmp(p, op, n) == 0) return 1;
+        p = q;
+    }
+    return 0;
+}
+
+#define HOST_CHECK_UNSUPPORTED(op)                                                                 \
+    do {                                                                                           \
+        if (host_op_unsupported(op))                                                               \
+            return oprt_set_error(OPRT_STATUS_UNSUPPORTED_CASE,                                    \
+                                  "%s is not supported by this library (OPRT_HOST_UNSUPPORTED_OPS)", op); \
+    } while (0)
+
+static oprt_status_t host_need_device(const char *func) {
+    if (host_device_count() == 0)
+        return oprt_set_error(OPRT_STATUS_NO_DEVICE, "%s: no host device (OPRT_HOST_DEVICE_COUNT=0)", func);
+    return OPRT_STATUS_SUCCESS;
+}
+
+static oprt_status_t host_check_device_index(int32_t device, const char *func) {
+    OPRT_CHECK(host_need_device(func));
+    int32_t n = host_device_count();
+    if (device < 0 || device >= n)
+        return oprt_set_error(OPRT_STATUS_BAD_DEVICE, "%s: device index %d is out of range (valid: 0..%d)", func,
+                              (int)device, (int)n - 1);
+    return OPRT_STATUS_SUCCESS;
+}
+
+static int32_t host_current_device = 0;
+
+oprt_status_t oprt_get_library_info(oprt_library_info_t *info) {
+    OPRT_CHECK_NOT_NULL(info);
+    memset(info, 0, sizeof *info);
+    info->abi_version = OPRT_ABI_VERSION;
+    snprintf(info->backend, sizeof info->backend, "host");
+    snprintf(info->flavour, sizeof info->flavour, "host-c");
+#if defined(__clang__)
+    snprintf(info->toolchain, sizeof info->toolchain, "%s", __VERSION__);
+#elif defined(__GNUC__)
+    snprintf(info->toolchain, sizeof info->toolchain, "gcc %s", __VERSION__);
+#else
+    snprintf(info->toolchain, sizeof info->toolchain, "cc");
+#endif
+#if defined(__x86_64__)
+    snprintf(info->architectures, sizeof info->architectures, "x86_64");
+#elif defined(__aarch64__)
+    snprintf(info->architectures, sizeof info->architectures, "aarch64");
+#else
+    snprintf(info->architectures, sizeof info->architectures, "host");
+#endif
+    snprintf(info->runtime_version, sizeof info->runtime_version, "host-runtime %d", OPRT_ABI_VERSION);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_device_count(int32_t *count) {
+    OPRT_CHECK_NOT_NULL(count);
+    *count = host_device_count();
+    if (*count == 0) oprt_set_error(OPRT_STATUS_NO_DEVICE, "no host device (OPRT_HOST_DEVICE_COUNT=0)");
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_set_device(int32_t device) {
+    OPRT_CHECK(host_check_device_index(device, __func__));
+    host_current_device = device;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_device_properties(int32_t device, oprt_device_properties_t *props) {
+    OPRT_CHECK_NOT_NULL(props);
+    OPRT_CHECK(host_check_device_index(device, __func__));
+    memset(props, 0, sizeof *props);
+    snprintf(props->name, sizeof props->name, "host-cpu");
+    snprintf(props->vendor, sizeof props->vendor, "host");
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    props->total_memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)1 << 30;
+    long l2 = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    props->l2_cache_bytes = l2 > 0 ? (uint64_t)l2 : (uint64_t)1 << 20;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    props->sm_count = ncpu > 0 ? (int32_t)ncpu : 1;
+    props->warp_size = 1;
+    props->memory_clock_khz = 1600000; /* nominal DDR4-3200 */
+    props->memory_bus_width_bits = 64;
+    props->compute_major = 0;
+    props->compute_minor = 0;
+    props->clock_khz = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_device_synchronize(void) {
+    OPRT_CHECK(host_need_device(__func__));
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* memory                                                                     */
+
+oprt_status_t oprt_malloc(void **ptr, size_t bytes) {
+    OPRT_CHECK_NOT_NULL(ptr);
+    *ptr = NULL;
+    OPRT_CHECK(host_need_device(__func__));
+    if (bytes > HOST_MAX_ALLOC)
+        return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "oprt_malloc: cannot allocate %zu bytes (host limit %zu)",
+                              bytes, (size_t)HOST_MAX_ALLOC);
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL)
+        return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "oprt_malloc: out of host memory allocating %zu bytes",
+                              bytes);
+    *ptr = p;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_free(void *ptr) {
+    free(ptr);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_memcpy(void *dst, const void *src, size_t bytes, oprt_memcpy_kind_t kind) {
+    if ((int)kind < OPRT_MEMCPY_HOST_TO_DEVICE || (int)kind > OPRT_MEMCPY_DEVICE_TO_DEVICE)
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "oprt_memcpy: unknown kind %d (valid: 0=h2d, 1=d2h, 2=d2d)",
+                              (int)kind);
+    if (bytes == 0) return OPRT_STATUS_SUCCESS;
+    OPRT_CHECK_NOT_NULL(dst);
+    OPRT_CHECK_NOT_NULL(src);
+    memmove(dst, src, bytes);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
+    if (bytes == 0) return OPRT_STATUS_SUCCESS;
+    OPRT_CHECK_NOT_NULL(ptr);
+    memset(ptr, value, bytes);
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* streams and events                                                         */
+
+#define HOST_STREAM_MAGIC 0x5354524du
+#define HOST_EVENT_MAGIC 0x4556454eu
+
+typedef struct {
+    uint32_t magic;
+} host_stream_t;
+
+typedef struct {
+    uint32_t magic;
+    int32_t recorded;
+    double t_ms;
+} host_event_t;
+
+static double host_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static oprt_status_t host_check_stream(oprt_stream_t stream, const char *func) {
+    if (stream != NULL && ((host_stream_t *)stream)->magic != HOST_STREAM_MAGIC)
+        return oprt_set_error(OPRT_STATUS_DEVICE_ERROR, "%s: invalid stream handle (invalid resource handle)", func);
+    return OPRT_STATUS_SUCCESS;
+}
+
+static oprt_status_t host_check_event(oprt_event_t event, const char *func, const char *name) {
+    if (event == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", func, name);
+    if (((host_event_t *)event)->magic != HOST_EVENT_MAGIC)
+        return oprt_set_error(OPRT_STATUS_DEVICE_ERROR, "%s: invalid event handle '%s' (invalid resource handle)",
+                              func, name);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_stream_create(oprt_stream_t *stream) {
+    OPRT_CHECK_NOT_NULL(stream);
+    host_stream_t *s = (host_stream_t *)calloc(1, sizeof *s);
+    if (s == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "oprt_stream_create: out of host memory");
+    s->magic = HOST_STREAM_MAGIC;
+    *stream = s;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_stream_destroy(oprt_stream_t stream) {
+    OPRT_CHECK_NOT_NULL(stream);
+    OPRT_CHECK(host_check_stream(stream, __func__));
+    ((host_stream_t *)stream)->magic = 0;
+    free(stream);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_stream_synchronize(oprt_stream_t stream) { return host_check_stream(stream, __func__); }
+
+oprt_status_t oprt_event_create(oprt_event_t *event) {
+    OPRT_CHECK_NOT_NULL(event);
+    host_event_t *e = (host_event_t *)calloc(1, sizeof *e);
+    if (e == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "oprt_event_create: out of host memory");
+    e->magic = HOST_EVENT_MAGIC;
+    *event = e;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_event_destroy(oprt_event_t event) {
+    OPRT_CHECK(host_check_event(event, __func__, "event"));
+    ((host_event_t *)event)->magic = 0;
+    free(event);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_event_record(oprt_event_t event, oprt_stream_t stream) {
+    OPRT_CHECK(host_check_event(event, __func__, "event"));
+    OPRT_CHECK(host_check_stream(stream, __func__));
+    host_event_t *e = (host_event_t *)event;
+    e->t_ms = host_now_ms();
+    e->recorded = 1;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_event_synchronize(oprt_event_t event) { return host_check_event(event, __func__, "event"); }
+
+oprt_status_t oprt_event_elapsed_ms(float *ms, oprt_event_t start, oprt_event_t end) {
+    OPRT_CHECK_NOT_NULL(ms);
+    OPRT_CHECK(host_check_event(start, __func__, "start"));
+    OPRT_CHECK(host_check_event(end, __func__, "end"));
+    const host_event_t *a = (const host_event_t *)start, *b = (const host_event_t *)end;
+    if (!a->recorded || !b->recorded)
+        return oprt_set_error(OPRT_STATUS_DEVICE_ERROR,
+                              "oprt_event_elapsed_ms: %s event was never recorded (invalid resource handle)",
+                              !a->recorded ? "start" : "end");
+    *ms = (float)(b->t_ms - a->t_ms);
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* op plumbing                                                                */
+
+static oprt_status_t host_check_launch(const void *desc, const char *func, size_t workspace_size, size_t needed,
+                                       const void *workspace, int64_t numel_out, const void *out, int64_t numel_in,
+                                       const void *const *ins, const char *const *in_names, int32_t nin,
+                                       oprt_stream_t stream) {
+    if (desc == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'desc' is NULL", func);
+    if (workspace_size < needed)
+        return oprt_set_error(OPRT_STATUS_INSUFFICIENT_WORKSPACE,
+                              "%s: workspace of %zu bytes is too small; this descriptor needs %zu bytes", func,
+                              workspace_size, needed);
+    if (needed > 0 && workspace == NULL)
+        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'workspace' is NULL but %zu bytes are needed",
+                              func, needed);
+    if (numel_out > 0 && out == NULL)
+        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'out' is NULL", func);
+    for (int32_t k = 0; k < nin; ++k)
+        if (numel_in > 0 && ins[k] == NULL)
+            return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", func, in_names[k]);
+    return host_check_stream(stream, func);
+}
+
+enum { EW_COPY, EW_ADD, EW_RELU };
+
+static void host_elementwise(const oprt_elementwise_plan_t *p, int kind, float slope, char *out, const char *a,
+                             const char *b) {
+    const int32_t dt = p->dtype;
+    const int64_t es = (int64_t)oprt_dtype_size(dt);
+    int64_t idx[OPRT_MAX_NDIM] = {0};
+    int64_t oo = 0, oa = 0, ob = 0;
+    for (int64_t n = 0; n < p->numel; ++n) {
+        switch (kind) {
+        case EW_COPY: memcpy(out + oo * es, a + oa * es, (size_t)es); break;
+        case EW_ADD: store_f(out, oo, dt, load_f(a, oa, dt) + load_f(b, ob, dt)); break;
+        default: {
+            float x = load_f(a, oa, dt);
+            store_f(out, oo, dt, x > 0.0f ? x : x * slope);
+        }
+        }
+        for (int32_t d = p->ndim - 1; d >= 0; --d) {
+            oo += p->out_strides[d];
+            oa += p->in_strides[0][d];
+            ob += p->in_strides[1][d];
+            if (++idx[d] < p->shape[d]) break;
+            oo -= p->out_strides[d] * p->shape[d];
+            oa -= p->in_strides[0][d] * p->shape[d];
+            ob -= p->in_strides[1][d] * p->shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* ---- copy ---- */
+
+struct oprt_copy_descriptor {
+    oprt_elementwise_plan_t plan;
+};
+
+oprt_status_t oprt_create_copy_descriptor(oprt_copy_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    HOST_CHECK_UNSUPPORTED("copy");
+    oprt_elementwise_plan_t plan;
+    OPRT_CHECK(oprt_plan_copy(&plan, out, x));
+    struct oprt_copy_descriptor *d = (struct oprt_copy_descriptor *)malloc(sizeof *d);
+    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
+    d->plan = plan;
+    *desc = d;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_copy_workspace_size(oprt_copy_descriptor_t desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                        const void *x, oprt_stream_t stream) {
+    const void *ins[1] = {x};
+    const char *names[1] = {"x"};
+    int64_t n = desc ? desc->plan.numel : 0;
+    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
+    host_elementwise(&desc->plan, EW_COPY, 0.0f, (char *)out, (const char *)x, NULL);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_destroy_copy_descriptor(oprt_copy_descriptor_t desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    free(desc);
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ---- vector_add ---- */
+
+struct oprt_vector_add_descriptor {
+    oprt_elementwise_plan_t plan;
+};
+
+oprt_status_t oprt_create_vector_add_descriptor(oprt_vector_add_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                                const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    HOST_CHECK_UNSUPPORTED("vector_add");
+    oprt_elementwise_plan_t plan;
+    OPRT_CHECK(oprt_plan_vector_add(&plan, out, a, b));
+    struct oprt_vector_add_descriptor *d = (struct oprt_vector_add_descriptor *)malloc(sizeof *d);
+    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
+    d->plan = plan;
+    *desc = d;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_vector_add_workspace_size(oprt_vector_add_descriptor_t desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                              const void *a, const void *b, oprt_stream_t stream) {
+    const void *ins[2] = {a, b};
+    const char *names[2] = {"a", "b"};
+    int64_t n = desc ? desc->plan.numel : 0;
+    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 2, stream));
+    host_elementwise(&desc->plan, EW_ADD, 0.0f, (char *)out, (const char *)a, (const char *)b);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_destroy_vector_add_descriptor(oprt_vector_add_descriptor_t desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    free(desc);
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ---- relu ---- */
+
+struct oprt_relu_descriptor {
+    oprt_elementwise_plan_t plan;
+    float negative_slope;
+};
+
+oprt_status_t oprt_create_relu_descriptor(oprt_relu_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x, float negative_slope) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    HOST_CHECK_UNSUPPORTED("relu");
+    oprt_elementwise_plan_t plan;
+    OPRT_CHECK(oprt_plan_relu(&plan, out, x, negative_slope));
+    struct oprt_relu_descriptor *d = (struct oprt_relu_descriptor *)malloc(sizeof *d);
+    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
+    d->plan = plan;
+    d->negative_slope = negative_slope;
+    *desc = d;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_relu_workspace_size(oprt_relu_descriptor_t desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                        const void *x, oprt_stream_t stream) {
+    const void *ins[1] = {x};
+    const char *names[1] = {"x"};
+    int64_t n = desc ? desc->plan.numel : 0;
+    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
+    host_elementwise(&desc->plan, EW_RELU, desc->negative_slope, (char *)out, (const char *)x, NULL);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_destroy_relu_descriptor(oprt_relu_descriptor_t desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    free(desc);
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ---- reduce_sum ---- */
+
+struct oprt_reduce_sum_descriptor {
+    oprt_axis_plan_t plan;
+};
+
+static inline int host_is_reduced(const oprt_axis_plan_t *p, int32_t i) { return p->axis < 0 || i == p->axis; }
+
+oprt_status_t oprt_create_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                                const oprt_tensor_desc_t *x, int32_t axis, int32_t keepdims) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    HOST_CHECK_UNSUPPORTED("reduce_sum");
+    oprt_axis_plan_t plan;
+    OPRT_CHECK(oprt_plan_reduce_sum(&plan, out, x, axis, keepdims));
+    struct oprt_reduce_sum_descriptor *d = (struct oprt_reduce_sum_descriptor *)malloc(sizeof *d);
+    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
+    d->plan = plan;
+    *desc = d;
+    return OPRT_STATUS_SUCCESS;
+}
+
+static size_t host_reduce_workspace(const oprt_reduce_sum_descriptor_t desc) {
+    return (size_t)desc->plan.numel_out * sizeof(float);
+}
+
+oprt_status_t oprt_get_reduce_sum_workspace_size(oprt_reduce_sum_descriptor_t desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = host_reduce_workspace(desc);
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                              const void *x, oprt_stream_t stream) {
+    const void *ins[1] = {x};
+    const char *names[1] = {"x"};
+    size_t need = desc ? host_reduce_workspace(desc) : 0;
+    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, need, workspace, desc ? desc->plan.numel_out : 0,
+                                 out, desc ? desc->plan.numel_in : 0, ins, names, 1, stream));
+    const oprt_axis_plan_t *p = &desc->plan;
+    const int32_t dt = p->dtype, nd = p->ndim;
+    float *acc = (float *)workspace;
+    for (int64_t i = 0; i < p->numel_out; ++i) acc[i] = 0.0f;
+    /* dense accumulator strides over the kept dims (0 on reduced dims) */
+    int64_t dense[OPRT_MAX_NDIM];
+    int64_t run = 1;
+    for (int32_t i = nd - 1; i >= 0; --i) {
+        dense[i] = host_is_reduced(p, i) ? 0 : run;
+        if (!host_is_reduced(p, i)) run *= p->shape[i];
+    }
+    int64_t idx[OPRT_MAX_NDIM] = {0};
+    int64_t ox = 0, oa = 0;
+    for (int64_t n = 0; n < p->numel_in; ++n) {
+        acc[oa] += load_f((const char *)x, ox, dt);
+        for (int32_t d = nd - 1; d >= 0; --d) {
+            ox += p->x_strides[d];
+            oa += dense[d];
+            if (++idx[d] < p->shape[d]) break;
+            ox -= p->x_strides[d] * p->shape[d];
+            oa -= dense[d] * p->shape[d];
+            idx[d] = 0;
+        }
+    }
+    /* write the accumulators: walk x's dims with the reduced ones collapsed to 1 */
+    int64_t oshape[OPRT_MAX_NDIM];
+    for (int32_t i = 0; i < nd; ++i) oshape[i] = host_is_reduced(p, i) ? 1 : p->shape[i];
+    for (int32_t i = 0; i < nd; ++i) idx[i] = 0;
+    int64_t oo = 0;
+    oa = 0;
+    for (int64_t n = 0; n < p->numel_out; ++n) {
+        store_f((char *)out, oo, dt, acc[oa]);
+        for (int32_t d = nd - 1; d >= 0; --d) {
+            oo += p->out_strides[d];
+            oa += dense[d];
+            if (++idx[d] < oshape[d]) break;
+            oo -= p->out_strides[d] * oshape[d];
+            oa -= dense[d] * oshape[d];
+            idx[d] = 0;
+        }
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_destroy_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    free(desc);
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ---- softmax ---- */
+
+struct oprt_softmax_descriptor {
+    oprt_axis_plan_t plan;
+};
+
+oprt_status_t oprt_create_softmax_descriptor(oprt_softmax_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                             const oprt_tensor_desc_t *x, int32_t axis) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    HOST_CHECK_UNSUPPORTED("softmax");
+    oprt_axis_plan_t plan;
+    OPRT_CHECK(oprt_plan_softmax(&plan, out, x, axis));
+    struct oprt_softmax_descriptor *d = (struct oprt_softmax_descriptor *)malloc(sizeof *d);
+    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
+    d->plan = plan;
+    *desc = d;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                           const void *x, oprt_stream_t stream) {
+    const void *ins[1] = {x};
+    const char *names[1] = {"x"};
+    int64_t n = desc ? desc->plan.numel_in : 0;
+    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
+    const oprt_axis_plan_t *p = &desc->plan;
+    if (p->numel_in == 0) return OPRT_STATUS_SUCCESS;
+    const int32_t dt = p->dtype, nd = p->ndim, ax = p->axis;
+    const int64_t len = p->shape[ax], sx = p->x_strides[ax], so = p->out_strides[ax];
+    const int64_t rows = p->numel_in / len;
+    int64_t idx[OPRT_MAX_NDIM] = {0};
+    int64_t ox = 0, oo = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        float m = -INFINITY;
+        for (int64_t k = 0; k < len; ++k) {
+            float v = load_f((const char *)x, ox + k * sx, dt);
+            if (v > m) m = v;
+        }
+        float s = 0.0f;
+        for (int64_t k = 0; k < len; ++k) s += expf(load_f((const char *)x, ox + k * sx, dt) - m);
+        for (int64_t k = 0; k < len; ++k)
+            store_f((char *)out, oo + k * so, dt, expf(load_f((const char *)x, ox + k * sx, dt) - m) / s);
+        /* next row: walk every dim but the softmax axis */
+        for (int32_t d = nd - 1; d >= 0; --d) {
+            if (d == ax) continue;
+            ox += p->x_strides[d];
+            oo += p->out_strides[d];
+            if (++idx[d] < p->shape[d]) break;
+            ox -= p->x_strides[d] * p->shape[d];
+            oo -= p->out_strides[d] * p->shape[d];
+            idx[d] = 0;
+        }
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_destroy_softmax_descriptor(oprt_softmax_descriptor_t desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    free(desc);
+    return OPRT_STATUS_SUCCESS;
+}
