@@ -52,7 +52,6 @@ def host_loader(path: Path | str) -> Callable[[], SimpleNamespace]:
 
     def load() -> SimpleNamespace:
         import cffi
-
         from oprt_core.cabi import cdef
 
         ffi = cffi.FFI()

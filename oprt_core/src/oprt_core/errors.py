@@ -89,7 +89,8 @@ class BackendError(OprtError):
         self.status_name = status_name
         self.message = message
         code = f" [{status_name or status}]" if status is not None else ""
-        super().__init__(f"{backend}{code}: {message}")
+        # not super(): in NoDeviceError the next class in the MRO is BackendUnavailable(backend, reason)
+        OprtError.__init__(self, f"{backend}{code}: {message}")
 
 
 class NullPointerError(BackendError, InvalidArgumentError):
