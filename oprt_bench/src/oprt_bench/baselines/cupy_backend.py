@@ -1,0 +1,401 @@
+"""CupyBackend: the CuPy baseline (backend ``cupy``).
+
+Every core op runs through CuPy's own functions, writing into the output array:
+
+========== ==========================================================================
+op         cupy call
+========== ==========================================================================
+copy       ``cupy.copyto(out, x)``
+vector_add ``cupy.add(a, b, out=out)`` (broadcasting; f16 math through float, one rounding)
+relu       slope 0: ``cupy.maximum(x, 0, out=out)``; slope != 0: a one-line
+           ``cupy.ElementwiseKernel`` ``y = v > 0 ? v : v * slope`` in f32 (CuPy has no relu)
+reduce_sum ``cupy.sum(x, axis, keepdims=..., out=out)``; CuPy's sum reduces float16 in
+           float (its ``e->e`` loop has a float reduce type), so all dtypes accumulate in f32
+softmax    CuPy has no softmax kernel; ``cupyx.scipy.special.softmax`` is
+           ``e = exp(x - amax(x)); e / sum(e)`` in the input dtype with three full-size
+           temporaries. The backend runs the same expression in f32 into a workspace
+           allocated once by ``prepare``: ``amax`` (small, into a preallocated buffer),
+           ``subtract(x, m, dtype=float32, out=w)``, ``exp(w, out=w)``, ``sum(w, out=s)``,
+           ``divide(w, s, out=out)``: 5 kernels moving ~5x the ideal bytes (x read twice,
+           the f32 workspace written twice and read three times)
+========== ==========================================================================
+
+Strided inputs keep their layout, negative strides included (CuPy arrays may have
+them). bfloat16: supported where this CuPy can run the op on ``ml_dtypes.bfloat16``
+arrays (probed once per op on a tiny array); otherwise ``supports`` says
+"cupy <ver> has no bfloat16 ...".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from oprt_core.backend import Availability, DeviceInfo, Support
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import get_dtype
+from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
+from oprt_core.validate import check_call
+
+from ._layout import host_span
+from .torch_backend import spec_peak_gbps
+
+__all__ = ["CupyBackend", "CupyEvent"]
+
+MiB = 1 << 20
+_SPECS = {s.name: s for s in CORE_OPS}
+# cudaDeviceAttr values (CUDA 13 dropped the clock fields from cudaDeviceProp; the attributes remain)
+_ATTR_MEMORY_CLOCK_RATE = 36
+_ATTR_GLOBAL_MEMORY_BUS_WIDTH = 37
+_BF16_NAN_BITS = 0x7FC0
+
+
+def _dtype_name(array: Any) -> str:
+    try:
+        return get_dtype(np.dtype(array.dtype)).name
+    except (InvalidArgumentError, TypeError):
+        return str(array.dtype)
+
+
+def _layout(a: Any) -> tuple:
+    return tuple(a.shape), tuple(a.strides), str(a.dtype), int(a.device.id)
+
+
+# -- op implementations: (cupy, inputs, out, params) -> a zero-argument closure doing one run ------------------
+
+def _copy(cp, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    copyto = cp.copyto
+    return lambda: copyto(out, x)
+
+
+def _vector_add(cp, inputs, out, params) -> Callable[[], Any]:
+    a, b = inputs
+    add = cp.add
+    return lambda: add(a, b, out=out)
+
+
+_LEAKY_KERNELS: dict[int, Any] = {}
+
+
+def _leaky_kernel(cp) -> Any:
+    key = id(cp)
+    if key not in _LEAKY_KERNELS:
+        _LEAKY_KERNELS[key] = cp.ElementwiseKernel(
+            "T x, float32 slope", "T y",
+            "const float v = static_cast<float>(x); y = static_cast<T>(v > 0.0f ? v : v * slope)",
+            "oprt_leaky_relu")
+    return _LEAKY_KERNELS[key]
+
+
+def _relu(cp, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    slope = float(params["negative_slope"])
+    if slope == 0.0:
+        maximum = cp.maximum
+        return lambda: maximum(x, 0, out=out)  # a Python 0 takes x's dtype (weak scalar)
+    kernel = _leaky_kernel(cp)
+    s = np.float32(slope)
+    return lambda: kernel(x, s, out)
+
+
+def _reduce_sum(cp, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    axis, keep = params["axis"], params["keepdims"]
+    total = cp.sum
+    return lambda: total(x, axis=axis, keepdims=keep, out=out)
+
+
+def _softmax(cp, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    if x.size == 0:
+        return lambda: None  # nothing to write (and amax of an empty axis has no identity)
+    axis = params["axis"]
+    ax = axis % x.ndim
+    red_shape = tuple(1 if i == ax else n for i, n in enumerate(x.shape))
+    f32 = cp.float32
+    work = cp.empty(x.shape, f32)  # the workspace, allocated once
+    m = cp.empty(red_shape, x.dtype)
+    s = cp.empty(red_shape, f32)
+    amax, subtract, exp, total, divide = cp.amax, cp.subtract, cp.exp, cp.sum, cp.divide
+
+    def run() -> None:
+        amax(x, axis=axis, keepdims=True, out=m)
+        subtract(x, m, out=work, dtype=f32)
+        exp(work, out=work)
+        total(work, axis=axis, keepdims=True, out=s)
+        divide(work, s, out=out)
+
+    return run
+
+
+CORE_IMPLS: dict[str, Callable[..., Callable[[], Any]]] = {
+    "copy": _copy,
+    "vector_add": _vector_add,
+    "relu": _relu,
+    "reduce_sum": _reduce_sum,
+    "softmax": _softmax,
+}
+
+
+class CupyEvent:
+    """A CUDA event recorded on CuPy's current stream."""
+
+    def __init__(self, cp: Any) -> None:
+        self._cp = cp
+        self.event = cp.cuda.Event()
+        self.recorded = False
+
+    def record(self) -> None:
+        self.event.record()
+        self.recorded = True
+
+    def elapsed_ms(self, end: CupyEvent) -> float:
+        if not (self.recorded and getattr(end, "recorded", False)):
+            raise InvalidArgumentError("elapsed_ms needs two recorded events")
+        end.event.synchronize()
+        return float(self._cp.cuda.get_elapsed_time(self.event, end.event))
+
+
+def _version_text(v: int) -> str:
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+class CupyBackend:
+    """CuPy as a baseline: CuPy's own functions for every core op (see the module docstring)."""
+
+    name = "cupy"
+
+    def __init__(self, device: int = 0) -> None:
+        self.device = int(device)
+        self._cp: Any = None
+        self._availability: Availability | None = None
+        self._bf16: dict[str, Support] = {}
+        self._flush_buffer: Any = None
+
+    def __repr__(self) -> str:
+        return f"CupyBackend(device={self.device})"
+
+    # -- discovery ------------------------------------------------------------------
+    def availability(self) -> Availability:
+        if self._availability is None:
+            self._availability = self._probe()
+        return self._availability
+
+    def _probe(self) -> Availability:
+        try:
+            import cupy
+        except ImportError as exc:
+            return Availability(False, f"cupy not installed ({exc})")
+        except Exception as exc:  # noqa: BLE001 - a broken install is a reason, never a crash
+            return Availability(False, f"cupy failed to import: {type(exc).__name__}: {exc}")
+        version = getattr(cupy, "__version__", "?")
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError without a driver or device
+            return Availability(False, f"cupy {version} sees no CUDA device ({type(exc).__name__}: {exc})")
+        if count == 0:
+            return Availability(False, f"cupy {version} sees no CUDA device")
+        if self.device >= count:
+            return Availability(False, f"cupy {version} sees {count} CUDA device(s); device {self.device} is not one")
+        try:
+            props = cupy.cuda.runtime.getDeviceProperties(self.device)
+            name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+            runtime = _version_text(cupy.cuda.runtime.runtimeGetVersion())
+        except Exception as exc:  # noqa: BLE001 - never raises
+            return Availability(False, f"cupy {version}: {type(exc).__name__}: {exc}")
+        self._cp = cupy
+        return Availability(True, f"cupy {version}, CUDA runtime {runtime}", name)
+
+    def _require(self) -> Any:
+        avail = self.availability()
+        if not avail.ok:
+            raise BackendUnavailable(self.name, avail.reason)
+        return self._cp
+
+    def device_info(self) -> DeviceInfo:
+        cp = self._require()
+        rt = cp.cuda.runtime
+        props = rt.getDeviceProperties(self.device)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+
+        def attr(code: int, key: str) -> int | None:
+            try:
+                return int(rt.deviceGetAttribute(code, self.device))
+            except Exception:  # noqa: BLE001
+                return props.get(key)
+
+        clock = attr(_ATTR_MEMORY_CLOCK_RATE, "memoryClockRate")  # kHz
+        bus = attr(_ATTR_GLOBAL_MEMORY_BUS_WIDTH, "memoryBusWidth")  # bits
+        try:
+            driver = _version_text(rt.driverGetVersion())
+        except Exception:  # noqa: BLE001
+            driver = ""
+        return DeviceInfo(
+            name=name,
+            vendor="NVIDIA",
+            memory_bytes=int(props["totalGlobalMem"]),
+            l2_bytes=int(props.get("l2CacheSize", 0)) or None,
+            sm_count=int(props["multiProcessorCount"]),
+            warp_size=int(props.get("warpSize", 32)),
+            spec_peak_gbps=spec_peak_gbps(clock, bus),
+            driver_version=driver,
+            toolkit=f"CUDA {_version_text(rt.runtimeGetVersion())}",
+            flavour=f"cupy-{cp.__version__}",
+            extra={"device_index": self.device, "compute_capability": f"{props['major']}.{props['minor']}",
+                   "memory_clock_khz": clock, "memory_bus_width_bits": bus, "cupy": cp.__version__},
+        )
+
+    def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
+        if op not in CORE_IMPLS:
+            return Support(False, f"cupy backend has no implementation of {op!r}")
+        try:
+            dt = get_dtype(dtype)
+        except InvalidArgumentError as exc:
+            return Support(False, str(exc))
+        if dt.name == "bf16":
+            return self._bf16_support(op)
+        return Support(True)
+
+    def _bf16_support(self, op: str) -> Support:
+        """Run the op once on a tiny bfloat16 array: CuPy's bfloat16 support varies by version."""
+        if op not in self._bf16:
+            avail = self.availability()
+            if not avail.ok:
+                return Support(False, avail.reason)
+            cp = self._cp
+            try:
+                dt = get_dtype("bf16").numpy
+                x = cp.asarray(np.linspace(-1, 1, 6, dtype=np.float32).astype(dt).reshape(2, 3))
+                out_shape = (2,) if op == "reduce_sum" else (2, 3)
+                out = cp.empty(out_shape, dt)
+                inputs = [x, x] if op == "vector_add" else [x]
+                params = _SPECS[op].validate_params({"negative_slope": 0.5} if op == "relu" else {}, [(2, 3)])
+                CORE_IMPLS[op](cp, inputs, out, params)()
+                if op == "relu":
+                    CORE_IMPLS[op](cp, inputs, out, {"negative_slope": 0.0})()
+                cp.cuda.runtime.deviceSynchronize()
+                self._bf16[op] = Support(True)
+            except Exception as exc:  # noqa: BLE001 - any failure means "not supported here"
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                self._bf16[op] = Support(False, f"cupy {cp.__version__} has no bfloat16 {op} "
+                                                f"({type(exc).__name__}: {first})")
+        return self._bf16[op]
+
+    # -- memory -----------------------------------------------------------------------
+    def to_device(self, array: Any) -> Any:
+        """A device array with the host view's shape, strides (negative and zero included) and offset."""
+        cp = self._require()
+        array = np.asarray(array)
+        dt = get_dtype(array.dtype)
+        span = host_span(array)
+        with cp.cuda.Device(self.device):
+            try:
+                if span.flat.size == 0:
+                    return cp.empty(span.shape, dt.numpy)
+                buf = cp.asarray(span.flat)
+                item = dt.itemsize
+                return cp.ndarray(span.shape, dt.numpy, memptr=buf.data + span.storage_offset * item,
+                                  strides=tuple(s * item for s in span.strides))
+            except (TypeError, ValueError) as exc:
+                raise UnsupportedCase(f"cupy {cp.__version__} cannot hold {dt} arrays: {exc}") from exc
+
+    def asarray(self, obj: Any) -> Any:
+        cp = self._require()
+        if isinstance(obj, cp.ndarray):
+            if obj.device.id != self.device:
+                raise InvalidArgumentError(f"array on device {obj.device.id} given to cupy on device {self.device}")
+            return obj
+        if isinstance(obj, np.ndarray | np.generic):
+            return self.to_device(np.asarray(obj))
+        if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__dlpack__"):
+            try:  # torch tensors and friends: zero-copy
+                with cp.cuda.Device(self.device):
+                    return cp.asarray(obj)
+            except Exception as exc:  # noqa: BLE001
+                raise InvalidArgumentError(f"cannot view {type(obj).__name__} as a cupy array: {exc}") from exc
+        return self.to_device(np.asarray(obj))
+
+    def empty(self, shape: Sequence[int], dtype: str) -> Any:
+        cp = self._require()
+        with cp.cuda.Device(self.device):
+            return cp.empty(tuple(int(s) for s in shape), get_dtype(dtype).numpy)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        cp = self._require()
+        dt = get_dtype(np.dtype(array.dtype))
+        if dt.name == "bf16":  # move the bits: asnumpy of bfloat16 needs nothing of cupy's bf16 math
+            return np.array(cp.asnumpy(array.view(cp.uint16)).view(dt.numpy), copy=True)
+        return np.array(cp.asnumpy(array), copy=True)
+
+    def fill_nan(self, array: Any) -> None:
+        cp = self._require()
+        dt = get_dtype(np.dtype(array.dtype))
+        if dt.name == "bf16":
+            array.view(cp.uint16).fill(_BF16_NAN_BITS)
+        else:
+            array.fill(math.nan)
+
+    # -- ops ----------------------------------------------------------------------------
+    def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
+        cp = self._require()
+        if op not in CORE_IMPLS:
+            raise UnknownNameError("op of the cupy backend", op, CORE_IMPLS)
+        inputs = list(inputs)
+        odt, full = check_call(_SPECS[op], [tuple(x.shape) for x in inputs], [_dtype_name(x) for x in inputs],
+                               tuple(output.shape), _dtype_name(output), params)
+        for a in [*inputs, output]:
+            if not isinstance(a, cp.ndarray):
+                raise InvalidArgumentError(f"{op}: the cupy backend takes cupy arrays, got {type(a).__name__}")
+        if odt.name == "bf16":
+            support = self._bf16_support(op)
+            if not support:
+                raise UnsupportedCase(support.reason)
+        make = CORE_IMPLS[op]
+        layout = [_layout(x) for x in inputs], _layout(output)
+        device = self.device
+
+        class _Launcher:
+            """One prepared cupy call; ``run`` rebinds it to other arrays of the same layout."""
+
+            __slots__ = ("call", "_bound")
+
+            def __init__(self) -> None:
+                with cp.cuda.Device(device):
+                    self.call = make(cp, inputs, output, full)
+                self._bound: tuple[tuple[int, ...], Callable[[], Any]] | None = None
+
+            def __call__(self) -> None:
+                self.call()
+
+            def run(self, new_inputs: Sequence[Any], new_output: Any) -> None:
+                new_inputs = list(new_inputs)
+                got = [_layout(x) for x in new_inputs], _layout(new_output)
+                if got != layout:
+                    raise InvalidArgumentError(f"{op} on cupy: prepared for {layout}, called with {got}")
+                key = tuple(map(id, [*new_inputs, new_output]))
+                if self._bound is None or self._bound[0] != key:  # bind (and allocate workspace) once per set
+                    with cp.cuda.Device(device):
+                        self._bound = key, make(cp, new_inputs, new_output, full)
+                self._bound[1]()
+
+        return _Launcher()
+
+    # -- timing -------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        cp = self._require()
+        cp.cuda.Device(self.device).synchronize()
+
+    def event(self) -> CupyEvent:
+        return CupyEvent(self._require())
+
+    def flush_cache(self) -> None:
+        """Write a device buffer of 2x L2 (at least 8 MiB) to evict it."""
+        cp = self._require()
+        if self._flush_buffer is None:
+            l2 = int(cp.cuda.runtime.getDeviceProperties(self.device).get("l2CacheSize", 0) or 0)
+            with cp.cuda.Device(self.device):
+                self._flush_buffer = cp.empty(max(2 * l2, 8 * MiB), cp.uint8)
+        self._flush_buffer.fill(0)

@@ -1,0 +1,407 @@
+"""TorchBackend: the PyTorch baseline (backend ``torch``).
+
+Every core op runs through torch's own kernels, writing straight into the
+output tensor (no extra copy):
+
+========== ==========================================================================
+op         torch call
+========== ==========================================================================
+copy       ``out.copy_(x)``
+vector_add ``torch.add(a, b, out=out)`` (broadcasting)
+relu       slope 0: ``torch.clamp_min(x, 0, out=out)``, the kernel ``torch.relu`` itself
+           runs (aten's relu is ``clamp_min(self, 0)``; ``relu.out`` is only a generated
+           wrapper that would compute into a temporary and copy);
+           slope != 0: ``torch._C._nn.leaky_relu(x, slope, out=out)``, the kernel behind
+           ``torch.nn.functional.leaky_relu``
+reduce_sum ``torch.sum(x, dim, keepdim=..., out=out)`` (dim None = all; f16/bf16 accumulate
+           in f32 inside torch)
+softmax    ``torch.ops.aten._softmax.out(x, dim, False, out=out)``, the kernel behind
+           ``torch.softmax``; where that overload is missing, ``out.copy_(torch.softmax(x, dim))``
+           (one extra read and write of the output)
+========== ==========================================================================
+
+Inputs keep their strides (transposed, stepped, offset and broadcast views are
+passed as they are; torch's softmax kernel itself makes a non-contiguous input
+contiguous first, as ``torch.softmax`` does for its users). torch tensors cannot
+have negative strides, so cases with a ``reversed`` input are unsupported (a
+reversed view would be a ``flip`` copy).
+
+``TorchBackend(device="cpu")`` runs the same code on torch's CPU kernels, for tests;
+the plugin registers only the CUDA one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from oprt_core.backend import Availability, DeviceInfo, Support
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import get_dtype
+from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
+from oprt_core.validate import check_call
+
+from ._layout import host_span
+
+__all__ = ["TorchBackend", "TorchEvent", "HostEvent"]
+
+MiB = 1 << 20
+_SPECS = {s.name: s for s in CORE_OPS}
+_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+_NEGATIVE_STRIDES = ("torch tensors cannot have negative strides: a reversed view would be a flip copy, "
+                     "not the strided read the case measures")
+
+
+def _torch_dtype(torch: Any, name: str) -> Any:
+    return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[get_dtype(name).name]
+
+
+def _dtype_name(tensor: Any) -> str:
+    """oprt's name of a tensor's dtype, or torch's own name (which check_call then rejects)."""
+    name = str(tensor.dtype).removeprefix("torch.")
+    return _DTYPE_NAMES.get(name, name)
+
+
+def _layout(tensor: Any) -> tuple:
+    return tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype, tensor.device
+
+
+# -- op implementations: (inputs, out, params) -> a zero-argument closure doing one run ------------
+
+def _copy(torch, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    return lambda: out.copy_(x)
+
+
+def _vector_add(torch, inputs, out, params) -> Callable[[], Any]:
+    a, b = inputs
+    add = torch.add
+    return lambda: add(a, b, out=out)
+
+
+def _relu(torch, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    slope = float(params["negative_slope"])
+    if slope == 0.0:
+        clamp_min = torch.clamp_min
+        return lambda: clamp_min(x, 0, out=out)
+    leaky = torch._C._nn.leaky_relu
+    return lambda: leaky(x, slope, out=out)
+
+
+def _reduce_sum(torch, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    axis, keep = params["axis"], params["keepdims"]
+    total = torch.sum
+    return lambda: total(x, dim=axis, keepdim=keep, out=out)
+
+
+def _softmax_out(torch) -> Callable[..., Any] | None:
+    overload = getattr(getattr(torch.ops.aten, "_softmax", None), "out", None)
+    return overload
+
+
+def _softmax(torch, inputs, out, params) -> Callable[[], Any]:
+    (x,) = inputs
+    dim = params["axis"]
+    softmax_out = _softmax_out(torch)
+    if softmax_out is not None:
+        return lambda: softmax_out(x, dim, False, out=out)
+    softmax = torch.softmax
+    return lambda: out.copy_(softmax(x, dim))  # no out= in this torch: one extra write + read of the output
+
+
+CORE_IMPLS: dict[str, Callable[..., Callable[[], Any]]] = {
+    "copy": _copy,
+    "vector_add": _vector_add,
+    "relu": _relu,
+    "reduce_sum": _reduce_sum,
+    "softmax": _softmax,
+}
+
+
+# -- events ----------------------------------------------------------------------------------------------
+
+class TorchEvent:
+    """A CUDA event with timing, recorded on torch's current stream of the backend's device."""
+
+    def __init__(self, torch: Any, device: Any) -> None:
+        self._torch = torch
+        self._device = device
+        self.event = torch.cuda.Event(enable_timing=True)
+        self.recorded = False
+
+    def record(self) -> None:
+        self.event.record(self._torch.cuda.current_stream(self._device))
+        self.recorded = True
+
+    def elapsed_ms(self, end: TorchEvent) -> float:
+        if not (self.recorded and getattr(end, "recorded", False)):
+            raise InvalidArgumentError("elapsed_ms needs two recorded events")
+        end.event.synchronize()
+        return float(self.event.elapsed_time(end.event))
+
+
+class HostEvent:
+    """A host timestamp: torch's CPU kernels run synchronously."""
+
+    def __init__(self) -> None:
+        self.t: float | None = None
+
+    def record(self) -> None:
+        self.t = time.perf_counter()
+
+    def elapsed_ms(self, end: HostEvent) -> float:
+        if self.t is None or getattr(end, "t", None) is None:
+            raise InvalidArgumentError("elapsed_ms needs two recorded events")
+        return (end.t - self.t) * 1e3
+
+
+# -- device facts -------------------------------------------------------------------------------------------
+
+def _cuda_driver_version() -> str:
+    """The CUDA driver's version ("13.0"), from libcuda; "" where it cannot be read."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        version = ctypes.c_int(0)
+        if lib.cuDriverGetVersion(ctypes.byref(version)) != 0:
+            return ""
+        return f"{version.value // 1000}.{version.value % 1000 // 10}"
+    except (OSError, AttributeError):
+        return ""
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def spec_peak_gbps(memory_clock_khz: int | None, bus_width_bits: int | None) -> float | None:
+    """Spec DRAM bandwidth from the driver's memory clock and bus width (double data rate), in GB/s."""
+    if not memory_clock_khz or not bus_width_bits:
+        return None
+    return 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8) / 1e9
+
+
+# -- the backend ---------------------------------------------------------------------------------------------
+
+class TorchBackend:
+    """PyTorch as a baseline: torch's own kernel for every core op, dtype and layout it can express."""
+
+    def __init__(self, device: str = "cuda") -> None:
+        self.device = str(device)
+        self.name = "torch" if self.device.startswith("cuda") else f"torch-{self.device.split(':')[0]}"
+        self._torch: Any = None
+        self._dev: Any = None
+        self._availability: Availability | None = None
+        self._flush_buffer: Any = None
+
+    def __repr__(self) -> str:
+        return f"TorchBackend(device={self.device!r})"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+    # -- discovery ------------------------------------------------------------------
+    def availability(self) -> Availability:
+        if self._availability is None:
+            self._availability = self._probe()
+        return self._availability
+
+    def _probe(self) -> Availability:
+        try:
+            import torch
+        except ImportError as exc:
+            return Availability(False, f"torch not installed ({exc})")
+        except Exception as exc:  # noqa: BLE001 - a broken install is a reason, never a crash
+            return Availability(False, f"torch failed to import: {type(exc).__name__}: {exc}")
+        try:
+            version = torch.__version__
+            dev = torch.device(self.device)
+            if dev.type == "cpu":
+                self._torch, self._dev = torch, dev
+                return Availability(True, f"torch {version} on the CPU (test device)", _cpu_name())
+            if dev.type != "cuda":
+                return Availability(False, f"torch backend runs on cuda (or cpu for tests), not {dev.type!r}")
+            if not torch.cuda.is_available():
+                why = "built without CUDA" if torch.version.cuda is None else f"CUDA {torch.version.cuda} build"
+                return Availability(False, f"torch {version} sees no CUDA device ({why})")
+            count = torch.cuda.device_count()
+            index = dev.index if dev.index is not None else torch.cuda.current_device()
+            if index >= count:
+                return Availability(False, f"torch {version} sees {count} CUDA device(s); {self.device} is not one")
+            self._torch, self._dev = torch, torch.device("cuda", index)
+            name = torch.cuda.get_device_name(index)
+            return Availability(True, f"torch {version}, CUDA {torch.version.cuda}", name)
+        except Exception as exc:  # noqa: BLE001 - never raises
+            return Availability(False, f"torch {getattr(torch, '__version__', '?')}: {type(exc).__name__}: {exc}")
+
+    def _require(self) -> Any:
+        avail = self.availability()
+        if not avail.ok:
+            raise BackendUnavailable(self.name, avail.reason)
+        return self._torch
+
+    def device_info(self) -> DeviceInfo:
+        torch = self._require()
+        flavour = f"torch-{torch.__version__}"
+        if not self.is_cuda:
+            return DeviceInfo(name=_cpu_name(), vendor="cpu", flavour=flavour, toolkit=f"torch {torch.__version__}")
+        props = torch.cuda.get_device_properties(self._dev)
+        clock = getattr(props, "memory_clock_rate", None)  # kHz
+        bus = getattr(props, "memory_bus_width", None)  # bits
+        return DeviceInfo(
+            name=props.name,
+            vendor="NVIDIA",
+            memory_bytes=int(props.total_memory),
+            l2_bytes=int(getattr(props, "L2_cache_size", 0)) or None,
+            sm_count=int(props.multi_processor_count),
+            warp_size=getattr(props, "warp_size", None),
+            spec_peak_gbps=spec_peak_gbps(clock, bus),
+            driver_version=_cuda_driver_version(),
+            toolkit=f"CUDA {torch.version.cuda}",
+            flavour=flavour,
+            extra={"device_index": self._dev.index, "compute_capability": f"{props.major}.{props.minor}",
+                   "memory_clock_khz": clock, "memory_bus_width_bits": bus, "torch": torch.__version__},
+        )
+
+    def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
+        if op not in CORE_IMPLS:
+            return Support(False, f"torch backend has no implementation of {op!r}")
+        try:
+            dt = get_dtype(dtype)
+        except InvalidArgumentError as exc:
+            return Support(False, str(exc))
+        if dt.name not in _DTYPE_NAMES.values():
+            return Support(False, f"torch backend does not run {dt}")
+        if case is not None and any(t.layout == "reversed" for t in getattr(case, "inputs", ())):
+            return Support(False, _NEGATIVE_STRIDES)
+        return Support(True)
+
+    # -- memory -----------------------------------------------------------------------
+    def to_device(self, array: Any) -> Any:
+        """A device tensor with the host view's shape, strides and offset (zero strides kept)."""
+        torch = self._require()
+        array = np.asarray(array)
+        dtype = _torch_dtype(torch, get_dtype(array.dtype).name)
+        if any(s < 0 for s in array.strides) and array.size:
+            raise UnsupportedCase(_NEGATIVE_STRIDES)
+        span = host_span(array)
+        if span.flat.size == 0:
+            return torch.empty(span.shape, dtype=dtype, device=self._dev)
+        flat = span.flat
+        if dtype == torch.bfloat16:  # torch.from_numpy knows no ml_dtypes.bfloat16: move the bits
+            buf = torch.from_numpy(flat.view(np.int16)).to(self._dev).view(torch.bfloat16)
+        else:
+            buf = torch.from_numpy(flat).to(self._dev)
+        return torch.as_strided(buf, span.shape, span.strides, span.storage_offset)
+
+    def asarray(self, obj: Any) -> Any:
+        torch = self._require()
+        if isinstance(obj, torch.Tensor):
+            if obj.device != self._dev:
+                raise InvalidArgumentError(f"tensor on {obj.device} given to the {self.name} backend on {self._dev}")
+            return obj
+        if isinstance(obj, np.ndarray | np.generic):
+            return self.to_device(np.asarray(obj))
+        if self.is_cuda and (hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__dlpack__")):
+            try:  # cupy arrays and friends: zero-copy
+                return torch.as_tensor(obj, device=self._dev)
+            except Exception as exc:  # noqa: BLE001
+                raise InvalidArgumentError(f"cannot view {type(obj).__name__} as a torch tensor: {exc}") from exc
+        return self.to_device(np.asarray(obj))
+
+    def empty(self, shape: Sequence[int], dtype: str) -> Any:
+        torch = self._require()
+        return torch.empty(tuple(int(s) for s in shape), dtype=_torch_dtype(torch, dtype), device=self._dev)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        torch = self._require()
+        t = array.detach()
+        if t.dtype == torch.bfloat16:
+            host = t.view(torch.int16).cpu().numpy().view(get_dtype("bf16").numpy)
+        else:
+            host = t.cpu().numpy()
+        return np.array(host, copy=True)
+
+    def fill_nan(self, array: Any) -> None:
+        array.fill_(math.nan)
+
+    # -- ops ----------------------------------------------------------------------------
+    def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
+        torch = self._require()
+        if op not in CORE_IMPLS:
+            raise UnknownNameError("op of the torch backend", op, CORE_IMPLS)
+        inputs = list(inputs)
+        _, full = check_call(_SPECS[op], [tuple(x.shape) for x in inputs], [_dtype_name(x) for x in inputs],
+                             tuple(output.shape), _dtype_name(output), params)
+        for t in [*inputs, output]:
+            if not isinstance(t, torch.Tensor):
+                raise InvalidArgumentError(f"{op}: the {self.name} backend takes torch tensors, got {type(t).__name__}")
+            if t.device != self._dev:
+                raise InvalidArgumentError(f"{op}: tensor on {t.device}, the {self.name} backend runs on {self._dev}")
+        make = CORE_IMPLS[op]
+        layout = [_layout(x) for x in inputs], _layout(output)
+        name = self.name
+
+        class _Launcher:
+            """One prepared torch call; ``run`` rebinds it to other tensors of the same layout."""
+
+            __slots__ = ("call", "_bound")
+
+            def __init__(self) -> None:
+                self.call = make(torch, inputs, output, full)
+                self._bound: tuple[tuple[int, ...], Callable[[], Any]] | None = None
+
+            def __call__(self) -> None:
+                self.call()
+
+            def run(self, new_inputs: Sequence[Any], new_output: Any) -> None:
+                new_inputs = list(new_inputs)
+                got = [_layout(x) for x in new_inputs], _layout(new_output)
+                if got != layout:
+                    raise InvalidArgumentError(f"{op} on {name}: prepared for {layout}, called with {got}")
+                key = tuple(map(id, [*new_inputs, new_output]))
+                if self._bound is None or self._bound[0] != key:  # bind once per set of tensors
+                    self._bound = key, make(torch, new_inputs, new_output, full)
+                self._bound[1]()
+
+        return _Launcher()
+
+    # -- timing -------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        torch = self._require()
+        if self.is_cuda:
+            torch.cuda.synchronize(self._dev)
+
+    def event(self) -> TorchEvent | HostEvent:
+        torch = self._require()
+        if self.is_cuda:
+            return TorchEvent(torch, self._dev)
+        return HostEvent()
+
+    def flush_cache(self) -> None:
+        """Write a buffer of 2x the last-level cache (at least 8 MiB) to evict it."""
+        torch = self._require()
+        if self._flush_buffer is None:
+            if self.is_cuda:
+                l2 = int(getattr(torch.cuda.get_device_properties(self._dev), "L2_cache_size", 0) or 0)
+            else:
+                from oprt_core.numpy_backend import _llc_bytes
+
+                l2 = _llc_bytes() or 32 * MiB
+            self._flush_buffer = torch.empty(max(2 * l2, 8 * MiB), dtype=torch.uint8, device=self._dev)
+        self._flush_buffer.zero_()
