@@ -1,0 +1,266 @@
+"""Run folders: the versioned CSV schema, the incremental row writer, run.json provenance, reading runs back.
+
+A run folder holds ``results.csv`` (one row per (op, case, dtype, backend), appended and flushed
+as each is measured), ``run.json`` (provenance, rewritten at the start and the end of the run),
+``results.json`` (rows and provenance in one document, at the end) and ``report.html``.
+Columns are documented in docs/results-schema.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .errors import UsageError
+
+__all__ = [
+    "SCHEMA_VERSION", "COLUMNS", "STATUSES", "CSV_NAME", "RUN_JSON", "RESULTS_JSON", "REPORT_HTML",
+    "RowWriter", "utc_now", "default_run_dir", "check_out_dir", "create_run_dir", "provenance",
+    "write_json", "json_safe", "load_run", "normalize_rows", "Run",
+]
+
+SCHEMA_VERSION = 1
+CSV_NAME = "results.csv"
+RUN_JSON = "run.json"
+RESULTS_JSON = "results.json"
+REPORT_HTML = "report.html"
+STATUSES = ("ok", "unsupported", "failed", "error")
+
+COLUMNS = (
+    "op", "case", "shape", "dtype", "params", "backend", "status", "message",
+    "max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples",
+    "bytes", "gbps", "pct_of_peak", "baseline", "speedup",
+    "flops", "tflops", "mode", "timing", "stopped_by", "ci_rel", "seed", "device", "flavour", "flags",
+    "schema_version",
+)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+class RowWriter:
+    """Appends rows to results.csv, flushing and fsync-ing each so a killed run keeps every finished row."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.rows: list[dict[str, Any]] = []
+        self._file = None
+        self._csv = None
+        if path is not None:
+            self._file = open(path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
+            self._csv = csv.DictWriter(self._file, fieldnames=COLUMNS, extrasaction="ignore")
+            if self._file.tell() == 0:
+                self._csv.writeheader()
+                self._flush()
+
+    def _flush(self) -> None:
+        assert self._file is not None
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        full = {c: row.get(c) for c in COLUMNS}
+        full["schema_version"] = SCHEMA_VERSION
+        self.rows.append(full)
+        if self._csv is not None:
+            self._csv.writerow({c: _cell(v) for c, v in full.items()})
+            self._flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+# -- run folders --------------------------------------------------------------------------
+
+def default_run_dir(root: Path = Path("results"), now: datetime | None = None) -> Path:
+    """``results/<UTC timestamp>-<host>``, with ``-2``, ``-3``... if that folder exists already."""
+    now = now or utc_now()
+    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname()) or "host"
+    base = root / f"{now.strftime('%Y%m%dT%H%M%SZ')}-{host}"
+    path, i = base, 1
+    while path.exists():
+        i += 1
+        path = base.with_name(f"{base.name}-{i}")
+    return path
+
+
+def check_out_dir(path: Path) -> None:
+    """Raise UsageError unless ``path`` can become a fresh run folder; creates nothing that remains."""
+    if path.exists():
+        if not path.is_dir():
+            raise UsageError(f"--out {str(path)!r} exists and is not a folder; choose a new folder")
+        if any(path.iterdir()):
+            raise UsageError(f"--out {str(path)!r} is not empty (runs are never overwritten); choose a new folder")
+    ancestor = path.absolute()
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"--out {str(path)!r} is not writable: {str(ancestor)!r} is a file, not a folder")
+    try:  # os.access says yes to root everywhere; a real probe does not lie (read-only mounts, /proc)
+        probe = tempfile.mkdtemp(prefix=".oprt-probe-", dir=ancestor)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise UsageError(f"--out {str(path)!r} is not writable: {exc.strerror or exc} in {str(ancestor)!r}") from None
+
+
+def create_run_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (a reader never sees half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(json_safe(data), indent=2, default=str, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# -- provenance ------------------------------------------------------------------------
+
+def _git_commit() -> dict[str, Any] | None:
+    here = Path(__file__).resolve().parent
+    for cwd in (here, Path.cwd()):
+        try:
+            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
+                                    timeout=5, check=True).stdout.strip()
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                                   capture_output=True, text=True, timeout=5).stdout.strip() != ""
+            return {"commit": commit, "dirty": dirty, "path": str(cwd)}
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return None
+
+
+def _versions() -> dict[str, str]:
+    names = ["oprt-core", "oprt-bench", "numpy", "ml_dtypes", "pluggy", "click", "pandas", "matplotlib", "rich",
+             "cffi", "torch", "cupy", "cupy-cuda12x", "cupy-cuda13x"]
+    out = {"python": platform.python_version()}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def provenance(argv: Iterable[str], seed: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The run.json skeleton: who, where, what and with which versions."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": "oprt-bench",
+        "argv": list(argv),
+        "seed": seed,
+        "options": dict(options),
+        "host": {
+            "hostname": socket.gethostname(),
+            "platform": platform.platform(),
+            "machine": platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "python": sys.version.split()[0],
+        },
+        "versions": _versions(),
+        "git": _git_commit(),
+        "started_utc": utc_now().isoformat(),
+        "finished_utc": None,
+        "status": "running",
+    }
+
+
+# -- reading runs back -----------------------------------------------------------------
+
+class Run:
+    """One run read back: its rows (a DataFrame with COLUMNS) and its run.json (may be empty)."""
+
+    def __init__(self, path: Path, rows: pd.DataFrame, meta: dict[str, Any]):
+        self.path = path
+        self.rows = rows
+        self.meta = meta
+
+    @property
+    def label(self) -> str:
+        host = (self.meta.get("host") or {}).get("hostname")
+        return host or self.path.name
+
+
+_NUMERIC = ("max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples", "bytes", "gbps",
+            "pct_of_peak", "speedup", "flops", "tflops", "ci_rel", "seed", "schema_version")
+
+
+def load_run(path: Path | str) -> Run:
+    """Read a run folder (or a results.csv / results.json file); UsageError when it is not one."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    if path.is_dir():
+        csv_path, json_path = path / CSV_NAME, path / RESULTS_JSON
+    elif path.suffix == ".json":
+        csv_path, json_path = folder / CSV_NAME, path
+    else:
+        csv_path, json_path = path, folder / RESULTS_JSON
+    meta: dict[str, Any] = {}
+    try:
+        if (folder / RUN_JSON).is_file():
+            meta = json.loads((folder / RUN_JSON).read_text(encoding="utf-8"))
+        if csv_path.is_file():
+            rows = pd.read_csv(csv_path, dtype={"case": str, "shape": str, "params": str, "message": str,
+                                                "flags": str, "baseline": str, "device": str, "flavour": str},
+                               keep_default_na=False, na_values={c: [""] for c in _NUMERIC})
+        elif json_path.is_file():
+            doc = json.loads(json_path.read_text(encoding="utf-8"))
+            meta = meta or doc.get("run", {})
+            rows = pd.DataFrame(doc.get("rows", []))
+        else:
+            raise UsageError(f"{str(path)!r} is not a run: no {CSV_NAME} or {RESULTS_JSON} found")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise UsageError(f"cannot read run {str(path)!r}: {exc}") from None
+    return Run(folder, normalize_rows(rows), meta)
+
+
+def normalize_rows(rows: pd.DataFrame | list[dict[str, Any]]) -> pd.DataFrame:
+    """Every column of the schema present; numbers as floats (NaN when empty), text as str."""
+    rows = pd.DataFrame(rows) if not isinstance(rows, pd.DataFrame) else rows.copy()
+    for col in COLUMNS:
+        if col not in rows.columns:
+            rows[col] = None
+    for col in _NUMERIC:
+        rows[col] = pd.to_numeric(rows[col], errors="coerce").astype(float)
+    for col in set(COLUMNS) - set(_NUMERIC):
+        rows[col] = rows[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+    return rows
+
+
+def json_safe(value: Any) -> Any:
+    """NaN -> null and +-inf -> "inf"/"-inf", recursively: strict JSON that pandas reads back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

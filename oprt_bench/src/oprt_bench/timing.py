@@ -1,0 +1,86 @@
+"""The measurement loop: warm-up, then timed samples until the median is known well enough.
+
+Every sample is bracketed by two device events of the backend (host timestamps on numpy);
+in cold mode ``backend.flush_cache()`` runs before each sample, outside the events, so each
+sample starts with the op's data evicted from the last-level cache. See docs/measurement.md.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .stats import Summary, relative_ci_halfwidth, summarize
+
+__all__ = ["TimingConfig", "Measurement", "measure"]
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    """How long and how precisely to time one case on one backend.
+
+    ``time_budget_s`` bounds the sampling phase (wall time, flushes included); ``min_samples``
+    are always taken, even past the budget; sampling stops early once the 95% CI half-width of
+    the median is below ``target_rel_ci`` of the median, and never exceeds ``max_samples``.
+    """
+
+    cold: bool = True
+    time_budget_s: float = 0.5
+    target_rel_ci: float = 0.01
+    min_samples: int = 5
+    max_samples: int = 1000
+    warmup_s: float = 0.05  # after at least ``warmup_calls`` calls
+    warmup_calls: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class Measurement:
+    summary: Summary
+    samples_ms: list[float] = field(repr=False)
+    stopped_by: str  # converged | budget | max_samples
+    warmup_calls: int
+    elapsed_s: float
+
+
+def _should_check(n: int) -> bool:
+    # the CI costs a sort: check every sample while n is small, then every 10th
+    return n <= 100 or n % 10 == 0
+
+
+def measure(backend: Any, launch: Callable[[], None], config: TimingConfig,
+            clock: Callable[[], float] = time.perf_counter) -> Measurement:
+    """Time ``launch`` (a prepared launcher) on ``backend`` following ``config``."""
+    t0 = clock()
+    calls = 0
+    while calls < config.warmup_calls or (clock() - t0 < config.warmup_s and calls < config.max_samples):
+        launch()
+        backend.synchronize()
+        calls += 1
+
+    start, end = backend.event(), backend.event()
+    samples: list[float] = []
+    t_start = clock()
+    stopped_by = "max_samples"
+    while len(samples) < config.max_samples:
+        if config.cold:
+            backend.flush_cache()
+        start.record()
+        launch()
+        end.record()
+        backend.synchronize()
+        samples.append(float(start.elapsed_ms(end)))
+        n = len(samples)
+        if n < config.min_samples:
+            continue
+        if _should_check(n) and relative_ci_halfwidth(samples) <= config.target_rel_ci:
+            stopped_by = "converged"
+            break
+        if clock() - t_start >= config.time_budget_s:
+            stopped_by = "budget"
+            break
+    return Measurement(summarize(samples), samples, stopped_by, calls, clock() - t0)
