@@ -1,0 +1,422 @@
+"""OpSpecs of the core ops: case sets and what ``edge`` covers, input generation, cost formulas, shape parsing,
+and error budgets that are tight enough to catch a wrong result."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import DTYPES, get_dtype
+from oprt_core.errors import InvalidArgumentError, UnknownNameError
+from oprt_core.spec import CASE_SETS, LAYOUTS, Case, TensorCase, format_shape, make_tensor, parse_shape
+
+SPECS = {s.name: s for s in CORE_OPS}
+DT = list(DTYPES)
+
+
+def edge(op: str) -> list[Case]:
+    return SPECS[op].cases("edge")
+
+
+def axis_of(case: Case):
+    return case.param_dict.get("axis", -1)
+
+
+# -------------------------------------------------------------------------------------------------
+# case sets
+
+
+def test_core_ops_and_case_set_names():
+    assert list(SPECS) == ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
+    assert CASE_SETS == ("smoke", "default", "large", "edge")
+
+
+@pytest.mark.parametrize("op", list(SPECS))
+def test_every_op_has_the_four_case_sets(op):
+    spec = SPECS[op]
+    assert set(spec.case_sets) == set(CASE_SETS)
+    assert spec.dtypes == ("f32", "f16", "bf16")
+    assert set(spec.budgets) == set(DT)
+    for case_set in CASE_SETS:
+        cases = spec.cases(case_set)
+        assert cases, f"{op}: empty case set {case_set}"
+        names = [c.name for c in cases]
+        assert len(names) == len(set(names)), f"{op}/{case_set}: duplicate case names {names}"
+        for c in cases:
+            assert c.op == op and len(c.inputs) == spec.n_inputs
+            # every case is valid for its op: params and shapes agree
+            full = spec.validate_params(c.param_dict, [t.shape for t in c.inputs])
+            spec.output_shape([t.shape for t in c.inputs], full)
+            assert c.data in ("uniform", "large")
+    with pytest.raises(UnknownNameError, match=f"unknown case set of {op} 'huge'; valid choices: default, edge"):
+        spec.cases("huge")
+
+
+@pytest.mark.parametrize("op", list(SPECS))
+def test_edge_covers_sizes_and_layouts(op):
+    cases = edge(op)
+    sizes = [c.numel for c in cases]
+    assert 1 in sizes, "size 1"
+    assert 0 in sizes, "zero-size"
+    odd = [n for n in sizes if n > 1 and n % 4 and n % 8 and n % 32]
+    assert odd, "odd sizes (not multiples of 4, 8 or 32)"
+    assert any(n > 1 and n % 2 and n > 1000 for n in sizes), "an odd size larger than a block"
+    assert any(any(s % 2 and s > 32 for s in c.shape) for c in cases), "an odd extent across a warp"
+    layouts = {t.layout for c in cases for t in c.inputs}
+    assert {"transposed", "step2"} <= layouts, "non-contiguous views: transposed and sliced with a step"
+    assert {"offset1", "reversed"} <= layouts
+    assert any(len(c.shape) >= 3 for c in cases), "more than two dims"
+
+
+def test_edge_vector_add_broadcasts():
+    shapes = [tuple(t.shape for t in c.inputs) for c in edge("vector_add")]
+    broadcast = [(a, b) for a, b in shapes if a != b]
+    assert broadcast, "broadcast inputs for vector_add"
+    assert any(len(a) != len(b) for a, b in broadcast), "rank-extending broadcast"
+    assert any(len(a) == len(b) and 1 in a and 1 in b for a, b in broadcast), "both inputs broadcast"
+    assert any(0 in np.broadcast_shapes(a, b) and a != b for a, b in broadcast), "zero-size broadcast"
+    layouts = {t.layout for c in edge("vector_add") for t in c.inputs}
+    assert "broadcast0" in layouts, "a stride-0 input"
+
+
+@pytest.mark.parametrize("op", ["reduce_sum", "softmax"])
+def test_edge_negative_axes(op):
+    axes = [axis_of(c) for c in edge(op)]
+    assert any(a is not None and a < -1 for a in axes), "a negative axis other than the default -1"
+    assert any(a is not None and a >= 0 for a in axes)
+    inner = [c for c in edge(op) if axis_of(c) is not None and len(c.shape) >= 3
+             and 0 < axis_of(c) % len(c.shape) < len(c.shape) - 1]
+    assert inner, "a reduction over a middle axis"
+    # reduction along a non-contiguous axis of a view
+    assert any(c.inputs[0].layout != "contiguous" and axis_of(c) is not None for c in edge(op))
+
+
+def test_edge_reduce_sum_axis_none_and_keepdims():
+    cases = edge("reduce_sum")
+    none = [c for c in cases if axis_of(c) is None]
+    assert none, "axis=None"
+    assert any(c.param_dict["keepdims"] for c in none), "axis=None with keepdims"
+    assert any(c.param_dict["keepdims"] and axis_of(c) is not None for c in cases)
+    assert any(c.shape == () for c in none), "a 0-d input"
+    # an empty reduction (sum over a zero-length axis is 0) and an empty output
+    assert any(c.shape[axis_of(c)] == 0 and c.numel == 0 and 0 not in
+               tuple(s for i, s in enumerate(c.shape) if i != axis_of(c) % len(c.shape))
+               for c in cases if axis_of(c) is not None and c.shape)
+
+
+def test_edge_softmax_rows_of_one_and_large_magnitudes():
+    cases = edge("softmax")
+    assert any(c.shape[axis_of(c)] == 1 and c.numel > 1 for c in cases), "softmax rows of length 1"
+    large = [c for c in cases if c.data == "large"]
+    assert large, "rows with large magnitudes"
+    rng = np.random.default_rng(0)
+    for c in large:
+        for dtype in DT:
+            (x,) = SPECS["softmax"].make_inputs(c, dtype, rng)
+            x32 = x.astype(np.float32)
+            with np.errstate(over="ignore"):
+                naive = np.exp(x32) if dtype != "f16" else np.exp(x)  # a naive exp overflows the dtype
+            assert np.isinf(naive).any(), f"{c} {dtype}: no overflow of a naive exp"
+            if dtype == "f32":
+                assert np.abs(x32).max() > 80
+            if dtype == "f16":
+                assert np.abs(x32).max() > 0.5 * float(np.finfo(np.float16).max), "near the f16 maximum"
+            assert np.isfinite(x32).all()
+
+
+# -------------------------------------------------------------------------------------------------
+# make_inputs
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _expected_strides(t: TensorCase, itemsize: int) -> tuple[int, ...] | None:
+    shape = t.shape
+
+    def c_strides(s):
+        out, acc = [], itemsize
+        for e in reversed(s):
+            out.append(acc)
+            acc *= max(e, 1)
+        return tuple(reversed(out))
+
+    if t.layout in ("contiguous", "offset1"):
+        return c_strides(shape)
+    if t.layout == "transposed":
+        st = c_strides(shape[:-2] + (shape[-1], shape[-2]))
+        return st[:-2] + (st[-1], st[-2])
+    if t.layout == "step2":
+        st = c_strides(shape[:-1] + (2 * shape[-1],))
+        return st[:-1] + (2 * itemsize,)
+    if t.layout == "reversed":
+        return c_strides(shape)[:-1] + (-itemsize,)
+    if t.layout == "broadcast0":
+        return (0,) + c_strides(shape)[1:]
+    return None
+
+
+def _small_cases():
+    for spec in CORE_OPS:
+        for case_set in ("smoke", "edge"):
+            for c in spec.cases(case_set):
+                if c.numel <= 1 << 17:
+                    yield pytest.param(spec.name, c, id=f"{spec.name}-{case_set}-{c.name}")
+
+
+@pytest.mark.parametrize(("op", "case"), list(_small_cases()))
+@pytest.mark.parametrize("dtype", DT)
+def test_make_inputs_layouts_and_no_zeros(op, case, dtype):
+    spec = SPECS[op]
+    dt = get_dtype(dtype)
+    inputs = spec.make_inputs(case, dtype, np.random.default_rng(7))
+    assert len(inputs) == len(case.inputs)
+    for x, t in zip(inputs, case.inputs):
+        assert x.shape == t.shape and x.dtype == dt.numpy
+        x64 = x.astype(np.float64)
+        assert np.isfinite(x64).all() and not (x64 == 0).any(), "inputs must never be zero"
+        if x.size > 1 and len(t.shape) and min(t.shape[-2:]) > 1:
+            exp = _expected_strides(t, dt.itemsize)
+            assert x.strides == exp, f"{t.layout}: strides {x.strides}, expected {exp}"
+            if t.layout != "contiguous":
+                assert not x.flags.c_contiguous or t.layout == "offset1"
+        if t.layout == "offset1" and x.size:
+            root = _root(x)
+            assert x.ctypes.data - root.ctypes.data == dt.itemsize, "offset1 starts one element in"
+    again = spec.make_inputs(case, dtype, np.random.default_rng(7))
+    for a, b in zip(inputs, again):
+        np.testing.assert_array_equal(a, b)  # a fixed seed gives the same inputs
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_make_tensor_each_layout(layout):
+    t = TensorCase((6, 10), layout)
+    x = make_tensor(t, get_dtype("f16"), np.random.default_rng(0))
+    assert x.shape == (6, 10)
+    assert x.strides == _expected_strides(t, 2)
+    if layout == "broadcast0":
+        assert (x == x[0]).all()
+
+
+def test_make_inputs_uniform_range_and_fresh_values():
+    case = SPECS["copy"].cases("smoke")[0]
+    a = SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(1))[0]
+    b = SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(2))[0]
+    assert -1.0 <= a.min() and a.max() <= 1.0
+    assert (a < 0).any() and (a > 0).any()
+    assert not np.array_equal(a, b)
+
+
+def test_layout_validation():
+    with pytest.raises(InvalidArgumentError, match="unknown layout 'diagonal'; valid: contiguous, transposed"):
+        TensorCase((3, 3), "diagonal")
+    with pytest.raises(InvalidArgumentError, match="transposed layout needs at least 2 dims"):
+        TensorCase((3,), "transposed")
+
+
+# -------------------------------------------------------------------------------------------------
+# cost model
+
+
+@pytest.mark.parametrize(("op", "case", "dtype", "nbytes", "flops"), [
+    ("copy", Case("copy", "c", (TensorCase((1000,)),)), "f32", 8000, 0),
+    ("copy", Case("copy", "c", (TensorCase((33, 65), "transposed"),)), "bf16", 2 * 33 * 65 * 2, 0),
+    ("relu", Case("relu", "r", (TensorCase((1000,)),), (("negative_slope", 0.1),)), "f16", 4000, 1000),
+    ("vector_add", Case("vector_add", "v", (TensorCase((17, 33)), TensorCase((33,)))), "f16",
+     (561 + 33 + 561) * 2, 561),
+    ("vector_add", Case("vector_add", "v", (TensorCase((37, 1)), TensorCase((1, 129)))), "f32",
+     (37 + 129 + 37 * 129) * 4, 37 * 129),
+    ("reduce_sum", Case("reduce_sum", "r", (TensorCase((64, 1000)),), (("axis", -1), ("keepdims", False))),
+     "f32", (64000 + 64) * 4, 64000),
+    ("reduce_sum", Case("reduce_sum", "r", (TensorCase((64, 1000)),), (("axis", 0), ("keepdims", True))),
+     "bf16", (64000 + 1000) * 2, 64000),
+    ("reduce_sum", Case("reduce_sum", "r", (TensorCase((1000,)),), (("axis", None), ("keepdims", False))),
+     "f32", (1000 + 1) * 4, 1000),
+    ("softmax", Case("softmax", "s", (TensorCase((64, 1000)),), (("axis", -1),)), "f32", 2 * 64000 * 4,
+     5 * 64000),
+    ("softmax", Case("softmax", "s", (TensorCase((0, 5)),), (("axis", -1),)), "f16", 0, 0),
+])
+def test_bytes_and_flops(op, case, dtype, nbytes, flops):
+    spec = SPECS[op]
+    assert spec.bytes_moved(case, dtype) == nbytes
+    assert spec.bytes_moved(case, get_dtype(dtype)) == nbytes
+    assert spec.flops(case) == flops
+
+
+@pytest.mark.parametrize("op", list(SPECS))
+def test_bytes_scale_with_itemsize(op):
+    spec = SPECS[op]
+    for c in spec.cases("smoke") + spec.cases("edge"):
+        b32, b16, bb16 = (spec.bytes_moved(c, d) for d in ("f32", "f16", "bf16"))
+        assert b32 == 2 * b16 == 2 * bb16 >= 0
+        assert spec.flops(c) >= 0
+
+
+# -------------------------------------------------------------------------------------------------
+# parse_shape
+
+
+@pytest.mark.parametrize(("text", "shape"), [
+    ("4096x4096", (4096, 4096)), ("1000", (1000,)), (" 3X5 ", (3, 5)), ("scalar", ()), ("0", (0,)),
+    ("1x0x7", (1, 0, 7)), ("1x2x3x4x5x6x7x8", (1, 2, 3, 4, 5, 6, 7, 8)), ("007", (7,)),
+])
+def test_parse_shape_good(text, shape):
+    assert parse_shape(text) == shape
+    assert parse_shape(format_shape(shape)) == shape
+
+
+@pytest.mark.parametrize("text", ["", "x", "4096x", "x4096", "a", "-1", "4096*4096", "1.5", "4096 x 4096",
+                                  "4096,4096", "(4096, 4096)", "4096xx4096", "1e3"])
+def test_parse_shape_malformed(text):
+    with pytest.raises(InvalidArgumentError, match=r"malformed shape .*expected extents joined by 'x', e\.g\. 4096x4096"):
+        parse_shape(text)
+
+
+def test_parse_shape_too_many_dims():
+    with pytest.raises(InvalidArgumentError, match="has 9 dims; at most 8 are supported"):
+        parse_shape("1x2x3x4x5x6x7x8x9")
+
+
+def test_format_shape():
+    assert format_shape((4096, 4096)) == "4096x4096"
+    assert format_shape(()) == "scalar"
+    assert format_shape(np.array([3, 5]).tolist()) == "3x5"
+
+
+# -------------------------------------------------------------------------------------------------
+# error budgets are not vacuous
+
+
+def _check_case(op: str) -> Case:
+    return {
+        "copy": SPECS["copy"].cases("smoke")[0],
+        "vector_add": SPECS["vector_add"].cases("smoke")[1],
+        "relu": SPECS["relu"].cases("smoke")[-1],  # leaky
+        "reduce_sum": SPECS["reduce_sum"].cases("smoke")[0],
+        "softmax": SPECS["softmax"].cases("smoke")[0],
+    }[op]
+
+
+def _setup(op: str, dtype: str, seed: int = 0):
+    spec = SPECS[op]
+    case = _check_case(op)
+    inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
+    params = spec.validate_params(case.param_dict)
+    ref = spec.reference(inputs, params)
+    return spec, inputs, params, ref
+
+
+@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("dtype", DT)
+def test_reference_rounded_to_dtype_passes(op, dtype):
+    spec, inputs, params, ref = _setup(op, dtype)
+    rounded = ref.astype(get_dtype(dtype).numpy)
+    res = spec.check(rounded, inputs, dtype, params)
+    assert res.ok, res.message
+    assert spec.check(ref, inputs, dtype, params).ok
+
+
+@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("dtype", DT)
+def test_one_element_just_outside_budget_fails(op, dtype):
+    spec, inputs, params, ref = _setup(op, dtype)
+    atol, rtol = spec.tolerance(dtype, [x.astype(np.float64) for x in inputs], ref, params)
+    allowed = np.broadcast_to(np.asarray(atol) + rtol * np.abs(ref), ref.shape)
+    idx = np.unravel_index(int(np.argmax(np.abs(ref))), ref.shape)
+    inside = ref.copy()
+    inside[idx] = ref[idx] + 0.9 * allowed[idx]
+    assert spec.check(inside, inputs, dtype, params).ok
+    for sign in (1.0, -1.0):
+        delta = 1.1 * allowed[idx] if allowed[idx] > 0 else max(abs(ref[idx]), 1.0) * 1e-12
+        bad = ref.copy()
+        bad[idx] = ref[idx] + sign * delta
+        res = spec.check(bad, inputs, dtype, params)
+        assert not res.ok, f"{op} {dtype}: an error of {delta:.3g} at {idx} passed"
+        assert "1 of" in res.message and "outside budget" in res.message
+        assert str(tuple(int(i) for i in idx)) in res.message
+
+
+@pytest.mark.parametrize("dtype", DT)
+def test_exact_ops_catch_one_ulp(dtype):
+    dt = get_dtype(dtype)
+    for op in ("copy", "relu"):
+        spec = SPECS[op]
+        case = spec.cases("smoke")[0]  # relu's first smoke case has slope 0: exact
+        inputs = spec.make_inputs(case, dtype, np.random.default_rng(3))
+        out = spec.reference(inputs, case.param_dict).astype(dt.numpy)
+        assert spec.check(out, inputs, dtype, case.param_dict).ok
+        flat = out.reshape(-1)
+        j = int(np.argmax(flat.astype(np.float64)))
+        flat[j] = np.nextafter(flat[j].astype(np.float32), np.float32(np.inf)).astype(dt.numpy) \
+            if dtype == "f32" else (flat[j].astype(np.float64) * (1 + 2 * dt.eps)).astype(dt.numpy)
+        assert not spec.check(out, inputs, dtype, case.param_dict).ok, f"{op} {dtype}: one ulp passed"
+
+
+@pytest.mark.parametrize("dtype", DT)
+@pytest.mark.parametrize("case_index", [0, 1, 2])  # axis -1, axis 0, axis None
+def test_reduce_sum_dropped_element_fails(dtype, case_index):
+    spec = SPECS["reduce_sum"]
+    case = spec.cases("smoke")[case_index]
+    params = spec.validate_params(case.param_dict)
+    inputs = spec.make_inputs(case, dtype, np.random.default_rng(11))
+    x = inputs[0].astype(np.float64)
+    ref = spec.reference(inputs, params)
+    # drop the largest-magnitude element of one output's reduction
+    j = int(np.argmax(np.abs(x)))
+    dropped = x.copy().reshape(-1)
+    dropped[j] = 0.0
+    out = spec.reference([dropped.reshape(x.shape)], params).astype(get_dtype(dtype).numpy)
+    assert spec.check(ref.astype(get_dtype(dtype).numpy), inputs, dtype, params).ok
+    res = spec.check(out, inputs, dtype, params)
+    assert not res.ok, f"a dropped element (|x| = {abs(x.reshape(-1)[j]):.3g}) passed"
+    if dtype == "f32":
+        # in f32 even a typical element is caught
+        k = int(np.argsort(np.abs(x).reshape(-1))[x.size // 2])
+        dropped = x.copy().reshape(-1)
+        dropped[k] = 0.0
+        out = spec.reference([dropped.reshape(x.shape)], params).astype(np.float32)
+        assert not spec.check(out, inputs, dtype, params).ok
+
+
+def test_check_reports_shape_nan_and_inf():
+    spec = SPECS["copy"]
+    x = np.array([1.0, -2.0, np.inf], np.float32)
+    assert spec.check(x.copy(), [x], "f32").ok  # matching infinities are no error
+    res = spec.check(x[:2], [x], "f32")
+    assert not res.ok and "output shape (2,) differs from reference shape (3,)" in res.message
+    poisoned = x.copy()
+    poisoned[1] = np.nan
+    res = spec.check(poisoned, [x], "f32")
+    assert not res.ok and res.max_abs_err == math.inf and "worst at (1,)" in res.message
+    assert spec.check(np.empty((0, 3), np.float32), [np.empty((0, 3), np.float32)], "f32").ok
+    res = spec.check(np.array([1.0, -2.0, -np.inf], np.float32), [x], "f32")
+    assert not res.ok
+
+
+def test_budgets_are_documented_and_ordered():
+    import oprt_core.core_ops as core_ops
+
+    doc = core_ops.__doc__ or ""
+    for op in SPECS:
+        assert f"- {op}:" in doc, f"the error budget of {op} lacks its reasoning"
+    for op in ("vector_add", "relu", "reduce_sum", "softmax"):
+        b = SPECS[op].budgets
+        assert b["f32"].rtol < b["f16"].rtol < b["bf16"].rtol
+
+
+def test_custom_case():
+    c = SPECS["softmax"].custom_case((8, 100), {"axis": 0})
+    assert c.shape == (8, 100) and c.param_dict == {"axis": 0} and c.inputs[0].layout == "contiguous"
+    c = SPECS["vector_add"].custom_case([3, 4])
+    assert [t.shape for t in c.inputs] == [(3, 4), (3, 4)] and c.name == "3x4"
+    c = SPECS["reduce_sum"].custom_case((3, 4), {"axis": None, "keepdims": True})
+    assert c.param_dict == {"axis": None, "keepdims": True}
+    c = SPECS["relu"].custom_case((5,), {"negative_slope": 0.2})
+    assert c.param_dict == {"negative_slope": 0.2}
+    with pytest.raises(InvalidArgumentError, match="axis 2 is out of range"):
+        SPECS["softmax"].custom_case((8, 100), {"axis": 2})
