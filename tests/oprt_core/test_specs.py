@@ -273,7 +273,8 @@ def test_parse_shape_good(text, shape):
 @pytest.mark.parametrize("text", ["", "x", "4096x", "x4096", "a", "-1", "4096*4096", "1.5", "4096 x 4096",
                                   "4096,4096", "(4096, 4096)", "4096xx4096", "1e3"])
 def test_parse_shape_malformed(text):
-    with pytest.raises(InvalidArgumentError, match=r"malformed shape .*expected extents joined by 'x', e\.g\. 4096x4096"):
+    with pytest.raises(InvalidArgumentError,
+                       match=r"malformed shape .*expected extents joined by 'x', e\.g\. 4096x4096"):
         parse_shape(text)
 
 
