@@ -217,7 +217,8 @@ class DeviceArray:
             "descr": [("", typestr)],
             "data": (self.ptr if self.size else 0, self.readonly),
             "strides": None if self.is_contiguous else self.strides,
-            "stream": None,
+            # oprt launches on the NULL stream: the legacy default stream, 1 in the CAI v3 convention
+            "stream": 1,
         }
 
 
@@ -587,7 +588,10 @@ class CompiledBackend:
 
     def asarray(self, obj: Any) -> DeviceArray:
         """The op API's view of a caller's array: a DeviceArray of this backend as is, an object with
-        ``__cuda_array_interface__`` zero-copy (owner = the object), a numpy array copied to the device."""
+        ``__cuda_array_interface__`` zero-copy (owner = the object), a numpy array copied to the device.
+
+        A foreign array's ``stream`` is not waited on: oprt runs on the default stream, so the caller
+        synchronises work it queued on other streams before handing the array over."""
         if isinstance(obj, DeviceArray):
             if obj.backend is not self:
                 raise InvalidArgumentError(
