@@ -1,0 +1,276 @@
+// elementwise.cu: oprt.h's copy, vector_add and relu (descriptors, path choice, launches).
+#include <new>
+#include <type_traits>
+
+#include "elementwise.cuh"
+
+using namespace oprt_nv;
+
+namespace {
+
+enum class EwPath { kEmpty, kContig, kTranspose, kRows, kFlat };
+
+// Rows path once the last dim is at least this long (below it a warp would idle) and there are enough
+// rows to fill the grid; otherwise the flat path.
+constexpr int64_t kMinRowLength = 32;
+constexpr int64_t kMinRows = 1024;
+
+struct EwDesc {
+    oprt_elementwise_plan_t plan;
+    EwPath path;
+    int32_t tdim;  // transpose: the dim along which x has unit stride
+};
+
+// The byte-sized storage type a copy moves (bit-exact, one instantiation per element size).
+template <typename T> struct Storage { using type = typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type; };
+
+oprt_status_t plan_paths(EwDesc *d) {
+    const oprt_elementwise_plan_t &p = d->plan;
+    const int nd = p.ndim, last = nd - 1;
+    if (p.numel == 0) d->path = EwPath::kEmpty;
+    else if (p.contiguous || nd == 0) d->path = EwPath::kContig;
+    else {
+        d->path = EwPath::kFlat;
+        d->tdim = -1;
+        if (p.ninputs == 1 && nd >= 2 && p.out_strides[last] == 1 && p.in_strides[0][last] != 1) {
+            for (int k = last - 1; k >= 0; --k)
+                if (p.in_strides[0][k] == 1) {
+                    d->tdim = k;
+                    break;
+                }
+        }
+        if (d->tdim >= 0) d->path = EwPath::kTranspose;
+        else if (nd >= 2 && p.shape[last] >= kMinRowLength && p.numel / p.shape[last] >= kMinRows)
+            d->path = EwPath::kRows;
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+int pow2_at_least(int64_t n, int lo, int hi) {
+    int v = lo;
+    while (v < hi && v < n) v <<= 1;
+    return v;
+}
+
+template <typename T, int NIn, typename Op>
+oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_, cudaStream_t stream, Op op,
+                     const char *name) {
+    const oprt_elementwise_plan_t &p = d.plan;
+    T *out = static_cast<T *>(out_);
+    const T *a = static_cast<const T *>(a_);
+    const T *b = NIn == 2 ? static_cast<const T *>(b_) : a;
+    const int nd = p.ndim, last = nd - 1;
+    switch (d.path) {
+    case EwPath::kEmpty: return OPRT_STATUS_SUCCESS;
+    case EwPath::kContig: {
+        const int64_t n = p.numel;
+        uintptr_t mis = (uintptr_t)out & 15u;
+        bool vec = ((uintptr_t)a & 15u) == mis && ((uintptr_t)b & 15u) == mis && mis % sizeof(T) == 0;
+        int64_t head = mis == 0 ? 0 : (int64_t)((16 - mis) / sizeof(T));
+        if (head > n) head = n;
+        int64_t work = vec ? (n - head) / Pack<T>::N : n;
+        unsigned grid = grid_for(vec ? (work + kUnroll - 1) / kUnroll : work, kBlock);
+        if (vec) ew_contig_kernel<T, NIn, true><<<grid, kBlock, 0, stream>>>(out, a, b, n, head, op);
+        else ew_contig_kernel<T, NIn, false><<<grid, kBlock, 0, stream>>>(out, a, b, n, 0, op);
+        break;
+    }
+    case EwPath::kTranspose: {
+        if constexpr (NIn == 1) {
+            constexpr int kTile = sizeof(T) == 4 ? 32 : 64;
+            TransposeArgs args{};
+            const int k = d.tdim;
+            args.R = p.shape[k];
+            args.C = p.shape[last];
+            args.x_sc = p.in_strides[0][last];
+            args.o_sr = p.out_strides[k];
+            args.tiles_r = (args.R + kTile - 1) / kTile;
+            args.tiles_c = (args.C + kTile - 1) / kTile;
+            args.batch.ndim = 0;
+            int64_t batch = 1;
+            for (int i = 0; i < nd; ++i) {
+                if (i == k || i == last) continue;
+                const int j = args.batch.ndim++;
+                args.batch.ext[j] = p.shape[i];
+                args.batch.stride[0][j] = p.out_strides[i];
+                args.batch.stride[1][j] = p.in_strides[0][i];
+                batch *= p.shape[i];
+            }
+            args.ntiles = args.tiles_r * args.tiles_c * batch;
+            dim3 block(kWarp, kTransposeRows);
+            unsigned grid = grid_for(args.ntiles * kWarp * kTransposeRows, kWarp * kTransposeRows);
+            ew_transpose_kernel<T, kTile><<<grid, block, 0, stream>>>(out, a, args, op);
+        }
+        break;
+    }
+    case EwPath::kRows: {
+        RowsArgs args{};
+        args.C = p.shape[last];
+        args.rows = p.numel / args.C;
+        args.last[0] = p.out_strides[last];
+        args.last[1] = p.in_strides[0][last];
+        args.last[2] = NIn == 2 ? p.in_strides[1][last] : 0;
+        args.outer.ndim = last;
+        bool vec = args.last[0] == 1 && args.last[1] == 1 && (NIn == 1 || args.last[2] == 1) && aligned16(out) &&
+                   aligned16(a) && aligned16(b);
+        for (int i = 0; i < last; ++i) {
+            args.outer.ext[i] = p.shape[i];
+            args.outer.stride[0][i] = p.out_strides[i];
+            args.outer.stride[1][i] = p.in_strides[0][i];
+            args.outer.stride[2][i] = NIn == 2 ? p.in_strides[1][i] : 0;
+            for (int t = 0; t < 3; ++t) vec = vec && (args.outer.stride[t][i] * (int64_t)sizeof(T)) % 16 == 0;
+        }
+        const int64_t per_row = vec ? (args.C + Pack<T>::N - 1) / Pack<T>::N : args.C;
+        const int tx = pow2_at_least(per_row, kWarp, kBlock);
+        dim3 block(tx, kBlock / tx);
+        unsigned grid = grid_for(args.rows * kBlock / block.y, kBlock);
+        if (vec) ew_rows_kernel<T, NIn, true><<<grid, block, 0, stream>>>(out, a, b, args, op);
+        else ew_rows_kernel<T, NIn, false><<<grid, block, 0, stream>>>(out, a, b, args, op);
+        break;
+    }
+    case EwPath::kFlat: {
+        Indexer<3> idx{};
+        idx.ndim = nd;
+        for (int i = 0; i < nd; ++i) {
+            idx.ext[i] = p.shape[i];
+            idx.stride[0][i] = p.out_strides[i];
+            idx.stride[1][i] = p.in_strides[0][i];
+            idx.stride[2][i] = NIn == 2 ? p.in_strides[1][i] : 0;
+        }
+        unsigned grid = grid_for(p.numel, kBlock, 4);
+        ew_flat_kernel<T, NIn><<<grid, kBlock, 0, stream>>>(out, a, b, p.numel, idx, op);
+        break;
+    }
+    }
+    return check_launch(name);
+}
+
+oprt_status_t check_pointers(const char *op, const EwDesc &d, const void *out, const void *a, const void *b) {
+    if (d.plan.numel == 0) return OPRT_STATUS_SUCCESS;
+    if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: out is NULL", op);
+    if (a == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: %s is NULL", op, d.plan.ninputs == 2 ? "a" : "x");
+    if (d.plan.ninputs == 2 && b == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: b is NULL", op);
+    return OPRT_STATUS_SUCCESS;
+}
+
+template <typename D> oprt_status_t get_size(D *desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+template <typename D> oprt_status_t destroy(D *desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    delete desc;
+    return OPRT_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+struct oprt_copy_descriptor {
+    EwDesc d;
+};
+struct oprt_vector_add_descriptor {
+    EwDesc d;
+};
+struct oprt_relu_descriptor {
+    EwDesc d;
+    float negative_slope;
+};
+
+extern "C" {
+
+// ---- copy ----
+oprt_status_t oprt_create_copy_descriptor(oprt_copy_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    EwDesc d{};
+    OPRT_CHECK(oprt_plan_copy(&d.plan, out, x));
+    OPRT_CHECK(plan_paths(&d));
+    auto *h = new (std::nothrow) oprt_copy_descriptor{d};
+    if (h == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "copy: out of host memory");
+    *desc = h;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_copy_workspace_size(oprt_copy_descriptor_t desc, size_t *size) { return get_size(desc, size); }
+
+oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                        const void *x, oprt_stream_t stream) {
+    (void)workspace;
+    (void)workspace_size;
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK(check_pointers("copy", desc->d, out, x, NULL));
+    return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {
+        using S = typename Storage<decltype(tag)>::type;
+        return launch<S, 1>(desc->d, out, x, NULL, (cudaStream_t)stream, CopyOp{}, "copy kernel");
+    });
+}
+
+oprt_status_t oprt_destroy_copy_descriptor(oprt_copy_descriptor_t desc) { return destroy(desc); }
+
+// ---- vector_add ----
+oprt_status_t oprt_create_vector_add_descriptor(oprt_vector_add_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                                const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    EwDesc d{};
+    OPRT_CHECK(oprt_plan_vector_add(&d.plan, out, a, b));
+    OPRT_CHECK(plan_paths(&d));
+    auto *h = new (std::nothrow) oprt_vector_add_descriptor{d};
+    if (h == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "vector_add: out of host memory");
+    *desc = h;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_vector_add_workspace_size(oprt_vector_add_descriptor_t desc, size_t *size) {
+    return get_size(desc, size);
+}
+
+oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                              const void *a, const void *b, oprt_stream_t stream) {
+    (void)workspace;
+    (void)workspace_size;
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK(check_pointers("vector_add", desc->d, out, a, b));
+    return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        return launch<T, 2>(desc->d, out, a, b, (cudaStream_t)stream, AddOp{}, "vector_add kernel");
+    });
+}
+
+oprt_status_t oprt_destroy_vector_add_descriptor(oprt_vector_add_descriptor_t desc) { return destroy(desc); }
+
+// ---- relu ----
+oprt_status_t oprt_create_relu_descriptor(oprt_relu_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x, float negative_slope) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    EwDesc d{};
+    OPRT_CHECK(oprt_plan_relu(&d.plan, out, x, negative_slope));
+    OPRT_CHECK(plan_paths(&d));
+    auto *h = new (std::nothrow) oprt_relu_descriptor{d, negative_slope};
+    if (h == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "relu: out of host memory");
+    *desc = h;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_relu_workspace_size(oprt_relu_descriptor_t desc, size_t *size) { return get_size(desc, size); }
+
+oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                        const void *x, oprt_stream_t stream) {
+    (void)workspace;
+    (void)workspace_size;
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK(check_pointers("relu", desc->d, out, x, NULL));
+    return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        return launch<T, 1>(desc->d, out, x, NULL, (cudaStream_t)stream, ReluOp{desc->negative_slope},
+                            "relu kernel");
+    });
+}
+
+oprt_status_t oprt_destroy_relu_descriptor(oprt_relu_descriptor_t desc) { return destroy(desc); }
+
+}  // extern "C"

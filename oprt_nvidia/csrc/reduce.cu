@@ -1,0 +1,441 @@
+// reduce.cu: oprt.h's reduce_sum (f32 accumulation for every dtype).
+//
+// The layout is canonicalised (layout.cuh) into kept dims and reduced dims, then:
+//  - rows: the reduced dim has unit stride (sum over the last axis, or over all): a warp (short rows) or
+//    a block (long rows) per output, 16-byte packs from the first aligned element with kUnroll packs in
+//    flight, warp-shuffle then shared-memory reduction. When there are too few rows to fill the GPU
+//    (axis=all, a handful of long rows) each row is split into chunks across blocks; chunk sums go to the
+//    workspace and a second pass adds them.
+//  - cols: a kept dim has unit stride (sum over a leading axis): threads across that dim (16-byte packs
+//    when rows stay aligned), blockDim.y rows in flight, partial sums combined in shared memory; the
+//    reduced dim is split across blocks through the workspace when outer x inner tiles are few.
+//  - anything else: the rows kernel with strided loads (or an index decomposition over several reduced
+//    dims that do not merge).
+#include <new>
+
+#include "layout.cuh"
+
+using namespace oprt_nv;
+
+namespace {
+
+// ---- kernels ----------------------------------------------------------------------------------
+
+struct RowsArgs {
+    int64_t rows, n, rs, splits, chunk;
+    Indexer<2> kept;  // row -> x offset (0), out offset (1)
+    Indexer<1> red;   // flat reduced index -> x offset (kMulti)
+};
+
+// Partial sum of n elements p[0], p[stride], ... over lanes lane, lane + nlanes, ...
+template <typename T, bool kVec>
+__device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stride, int lane, int nlanes) {
+    constexpr int V = Pack<T>::N;
+    constexpr int kUnroll = 4;
+    float acc = 0.f;
+    if (kVec) {
+        const int64_t head = head_to_align(p, n);
+        for (int64_t i = lane; i < head; i += nlanes) acc += to_f(p[i]);
+        const T *q = p + head;
+        const int64_t m = n - head, nv = m / V;
+        float part[kUnroll] = {};
+        int64_t i = lane;
+        for (; i + (kUnroll - 1) * (int64_t)nlanes < nv; i += kUnroll * (int64_t)nlanes) {
+            Pack<T> v[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(q + (i + u * (int64_t)nlanes) * V);
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+                for (int e = 0; e < V; ++e) part[u] += to_f(v[u].v[e]);
+        }
+        for (; i < nv; i += nlanes) {
+            Pack<T> v = load_pack(q + i * V);
+#pragma unroll
+            for (int e = 0; e < V; ++e) part[0] += to_f(v.v[e]);
+        }
+        for (int64_t j = nv * V + lane; j < m; j += nlanes) acc += to_f(q[j]);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc += part[u];
+    } else {
+        for (int64_t i = lane; i < n; i += nlanes) acc += to_f(p[i * stride]);
+    }
+    return acc;
+}
+
+template <typename T, bool kVec, bool kMulti, bool kWarpItems>
+__global__ void __launch_bounds__(kBlock)
+reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, RowsArgs a) {
+    __shared__ float smem[kMaxThreadsPerBlock / kWarp];
+    const int64_t items = a.rows * a.splits;
+    const int lanes = kWarpItems ? kWarp : blockDim.x;
+    const int lane = kWarpItems ? threadIdx.x % kWarp : threadIdx.x;
+    const int64_t per_block = kWarpItems ? blockDim.x / kWarp : 1;
+    const int64_t first = (int64_t)blockIdx.x * per_block + (kWarpItems ? threadIdx.x / kWarp : 0);
+    for (int64_t item = first; item < items; item += (int64_t)gridDim.x * per_block) {
+        const int64_t row = item / a.splits, s = item - row * a.splits;
+        int64_t off[2];
+        a.kept.offsets(row, off);
+        const int64_t begin = s * a.chunk;
+        int64_t len = a.n - begin;
+        if (len > a.chunk) len = a.chunk;
+        float acc = 0.f;
+        if (kMulti) {
+            for (int64_t i = lane; i < len; i += lanes) {
+                int64_t ro[1];
+                a.red.offsets(begin + i, ro);
+                acc += to_f(x[off[0] + ro[0]]);
+            }
+        } else {
+            acc = row_partial<T, kVec>(x + off[0] + begin * a.rs, len, a.rs, lane, lanes);
+        }
+        acc = kWarpItems ? warp_reduce(acc, SumOp{}) : block_reduce(acc, SumOp{}, 0.f, smem);
+        if (lane == 0) {
+            if (a.splits == 1) out[off[1]] = from_f<T>(acc);
+            else ws[item] = acc;
+        }
+    }
+}
+
+// Second pass of split rows: a warp adds the chunk sums of one row.
+template <typename T>
+__global__ void __launch_bounds__(kBlock)
+reduce_rows_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, RowsArgs a) {
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / kWarp);
+    for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp; row < a.rows;
+         row += warps) {
+        float acc = 0.f;
+        for (int64_t s = lane; s < a.splits; s += kWarp) acc += ws[row * a.splits + s];
+        acc = warp_reduce(acc, SumOp{});
+        if (lane == 0) {
+            int64_t off[2];
+            a.kept.offsets(row, off);
+            out[off[1]] = from_f<T>(acc);
+        }
+    }
+}
+
+struct ColsArgs {
+    int64_t outer, inner, n, rs, splits, chunk, tiles;
+    int64_t o_si;          // out stride along inner
+    Indexer<2> outer_idx;  // outer -> x offset (0), out offset (1)
+};
+
+template <typename T, bool kVec>
+__global__ void __launch_bounds__(kBlock)
+reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    constexpr int kUnroll = 4;
+    __shared__ float smem[kBlock * VV];
+    const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
+    const int64_t items = a.outer * a.tiles * a.splits;
+    for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+        const int64_t s = item % a.splits, rest = item / a.splits;
+        const int64_t tile = rest % a.tiles, o = rest / a.tiles;
+        int64_t off[2];
+        a.outer_idx.offsets(o, off);
+        const int64_t col0 = (tile * bx + tx) * VV;
+        const int64_t begin = s * a.chunk;
+        const int64_t end = begin + a.chunk < a.n ? begin + a.chunk : a.n;
+        float acc[VV] = {};
+        if (col0 < a.inner) {
+            const T *p = x + off[0] + col0;
+            int64_t r = begin + ty;
+            if (kVec) {
+                for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
+                    Pack<T> v[kUnroll];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(p + (r + u * by) * a.rs);
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+                        for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
+                }
+                for (; r < end; r += by) {
+                    Pack<T> v = load_pack(p + r * a.rs);
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) acc[e] += to_f(v.v[e]);
+                }
+            } else {
+                for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
+                    T v[kUnroll];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) v[u] = p[(r + u * by) * a.rs];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) acc[0] += to_f(v[u]);
+                }
+                for (; r < end; r += by) acc[0] += to_f(p[r * a.rs]);
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < VV; ++e) smem[(ty * bx + tx) * VV + e] = acc[e];
+        __syncthreads();
+        // the by partial sums of each column: thread (tx, ty) finishes columns e = ty, ty + by, ... of its pack
+        for (int e = ty; e < VV; e += by) {
+            float sum = 0.f;
+            for (int k = 0; k < by; ++k) sum += smem[(k * bx + tx) * VV + e];
+            const int64_t col = col0 + e;
+            if (col < a.inner) {
+                if (a.splits == 1) out[off[1] + col * a.o_si] = from_f<T>(sum);
+                else ws[(s * a.outer + o) * a.inner + col] = sum;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlock)
+reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, ColsArgs a) {
+    const int64_t total = a.outer * a.inner;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        float acc = 0.f;
+        for (int64_t s = 0; s < a.splits; ++s) acc += ws[s * total + i];
+        const int64_t o = i / a.inner, col = i - o * a.inner;
+        int64_t off[2];
+        a.outer_idx.offsets(o, off);
+        out[off[1] + col * a.o_si] = from_f<T>(acc);
+    }
+}
+
+// ---- descriptor -------------------------------------------------------------------------------
+
+enum class ReducePath { kEmpty, kRows, kCols };
+
+// Rows no longer than this get a warp each, longer ones a block.
+constexpr int64_t kWarpRowMax = 4096;
+// A split chunk holds at least this many elements (rows) / rows of threads (cols).
+constexpr int64_t kMinChunk = 16384;
+constexpr int64_t kMinColChunkPerThreadRow = 16;
+
+}  // namespace
+
+struct oprt_reduce_sum_descriptor {
+    oprt_axis_plan_t plan;
+    ReducePath path;
+    bool multi;      // rows over several reduced dims that do not merge
+    bool warp_items;
+    int64_t x_off, o_off;
+    RowsArgs rows;
+    ColsArgs cols;
+    int block_x, block_y;  // cols
+    size_t workspace;
+};
+
+namespace {
+
+void plan_reduce(oprt_reduce_sum_descriptor *d) {
+    const oprt_axis_plan_t &p = d->plan;
+    Dim kept[OPRT_MAX_NDIM], red[OPRT_MAX_NDIM];
+    int nk = 0, nr = 0;
+    int64_t red_numel = 1;
+    for (int i = 0; i < p.ndim; ++i) {
+        const bool reduced = p.axis < 0 || i == p.axis;
+        if (reduced) {
+            red[nr++] = {p.shape[i], p.x_strides[i], 0};
+            red_numel *= p.shape[i];
+        } else {
+            kept[nk++] = {p.shape[i], p.x_strides[i], p.out_strides[i]};
+        }
+    }
+    d->x_off = d->o_off = 0;
+    d->workspace = 0;
+    if (p.numel_out == 0) {
+        d->path = ReducePath::kEmpty;
+        return;
+    }
+    canonicalize(kept, nk, d->x_off, d->o_off);
+    int64_t unused = 0;
+    canonicalize(red, nr, d->x_off, unused);
+    if (red_numel == 0) {  // sums of nothing: zeros
+        nr = 1;
+        red[0] = {0, 0, 0};
+    } else if (nr == 0) {  // every reduced extent is 1
+        nr = 1;
+        red[0] = {1, 0, 0};
+    }
+    const DeviceLimits lim = device_limits();
+    const int64_t wave = (int64_t)lim.sm_count * (lim.max_threads_per_sm / kBlock);  // resident blocks
+    d->multi = nr > 1;
+    const bool cols = !d->multi && red[0].xs != 1 && nk >= 1 && kept[nk - 1].xs == 1;
+    if (!cols) {
+        RowsArgs &a = d->rows;
+        a = RowsArgs{};
+        a.kept = make_indexer(kept, nk);
+        a.rows = 1;
+        for (int i = 0; i < nk; ++i) a.rows *= kept[i].ext;
+        a.n = red_numel;
+        a.rs = d->multi ? 0 : red[0].xs;
+        a.red.ndim = d->multi ? nr : 0;
+        for (int i = 0; d->multi && i < nr; ++i) {
+            a.red.ext[i] = red[i].ext;
+            a.red.stride[0][i] = red[i].xs;
+        }
+        a.splits = 1;
+        d->warp_items = a.n <= kWarpRowMax;
+        if (!d->warp_items && a.rows < 2 * wave) {
+            int64_t splits = ceil_div(2 * wave, a.rows);
+            int64_t by_size = ceil_div(a.n, kMinChunk);
+            a.splits = splits < by_size ? splits : by_size;
+            if (a.splits < 1) a.splits = 1;
+        }
+        a.chunk = ceil_div(a.n, a.splits);
+        a.splits = a.n == 0 ? 1 : ceil_div(a.n, a.chunk);
+        if (a.splits > 1) d->workspace = (size_t)(a.rows * a.splits) * sizeof(float);
+        d->path = ReducePath::kRows;
+        return;
+    }
+    ColsArgs &c = d->cols;
+    c = ColsArgs{};
+    c.inner = kept[nk - 1].ext;
+    c.o_si = kept[nk - 1].os;
+    c.outer_idx = make_indexer(kept, nk - 1);
+    c.outer = 1;
+    for (int i = 0; i < nk - 1; ++i) c.outer *= kept[i].ext;
+    c.n = red_numel;
+    c.rs = red[0].xs;
+    d->path = ReducePath::kCols;
+}
+
+// Block shape and splits of the cols path depend on whether 16-byte packs are usable (known per call);
+// the workspace is sized for the larger of the two choices so it never depends on pointers.
+template <typename T> void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int &bx, int &by) {
+    const int V = vec ? Pack<T>::N : 1;
+    c = d.cols;
+    bx = pow2_clamp(ceil_div(c.inner, V), 1, kWarp);
+    by = kBlock / bx;
+    c.tiles = ceil_div(c.inner, (int64_t)bx * V);
+    const DeviceLimits lim = device_limits();
+    const int64_t wave = (int64_t)lim.sm_count * (lim.max_threads_per_sm / kBlock);
+    const int64_t base = c.outer * c.tiles;
+    c.splits = 1;
+    if (base < 2 * wave) {
+        int64_t splits = ceil_div(2 * wave, base);
+        int64_t by_size = c.n / (by * kMinColChunkPerThreadRow);
+        c.splits = splits < by_size ? splits : by_size;
+        if (c.splits < 1) c.splits = 1;
+    }
+    c.chunk = ceil_div(c.n, c.splits);
+    c.splits = c.n == 0 ? 1 : ceil_div(c.n, c.chunk);
+}
+
+template <typename T> size_t cols_workspace(const oprt_reduce_sum_descriptor &d) {
+    size_t need = 0;
+    for (int vec = 0; vec < 2; ++vec) {
+        ColsArgs c;
+        int bx, by;
+        cols_shape<T>(d, vec != 0, c, bx, by);
+        size_t w = c.splits > 1 ? (size_t)(c.splits * c.outer * c.inner) * sizeof(float) : 0;
+        if (w > need) need = w;
+    }
+    return need;
+}
+
+template <typename T>
+oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void *out_, const void *x_,
+                            cudaStream_t stream) {
+    T *out = static_cast<T *>(out_) + d.o_off;
+    const T *x = static_cast<const T *>(x_) + d.x_off;
+    float *w = static_cast<float *>(ws);
+    if (d.path == ReducePath::kRows) {
+        const RowsArgs &a = d.rows;
+        const bool vec = !d.multi && a.rs == 1 && ((uintptr_t)x % sizeof(T)) == 0;
+        const int64_t items = a.rows * a.splits;
+        unsigned grid = d.warp_items ? grid_for(items * kWarp, kBlock) : grid_for(items * kBlock, kBlock);
+#define OPRT_ROWS(VEC, MULTI, WARP) reduce_rows_kernel<T, VEC, MULTI, WARP><<<grid, kBlock, 0, stream>>>(out, w, x, a)
+        if (d.multi) {
+            if (d.warp_items) OPRT_ROWS(false, true, true);
+            else OPRT_ROWS(false, true, false);
+        } else if (vec) {
+            if (d.warp_items) OPRT_ROWS(true, false, true);
+            else OPRT_ROWS(true, false, false);
+        } else {
+            if (d.warp_items) OPRT_ROWS(false, false, true);
+            else OPRT_ROWS(false, false, false);
+        }
+#undef OPRT_ROWS
+        OPRT_CHECK(check_launch("reduce_sum rows kernel"));
+        if (a.splits > 1) {
+            reduce_rows_finish_kernel<T><<<grid_for(a.rows * kWarp, kBlock), kBlock, 0, stream>>>(out, w, a);
+            OPRT_CHECK(check_launch("reduce_sum rows finishing kernel"));
+        }
+        return OPRT_STATUS_SUCCESS;
+    }
+    // cols
+    const ColsArgs &c0 = d.cols;
+    constexpr int V = Pack<T>::N;
+    bool vec = c0.inner % V == 0 && aligned16(x) && (c0.rs * (int64_t)sizeof(T)) % 16 == 0;
+    for (int i = 0; i < c0.outer_idx.ndim; ++i) vec = vec && (c0.outer_idx.stride[0][i] * (int64_t)sizeof(T)) % 16 == 0;
+    ColsArgs c;
+    int bx, by;
+    cols_shape<T>(d, vec, c, bx, by);
+    dim3 block(bx, by);
+    unsigned grid = grid_for(c.outer * c.tiles * c.splits * kBlock, kBlock);
+    if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
+    else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
+    OPRT_CHECK(check_launch("reduce_sum cols kernel"));
+    if (c.splits > 1) {
+        reduce_cols_finish_kernel<T><<<grid_for(c.outer * c.inner, kBlock), kBlock, 0, stream>>>(out, w, c);
+        OPRT_CHECK(check_launch("reduce_sum cols finishing kernel"));
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+oprt_status_t oprt_create_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                                const oprt_tensor_desc_t *x, int32_t axis, int32_t keepdims) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    auto *d = new (std::nothrow) oprt_reduce_sum_descriptor{};
+    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "reduce_sum: out of host memory");
+    oprt_status_t st = oprt_plan_reduce_sum(&d->plan, out, x, axis, keepdims);
+    if (st != OPRT_STATUS_SUCCESS) {
+        delete d;
+        return st;
+    }
+    plan_reduce(d);
+    if (d->path == ReducePath::kCols) {
+        st = dispatch_dtype(d->plan.dtype, [&](auto tag) {
+            d->workspace = cols_workspace<decltype(tag)>(*d);
+            return OPRT_STATUS_SUCCESS;
+        });
+        if (st != OPRT_STATUS_SUCCESS) {
+            delete d;
+            return st;
+        }
+    }
+    *desc = d;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_reduce_sum_workspace_size(oprt_reduce_sum_descriptor_t desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = desc->workspace;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                              const void *x, oprt_stream_t stream) {
+    OPRT_CHECK_NOT_NULL(desc);
+    if (desc->path == ReducePath::kEmpty) return OPRT_STATUS_SUCCESS;
+    if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "reduce_sum: out is NULL");
+    if (x == NULL && desc->plan.numel_in > 0) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "reduce_sum: x is NULL");
+    OPRT_CHECK(check_workspace("reduce_sum", desc->workspace, workspace, workspace_size));
+    return dispatch_dtype(desc->plan.dtype, [&](auto tag) {
+        return launch_reduce<decltype(tag)>(*desc, workspace, out, x, (cudaStream_t)stream);
+    });
+}
+
+oprt_status_t oprt_destroy_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    delete desc;
+    return OPRT_STATUS_SUCCESS;
+}
+
+}  // extern "C"

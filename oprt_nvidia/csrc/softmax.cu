@@ -1,0 +1,363 @@
+// softmax.cu: oprt.h's softmax, numerically stable (the row max is subtracted; expf, not __expf).
+//
+// The layout is canonicalised (layout.cuh) into the softmax axis and the kept dims, then:
+//  - rows held in registers: the axis has unit stride (or no dim does) and a row fits: a warp per row
+//    up to 1024 elements, a block per row (128..1024 threads) up to 16384; one read, one write: values
+//    stay in registers between the max, the sum of exp and the scaling, with 16-byte packs when rows
+//    are aligned;
+//  - online rows: longer rows: a block per row, pass 1 keeps a running (max, sum) per thread (one read),
+//    combined across the block; pass 2 re-reads the row (from L2: the rows in flight fit) and writes;
+//  - cols: the axis is strided and a kept dim has unit stride (softmax over a leading axis): threads
+//    across that dim, blockDim.y rows in flight, an online (max, sum) per column combined in shared
+//    memory, then a second sweep that writes, in reverse order so its first reads hit L2.
+#include <new>
+
+#include "layout.cuh"
+
+using namespace oprt_nv;
+
+namespace {
+
+struct RowsArgs {
+    int64_t rows, L, xs, os;
+    Indexer<2> kept;  // row -> x offset (0), out offset (1)
+};
+
+constexpr int kWarpRowMax = 1024;
+constexpr int kRegsRowMax = 16384;  // kMaxThreadsPerBlock * max_values<false>()
+constexpr int kOnlineThreads = 512;
+
+template <bool kWarpGroup> __device__ __forceinline__ float group_max(float v, float *smem) {
+    return kWarpGroup ? warp_reduce(v, MaxOp{}) : block_reduce(v, MaxOp{}, -INFINITY, smem);
+}
+template <bool kWarpGroup> __device__ __forceinline__ float group_sum(float v, float *smem) {
+    return kWarpGroup ? warp_reduce(v, SumOp{}) : block_reduce(v, SumOp{}, 0.f, smem);
+}
+
+// A row per warp (kWarpGroup) or per block, kSlots slots of VV elements per thread kept in registers.
+template <typename T, bool kVec, int kSlots, bool kWarpGroup>
+__global__ void __launch_bounds__(kWarpGroup ? kBlock : kMaxThreadsPerBlock)
+softmax_rows_regs_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    __shared__ float smem[kMaxThreadsPerBlock / kWarp];
+    const int lanes = kWarpGroup ? kWarp : blockDim.x;
+    const int lane = kWarpGroup ? threadIdx.x % kWarp : threadIdx.x;
+    const int64_t per_block = kWarpGroup ? blockDim.x / kWarp : 1;
+    const int64_t first = (int64_t)blockIdx.x * per_block + (kWarpGroup ? threadIdx.x / kWarp : 0);
+    for (int64_t row = first; row < a.rows; row += (int64_t)gridDim.x * per_block) {
+        int64_t off[2];
+        a.kept.offsets(row, off);
+        const T *px = x + off[0];
+        T *po = out + off[1];
+        float v[kSlots][VV];
+        float m = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+            const int64_t base = ((int64_t)j * lanes + lane) * VV;
+            if (kVec) {
+                if (base < a.L) {
+                    Pack<T> p = load_pack(px + base);
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) v[j][e] = to_f(p.v[e]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) v[j][e] = -INFINITY;
+                }
+            } else {
+                v[j][0] = base < a.L ? to_f(px[base * a.xs]) : -INFINITY;
+            }
+#pragma unroll
+            for (int e = 0; e < VV; ++e) m = fmaxf(m, v[j][e]);
+        }
+        m = group_max<kWarpGroup>(m, smem);
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+            const int64_t base = ((int64_t)j * lanes + lane) * VV;
+#pragma unroll
+            for (int e = 0; e < VV; ++e) {
+                float ex = base < a.L ? expf(v[j][e] - m) : 0.f;
+                v[j][e] = ex;
+                s += ex;
+            }
+        }
+        s = group_sum<kWarpGroup>(s, smem);
+        const float inv = 1.f / s;
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+            const int64_t base = ((int64_t)j * lanes + lane) * VV;
+            if (base >= a.L) continue;
+            if (kVec) {
+                Pack<T> p;
+#pragma unroll
+                for (int e = 0; e < VV; ++e) p.v[e] = from_f<T>(v[j][e] * inv);
+                store_pack(po + base, p);
+            } else {
+                po[base * a.os] = from_f<T>(v[j][0] * inv);
+            }
+        }
+    }
+}
+
+// A block per row of any length: online (max, sum) in one read, then a second read that writes.
+template <typename T, bool kVec>
+__global__ void __launch_bounds__(kOnlineThreads)
+softmax_rows_online_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
+    constexpr int V = Pack<T>::N;
+    __shared__ float smem[2 * kMaxThreadsPerBlock / kWarp];
+    const int nt = blockDim.x, t = threadIdx.x;
+    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+        int64_t off[2];
+        a.kept.offsets(row, off);
+        const T *px = x + off[0];
+        T *po = out + off[1];
+        MaxSum st{-INFINITY, 0.f};
+        if (kVec) {
+            const int64_t nv = a.L / V;
+            for (int64_t i = t; i < nv; i += nt) {
+                Pack<T> p = load_pack(px + i * V);
+                float f[V];
+                float pm = -INFINITY;
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    f[e] = to_f(p.v[e]);
+                    pm = fmaxf(pm, f[e]);
+                }
+                float ps = 0.f;
+#pragma unroll
+                for (int e = 0; e < V; ++e) ps += expf(f[e] - pm);
+                st = maxsum_combine(st, MaxSum{pm, ps});
+            }
+        } else {
+            for (int64_t i = t; i < a.L; i += nt) st = maxsum_add(st, to_f(px[i * a.xs]));
+        }
+        st = block_reduce_maxsum(st, smem);
+        const float m = st.m, inv = 1.f / st.s;
+        if (kVec) {
+            const int64_t nv = a.L / V;
+            for (int64_t i = t; i < nv; i += nt) {
+                Pack<T> p = load_pack(px + i * V);
+#pragma unroll
+                for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(expf(to_f(p.v[e]) - m) * inv);
+                store_pack(po + i * V, p);
+            }
+        } else {
+            for (int64_t i = t; i < a.L; i += nt) po[i * a.os] = from_f<T>(expf(to_f(px[i * a.xs]) - m) * inv);
+        }
+    }
+}
+
+struct ColsArgs {
+    int64_t outer, inner, L, xs, os, o_si, tiles;
+    Indexer<2> outer_idx;  // outer -> x offset (0), out offset (1)
+};
+
+constexpr int kColsX = kWarp, kColsY = 16;
+
+template <typename T>
+__global__ void __launch_bounds__(kColsX * kColsY)
+softmax_cols_kernel(T *__restrict__ out, const T *__restrict__ x, ColsArgs a) {
+    __shared__ float sm_m[kColsY][kColsX], sm_s[kColsY][kColsX];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int64_t item = blockIdx.x; item < a.outer * a.tiles; item += gridDim.x) {
+        const int64_t tile = item % a.tiles, o = item / a.tiles;
+        int64_t off[2];
+        a.outer_idx.offsets(o, off);
+        const int64_t col = tile * kColsX + tx;
+        const bool live = col < a.inner;
+        const T *px = x + off[0] + col;
+        T *po = out + off[1] + col * a.o_si;
+        MaxSum st{-INFINITY, 0.f};
+        if (live) {
+            int64_t l = ty;
+            for (; l + kColsY < a.L; l += 2 * kColsY) {
+                float f0 = to_f(px[l * a.xs]), f1 = to_f(px[(l + kColsY) * a.xs]);
+                st = maxsum_add(maxsum_add(st, f0), f1);
+            }
+            for (; l < a.L; l += kColsY) st = maxsum_add(st, to_f(px[l * a.xs]));
+        }
+        sm_m[ty][tx] = st.m;
+        sm_s[ty][tx] = st.s;
+        __syncthreads();
+        MaxSum tot{-INFINITY, 0.f};
+#pragma unroll
+        for (int k = 0; k < kColsY; ++k) tot = maxsum_combine(tot, MaxSum{sm_m[k][tx], sm_s[k][tx]});
+        __syncthreads();
+        if (live) {
+            const float m = tot.m, inv = 1.f / tot.s;
+            // reverse order: the rows read last in the first sweep are the likeliest to still be in L2
+            const int64_t last = a.L - 1 - ty;
+            for (int64_t l = last; l >= 0; l -= kColsY)
+                po[l * a.os] = from_f<T>(expf(to_f(px[l * a.xs]) - m) * inv);
+        }
+    }
+}
+
+enum class SoftmaxPath { kEmpty, kWarpRows, kBlockRows, kOnlineRows, kCols };
+
+}  // namespace
+
+struct oprt_softmax_descriptor {
+    oprt_axis_plan_t plan;
+    SoftmaxPath path;
+    int64_t x_off, o_off;
+    RowsArgs rows;
+    ColsArgs cols;
+};
+
+namespace {
+
+void plan_softmax(oprt_softmax_descriptor *d) {
+    const oprt_axis_plan_t &p = d->plan;
+    d->x_off = d->o_off = 0;
+    if (p.numel_in == 0) {
+        d->path = SoftmaxPath::kEmpty;
+        return;
+    }
+    Dim kept[OPRT_MAX_NDIM];
+    int nk = 0;
+    Dim ax{p.shape[p.axis], p.x_strides[p.axis], p.out_strides[p.axis]};
+    for (int i = 0; i < p.ndim; ++i)
+        if (i != p.axis) kept[nk++] = {p.shape[i], p.x_strides[i], p.out_strides[i]};
+    canonicalize(kept, nk, d->x_off, d->o_off);
+    if (ax.ext == 1) ax.xs = ax.os = 1;  // one element per row: strides never used
+    if (ax.xs < 0) {
+        d->x_off += (ax.ext - 1) * ax.xs;
+        d->o_off += (ax.ext - 1) * ax.os;
+        ax.xs = -ax.xs;
+        ax.os = -ax.os;
+    }
+    if (ax.xs != 1 && nk >= 1 && kept[nk - 1].xs == 1) {
+        ColsArgs &c = d->cols;
+        c = ColsArgs{};
+        c.inner = kept[nk - 1].ext;
+        c.o_si = kept[nk - 1].os;
+        c.outer_idx = make_indexer(kept, nk - 1);
+        c.outer = 1;
+        for (int i = 0; i < nk - 1; ++i) c.outer *= kept[i].ext;
+        c.L = ax.ext;
+        c.xs = ax.xs;
+        c.os = ax.os;
+        c.tiles = ceil_div(c.inner, kColsX);
+        d->path = SoftmaxPath::kCols;
+        return;
+    }
+    RowsArgs &r = d->rows;
+    r = RowsArgs{};
+    r.kept = make_indexer(kept, nk);
+    r.rows = 1;
+    for (int i = 0; i < nk; ++i) r.rows *= kept[i].ext;
+    r.L = ax.ext;
+    r.xs = ax.xs;
+    r.os = ax.os;
+    d->path = r.L <= kWarpRowMax ? SoftmaxPath::kWarpRows
+              : r.L <= kRegsRowMax ? SoftmaxPath::kBlockRows : SoftmaxPath::kOnlineRows;
+}
+
+// Values a thread keeps in registers: a warp row's kernel may use up to 255 registers, a block row's
+// (1024 threads) 64, so it holds fewer.
+template <bool kWarpGroup> constexpr int max_values() { return kWarpGroup ? 32 : 16; }
+
+template <typename T, bool kVec, bool kWarpGroup, int S>
+void launch_slots(unsigned grid, unsigned block, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    if constexpr (S * VV <= max_values<kWarpGroup>())
+        softmax_rows_regs_kernel<T, kVec, S, kWarpGroup><<<grid, block, 0, stream>>>(out, x, a);
+}
+
+template <typename T, bool kVec, bool kWarpGroup>
+void launch_regs(int slots, unsigned grid, unsigned block, cudaStream_t stream, T *out, const T *x,
+                 const RowsArgs &a) {
+    switch (slots) {
+    case 1: launch_slots<T, kVec, kWarpGroup, 1>(grid, block, stream, out, x, a); break;
+    case 2: launch_slots<T, kVec, kWarpGroup, 2>(grid, block, stream, out, x, a); break;
+    case 4: launch_slots<T, kVec, kWarpGroup, 4>(grid, block, stream, out, x, a); break;
+    case 8: launch_slots<T, kVec, kWarpGroup, 8>(grid, block, stream, out, x, a); break;
+    case 16: launch_slots<T, kVec, kWarpGroup, 16>(grid, block, stream, out, x, a); break;
+    default: launch_slots<T, kVec, kWarpGroup, 32>(grid, block, stream, out, x, a); break;
+    }
+}
+
+template <typename T>
+oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const void *x_, cudaStream_t stream) {
+    T *out = static_cast<T *>(out_) + d.o_off;
+    const T *x = static_cast<const T *>(x_) + d.x_off;
+    constexpr int V = Pack<T>::N;
+    if (d.path == SoftmaxPath::kCols) {
+        const ColsArgs &c = d.cols;
+        unsigned grid = grid_for(c.outer * c.tiles * kColsX * kColsY, kColsX * kColsY);
+        softmax_cols_kernel<T><<<grid, dim3(kColsX, kColsY), 0, stream>>>(out, x, c);
+        return check_launch("softmax cols kernel");
+    }
+    const RowsArgs &a = d.rows;
+    bool vec = a.xs == 1 && a.os == 1 && a.L % V == 0 && aligned16(x) && aligned16(out);
+    for (int i = 0; i < a.kept.ndim; ++i)
+        vec = vec && (a.kept.stride[0][i] * (int64_t)sizeof(T)) % 16 == 0 &&
+              (a.kept.stride[1][i] * (int64_t)sizeof(T)) % 16 == 0;
+    const int VV = vec ? V : 1;
+    if (d.path == SoftmaxPath::kWarpRows) {
+        const int slots = pow2_clamp(ceil_div(a.L, (int64_t)kWarp * VV), 1, 32);
+        unsigned grid = grid_for(a.rows * kWarp, kBlock);
+        if (vec) launch_regs<T, true, true>(slots, grid, kBlock, stream, out, x, a);
+        else launch_regs<T, false, true>(slots, grid, kBlock, stream, out, x, a);
+    } else if (d.path == SoftmaxPath::kBlockRows) {
+        const int threads = pow2_clamp(ceil_div(a.L, (int64_t)max_values<false>() / 2), 128, kMaxThreadsPerBlock);
+        const int slots = pow2_clamp(ceil_div(a.L, (int64_t)threads * VV), 1, 32);
+        unsigned grid = grid_for(a.rows * threads, threads);
+        if (vec) launch_regs<T, true, false>(slots, grid, threads, stream, out, x, a);
+        else launch_regs<T, false, false>(slots, grid, threads, stream, out, x, a);
+    } else {
+        unsigned grid = grid_for(a.rows * kOnlineThreads, kOnlineThreads);
+        if (vec) softmax_rows_online_kernel<T, true><<<grid, kOnlineThreads, 0, stream>>>(out, x, a);
+        else softmax_rows_online_kernel<T, false><<<grid, kOnlineThreads, 0, stream>>>(out, x, a);
+    }
+    return check_launch("softmax rows kernel");
+}
+
+}  // namespace
+
+extern "C" {
+
+oprt_status_t oprt_create_softmax_descriptor(oprt_softmax_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                             const oprt_tensor_desc_t *x, int32_t axis) {
+    OPRT_CHECK_NOT_NULL(desc);
+    *desc = NULL;
+    auto *d = new (std::nothrow) oprt_softmax_descriptor{};
+    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "softmax: out of host memory");
+    oprt_status_t st = oprt_plan_softmax(&d->plan, out, x, axis);
+    if (st != OPRT_STATUS_SUCCESS) {
+        delete d;
+        return st;
+    }
+    plan_softmax(d);
+    *desc = d;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, size_t *size) {
+    OPRT_CHECK_NOT_NULL(desc);
+    OPRT_CHECK_NOT_NULL(size);
+    *size = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                           const void *x, oprt_stream_t stream) {
+    (void)workspace;
+    (void)workspace_size;
+    OPRT_CHECK_NOT_NULL(desc);
+    if (desc->path == SoftmaxPath::kEmpty) return OPRT_STATUS_SUCCESS;
+    if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "softmax: out is NULL");
+    if (x == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "softmax: x is NULL");
+    return dispatch_dtype(desc->plan.dtype, [&](auto tag) {
+        return launch_softmax<decltype(tag)>(*desc, out, x, (cudaStream_t)stream);
+    });
+}
+
+oprt_status_t oprt_destroy_softmax_descriptor(oprt_softmax_descriptor_t desc) {
+    OPRT_CHECK_NOT_NULL(desc);
+    delete desc;
+    return OPRT_STATUS_SUCCESS;
+}
+
+}  // extern "C"
