@@ -1,0 +1,158 @@
+"""The CLI through click's CliRunner, with in-process registries."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import UnavailableBackend, WrongBackend, make_registry
+
+from oprt_bench.cli import cli
+from oprt_bench.results import COLUMNS, SCHEMA_VERSION
+
+
+def invoke(registry, *args: str):
+    return CliRunner().invoke(cli, list(args), obj={"registry": registry})
+
+
+def one_error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("oprt-bench: error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_sweep_writes_csv_json_html(registry, tmp_path):
+    out = tmp_path / "run"
+    r = invoke(registry, "--ops", "copy,softmax", "--dtypes", "f32,bf16", "--cases", "smoke", "--time-budget", "0.01",
+               "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "8 rows (8 ok)" in r.stdout and "[8/8] softmax" in r.stdout
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert len(rows) == 8 and tuple(rows[0]) == COLUMNS
+    assert {row["schema_version"] for row in rows} == {str(SCHEMA_VERSION)}
+    assert {row["status"] for row in rows} == {"ok"}
+    assert all(float(row["median_ms"]) > 0 and float(row["speedup"]) == 1.0 for row in rows)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["exit_code"] == 0 and meta["counts"] == {"ok": 8}
+    assert meta["plan"]["ops"] == ["copy", "softmax"] and "numpy" in meta["backends"]
+    doc = json.loads((out / "results.json").read_text())
+    assert len(doc["rows"]) == 8
+    assert "<svg" in (out / "report.html").read_text()
+
+
+def test_format_subset_and_test_mode(registry, tmp_path):
+    out = tmp_path / "run"
+    r = invoke(registry, "--ops", "relu", "--dtypes", "f16", "--cases", "smoke", "--mode", "test", "--format", "csv",
+               "--out", str(out), "-q")
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "run.json"]
+    assert r.stdout.count("\n") == 1  # -q: the summary line only
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert all(row["median_ms"] == "" and row["mode"] == "test" for row in rows)
+
+
+def test_failed_and_error_rows_exit_1(tmp_path):
+    reg = make_registry(WrongBackend())
+    out = tmp_path / "run"
+    r = invoke(reg, "--ops", "copy,relu", "--backends", "wrong", "--dtypes", "f32", "--cases", "smoke",
+               "--time-budget", "0.01", "--out", str(out))
+    assert r.exit_code == 1, r.output
+    statuses = {(row["op"], row["backend"], row["status"]) for row in csv.DictReader((out / "results.csv").open())}
+    assert ("copy", "wrong", "error") in statuses and ("relu", "wrong", "failed") in statuses
+    assert ("relu", "numpy", "ok") in statuses  # baseline added and measured
+    html = (out / "report.html").read_text()
+    assert "kernel launch failed: test double" in html and "Failures and errors" in html
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--ops", "nope"], "unknown op 'nope'; valid choices: all, copy, reduce_sum, relu, softmax, vector_add"),
+    (["--backends", "cuda"], "unknown backend 'cuda'; valid choices: all, ghost, numpy"),
+    (["--backends", "ghost"], "backend 'ghost' is unavailable: no device: test double without hardware; available"),
+    (["--dtypes", "f32,int8"], "unknown dtype 'int8'; valid choices: bf16, f16, f32"),
+    (["--shape", "40964096x"], "malformed shape '40964096x'"),
+    (["--mode", "fast"], "'fast' is not one of 'test', 'bench', 'all'"),
+    (["--seed", "x"], "'x' is not a valid integer"),
+    (["--nope"], "No such option '--nope'"),
+])
+def test_user_mistakes_are_one_line_exit_2_and_write_nothing(tmp_path, args, fragment):
+    out = tmp_path / "run"
+    r = invoke(make_registry(UnavailableBackend()), *args, "--out", str(out))
+    assert r.exit_code == 2
+    assert fragment in one_error_line(r)
+    assert not out.exists()
+
+
+def test_unwritable_and_existing_out(registry, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = invoke(registry, "--cases", "smoke", "--out", str(blocker / "run"))
+    assert r.exit_code == 2 and "is not writable" in one_error_line(r)
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "results.csv").write_text("op\n")
+    r = invoke(registry, "--cases", "smoke", "--out", str(used))
+    assert r.exit_code == 2 and "is not empty (runs are never overwritten)" in one_error_line(r)
+    assert (used / "results.csv").read_text() == "op\n"
+
+
+def test_default_out_is_timestamped_under_results(registry, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        r = invoke(registry, "--ops", "copy", "--dtypes", "f32", "--mode", "test", "--cases", "smoke", "-q")
+        assert r.exit_code == 0, r.output
+    runs = sorted(Path("results").iterdir())
+    assert len(runs) == 2  # the second run never reuses the first one's folder
+    assert all(p.name[:8].isdigit() and p.name[8] == "T" and (p / "results.csv").exists() for p in runs)
+
+
+def test_backends_and_ops_listing(tmp_path):
+    reg = make_registry(UnavailableBackend())
+    r = invoke(reg, "backends", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    backends = {b["name"]: b for b in doc["backends"]}
+    assert backends["numpy"]["available"] and backends["numpy"]["flavour"].startswith("numpy-")
+    assert not backends["ghost"]["available"] and "no device" in backends["ghost"]["reason"]
+    assert {p["name"] for p in doc["plugins"]} >= {"numpy", "testdoubles", "core"}
+    r = invoke(reg, "backends")
+    assert r.exit_code == 0 and "ghost" in r.stdout and "no device" in r.stdout
+    r = invoke(reg, "ops", "--json")
+    ops = {o["name"]: o for o in json.loads(r.stdout)["ops"]}
+    assert ops["softmax"]["params"][0]["name"] == "axis"
+    assert ops["copy"]["case_sets"]["smoke"]["count"] == 2 and ops["copy"]["dtypes"] == ["f32", "f16", "bf16"]
+    r = invoke(reg, "ops")
+    assert r.exit_code == 0 and "reduce_sum" in r.stdout and "keepdims" in r.stdout
+
+
+def test_backends_shows_plugin_load_errors():
+    from oprt_core.errors import PluginLoadError
+    from oprt_core.plugins import PluginInfo
+
+    reg = make_registry()
+    reg.pm.plugin_info["broken"] = PluginInfo("broken", "oprt-broken", "1.0",
+                                              error=PluginLoadError("broken", "oprt-broken", ImportError("no libcuda")))
+    r = invoke(reg, "backends", "--json")
+    assert r.exit_code == 0
+    broken = [p for p in json.loads(r.stdout)["plugins"] if p["name"] == "broken"][0]
+    assert "ImportError: no libcuda" in broken["error"]
+
+
+def test_report_merges_runs(registry, tmp_path):
+    runs = []
+    for i in range(2):
+        out = tmp_path / f"run{i}"
+        assert invoke(registry, "--ops", "copy", "--dtypes", "f32", "--cases", "smoke", "--time-budget", "0.01",
+                      "--out", str(out), "-q").exit_code == 0
+        runs.append(str(out))
+    merged = tmp_path / "merged"
+    r = invoke(registry, "report", *runs, "--out", str(merged))
+    assert r.exit_code == 0, r.output
+    html = (merged / "report.html").read_text()
+    assert html.count("<svg") == 1 and "numpy@" in html
+    r = invoke(registry, "report", str(tmp_path / "missing"))
+    assert r.exit_code == 2 and "is not a run" in one_error_line(r)
