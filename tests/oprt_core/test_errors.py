@@ -1,0 +1,322 @@
+"""Bad input anywhere in oprt_core's public API raises an OprtError subclass whose message names the problem
+and the valid choices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import get_dtype
+from oprt_core.errors import (
+    BackendError,
+    BackendUnavailable,
+    InvalidArgumentError,
+    NoDeviceError,
+    OprtError,
+    PluginLoadError,
+    UnknownNameError,
+    UnsupportedCase,
+)
+from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.plugins import Registry, get_plugin_manager
+from oprt_core.spec import TensorCase, parse_shape
+from oprt_core.validate import check_call
+
+from oprt_core import errors, ops
+
+SPECS = {s.name: s for s in CORE_OPS}
+X = np.ones((3, 4), np.float32)
+CORE_CHOICES = "copy, reduce_sum, relu, softmax, vector_add"
+
+
+@pytest.fixture(scope="module")
+def reg() -> Registry:
+    """Core ops and the numpy backend only, whatever else is installed."""
+    pm = get_plugin_manager(load_entrypoints=False)
+    from oprt_core import numpy_plugin
+
+    pm.register_plugin(numpy_plugin, "numpy", "oprt-core")
+    return Registry(pm)
+
+
+def raises(exc: type[OprtError], *fragments: str):
+    """pytest.raises for an OprtError subclass whose message holds every fragment (in order)."""
+    import re
+
+    return pytest.raises(exc, match=".*".join(re.escape(f) for f in fragments))
+
+
+# -------------------------------------------------------------------------------------------------
+# unknown names
+
+
+def test_unknown_op(reg):
+    with raises(UnknownNameError, "unknown op 'matmul'; valid choices: " + CORE_CHOICES) as info:
+        reg.get_op("matmul")
+    assert info.value.kind == "op" and info.value.name == "matmul"
+    assert info.value.choices == sorted(SPECS)
+    with raises(UnknownNameError, "unknown op 'matmul'; valid choices: " + CORE_CHOICES):
+        ops.run("matmul", [X], registry=reg)
+    for bad in (None, ["copy"], 3):
+        with raises(UnknownNameError, "unknown op", "valid choices: copy"):
+            reg.get_op(bad)
+
+
+def test_unknown_backend(reg):
+    with raises(UnknownNameError, "unknown backend 'cuda'; valid choices: numpy"):
+        reg.get_backend("cuda")
+    with raises(UnknownNameError, "unknown backend 'cuda'; valid choices: numpy"):
+        ops.run("copy", [X], backend="cuda", registry=reg)
+    with raises(UnknownNameError, "unknown backend ['numpy']"):
+        reg.get_backend(["numpy"])
+
+
+def test_unknown_names_through_the_default_registry():
+    with raises(UnknownNameError, "unknown op 'matmul'; valid choices:", "copy"):
+        ops.run("matmul", [X])
+    with raises(UnknownNameError, "unknown backend 'cuda'; valid choices:", "numpy"):
+        ops.softmax(X, backend="cuda")
+
+
+def test_unknown_case_set_and_layout():
+    with raises(UnknownNameError, "unknown case set of softmax 'huge'; valid choices: default, edge, large, smoke"):
+        SPECS["softmax"].cases("huge")
+    with raises(InvalidArgumentError, "unknown layout 'diagonal'; valid: contiguous, transposed"):
+        TensorCase((3, 3), "diagonal")
+
+
+# -------------------------------------------------------------------------------------------------
+# params
+
+
+@pytest.mark.parametrize(("call", "fragments"), [
+    (lambda: ops.softmax(X, axis="1"), ("softmax: param 'axis' must be int, got str '1'",)),
+    (lambda: ops.softmax(X, axis=1.0), ("param 'axis' must be int, got float",)),
+    (lambda: ops.softmax(X, axis=None), ("param 'axis' must be int, got NoneType",)),
+    (lambda: ops.softmax(X, axis=True), ("param 'axis' must be int, got bool",)),
+    (lambda: ops.reduce_sum(X, axis="0"), ("reduce_sum: param 'axis' must be int or None, got str",)),
+    (lambda: ops.reduce_sum(X, keepdims=1), ("reduce_sum: param 'keepdims' must be bool, got int 1",)),
+    (lambda: ops.reduce_sum(X, keepdims="yes"), ("param 'keepdims' must be bool, got str",)),
+    (lambda: ops.relu(X, negative_slope="x"), ("relu: param 'negative_slope' must be float or int, got str 'x'",)),
+    (lambda: ops.relu(X, negative_slope=None), ("param 'negative_slope' must be float or int, got NoneType",)),
+    (lambda: ops.relu(X, negative_slope=True), ("param 'negative_slope' must be float or int, got bool",)),
+    (lambda: ops.relu(X, negative_slope=float("nan")), ("param 'negative_slope' must be finite, got nan",)),
+    (lambda: ops.relu(X, negative_slope=float("inf")), ("must be finite, got inf",)),
+])
+def test_wrong_param_type(call, fragments):
+    with raises(InvalidArgumentError, *fragments):
+        call()
+
+
+def test_numpy_scalar_params_are_accepted():
+    np.testing.assert_allclose(ops.softmax(X, axis=np.int64(0)).sum(axis=0), 1.0, rtol=1e-6)
+    assert ops.relu(-X, negative_slope=np.float32(0.5))[0, 0] == -0.5
+
+
+@pytest.mark.parametrize(("op", "params", "fragments"), [
+    ("relu", {"slope": 0.1}, ("unknown param of relu 'slope'; valid choices: negative_slope",)),
+    ("softmax", {"dim": 0}, ("unknown param of softmax 'dim'; valid choices: axis",)),
+    ("reduce_sum", {"keepdim": True}, ("unknown param of reduce_sum 'keepdim'; valid choices: axis, keepdims",)),
+    ("copy", {"axis": 0}, ("unknown param of copy 'axis'; valid choices: (none)",)),
+])
+def test_unknown_param_name(reg, op, params, fragments):
+    with raises(UnknownNameError, *fragments):
+        ops.run(op, [X], params, registry=reg)
+    with raises(UnknownNameError, *fragments):
+        SPECS[op].validate_params(params)
+
+
+def test_params_must_be_a_mapping(reg):
+    with raises(InvalidArgumentError, "relu: params must be a mapping of name to value, got list"):
+        ops.run("relu", [X], [("negative_slope", 0.1)], registry=reg)
+
+
+@pytest.mark.parametrize(("call", "fragments"), [
+    (lambda: ops.softmax(X, axis=2), ("softmax: axis 2 is out of range for a 2-d input of shape (3, 4)",
+                                      "(valid: -2..1)")),
+    (lambda: ops.softmax(X, axis=-3), ("axis -3 is out of range", "(valid: -2..1)")),
+    (lambda: ops.reduce_sum(X, axis=5), ("reduce_sum: axis 5 is out of range", "(valid: -2..1, or None for all)")),
+    (lambda: ops.reduce_sum(np.ones((2, 3, 4), np.float16), axis=-4), ("axis -4", "valid: -3..2, or None")),
+    (lambda: ops.softmax(np.float32(1.0)), ("axis -1 is out of range for a 0-d input", "none (0-d input)")),
+    (lambda: ops.reduce_sum(np.float32(1.0), axis=0), ("axis 0 is out of range for a 0-d input",
+                                                      "or None for all")),
+])
+def test_axis_out_of_range(call, fragments):
+    with raises(InvalidArgumentError, *fragments):
+        call()
+
+
+# -------------------------------------------------------------------------------------------------
+# shapes
+
+
+def test_vector_add_not_broadcastable():
+    with raises(InvalidArgumentError, "shape mismatch: (3, 4) and (5,) do not broadcast together"):
+        ops.vector_add(X, np.ones(5, np.float32))
+    with raises(InvalidArgumentError, "shape mismatch"):
+        SPECS["vector_add"].output_shape([(2, 3), (3, 2)], {})
+    with raises(InvalidArgumentError, "do not broadcast"):
+        SPECS["vector_add"].reference([np.ones(3), np.ones(4)])
+
+
+@pytest.mark.parametrize(("op", "inputs", "out", "fragments"), [
+    ("copy", [X], np.empty((4, 3), np.float32), ("copy: shape mismatch: out has shape (4, 3), expected (3, 4)",)),
+    ("vector_add", [X, X[0]], np.empty((3,), np.float32), ("vector_add: shape mismatch: out has shape (3,)",
+                                                            "expected (3, 4)")),
+    ("reduce_sum", [X], np.empty((4,), np.float32), ("reduce_sum: shape mismatch: out has shape (4,), expected (3,)",)),
+    ("softmax", [X], np.empty((3, 4, 1), np.float32), ("expected (3, 4)",)),
+])
+def test_out_of_the_wrong_shape(reg, op, inputs, out, fragments):
+    with raises(InvalidArgumentError, *fragments):
+        ops.run(op, inputs, out=out, registry=reg)
+
+
+def test_wrong_number_of_inputs(reg):
+    with raises(InvalidArgumentError, "vector_add takes 2 input(s), got 1"):
+        ops.run("vector_add", [X], registry=reg)
+    with raises(InvalidArgumentError, "copy takes 1 input(s), got 2"):
+        ops.run("copy", [X, X], registry=reg)
+    with raises(InvalidArgumentError, "vector_add takes 2 input(s) (a, b), got 3"):
+        check_call(SPECS["vector_add"], [(3,)] * 3, ["f32"] * 3, (3,), "f32", {})
+
+
+@pytest.mark.parametrize("text", ["", "4096x", "axb", "-1", "3x-4", "4096*4096", "1.5", "4096 x 4096"])
+def test_malformed_shape_strings(text):
+    with raises(InvalidArgumentError, "malformed shape", "expected extents joined by 'x', e.g. 4096x4096"):
+        parse_shape(text)
+
+
+@pytest.mark.parametrize("value", [None, 42, (3, 4), b"3x4"])
+def test_malformed_shape_types(value):
+    with raises(InvalidArgumentError, "malformed shape", "e.g. 4096x4096"):
+        parse_shape(value)
+
+
+@pytest.mark.parametrize(("shape", "fragment"), [
+    ((-1, 3), "extents must be non-negative ints"),
+    (("a", 3), "extents must be non-negative ints"),
+    ((2.5,), "extents must be non-negative ints"),
+    ((True,), "extents must be non-negative ints"),
+    (5, "expected a sequence of non-negative ints"),
+    ((1,) * 9, "has 9 dims; at most 8 are supported"),
+])
+def test_malformed_case_shapes(shape, fragment):
+    with raises(InvalidArgumentError, fragment):
+        SPECS["softmax"].custom_case(shape)
+    with raises(InvalidArgumentError, fragment):
+        TensorCase(shape)
+
+
+def test_too_many_dims_string():
+    with raises(InvalidArgumentError, "has 9 dims; at most 8 are supported"):
+        parse_shape("1x1x1x1x1x1x1x1x1")
+
+
+# -------------------------------------------------------------------------------------------------
+# dtypes
+
+
+@pytest.mark.parametrize("name", ["f64", "float64", "double", "int8", "", "F 32"])
+def test_unknown_dtype_name(name):
+    with raises(UnknownNameError, f"unknown dtype {name!r}; valid choices: bf16, f16, f32"):
+        get_dtype(name)
+
+
+@pytest.mark.parametrize("value", [np.float64, np.int32, np.dtype("complex64"), object, 3, None])
+def test_unknown_dtype_objects(value):
+    with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, f16, f32"):
+        get_dtype(value)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_, np.complex64])
+def test_unsupported_arrays_into_the_ops_api(dtype):
+    x = X.astype(dtype)
+    with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, f16, f32"):
+        ops.copy(x)
+    with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, f16, f32"):
+        ops.softmax(x)
+    with raises(UnknownNameError, "valid choices: bf16, f16, f32"):
+        ops.copy([[1.0, 2.0]])  # a list becomes float64
+
+
+def test_mixed_dtypes(reg):
+    with raises(InvalidArgumentError, "vector_add: dtype mismatch: out is f32 but b is f16",
+                "mixed dtypes are not supported"):
+        ops.vector_add(X, X.astype(np.float16))
+    with raises(InvalidArgumentError, "copy: dtype mismatch: out is f16 but x is f32"):
+        ops.run("copy", [X], out=np.empty((3, 4), np.float16), registry=reg)
+
+
+def test_bad_dtype_in_spec_methods():
+    spec = SPECS["copy"]
+    case = spec.cases("smoke")[0]
+    for call in (lambda: spec.make_inputs(case, "f64", np.random.default_rng()),
+                 lambda: spec.bytes_moved(case, "int8"),
+                 lambda: spec.check(X, [X], "f8"),
+                 lambda: NumpyBackend().empty((3,), "f64")):
+        with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, f16, f32"):
+            call()
+
+
+def test_a_dtype_an_op_does_not_define_is_unsupported():
+    from dataclasses import replace
+
+    spec = replace(SPECS["copy"], dtypes=("f32",))
+    with raises(UnsupportedCase, "copy does not define dtype f16; it supports f32"):
+        check_call(spec, [(3,)], ["f16"], (3,), "f16", {})
+
+
+# -------------------------------------------------------------------------------------------------
+# the hierarchy
+
+
+def test_hierarchy():
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        assert issubclass(cls, OprtError), name
+    assert issubclass(InvalidArgumentError, ValueError)  # callers catching ValueError still work
+    assert issubclass(UnknownNameError, InvalidArgumentError)
+    for cls in (PluginLoadError, BackendUnavailable, UnsupportedCase, BackendError):
+        assert issubclass(cls, OprtError)
+
+
+def test_error_messages():
+    cause = ImportError("no module named foo")
+    e = PluginLoadError("foo", "oprt-foo", cause)
+    assert str(e) == "plugin 'foo' from oprt-foo failed to load: ImportError: no module named foo"
+    assert (e.name, e.distribution, e.cause) == ("foo", "oprt-foo", cause)
+    assert str(PluginLoadError("foo", None, cause)).startswith("plugin 'foo' failed to load")
+    e = BackendUnavailable("nvidia", "no CUDA device")
+    assert str(e) == "backend 'nvidia' is unavailable: no CUDA device" and e.backend == "nvidia"
+    e = BackendError("nvidia", 7, "an illegal memory access", "OPRT_STATUS_DEVICE_ERROR")
+    assert str(e) == "nvidia [OPRT_STATUS_DEVICE_ERROR]: an illegal memory access"
+    assert (e.backend, e.status, e.message) == ("nvidia", 7, "an illegal memory access")
+    assert str(BackendError("torch", None, "boom")) == "torch: boom"
+    e = NoDeviceError("nvidia", 9, "no CUDA-capable device is detected", "OPRT_STATUS_NO_DEVICE")
+    assert isinstance(e, BackendUnavailable) and e.reason == "no CUDA-capable device is detected"
+    assert "no CUDA-capable device" in str(e)
+    e = UnknownNameError("op", "x", [])
+    assert str(e) == "unknown op 'x'; valid choices: (none)"
+
+
+class _Unavailable(NumpyBackend):
+    name = "gone"
+
+    def availability(self):
+        from oprt_core.backend import Availability
+
+        return Availability(False, "no device here")
+
+
+def test_unavailable_backend_in_the_ops_api():
+    from oprt_core import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def oprt_register_backends(self, register):
+            register(_Unavailable())
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(Plugin(), "gone")
+    with raises(BackendUnavailable, "backend 'gone' is unavailable: no device here"):
+        ops.run("copy", [X], backend="gone", registry=Registry(pm))

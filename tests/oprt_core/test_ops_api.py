@@ -1,0 +1,150 @@
+"""The functional op API (oprt_core.ops) on the numpy backend, checked against the references, and its
+descriptor cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import get_dtype
+
+from oprt_core import ops
+
+SPECS = {s.name: s for s in CORE_OPS}
+DTYPES = ("f32", "f16", "bf16")
+
+
+def rand(shape, dtype="f32", seed=0, low=-1.0, high=1.0):
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(get_dtype(dtype).numpy)
+
+
+def assert_ok(op, out, inputs, dtype, **params):
+    res = SPECS[op].check(out, inputs, dtype, params)
+    assert res.ok, res.message
+    assert out.dtype == get_dtype(dtype).numpy
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    ops.clear_cache()
+    yield
+    ops.clear_cache()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_copy(dtype):
+    x = rand((5, 7), dtype)
+    out = ops.copy(x)
+    np.testing.assert_array_equal(out, x)
+    assert not np.shares_memory(out, x)
+    view = rand((6, 14), dtype, 1)[:, ::2].T
+    np.testing.assert_array_equal(ops.copy(view), view)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_vector_add_broadcasting(dtype):
+    a, b = rand((4, 1, 5), dtype, 1), rand((3, 1), dtype, 2)
+    out = ops.vector_add(a, b)
+    assert out.shape == (4, 3, 5)
+    assert_ok("vector_add", out, [a, b], dtype)
+    row = rand((5,), dtype, 3)
+    assert_ok("vector_add", ops.vector_add(rand((2, 5), dtype), row), [rand((2, 5), dtype), row], dtype)
+    assert ops.vector_add(rand((0, 5), dtype), row).shape == (0, 5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("slope", [0.0, 0.1, 2])
+def test_relu_leaky(dtype, slope):
+    x = rand((9, 13), dtype, 4)
+    out = ops.relu(x, negative_slope=slope)
+    assert_ok("relu", out, [x], dtype, negative_slope=slope)
+    if slope == 0.0:
+        assert (out.astype(np.float64) >= 0).all()
+    np.testing.assert_array_equal(ops.relu(x, slope), out)  # positional slope
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("axis", "keepdims", "shape"), [
+    (None, False, ()), (None, True, (1, 1, 1)), (-1, False, (3, 5)), (0, True, (1, 5, 7)), (-2, False, (3, 7)),
+])
+def test_reduce_sum(dtype, axis, keepdims, shape):
+    x = rand((3, 5, 7), dtype, 5)
+    out = ops.reduce_sum(x, axis=axis, keepdims=keepdims)
+    assert out.shape == shape
+    assert_ok("reduce_sum", out, [x], dtype, axis=axis, keepdims=keepdims)
+    if axis is None:
+        assert abs(float(out.astype(np.float64).sum()) - float(x.astype(np.float64).sum())) < 0.1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_axis0(dtype):
+    x = rand((33, 6), dtype, 6, -4.0, 4.0)
+    out = ops.softmax(x, axis=0)
+    assert_ok("softmax", out, [x], dtype, axis=0)
+    np.testing.assert_allclose(out.astype(np.float64).sum(axis=0), 1.0, rtol=0.05)
+    assert_ok("softmax", ops.softmax(x), [x], dtype, axis=-1)
+
+
+def test_out_argument_is_written_and_returned():
+    x = rand((4, 6))
+    out = np.full((4, 6), np.nan, np.float32)
+    got = ops.relu(x, 0.5, out=out)
+    assert got is out
+    assert_ok("relu", out, [x], "f32", negative_slope=0.5)
+    red = np.full((6,), np.nan, np.float32)
+    assert ops.run("reduce_sum", [x], {"axis": 0}, out=red) is red
+    assert_ok("reduce_sum", red, [x], "f32", axis=0)
+
+
+def test_empty_tensors():
+    for op, inputs, params in (("copy", [rand((0, 3))], {}), ("softmax", [rand((4, 0))], {}),
+                               ("reduce_sum", [rand((0, 3))], {"axis": 0})):
+        out = ops.run(op, inputs, params)
+        assert out.shape == SPECS[op].output_shape([x.shape for x in inputs], params)
+    np.testing.assert_array_equal(ops.reduce_sum(rand((0, 3)), axis=0), np.zeros(3, np.float32))
+
+
+def test_descriptor_cache_reuse():
+    x1, x2 = rand((8, 16), seed=1), rand((8, 16), seed=2)
+    assert len(ops._cache) == 0
+    out1 = ops.softmax(x1)
+    assert len(ops._cache) == 1
+    (launcher,) = ops._cache.values()
+    out2 = ops.softmax(x2)  # same layout: cache hit, the launcher runs on the new buffers
+    assert len(ops._cache) == 1 and next(iter(ops._cache.values())) is launcher
+    assert_ok("softmax", out2, [x2], "f32")
+    assert not np.array_equal(out1, out2)
+    assert_ok("softmax", out1, [x1], "f32")  # the first result was not overwritten
+    # a new key for each change of params, shape, strides or dtype
+    ops.softmax(x1, axis=0)
+    assert len(ops._cache) == 2
+    ops.softmax(rand((8, 17)))
+    assert len(ops._cache) == 3
+    ops.softmax(rand((16, 8)).T)
+    assert len(ops._cache) == 4
+    ops.softmax(x1.astype(np.float16))
+    assert len(ops._cache) == 5
+    ops.copy(x1)
+    assert len(ops._cache) == 6
+    ops.softmax(x2)  # hits again
+    assert len(ops._cache) == 6
+    ops.clear_cache()
+    assert len(ops._cache) == 0
+
+
+def test_cache_is_bounded():
+    for n in range(1, ops._CACHE_SIZE + 20):
+        ops.copy(np.ones(n, np.float32))
+    assert len(ops._cache) == ops._CACHE_SIZE
+    # the oldest entries were evicted, the newest kept
+    shapes = [key[2][0][0] for key in ops._cache]
+    assert (ops._CACHE_SIZE + 19,) in shapes and (1,) not in shapes
+
+
+def test_cache_hit_with_out_argument():
+    x = rand((5, 5))
+    out = np.empty((5, 5), np.float32)
+    ops.copy(x, out=out)
+    ops.copy(x + 1, out=out)
+    assert len(ops._cache) == 1
+    np.testing.assert_array_equal(out, x + 1)
