@@ -185,12 +185,12 @@ class Registry:
         info.backends.clear()
 
     def get_backend(self, name: str) -> Any:
-        if name not in self.backends:
+        if not isinstance(name, str) or name not in self.backends:
             raise UnknownNameError("backend", name, self.backends)
         return self.backends[name]
 
     def get_op(self, name: str) -> Any:
-        if name not in self.ops:
+        if not isinstance(name, str) or name not in self.ops:
             raise UnknownNameError("op", name, self.ops)
         return self.ops[name]
 

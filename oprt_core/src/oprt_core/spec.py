@@ -56,6 +56,9 @@ _SHAPE_RE = re.compile(r"^\d+(x\d+)*$")
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``"4096x4096"`` -> ``(4096, 4096)``; raises InvalidArgumentError with the expected form."""
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"malformed shape {text!r}: expected a string of extents joined by 'x', "
+                                   "e.g. 4096x4096 or 1000")
     text = text.strip().lower()
     if text == "scalar":
         return ()
@@ -67,6 +70,19 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if len(shape) > 8:
         raise InvalidArgumentError(f"shape {text!r} has {len(shape)} dims; at most 8 are supported")
     return shape
+
+
+def check_shape(shape: Sequence[int]) -> tuple[int, ...]:
+    """A shape as a tuple of non-negative ints (at most 8 dims); raises InvalidArgumentError otherwise."""
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise InvalidArgumentError(f"malformed shape {shape!r}: expected a sequence of non-negative ints") from None
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise InvalidArgumentError(f"malformed shape {shape!r}: extents must be non-negative ints")
+    if len(dims) > 8:
+        raise InvalidArgumentError(f"shape {shape!r} has {len(dims)} dims; at most 8 are supported")
+    return tuple(int(d) for d in dims)
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,7 @@ class TensorCase:
     layout: Layout = "contiguous"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", check_shape(self.shape))
         if self.layout not in LAYOUTS:
             raise InvalidArgumentError(f"unknown layout {self.layout!r}; valid: {', '.join(LAYOUTS)}")
         if self.layout == "transposed" and len(self.shape) < 2:
@@ -169,6 +186,9 @@ class OpSpec:
     def validate_params(self, params: Mapping[str, Any] | None = None, shapes: Sequence[Sequence[int]] | None = None
                         ) -> dict[str, Any]:
         """Fill defaults and check every param's name, type and (given shapes) value."""
+        if params is not None and not isinstance(params, Mapping):
+            raise InvalidArgumentError(f"{self.name}: params must be a mapping of name to value, "
+                                       f"got {type(params).__name__}")
         params = dict(params or {})
         known = {p.name: p for p in self.params}
         for key in params:
@@ -227,7 +247,7 @@ class OpSpec:
 
     def custom_case(self, shape: Sequence[int], params: Mapping[str, Any] | None = None) -> Case:
         """A contiguous case of the given shape (the CLI's ``--shape``)."""
-        shape = tuple(int(s) for s in shape)
+        shape = check_shape(shape)
         params = self.validate_params(params, [shape] * self.n_inputs)
         if self.custom_case_fn is not None:
             return self.custom_case_fn(shape, params)
