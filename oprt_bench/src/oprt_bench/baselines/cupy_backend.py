@@ -9,8 +9,10 @@ copy       ``cupy.copyto(out, x)``
 vector_add ``cupy.add(a, b, out=out)`` (broadcasting; f16 math through float, one rounding)
 relu       slope 0: ``cupy.maximum(x, 0, out=out)``; slope != 0: a one-line
            ``cupy.ElementwiseKernel`` ``y = v > 0 ? v : v * slope`` in f32 (CuPy has no relu)
-reduce_sum ``cupy.sum(x, axis, keepdims=..., out=out)``; CuPy's sum reduces float16 in
-           float (its ``e->e`` loop has a float reduce type), so all dtypes accumulate in f32
+reduce_sum ``cupy.sum(x, axis, keepdims=..., out=out)``; for f16/bf16 with ``dtype=float32``:
+           CuPy's own float16 sum (through CUB) accumulates in half precision and misses the
+           f32-accumulation budget. Where this CuPy refuses an f32 sum into a narrow ``out``,
+           it sums into an f32 buffer of the output's shape and copies (one extra small pass)
 softmax    CuPy has no softmax kernel; ``cupyx.scipy.special.softmax`` is
            ``e = exp(x - amax(x)); e / sum(e)`` in the input dtype with three full-size
            temporaries. The backend runs the same expression in f32 into a workspace
@@ -28,6 +30,7 @@ arrays (probed once per op on a tiny array); otherwise ``supports`` says
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -62,6 +65,14 @@ def _dtype_name(array: Any) -> str:
 def _layout(a: Any) -> tuple:
     return tuple(a.shape), tuple(a.strides), str(a.dtype), int(a.device.id)
 
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` is installed (an ImportError may come from one of its own dependencies)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError, AttributeError):  # e.g. sys.modules[module] is None
+        return False
 
 # -- op implementations: (cupy, inputs, out, params) -> a zero-argument closure doing one run ------------------
 
@@ -101,11 +112,42 @@ def _relu(cp, inputs, out, params) -> Callable[[], Any]:
     return lambda: kernel(x, s, out)
 
 
+_SUM_F32_INTO_NARROW: dict[int, bool] = {}
+
+
+def _sum_f32_into_narrow(cp) -> bool:
+    """Whether ``cupy.sum(x16, dtype=float32, out=out16)`` works here (f32 accumulation, narrow output)."""
+    key = id(cp)
+    if key not in _SUM_F32_INTO_NARROW:
+        try:
+            x = cp.full((2, 3000), 0.1, cp.float16)
+            out = cp.empty((2,), cp.float16)
+            cp.sum(x, axis=1, dtype=cp.float32, out=out)
+            ok = bool(abs(float(out[0]) - 3000 * float(np.float16(0.1))) < 1.0)
+        except Exception:  # noqa: BLE001 - fall back to an f32 result buffer
+            ok = False
+        _SUM_F32_INTO_NARROW[key] = ok
+    return _SUM_F32_INTO_NARROW[key]
+
+
 def _reduce_sum(cp, inputs, out, params) -> Callable[[], Any]:
     (x,) = inputs
     axis, keep = params["axis"], params["keepdims"]
     total = cp.sum
-    return lambda: total(x, axis=axis, keepdims=keep, out=out)
+    if x.dtype == np.float32:
+        return lambda: total(x, axis=axis, keepdims=keep, out=out)
+    # f16/bf16: cupy.sum's own float16 path (CUB) accumulates in half precision; ask for f32 accumulation
+    f32 = cp.float32
+    if _sum_f32_into_narrow(cp):
+        return lambda: total(x, axis=axis, dtype=f32, keepdims=keep, out=out)
+    result = cp.empty(out.shape, f32)  # one extra write + read of the (reduced) output
+    copyto = cp.copyto
+
+    def run() -> None:
+        total(x, axis=axis, dtype=f32, keepdims=keep, out=result)
+        copyto(out, result, casting="same_kind")
+
+    return run
 
 
 def _softmax(cp, inputs, out, params) -> Callable[[], Any]:
@@ -188,7 +230,9 @@ class CupyBackend:
         try:
             import cupy
         except ImportError as exc:
-            return Availability(False, f"cupy not installed ({exc})")
+            if not _installed("cupy"):
+                return Availability(False, f"cupy not installed ({exc})")
+            return Availability(False, f"cupy is installed but failed to import: {exc}")
         except Exception as exc:  # noqa: BLE001 - a broken install is a reason, never a crash
             return Availability(False, f"cupy failed to import: {type(exc).__name__}: {exc}")
         version = getattr(cupy, "__version__", "?")

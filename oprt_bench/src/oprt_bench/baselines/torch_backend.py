@@ -33,6 +33,7 @@ the plugin registers only the CUDA one.
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -69,6 +70,14 @@ def _dtype_name(tensor: Any) -> str:
 def _layout(tensor: Any) -> tuple:
     return tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype, tensor.device
 
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` is installed (an ImportError may come from one of its own dependencies)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError, AttributeError):  # e.g. sys.modules[module] is None
+        return False
 
 # -- op implementations: (inputs, out, params) -> a zero-argument closure doing one run ------------
 
@@ -225,7 +234,9 @@ class TorchBackend:
         try:
             import torch
         except ImportError as exc:
-            return Availability(False, f"torch not installed ({exc})")
+            if not _installed("torch"):
+                return Availability(False, f"torch not installed ({exc})")
+            return Availability(False, f"torch is installed but failed to import: {exc}")
         except Exception as exc:  # noqa: BLE001 - a broken install is a reason, never a crash
             return Availability(False, f"torch failed to import: {type(exc).__name__}: {exc}")
         try:
