@@ -1,0 +1,298 @@
+"""Correctness of every op on the GPU against the float64 reference (skips without a GPU).
+
+Every case set (smoke, default, edge; large with OPRT_TEST_LARGE=1) of every op in every dtype,
+misaligned views, descriptor reuse, tensors over 2^31 elements (slow), CuPy and torch zero-copy.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import oprt_core.ops as ops
+import pytest
+from oprt_core.compiled import DeviceArray
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import DTYPES
+
+SPECS = {s.name: s for s in CORE_OPS}
+CASE_SETS = ("smoke", "default", "edge") + (("large",) if os.environ.get("OPRT_TEST_LARGE") == "1" else ())
+
+
+def run_case(backend, spec, case, dtype, rng):
+    """Fresh inputs, NaN-poisoned output, prepare, run, compare with the float64 reference."""
+    inputs = spec.make_inputs(case, dtype, rng)
+    params = spec.validate_params(case.param_dict)
+    out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
+    backend.fill_nan(out)
+    dev = [backend.to_device(x) for x in inputs]
+    launcher = backend.prepare(spec.name, dev, out, params)
+    launcher()
+    backend.synchronize()
+    return spec.check(backend.to_host(out), inputs, dtype, params), launcher, inputs
+
+
+def _cases():
+    for spec in CORE_OPS:
+        for case_set in CASE_SETS:
+            for case in spec.cases(case_set):
+                for dtype in DTYPES:
+                    marks = [pytest.mark.slow] if case_set == "large" else []
+                    yield pytest.param(spec.name, case, dtype, id=f"{spec.name}-{case_set}-{case.name}-{dtype}",
+                                       marks=marks)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op, case, dtype", list(_cases()))
+def test_case_sets(nvidia_backend, rng, op, case, dtype):
+    assert nvidia_backend.supports(op, dtype, case)
+    result, *_ = run_case(nvidia_backend, SPECS[op], case, dtype, rng)
+    assert result.ok, result.message
+
+
+# ---- extra layouts the case sets do not reach ---------------------------------------------------------
+
+EXTRA = [
+    ("reduce_sum", [(3, 4096, 4)], {"axis": 1, "keepdims": False}),
+    ("reduce_sum", [(8, 1 << 18)], {"axis": -1, "keepdims": True}),     # few long rows: split + workspace
+    ("reduce_sum", [(1 << 17, 2)], {"axis": 0, "keepdims": False}),     # narrow columns, split
+    ("reduce_sum", [(2, 3, 4, 5)], {"axis": None, "keepdims": False}),
+    ("reduce_sum", [(100003,)], {"axis": None, "keepdims": False}),
+    ("softmax", [(3, 40000)], {"axis": -1}),                            # online rows
+    ("softmax", [(5, 2000)], {"axis": -1}),                             # block rows
+    ("softmax", [(3, 12289)], {"axis": 1}),                             # block rows, odd length
+    ("softmax", [(2, 1000, 70)], {"axis": 1}),                          # columns with outer dims
+    ("softmax", [(2, 7)], {"axis": 0}),
+    ("copy", [(3, 64, 96)], {}),
+    ("vector_add", [(2048, 33), (33,)], {}),
+    ("vector_add", [(2048, 256), (2048, 1)], {}),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("op, shapes, params", EXTRA, ids=[f"{o}-{s}-{p}" for o, s, p in EXTRA])
+def test_extra_layouts(nvidia_backend, rng, op, shapes, params, dtype):
+    spec = SPECS[op]
+    inputs = [rng.uniform(-1, 1, s).astype(DTYPES[dtype].numpy) for s in shapes]
+    _check(nvidia_backend, spec, inputs, params, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("op, axis", [("reduce_sum", 0), ("reduce_sum", 1), ("reduce_sum", None), ("softmax", 0),
+                                      ("softmax", 1), ("copy", None), ("relu", None)])
+def test_permuted_views(nvidia_backend, rng, op, axis, dtype):
+    """Transposed and reversed 3-d views: the canonical-layout paths."""
+    spec = SPECS[op]
+    base = rng.uniform(-1, 1, (40, 33, 70)).astype(DTYPES[dtype].numpy)
+    params = {"axis": axis} if op == "softmax" else {"axis": axis, "keepdims": False} if op == "reduce_sum" else {}
+    for view in (base.transpose(2, 0, 1), base.transpose(1, 2, 0)[:, ::-1], base[::-1, :, ::2]):
+        _check(nvidia_backend, spec, [view], params, dtype)
+
+
+def _check(backend, spec, inputs, params, dtype, out=None):
+    params = spec.validate_params(params)
+    if out is None:
+        out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
+    backend.fill_nan(out)
+    launcher = backend.prepare(spec.name, [backend.to_device(x) for x in inputs], out, params)
+    launcher()
+    backend.synchronize()
+    result = spec.check(backend.to_host(out), inputs, dtype, params)
+    assert result.ok, result.message
+    return launcher
+
+
+# ---- misaligned pointers ------------------------------------------------------------------------------
+
+def _view(backend, base: DeviceArray, offset: int, shape) -> DeviceArray:
+    """A contiguous view of ``shape`` starting ``offset`` elements into ``base`` (misaligned when odd)."""
+    strides, run = [], 1
+    for n in reversed(shape):
+        strides.append(run)
+        run *= n
+    return DeviceArray(backend, base.ptr + offset * base.itemsize, shape, tuple(reversed(strides)), base.dtype_info,
+                       owner=base, cuda_interop=True)
+
+
+MISALIGNED = [
+    ("copy", [(1000,)], {}),
+    ("relu", [(4099,)], {"negative_slope": 0.1}),
+    ("vector_add", [(4101,), (4101,)], {}),
+    ("reduce_sum", [(37, 1001)], {"axis": -1, "keepdims": False}),
+    ("reduce_sum", [(300, 64)], {"axis": 0, "keepdims": False}),
+    ("reduce_sum", [(1 << 20,)], {"axis": None, "keepdims": False}),
+    ("softmax", [(37, 1000)], {"axis": -1}),
+    ("softmax", [(7, 5000)], {"axis": -1}),
+    ("softmax", [(2, 20000)], {"axis": -1}),
+    ("softmax", [(100, 64)], {"axis": 0}),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("op, shapes, params", MISALIGNED, ids=[m[0] + str(m[1][0]) for m in MISALIGNED])
+@pytest.mark.parametrize("offsets", [(1, 0), (3, 3), (0, 5), (7, 2)], ids=lambda o: f"in{o[0]}-out{o[1]}")
+def test_misaligned_views(nvidia_backend, rng, op, shapes, params, dtype, offsets):
+    spec = SPECS[op]
+    np_dtype = DTYPES[dtype].numpy
+    params = spec.validate_params(params)
+    host = [rng.uniform(-1, 1, s).astype(np_dtype) for s in shapes]
+    ins = []
+    for k, x in enumerate(host):
+        off = offsets[0] + k  # a second input gets another misalignment still
+        base = nvidia_backend.to_device(np.concatenate([np.ones(off, np_dtype), x.ravel()]))
+        ins.append(_view(nvidia_backend, base, off, x.shape))
+    out_shape = spec.output_shape(shapes, params)
+    out_base = nvidia_backend.empty((math.prod(out_shape) + offsets[1],), dtype)
+    out = _view(nvidia_backend, out_base, offsets[1], out_shape)
+    nvidia_backend.fill_nan(out)
+    nvidia_backend.prepare(op, ins, out, params)()
+    nvidia_backend.synchronize()
+    result = spec.check(nvidia_backend.to_host(out), host, dtype, params)
+    assert result.ok, result.message
+
+
+# ---- descriptor reuse ---------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("op, shapes, params", [
+    ("copy", [(513, 3)], {}), ("relu", [(1 << 16,)], {}), ("vector_add", [(64, 33), (33,)], {}),
+    ("reduce_sum", [(1 << 20,)], {"axis": None}), ("reduce_sum", [(64, 512)], {"axis": 0}),
+    ("softmax", [(33, 777)], {"axis": -1}),
+])
+def test_descriptor_reuse_across_buffers(nvidia_backend, rng, op, shapes, params, dtype):
+    spec = SPECS[op]
+    np_dtype = DTYPES[dtype].numpy
+    params = spec.validate_params(params)
+    out_shape = spec.output_shape(shapes, params)
+    runs = []
+    for _ in range(3):
+        host = [rng.uniform(-1, 1, s).astype(np_dtype) for s in shapes]
+        out = nvidia_backend.empty(out_shape, dtype)
+        nvidia_backend.fill_nan(out)
+        runs.append((host, [nvidia_backend.to_device(x) for x in host], out))
+    launcher = nvidia_backend.prepare(op, runs[0][1], runs[0][2], params)
+    for _host, dev, out in runs[1:]:
+        launcher.run(dev, out)
+    launcher()
+    nvidia_backend.synchronize()
+    for host, _, out in runs:
+        result = spec.check(nvidia_backend.to_host(out), host, dtype, params)
+        assert result.ok, result.message
+
+
+# ---- more than 2^31 elements ----------------------------------------------------------------------------
+
+BIG_ROWS, BIG_COLS = (1 << 16) + 1, 1 << 15  # 2^31 + 2^15 elements of f16: 4 GiB
+
+
+@pytest.fixture(scope="module")
+def big_input(nvidia_backend):
+    """A (2^16 + 1) x 2^15 f16 tensor: every element 0x3C3C (memset) except the last row, 2.0."""
+    x = nvidia_backend.empty((BIG_ROWS, BIG_COLS), "f16")
+    ffi, lib = nvidia_backend.ffi, nvidia_backend.lib
+    nvidia_backend.check(lib.oprt_memset(ffi.cast("void *", x.ptr), 0x3C, x.nbytes))
+    last = np.full(BIG_COLS, 2.0, np.float16)
+    dst = x.ptr + (BIG_ROWS - 1) * BIG_COLS * 2
+    nvidia_backend.check(lib.oprt_memcpy(ffi.cast("void *", dst), ffi.cast("void *", last.ctypes.data),
+                                         last.nbytes, 0))
+    value = float(np.array([0x3C3C], np.uint16).view(np.float16)[0])
+    yield x, value
+    del x
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_copy_over_2_31_elements(nvidia_backend, big_input):
+    x, value = big_input
+    assert x.size > 1 << 31
+    out = nvidia_backend.empty(x.shape, "f16")
+    nvidia_backend.fill_nan(out)
+    nvidia_backend.prepare("copy", [x], out, {})()
+    nvidia_backend.synchronize()
+    host = nvidia_backend.to_host(out)
+    bits = host.view(np.uint16)
+    assert np.all(bits[:-1] == 0x3C3C)
+    assert np.all(host[-1] == 2.0)
+    assert value > 1
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_reduce_sum_over_2_31_elements(nvidia_backend, big_input, axis):
+    x, value = big_input
+    out_shape = {-1: (BIG_ROWS,), 0: (BIG_COLS,), None: ()}[axis]
+    dtype = "f32" if axis is None else "f16"
+    if axis is None:
+        # the f16 total overflows: sum an f32 reinterpretation of the same bytes instead (0x3C3C3C3C)
+        xs = DeviceArray(nvidia_backend, x.ptr, (x.size // 2,), (1,), "f32", owner=x, cuda_interop=True)
+        out = nvidia_backend.empty((), "f32")
+        nvidia_backend.prepare("reduce_sum", [xs], out, {"axis": None})()
+        nvidia_backend.synchronize()
+        v32 = float(np.array([0x3C3C3C3C], np.uint32).view(np.float32)[0])
+        last = float(np.array([0x40004000], np.uint32).view(np.float32)[0])  # two f16 2.0s
+        n_last = BIG_COLS // 2
+        expected = (xs.size - n_last) * v32 + n_last * last
+        got = float(nvidia_backend.to_host(out))
+        assert got == pytest.approx(expected, rel=1e-5)
+        return
+    out = nvidia_backend.empty(out_shape, dtype)
+    nvidia_backend.fill_nan(out)
+    nvidia_backend.prepare("reduce_sum", [x], out, {"axis": axis})()
+    nvidia_backend.synchronize()
+    got = nvidia_backend.to_host(out).astype(np.float64)
+    if axis == -1:
+        expected = np.full(BIG_ROWS, BIG_COLS * value)
+        expected[-1] = BIG_COLS * 2.0
+    else:
+        expected = np.full(BIG_COLS, (BIG_ROWS - 1) * value + 2.0)
+    np.testing.assert_allclose(got, expected.astype(np.float16).astype(np.float64), rtol=2e-3)
+
+
+# ---- zero-copy interop ------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_cupy_inputs(nvidia_backend, rng, dtype):
+    cp = pytest.importorskip("cupy")
+    x_host = rng.uniform(-5, 5, (33, 1000)).astype(dtype)
+    x = cp.asarray(x_host)
+    out = ops.softmax(x, backend="nvidia")
+    got = cp.asarray(out)  # zero-copy through __cuda_array_interface__
+    assert got.shape == x.shape
+    result = SPECS["softmax"].check(cp.asnumpy(got), [x_host], dtype.replace("float", "f"), {"axis": -1})
+    assert result.ok, result.message
+    # an output given as a cupy array is written in place, and strided cupy views work
+    y = cp.empty_like(x[:, ::2])
+    ops.relu(x[:, ::2], 0.5, backend="nvidia", out=y)
+    cp.cuda.runtime.deviceSynchronize()
+    ref = np.where(x_host[:, ::2] > 0, x_host[:, ::2], x_host[:, ::2] * np.float32(0.5)).astype(dtype)
+    np.testing.assert_array_equal(cp.asnumpy(y), ref)
+    s = ops.reduce_sum(x.T, axis=0, backend="nvidia")
+    np.testing.assert_allclose(cp.asnumpy(cp.asarray(s)).astype(np.float64), x_host.astype(np.float64).sum(1),
+                               rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_torch_inputs(nvidia_backend, rng, dtype):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    tdt = getattr(torch, dtype)
+    a = torch.randn(257, 129, device="cuda").to(tdt)
+    b = torch.randn(129, device="cuda").to(tdt)
+    out = torch.empty_like(a)
+    ops.vector_add(a, b, backend="nvidia", out=out)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out.float(), (a.float() + b.float()).to(tdt).float())
+    t = torch.randn(64, 512, device="cuda").to(tdt)
+    sm = torch.empty_like(t)
+    ops.softmax(t.t(), axis=0, backend="nvidia", out=sm.t())
+    torch.cuda.synchronize()
+    torch.testing.assert_close(sm.float(), torch.softmax(t.float(), dim=-1), atol=1e-2, rtol=1e-2)
