@@ -61,7 +61,9 @@ def label_rows(runs: Sequence[Run]) -> pd.DataFrame:
 
 def _svg(fig: Any) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # no RDF metadata block: a date would make reports differ run to run for nothing
+    fig.savefig(buf, format="svg", bbox_inches="tight",
+                metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buf.getvalue()
     return text[text.index("<svg"):]
 

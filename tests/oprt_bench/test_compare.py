@@ -1,0 +1,85 @@
+"""compare on synthetic runs: clearly faster, clearly slower, noisy but the same, status changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import make_registry, run_script
+
+from oprt_bench.cli import cli
+from oprt_bench.compare import classify, parse_threshold
+from oprt_bench.results import RowWriter
+
+
+def _row(case: str, median: float, spread: float, status: str = "ok", backend: str = "nvidia") -> dict:
+    return {"op": "softmax", "case": case, "shape": case, "dtype": "f32", "backend": backend, "status": status,
+            "median_ms": median if status == "ok" else None, "p10_ms": median - spread if status == "ok" else None,
+            "p90_ms": median + spread if status == "ok" else None, "samples": 100}
+
+
+def _write_run(path, rows):
+    path.mkdir()
+    writer = RowWriter(path / "results.csv")
+    for r in rows:
+        writer.write(r)
+    writer.close()
+    (path / "run.json").write_text(json.dumps({"host": {"hostname": path.name}}))
+    return path
+
+
+@pytest.fixture
+def runs(tmp_path):
+    old = [_row("faster", 1.00, 0.01), _row("slower", 1.00, 0.01), _row("noisy", 1.00, 0.30),
+           _row("steady", 1.00, 0.01), _row("breaks", 1.00, 0.01), _row("fixed", 0, 0, "failed"),
+           _row("gone", 1.0, 0.01)]
+    new = [_row("faster", 0.80, 0.01), _row("slower", 1.25, 0.01), _row("noisy", 1.20, 0.30),
+           _row("steady", 1.02, 0.01), _row("breaks", 0, 0, "error"), _row("fixed", 1.0, 0.01),
+           _row("added", 1.0, 0.01)]
+    return _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
+
+
+def test_classify_rule():
+    ok = lambda m, s: {"status": "ok", "median_ms": m, "p10_ms": m - s, "p90_ms": m + s}  # noqa: E731
+    assert classify(ok(1.0, 0.01), ok(0.8, 0.01), 0.05).verdict == "faster"
+    assert classify(ok(1.0, 0.01), ok(1.2, 0.01), 0.05).verdict == "slower"
+    noisy = classify(ok(1.0, 0.3), ok(1.2, 0.3), 0.05)
+    assert noisy.verdict == "same" and noisy.noisy and noisy.ratio == pytest.approx(1.2)
+    assert classify(ok(1.0, 0.001), ok(1.04, 0.001), 0.05).verdict == "same"  # separated, but under the threshold
+    assert classify(ok(1.0, 0.001), ok(1.04, 0.001), 0.01).verdict == "slower"
+
+
+def test_parse_threshold():
+    assert parse_threshold("5%") == pytest.approx(0.05)
+    assert parse_threshold("0.1") == pytest.approx(0.1)
+    with pytest.raises(Exception, match="not a number"):
+        parse_threshold("five")
+
+
+def test_compare_table_and_exit_codes(runs):
+    old, new = runs
+    runner = CliRunner()
+    r = runner.invoke(cli, ["compare", str(old), str(new), "--json"], obj={"registry": make_registry()})
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    verdicts = {row["case"]: row["verdict"] for row in doc["rows"]}
+    assert verdicts == {"faster": "faster", "slower": "slower", "noisy": "same", "steady": "same", "breaks": "broken",
+                        "fixed": "fixed", "gone": "removed", "added": "added"}
+    assert doc["regressions"] == 2
+    r = runner.invoke(cli, ["compare", str(old), str(new), "--fail-on-regression"])
+    assert r.exit_code == 1
+    assert "slower" in r.stdout and "faster" in r.stdout and "same ~" in r.stdout and "2 regression(s)" in r.stdout
+    assert "steady" not in r.stdout  # unchanged rows only with --all
+    r = runner.invoke(cli, ["compare", str(old), str(old), "--fail-on-regression", "--all"])
+    assert r.exit_code == 0 and "steady" in r.stdout
+
+
+def test_compare_usage_errors_subprocess(runs, tmp_path):
+    old, new = runs
+    p = run_script("compare", str(old), str(tmp_path / "nowhere"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "is not a run" in p.stderr
+    p = run_script("compare", str(old), str(new), "--threshold", "lots")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--threshold 'lots'" in p.stderr
+    p = run_script("compare", str(old), str(new), "--threshold", "30%", "--fail-on-regression")
+    assert p.returncode == 1  # 'breaks' is a regression at any threshold

@@ -1,0 +1,131 @@
+"""The installed console script as a real subprocess: end to end on numpy, user mistakes, plugins, SIGINT."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import signal
+import subprocess
+import textwrap
+import time
+
+import pandas as pd
+from conftest import SCRIPT, isolated_env, run_script
+
+from oprt_bench.results import COLUMNS
+
+
+def test_smoke_sweep_end_to_end(smoke_run):
+    rows = pd.read_csv(smoke_run / "results.csv", keep_default_na=False)
+    assert tuple(rows.columns) == COLUMNS
+    assert set(rows["backend"]) == {"numpy"} and set(rows["status"]) == {"ok"}
+    assert set(rows["op"]) == {"copy", "vector_add", "relu", "reduce_sum", "softmax"}
+    assert set(rows["dtype"]) == {"f32", "f16", "bf16"}
+    assert len(rows) == 3 * 12  # 12 smoke cases of the core ops, 3 dtypes
+    timed = rows.astype({"median_ms": float, "p10_ms": float, "p90_ms": float, "min_ms": float, "gbps": float})
+    assert ((timed["min_ms"] <= timed["p10_ms"]) & (timed["p10_ms"] <= timed["median_ms"])
+            & (timed["median_ms"] <= timed["p90_ms"])).all()
+    assert (timed["samples"] >= 5).all() and (timed["gbps"] > 0).all()
+    assert set(rows["timing"]) == {"cold"} and set(rows["baseline"]) == {"numpy"}
+    assert set(rows["pct_of_peak"]) == {""}  # no peak known for a CPU: empty, not made up
+
+    meta = json.loads((smoke_run / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["seed"] == 7 and meta["exit_code"] == 0
+    assert meta["argv"][1:3] == ["--backends", "numpy"]
+    assert meta["versions"]["oprt-bench"] and meta["versions"]["oprt-core"] and meta["host"]["hostname"]
+    assert meta["backends"]["numpy"]["device_info"]["flavour"].startswith("numpy-")
+    assert meta["started_utc"] <= meta["finished_utc"]
+    doc = json.loads((smoke_run / "results.json").read_text())
+    assert len(doc["rows"]) == len(rows) and doc["run"]["status"] == "complete"
+
+    html = (smoke_run / "report.html").read_text()
+    assert html.count("<table class='op'") == 5 and html.count("<svg") == 5
+    # nothing to fetch: no external src/href/url(), no scripts, no stylesheets links, no @import
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)|url\(\s*["']?(https?:|//)|@import""", html)
+    assert "<script" not in html and "<link" not in html and "<img" not in html
+
+
+def test_user_mistakes_subprocess(tmp_path):
+    cases = [
+        (["--ops", "copy,nope"], "unknown op 'nope'; valid choices: all, copy"),
+        (["--backends", "nvidia"], "unknown backend 'nvidia'; valid choices: all, numpy"),
+        (["--dtypes", "fp8"], "unknown dtype 'fp8'"),
+        (["--shape", "4x4x"], "malformed shape '4x4x'"),
+        (["--out", str(tmp_path / "f" / "run")], "is not writable"),
+    ]
+    (tmp_path / "f").write_text("a file, not a folder")
+    for args, fragment in cases:
+        p = run_script(*args, "--cases", "smoke")
+        assert p.returncode == 2, (args, p.stderr)
+        assert p.stderr.count("\n") == 1 and p.stderr.startswith("oprt-bench: error: ") and fragment in p.stderr, args
+        assert p.stdout == ""
+    assert not (tmp_path / "results").exists()
+
+
+def _fake_plugin_dist(site) -> None:
+    """An installed distribution (dist-info on PYTHONPATH) whose entry point registers an unavailable backend."""
+    site.mkdir()
+    (site / "oprt_fake_gpu.py").write_text(textwrap.dedent("""
+        from oprt_core import Availability, hookimpl
+        from oprt_core.numpy_backend import NumpyBackend
+
+        class FakeGpu(NumpyBackend):
+            name = "fakegpu"
+
+            def availability(self):
+                return Availability(False, "no CUDA driver found (test double)")
+
+        @hookimpl
+        def oprt_register_backends(register):
+            register(FakeGpu())
+    """))
+    info = site / "oprt_fake_gpu-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: oprt-fake-gpu\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[oprt]\nfakegpu = oprt_fake_gpu\n")
+
+
+def test_named_unavailable_backend_from_an_installed_plugin(tmp_path):
+    site = tmp_path / "site"
+    _fake_plugin_dist(site)
+    env = isolated_env(OPRT_PLUGINS="numpy,fakegpu", PYTHONPATH=str(site))
+    p = run_script("backends", "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    backends = {b["name"]: b for b in json.loads(p.stdout)["backends"]}
+    assert backends["fakegpu"]["available"] is False and "no CUDA driver" in backends["fakegpu"]["reason"]
+    out = tmp_path / "run"
+    p = run_script("--backends", "fakegpu", "--cases", "smoke", "--out", str(out), env=env)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "backend 'fakegpu' is unavailable: no CUDA driver found (test double); available backends: numpy" in p.stderr
+    assert not out.exists()
+    # 'all' skips it with a note instead
+    p = run_script("--ops", "copy", "--dtypes", "f32", "--cases", "smoke", "--mode", "test", "--out", str(out),
+                   env=env)
+    assert p.returncode == 0, p.stderr
+    assert "backend 'fakegpu' skipped: no CUDA driver found" in p.stdout
+
+
+def test_sigint_keeps_rows_and_writes_the_report(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([str(SCRIPT), "--ops", "softmax,copy", "--backends", "numpy", "--cases", "default",
+                             "--time-budget", "0.3", "--out", str(out)], env=isolated_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    csv_path = out / "results.csv"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        if csv_path.exists() and len(csv_path.read_text().splitlines()) >= 3:  # header + 2 rows
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted by SIGINT" in stderr and "Traceback" not in stderr
+    rows = list(csv.DictReader(csv_path.open()))
+    assert 2 <= len(rows) < 2 * 6 * 3
+    assert all(r["status"] == "ok" for r in rows)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "interrupted (SIGINT)" and meta["exit_code"] == 130
+    html = (out / "report.html").read_text()
+    assert "<table class='op'" in html and rows[0]["case"] in html
