@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import WrongBackend, make_registry
-
 from oprt_bench.cli import cli
 
-CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "")
-                 if p and Path(p).exists()), None)
+_CANDIDATES = ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "")
+CHROMIUM = next((p for p in _CANDIDATES if p and Path(p).exists()), None)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 

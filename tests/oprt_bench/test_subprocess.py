@@ -12,7 +12,6 @@ import time
 
 import pandas as pd
 from conftest import SCRIPT, isolated_env, run_script
-
 from oprt_bench.results import COLUMNS
 
 

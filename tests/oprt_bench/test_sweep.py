@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import make_registry
-from oprt_core import OprtError
-
 from oprt_bench.sweep import SweepOptions, case_seed, make_plan, run_sweep
+
+from oprt_core import OprtError
 
 
 def _rows(registry, **kw):
@@ -19,7 +19,8 @@ def _rows(registry, **kw):
 
 def test_case_seed_is_stable_and_distinct():
     assert case_seed(0, "copy", "1000", "f32") == case_seed(0, "copy", "1000", "f32")
-    seeds = {case_seed(s, op, c, d) for s in (0, 1) for op in ("copy", "relu") for c in ("a", "b") for d in ("f32", "f16")}
+    seeds = {case_seed(s, op, c, d)
+             for s in (0, 1) for op in ("copy", "relu") for c in ("a", "b") for d in ("f32", "f16")}
     assert len(seeds) == 16
 
 
