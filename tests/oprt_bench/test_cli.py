@@ -155,3 +155,33 @@ def test_report_merges_runs(registry, tmp_path):
     assert html.count("<svg") == 1 and "numpy@" in html
     r = invoke(registry, "report", str(tmp_path / "missing"))
     assert r.exit_code == 2 and "is not a run" in one_error_line(r)
+
+
+def test_signal_during_timing_interrupts_instead_of_becoming_an_error_row(tmp_path):
+    import os
+    import signal
+
+    from oprt_core.numpy_backend import NumpyBackend
+
+    class SelfInterrupting(NumpyBackend):
+        name = "selfint"
+        prepared = 0
+
+        def prepare(self, *args, **kwargs):
+            type(self).prepared += 1
+            return super().prepare(*args, **kwargs)
+
+        def flush_cache(self) -> None:
+            if type(self).prepared == 3:  # inside the timing loop of the third row
+                os.kill(os.getpid(), signal.SIGINT)
+
+    out = tmp_path / "run"
+    r = invoke(make_registry(SelfInterrupting()), "--ops", "copy,relu", "--backends", "selfint", "--baseline", "none",
+               "--cases", "smoke", "--time-budget", "0.01", "--out", str(out))
+    assert r.exit_code == 130, r.output
+    assert "interrupted by SIGINT" in r.stderr
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert len(rows) == 2 and all(row["status"] == "ok" for row in rows)
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted (SIGINT)"
+    assert (out / "report.html").exists() and (out / "results.json").exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored

@@ -95,7 +95,7 @@ def _console(err: bool = False) -> Any:
 
 # -- the sweep ----------------------------------------------------------------------------------
 
-class _Interrupted(Exception):
+class _Interrupted(BaseException):  # noqa: N818 - like KeyboardInterrupt: no `except Exception` swallows it
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
@@ -357,12 +357,11 @@ def report_cmd(runs: tuple[Path, ...], out: Path | None, title: str) -> int:
     if out is None:
         stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
         out = loaded[0].path if len(loaded) == 1 else Path("results") / f"merged-{stamp}"
-    if not (out / REPORT_HTML).exists() or not out.is_dir():
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {str(out)!r} is a file; give a folder")
-        if not out.exists():
-            check_out_dir(out)
-            out.mkdir(parents=True)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {str(out)!r} is a file; give a folder")
+    if not out.exists():
+        check_out_dir(out)
+        out.mkdir(parents=True)
     path = write_report(loaded, out / REPORT_HTML, title)
     click.echo(str(path))
     return 0
