@@ -277,26 +277,49 @@ class OpSpec:
         if ref is None:
             ref = np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
         out64 = np.asarray(out).astype(np.float64)
+        # one layout for both (a reference of a transposed view is transposed too): mixed-order elementwise
+        # passes below would otherwise walk one operand across the cache, several times slower
+        ref, out64 = np.ascontiguousarray(ref), np.ascontiguousarray(out64)
         if out64.shape != ref.shape:
             return CheckResult(False, math.inf, math.inf,
                                f"output shape {out64.shape} differs from reference shape {ref.shape}")
         if ref.size == 0:
             return CheckResult(True, 0.0, 0.0)
         atol, rtol = self.tolerance(dt, inputs64, ref, params)
-        with np.errstate(invalid="ignore", over="ignore"):
-            err = np.abs(out64 - ref)
-            err = np.where(np.isnan(out64) & ~np.isnan(ref), np.inf, err)
-            same_inf = np.isinf(ref) & (out64 == ref)
-            err = np.where(same_inf, 0.0, err)
-            rel = err / np.maximum(np.abs(ref), np.finfo(np.float64).tiny)
-            allowed = atol + rtol * np.abs(ref)
-            bad = ~(err <= allowed) & ~same_inf  # inf == inf is exact even where rtol * inf is nan
-        max_abs = float(np.max(err))
-        max_rel = float(np.max(np.where(np.abs(ref) > 0, rel, 0.0)))
-        nbad = int(np.count_nonzero(bad))
+        atol = np.asarray(atol, dtype=np.float64)
+        if atol.ndim:  # per output element (reduce_sum)
+            atol = np.ascontiguousarray(np.broadcast_to(atol, ref.shape)).reshape(-1)
+        flat_ref, flat_out = ref.reshape(-1), out64.reshape(-1)
+        # compared in cache-sized chunks: ~15 elementwise passes over whole float64 arrays cost seconds and
+        # several times the output's memory on the default and large cases
+        chunk = 1 << 16
+        abs_max, rel_max, nbad, worst, worst_at = [], [], 0, -np.inf, -1
+        for start in range(0, flat_ref.size, chunk):
+            r, o = flat_ref[start:start + chunk], flat_out[start:start + chunk]
+            a = atol[start:start + chunk] if atol.ndim else atol
+            with np.errstate(invalid="ignore", over="ignore"):
+                err = np.abs(o - r)
+                err[np.isnan(o) & ~np.isnan(r)] = np.inf
+                same_inf = np.isinf(r) & (o == r)
+                err[same_inf] = 0.0
+                abs_r = np.abs(r)
+                rel = err / np.maximum(abs_r, np.finfo(np.float64).tiny)
+                allowed = a + rtol * abs_r
+                bad = ~(err <= allowed) & ~same_inf  # inf == inf is exact even where rtol * inf is nan
+                abs_max.append(np.max(err))
+                rel_max.append(np.max(np.where(abs_r > 0, rel, 0.0)))
+                n = int(np.count_nonzero(bad))
+                if n:
+                    nbad += n
+                    excess = np.where(bad, err - allowed, -np.inf)
+                    j = int(np.argmax(excess))
+                    if worst_at < 0 or not excess[j] <= worst:  # NaN ranks first, as np.argmax does
+                        worst, worst_at = excess[j], start + j
+        max_abs = float(np.max(abs_max))
+        max_rel = float(np.max(rel_max))
         if nbad == 0:
             return CheckResult(True, max_abs, max_rel)
-        idx = np.unravel_index(int(np.argmax(np.where(bad, err - allowed, -np.inf))), ref.shape)
+        idx = np.unravel_index(worst_at, ref.shape)
         return CheckResult(
             False, max_abs, max_rel,
             f"{nbad} of {ref.size} elements outside budget (rtol={rtol:.3g}); worst at {tuple(int(i) for i in idx)}: "
