@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Build, test and benchmark oprt on the offline GPU host in one go (../shared/GPU.md).
+#
+#   scripts/gpu-suite.sh OUTDIR [PHASE ...]
+#
+# PHASES (default: install test sanitize bench):
+#   install   venv over the system site-packages (torch, cupy, triton), wheels from .whl/,
+#             then pip install --no-index --no-build-isolation of the project's packages
+#   test      pytest of every package (GPU tests run here), junit XML + log
+#   sweep     oprt-bench --mode test over every case set (smoke, edge, default, large) on the GPU backends
+#   sanitize  compute-sanitizer memcheck/racecheck/initcheck over the nvidia kernel tests
+#   bench     oprt-bench sweeps (default and large case sets) beside torch, cupy and numpy
+# Everything lands in OUTDIR: logs, CSV, HTML, and suite.tar.gz holding all of it.
+# Nothing is downloaded: missing wheels travel in .whl/ (../shared/tools/offline-wheels.sh).
+set -uo pipefail
+OUTDIR=${1:?usage: scripts/gpu-suite.sh OUTDIR [PHASE ...]}
+shift
+PHASES=${*:-install test sanitize bench}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+VENV=${OPRT_SUITE_VENV:-/tmp/oprt-venv}
+export PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+SUMMARY="$OUTDIR/summary.txt"
+cd "$ROOT"
+note() { echo "== $*" | tee -a "$SUMMARY"; }
+has() { [[ " $PHASES " == *" $1 "* ]]; }
+run_logged() { # name command...: run, keep the log, record the exit status and duration
+    local name=$1; shift
+    local t0=$SECONDS
+    "$@" >"$OUTDIR/$name.log" 2>&1
+    local rc=$?
+    note "$name: exit $rc in $((SECONDS - t0)) s"
+    tail -n 3 "$OUTDIR/$name.log" | sed 's/^/   /' | tee -a "$SUMMARY"
+    return $rc
+}
+
+note "gpu-suite on $(hostname) at $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv \
+    >"$OUTDIR/nvidia-smi.txt" 2>&1 && cat "$OUTDIR/nvidia-smi.txt" >>"$SUMMARY"
+
+if has install; then
+    python3 -m venv --system-site-packages "$VENV"
+    if compgen -G ".whl/*.whl" >/dev/null; then
+        "$VENV/bin/pip" install -q --no-index --no-deps .whl/*.whl >"$OUTDIR/install-wheels.log" 2>&1
+    fi
+    pkgs=(./oprt_core ./oprt_bench ./oprt_nvidia ./tests/plugins/oprt-testplugin)
+    [ -d oprt_metax ] && pkgs+=(./oprt_metax)
+    OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} \
+        run_logged install "$VENV/bin/pip" install -v --no-index --no-build-isolation --no-deps "${pkgs[@]}"
+fi
+export PATH="$VENV/bin:$PATH"
+
+if has test; then
+    run_logged pytest python -m pytest tests -q -ra -p no:cacheprovider --junitxml="$OUTDIR/pytest.xml"
+    oprt-bench backends >"$OUTDIR/backends.txt" 2>&1
+fi
+
+GPU_BACKENDS=nvidia
+oprt-bench backends --json 2>/dev/null | python -c "import json,sys; d=json.load(sys.stdin); \
+    sys.exit(0 if any(b['name']=='metax' and b['available'] for b in d.get('backends', [])) else 1)" \
+    && GPU_BACKENDS=nvidia,metax
+
+if has sweep; then
+    for cs in smoke edge default large; do
+        run_logged "sweep-$cs" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" --baseline none \
+            --out "$OUTDIR/sweep-$cs" --format csv -q
+    done
+fi
+
+if has sanitize; then
+    mkdir -p "$OUTDIR/sanitizer"
+    for tool in memcheck racecheck initcheck; do
+        run_logged "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+            python -m pytest tests/oprt_nvidia/test_nvidia_ops.py -q -p no:cacheprovider -k "smoke or edge" \
+            -m "not slow"
+        mv "$OUTDIR/sanitizer-$tool.log" "$OUTDIR/sanitizer/$tool.log"
+    done
+fi
+
+if has bench; then
+    for cs in default large; do
+        run_logged "bench-$cs" oprt-bench --backends "$GPU_BACKENDS,torch,cupy" --cases "$cs" --baseline torch \
+            --out "$OUTDIR/bench-$cs" --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
+    done
+fi
+
+note "done at $(date -u +%FT%TZ)"
+tar -czf /tmp/suite.tar.gz -C "$OUTDIR" . && mv /tmp/suite.tar.gz "$OUTDIR/suite.tar.gz"
+cat "$SUMMARY"
