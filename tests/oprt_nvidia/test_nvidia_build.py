@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from oprt_core.cabi import abi_version
 
 import oprt_nvidia
+from oprt_core.cabi import abi_version
 
 KERNEL_FILES = ("elementwise.cu", "reduce.cu", "softmax.cu", "runtime.cu")
 
@@ -93,9 +93,8 @@ def test_sources_match_the_log():
 
 def test_plugin_registers_nvidia():
     import oprt_nvidia.plugin as plugin
-    from oprt_core.plugins import Registry
-
     from oprt_core import get_plugin_manager
+    from oprt_core.plugins import Registry
 
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register_plugin(plugin, "nvidia", "oprt-nvidia")

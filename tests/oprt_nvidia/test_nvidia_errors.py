@@ -7,8 +7,9 @@ op-level checks and the device-index check need the GPU.
 from __future__ import annotations
 
 import numpy as np
-import oprt_core.errors as E
 import pytest
+
+import oprt_core.errors as E
 from oprt_core.compiled import OPRT_AXIS_ALL, raise_for_status
 
 ST = {
