@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from oprt_core.numpy_backend import NumpyBackend
-from oprt_core.plugins import Registry, get_plugin_manager
 
 from oprt_core import Availability, DeviceInfo, hookimpl
+from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.plugins import Registry, get_plugin_manager
 
 SCRIPT = Path(sys.executable).with_name("oprt-bench")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import UnavailableBackend, WrongBackend, make_registry
+
 from oprt_bench.cli import cli
 from oprt_bench.results import COLUMNS, SCHEMA_VERSION
 

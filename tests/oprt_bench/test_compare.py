@@ -7,6 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from conftest import make_registry, run_script
+
 from oprt_bench.cli import cli
 from oprt_bench.compare import classify, parse_threshold
 from oprt_bench.results import RowWriter

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from oprt_bench.stats import median_ci, relative_ci_halfwidth, summarize
 from oprt_bench.timing import TimingConfig, measure
 

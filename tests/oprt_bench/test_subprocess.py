@@ -12,6 +12,7 @@ import time
 
 import pandas as pd
 from conftest import SCRIPT, isolated_env, run_script
+
 from oprt_bench.results import COLUMNS
 
 

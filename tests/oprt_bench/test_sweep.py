@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import make_registry
-from oprt_bench.sweep import SweepOptions, case_seed, make_plan, run_sweep
 
+from oprt_bench.sweep import SweepOptions, case_seed, make_plan, run_sweep
 from oprt_core import OprtError
 
 

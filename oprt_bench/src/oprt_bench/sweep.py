@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from oprt_core.spec import CASE_SETS, Case, OpSpec, parse_shape
 
 from oprt_core import DTYPES, OprtError, UnknownNameError, UnsupportedCase, get_dtype
+from oprt_core.spec import CASE_SETS, Case, OpSpec, parse_shape
 
 from .errors import UsageError
 from .peaks import Peak, peak_gbps
