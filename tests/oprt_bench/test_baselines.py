@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.errors import (
     BackendUnavailable,

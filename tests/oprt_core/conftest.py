@@ -52,6 +52,7 @@ def host_loader(path: Path | str) -> Callable[[], SimpleNamespace]:
 
     def load() -> SimpleNamespace:
         import cffi
+
         from oprt_core.cabi import cdef
 
         ffi = cffi.FFI()

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import oprt_core.errors as E
 import pytest
+
+import oprt_core.errors as E
 from oprt_core.cabi import STATUS_NAMES, abi_version
 from oprt_core.compiled import OPRT_AXIS_ALL, STATUS_EXCEPTIONS, raise_for_status
 

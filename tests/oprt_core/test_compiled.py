@@ -10,8 +10,9 @@ import textwrap
 from types import SimpleNamespace
 
 import numpy as np
-import oprt_core.errors as E
 import pytest
+
+import oprt_core.errors as E
 from oprt_core.backend import Availability, Backend, DeviceInfo, Launcher
 from oprt_core.cabi import abi_version
 from oprt_core.compiled import FLUSH_MIN_BYTES, CompiledBackend, CompiledEvent, DeviceArray
@@ -636,3 +637,14 @@ def test_functional_op_api_style_use(host_backend):
     launcher = host_backend.prepare("relu", [x], out, {"negative_slope": 0.5})
     launcher()
     np.testing.assert_allclose(host_backend.to_host(out), np.where(x > 0, x, 0.5 * x))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_to_device_keeps_misalignment_of_offset_views(host_backend, dtype):
+    """A view starting at an odd element stays misaligned on the device (vector-load paths must see it)."""
+    base = np.arange(1, 1002, dtype=DTYPES[dtype].numpy)
+    aligned = host_backend.to_device(base)
+    odd = host_backend.to_device(base[1:])
+    assert aligned.ptr % 16 == base.ctypes.data % 16
+    assert odd.ptr % 16 == base[1:].ctypes.data % 16 != 0
+    np.testing.assert_array_equal(host_backend.to_host(odd), base[1:])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from oprt_core import errors, ops
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import (
@@ -21,8 +23,6 @@ from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import Registry, get_plugin_manager
 from oprt_core.spec import TensorCase, parse_shape
 from oprt_core.validate import check_call
-
-from oprt_core import errors, ops
 
 SPECS = {s.name: s for s in CORE_OPS}
 X = np.ones((3, 4), np.float32)

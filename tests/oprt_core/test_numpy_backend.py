@@ -10,6 +10,7 @@ import zlib
 
 import numpy as np
 import pytest
+
 from oprt_core.backend import Availability, Backend, DeviceInfo, Event, Launcher
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oprt_core.core_ops import CORE_OPS
-from oprt_core.dtypes import get_dtype
 
 from oprt_core import ops
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import get_dtype
 
 SPECS = {s.name: s for s in CORE_OPS}
 DTYPES = ("f32", "f16", "bf16")

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import oprt_core
+from oprt_core import builtin, hookimpl, hookspecs, numpy_plugin, ops
 from oprt_core.errors import OprtError, PluginLoadError, UnknownNameError
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import (
@@ -26,9 +29,6 @@ from oprt_core.plugins import (
     get_plugin_manager,
     list_plugins,
 )
-
-import oprt_core
-from oprt_core import builtin, hookimpl, hookspecs, numpy_plugin, ops
 
 TESTS = Path(__file__).resolve().parents[1]
 FAKE_DIR = TESTS / "plugins" / "fake"

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
+
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import DTYPES
 

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import DTYPES, get_dtype
 from oprt_core.errors import InvalidArgumentError, UnknownNameError

@@ -551,11 +551,14 @@ class CompiledBackend:
             return self._device_array(0, arr.shape, strides, dt, None)
         lo, hi = _span(arr.shape, strides)
         nbytes = (hi - lo + 1) * dt.itemsize
-        base, owner = self._alloc(nbytes)
-        ffi, lib = self.ffi, self.lib
         src = arr.__array_interface__["data"][0] + lo * dt.itemsize
-        self.check(lib.oprt_memcpy(ffi.cast("void *", base), ffi.cast("void *", src), nbytes, _H2D))
-        return self._device_array(base - lo * dt.itemsize, arr.shape, strides, dt, owner)
+        # keep the host view's misalignment against 16 bytes (a view starting at an odd element stays
+        # misaligned on the device, so kernels' vector-load fast paths see the case they must handle)
+        pad = src % 16
+        base, owner = self._alloc(nbytes + pad)
+        ffi, lib = self.ffi, self.lib
+        self.check(lib.oprt_memcpy(ffi.cast("void *", base + pad), ffi.cast("void *", src), nbytes, _H2D))
+        return self._device_array(base + pad - lo * dt.itemsize, arr.shape, strides, dt, owner)
 
     def to_host(self, array: DeviceArray) -> np.ndarray:
         """A contiguous host numpy array with the same shape and values."""

@@ -179,7 +179,8 @@ vector_add_spec = OpSpec(
         "edge": [
             _binary_case((1,), (1,)), _binary_case((0,), (0,)), _binary_case((), ()), _binary_case((7,), (7,)),
             _binary_case((1000003,), (1000003,)), _binary_case((33, 65), (33, 65), "transposed", "contiguous"),
-            _binary_case((129, 255), (129, 255), "step2", "transposed"), _binary_case((999,), (999,), "offset1", "offset1"),
+            _binary_case((129, 255), (129, 255), "step2", "transposed"),
+            _binary_case((999,), (999,), "offset1", "offset1"),
             _binary_case((37, 129), (129,)), _binary_case((37, 1), (1, 129)), _binary_case((5, 1, 7), (3, 1)),
             _binary_case((4, 31), (4, 31), "broadcast0", "reversed"), _binary_case((0, 3), (3,)),
         ],

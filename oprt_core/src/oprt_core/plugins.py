@@ -157,12 +157,12 @@ class Registry:
                 continue
             staged: dict[str, Any] = {}
 
-            def register(obj: Any, _staged=staged, _kind=kind) -> None:
+            def register(obj: Any, _staged=staged, _kind=kind, _plugin=plugin) -> None:
                 name = getattr(obj, "name", None)
                 if not isinstance(name, str) or not name:
                     raise TypeError(f"a registered {_kind} needs a non-empty str .name, got {obj!r}")
                 if name in into or name in _staged:
-                    other = self.owner.get((_kind, name), plugin)
+                    other = self.owner.get((_kind, name), _plugin)
                     raise ValueError(f"{_kind} name {name!r} is already registered by plugin {other!r}")
                 _staged[name] = obj
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from oprt_core import hookimpl
 from oprt_core.core_ops import copy_spec
 from oprt_core.numpy_backend import NumpyBackend
-
-from oprt_core import hookimpl
 
 
 @hookimpl

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from oprt_core.errors import StrideError
 
 __all__ = ["HostSpan", "host_span", "element_strides", "ALIGN_BYTES"]

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
 from oprt_core.backend import Availability, DeviceInfo, Support
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from oprt_core.numpy_backend import NumpyBackend
-
 from oprt_core import hookimpl
+from oprt_core.numpy_backend import NumpyBackend
 
 
 class DuplicateNumpy(NumpyBackend):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from oprt_core.numpy_backend import NumpyBackend
 
 from oprt_core import Budget, Case, OpSpec, TensorCase, hookimpl
+from oprt_core.numpy_backend import NumpyBackend
 
 __all__ = ["TestBackend", "negate_spec", "oprt_register_backends", "oprt_register_ops"]
 
