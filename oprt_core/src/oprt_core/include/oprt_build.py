@@ -1,0 +1,327 @@
+"""oprt_build: the shared build machinery of compiled oprt backends (oprt_nvidia, oprt_metax, yours).
+
+Ships next to ``oprt.h`` and ``oprt_validate.h`` (package data of oprt-core) and is vendored into each
+backend's sdist exactly like them, so a backend's ``setup.py`` finds all three in one folder, puts that
+folder on ``sys.path`` and imports this module. Pure stdlib + setuptools + cffi: it runs under pip's
+build isolation, where oprt-core itself is never installed.
+
+What it does, toolchain-independently:
+- reads the cffi declarations (``OPRT_CDEF_BEGIN``/``END``) and ``OPRT_ABI_VERSION`` from ``oprt.h``;
+- runs a :class:`Plan` (compile commands, one link command) with parallel, incremental compiles and the
+  whole compiler output kept in a log that is printed and shipped in the package;
+- builds the cffi API-mode extension against the shared library with rpath ``$ORIGIN``;
+- an ``sdist`` command that vendors the headers and this module into ``_oprt_include/``;
+- :class:`BuildError`: a build failure as one clear line (no traceback in pip's log).
+
+It also holds the nvcc helpers (found as cupy does, ``OPRT_CUDA_ARCHS``) that both the nvidia build and
+the metax nvcc-shim build use. See docs/building.md.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "HEADERS", "VENDORED", "VENDOR_DIR", "BuildError", "Compile", "Plan", "NativeBuild", "read_cdef",
+    "read_abi_version", "run_plan", "setup_kwargs", "find_nvcc", "nvcc_version", "cuda_archs", "gencode_flags",
+    "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS",
+]
+
+HEADERS = ("oprt.h", "oprt_validate.h")
+VENDORED = (*HEADERS, "oprt_build.py")  # what an sdist carries in _oprt_include/
+VENDOR_DIR = "_oprt_include"
+
+_DIST = ["oprt"]  # distribution named in error messages; NativeBuild sets it
+
+
+class BuildError(SystemExit):
+    """A build failure reported as one clear message (SystemExit: no traceback in pip's log)."""
+
+    def __init__(self, message: str, dist: str | None = None):
+        super().__init__(f"error: {dist or _DIST[0]} build: {message}")
+
+
+# ---- oprt.h -----------------------------------------------------------------------------------
+
+def read_cdef(include_dir: Path) -> str:
+    """The declarations between OPRT_CDEF_BEGIN/END of oprt.h (oprt_core may be absent at build time)."""
+    text = (Path(include_dir) / "oprt.h").read_text(encoding="utf-8")
+    match = re.search(r"/\* OPRT_CDEF_BEGIN \*/(.*?)/\* OPRT_CDEF_END \*/", text, re.S)
+    if match is None:
+        raise BuildError(f"{Path(include_dir) / 'oprt.h'} lacks its OPRT_CDEF_BEGIN/END markers")
+    return match.group(1)
+
+
+def read_abi_version(include_dir: Path) -> int:
+    match = re.search(r"#define OPRT_ABI_VERSION (\d+)", (Path(include_dir) / "oprt.h").read_text(encoding="utf-8"))
+    if match is None:
+        raise BuildError("oprt.h does not define OPRT_ABI_VERSION")
+    return int(match.group(1))
+
+
+# ---- plans: what a toolchain compiles and links -----------------------------------------------------
+
+@dataclass
+class Compile:
+    source: Path
+    obj: Path
+    cmd: list[str]
+
+
+@dataclass
+class Plan:
+    """Everything one shared-library build runs; a toolchain's setup.py makes it, :func:`run_plan` runs it.
+
+    :param title: first line of the log, e.g. ``oprt-nvidia build: nvcc 13.0 (/usr/bin/nvcc), ...``
+    :param compiles: one command per source, run in parallel
+    :param link: the command that links every object into ``library``
+    :param library: the shared library the link writes
+    :param deps: files every object depends on besides its source (headers): a newer one recompiles all
+    :param jobs: parallel compiles
+    :param tool: the compiler's name in messages ("nvcc", "mxcc")
+    """
+
+    title: str
+    compiles: list[Compile]
+    link: list[str]
+    library: Path
+    deps: list[Path] = field(default_factory=list)
+    jobs: int = 1
+    tool: str = "compiler"
+
+    def commands(self) -> list[list[str]]:
+        return [c.cmd for c in self.compiles] + [self.link]
+
+    def describe(self) -> str:
+        """The plan as shell lines (a dry run prints this)."""
+        lines = [f"# {self.title}"]
+        lines += [shlex.join(cmd) for cmd in self.commands()]
+        return "\n".join(lines)
+
+
+def _run(cmd: list[str]) -> tuple[list[str], int, str, float]:
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as exc:  # the compiler vanished or is not executable
+        return cmd, 127, f"{cmd[0]}: {exc}", time.perf_counter() - start
+    return cmd, proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
+
+
+def run_plan(plan: Plan, temp_dir: Path, out_dir: Path, log_name: str) -> Path:
+    """Compile (in parallel, skipping fresh objects), link, and keep the whole compiler output.
+
+    An object is kept when it is newer than its source and every dep and was made by the same command.
+    The log (``log_name``) gets one section per source and one for the link; it is printed (so CI's build
+    log keeps it), written to ``temp_dir`` and, on success, copied next to the library in ``out_dir``.
+    """
+    temp_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log: list[str] = [f"# {plan.title}"]
+    start = time.perf_counter()
+    todo = []
+    for c in plan.compiles:
+        section = temp_dir / (c.source.stem + ".log")
+        stamp = temp_dir / (c.source.stem + ".cmd")
+        fresh = (c.obj.is_file() and section.is_file() and stamp.is_file()
+                 and stamp.read_text(encoding="utf-8") == shlex.join(c.cmd)
+                 and all(c.obj.stat().st_mtime > d.stat().st_mtime for d in [c.source, *plan.deps]))
+        if not fresh:
+            todo.append(c)
+    failed = []
+    by_cmd = {id(c.cmd): c for c in todo}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(plan.jobs, 1)) as pool:
+        for cmd, rc, output, secs in pool.map(_run, [c.cmd for c in todo]):
+            src = by_cmd[id(cmd)].source
+            text = f"\n## {src.name}: {secs:.1f} s, exit {rc}\n$ {shlex.join(cmd)}\n{output.rstrip()}"
+            (temp_dir / (src.stem + ".log")).write_text(text, encoding="utf-8")
+            if rc != 0:
+                failed.append(src.name)
+                (temp_dir / (src.stem + ".cmd")).unlink(missing_ok=True)
+            else:
+                (temp_dir / (src.stem + ".cmd")).write_text(shlex.join(cmd), encoding="utf-8")
+    for c in plan.compiles:
+        section = temp_dir / (c.source.stem + ".log")
+        if section.is_file():
+            log.append(section.read_text(encoding="utf-8"))
+    log[0] += f", {len(todo)} of {len(plan.compiles)} sources recompiled"
+    if not failed:
+        cmd, rc, output, secs = _run(plan.link)
+        log.append(f"\n## link: {secs:.1f} s, exit {rc}\n$ {shlex.join(cmd)}\n{output.rstrip()}")
+        if rc != 0:
+            failed.append("link")
+    log.append(f"\n# total {time.perf_counter() - start:.1f} s")
+    text = "\n".join(log) + "\n"
+    (temp_dir / log_name).write_text(text, encoding="utf-8")
+    print(text, flush=True)
+    if failed:
+        raise BuildError(f"{plan.tool} failed on {', '.join(failed)}; the whole output is above and in "
+                         f"{temp_dir / log_name}")
+    shutil.copyfile(temp_dir / log_name, out_dir / log_name)
+    return plan.library
+
+
+# ---- setuptools glue -----------------------------------------------------------------------------
+
+@dataclass
+class NativeBuild:
+    """One compiled backend's build: its names and how it makes a :class:`Plan`.
+
+    :param dist: distribution name, for messages ("oprt-nvidia")
+    :param lib_name: the shared library is ``lib<lib_name>.so``
+    :param ext_name: the cffi extension module ("oprt_nvidia._oprt_nvidia")
+    :param log_name: the compiler log shipped in the package ("build-ptxas.log")
+    :param abi_macro: macro the extension is compiled with, holding oprt.h's ABI version
+    :param include_dir: the folder with oprt.h, oprt_validate.h and this module
+    :param make_plan: ``(include_dir, temp_dir, out_dir) -> Plan``
+    :param temp_subdir: folder under setuptools' build_temp for objects and per-source logs
+    """
+
+    dist: str
+    lib_name: str
+    ext_name: str
+    log_name: str
+    abi_macro: str
+    include_dir: Path
+    make_plan: Callable[[Path, Path, Path], Plan]
+    temp_subdir: str = "native"
+
+    def __post_init__(self) -> None:
+        _DIST[0] = self.dist
+        self.include_dir = Path(self.include_dir).resolve()
+
+
+def _cffi_source(build: NativeBuild, temp: Path) -> Path:
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(read_cdef(build.include_dir))
+    ffi.set_source(build.ext_name, '#include "oprt.h"\n')
+    temp.mkdir(parents=True, exist_ok=True)
+    target = temp / (build.ext_name.rsplit(".", 1)[-1] + ".c")
+    ffi.emit_c_code(str(target))
+    return target
+
+
+def setup_kwargs(build: NativeBuild) -> dict:
+    """``ext_modules`` and ``cmdclass`` (build_ext, sdist) for ``setup(**setup_kwargs(build))``."""
+    from setuptools import Extension
+    from setuptools.command.build_ext import build_ext
+    from setuptools.command.sdist import sdist
+
+    class BuildExt(build_ext):
+        """Builds the shared library with the backend's toolchain, then the cffi extension linked to it."""
+
+        def run(self) -> None:
+            ext = self.extensions[0]
+            out_dir = Path(self.get_ext_fullpath(ext.name)).resolve().parent
+            temp = Path(self.build_temp).resolve()
+            # out_dir is build_lib's package folder (what the wheel ships), or src/<pkg> when editable
+            plan = build.make_plan(build.include_dir, temp / build.temp_subdir, out_dir)
+            run_plan(plan, temp / build.temp_subdir, out_dir, build.log_name)
+            ext.sources = [str(_cffi_source(build, temp))]
+            ext.include_dirs = [str(build.include_dir)]
+            ext.library_dirs = [str(out_dir)]
+            ext.libraries = [build.lib_name]
+            ext.runtime_library_dirs = []
+            ext.extra_link_args = ["-Wl,-rpath,$ORIGIN"]
+            ext.define_macros = [(build.abi_macro, str(read_abi_version(build.include_dir)))]
+            super().run()
+
+    class Sdist(sdist):
+        """Vendors the oprt headers and oprt_build.py into the sdist (never into the checkout)."""
+
+        def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+            super().make_release_tree(base_dir, files)
+            dest = Path(base_dir) / VENDOR_DIR
+            dest.mkdir(parents=True, exist_ok=True)
+            for name in VENDORED:
+                target = dest / name
+                if target.exists():
+                    target.unlink()  # may be a hard link into the source tree
+                shutil.copyfile(build.include_dir / name, target)
+
+    return {"ext_modules": [Extension(build.ext_name, sources=[])], "cmdclass": {"build_ext": BuildExt, "sdist": Sdist}}
+
+
+def build_jobs(n_sources: int) -> int:
+    """OPRT_BUILD_JOBS, or one job per source, at most the CPU count."""
+    return int(os.environ.get("OPRT_BUILD_JOBS", "0")) or min(max(n_sources, 1), os.cpu_count() or 1)
+
+
+# ---- nvcc (oprt_nvidia, and oprt_metax's nvcc-shim flavour) ---------------------------------------------
+
+DEFAULT_CUDA_ARCHS = "90"
+NVCC_FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-cudart", "static", "-lineinfo", "-Xptxas", "-v"]
+
+
+def find_nvcc() -> str:
+    """nvcc the way cupy finds it: $NVCC, $CUDA_HOME/bin, $CUDA_PATH/bin, PATH, /usr/local/cuda/bin."""
+    looked: list[str] = []
+    env = os.environ.get("NVCC")
+    if env:
+        exe = shlex.split(env)[0]
+        found = shutil.which(exe)
+        if found:
+            return found
+        looked.append(f"NVCC={env} (not an executable)")
+    else:
+        looked.append("NVCC (unset)")
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(var)
+        if root:
+            cand = Path(root) / "bin" / "nvcc"
+            if cand.is_file() and os.access(cand, os.X_OK):
+                return str(cand)
+            looked.append(f"{var}/bin: {cand}")
+        else:
+            looked.append(f"{var} (unset)")
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    looked.append("PATH")
+    default = Path("/usr/local/cuda/bin/nvcc")
+    if default.is_file() and os.access(default, os.X_OK):
+        return str(default)
+    looked.append(str(default))
+    raise BuildError(
+        "nvcc (the CUDA compiler) was not found; looked in: " + "; ".join(looked)
+        + ". Install the CUDA toolkit, or point the build at it with NVCC=/path/to/nvcc or CUDA_HOME=/path/to/cuda."
+    )
+
+
+def nvcc_version(nvcc: str) -> str:
+    """'13.0' from `nvcc --version` ('Cuda compilation tools, release 13.0, V13.0.88')."""
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
+    match = re.search(r"release (\d+\.\d+)", out)
+    return match.group(1) if match else "unknown"
+
+
+def cuda_archs() -> list[str]:
+    """Architectures from OPRT_CUDA_ARCHS ('80;90', '90a', commas or spaces too), default sm_90."""
+    text = os.environ.get("OPRT_CUDA_ARCHS", "").strip() or DEFAULT_CUDA_ARCHS
+    archs = [a.strip().lower().removeprefix("sm_").removeprefix("compute_") for a in re.split(r"[;, ]+", text)]
+    archs = [a for a in archs if a]
+    for a in archs:
+        if not re.fullmatch(r"\d{2,3}[af]?", a):
+            raise BuildError(f"OPRT_CUDA_ARCHS entry {a!r} is not an architecture such as 80, 90 or 90a")
+    return sorted(set(archs), key=lambda a: (int(re.sub(r"\D", "", a)), a))
+
+
+def gencode_flags(archs: list[str]) -> tuple[list[str], str]:
+    """Native code for each architecture plus PTX of the newest (so newer GPUs JIT it)."""
+    flags: list[str] = []
+    for a in archs:
+        flags += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
+    flags += ["-gencode", f"arch=compute_{archs[-1]},code=compute_{archs[-1]}"]
+    described = " ".join([f"sm_{a}" for a in archs] + [f"compute_{archs[-1]}"])
+    return flags, described

@@ -1,0 +1,183 @@
+// elementwise.h: kernels of the elementwise ops (copy, vector_add, relu).
+//
+// Paths, picked once per descriptor from the validated plan (oprt_plan_*) and per call from pointer
+// alignment:
+//  - contiguous: grid-stride loop over 16-byte packs (kUnroll packs in flight per thread), scalar
+//    head/tail when the pointers share a misalignment, all-scalar when they do not;
+//  - transpose: out's innermost dim has stride 1 but x's does not, and some other dim of x has stride 1:
+//    shared-memory tiles read coalesced along x's unit-stride dim and written coalesced along out's;
+//  - rows: the last merged dim is long: threads across it, rows by an index decomposition, 16-byte packs
+//    when every tensor has unit stride there and every row starts 16-byte aligned;
+//  - flat: anything else, one element per thread with a full index decomposition.
+#pragma once
+
+#include "common.h"
+
+namespace oprt_mx {
+
+constexpr int kUnroll = 4;
+
+// Ops take (a, b); unary ops ignore b.
+struct CopyOp {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T) const { return a; }
+};
+struct ReluOp {
+    float slope;
+    template <typename T> __device__ __forceinline__ T operator()(T a, T) const {
+        float f = to_f(a);
+        return from_f<T>(f > 0.f ? f : f * slope);
+    }
+};
+struct AddOp {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
+        return from_f<T>(to_f(a) + to_f(b));
+    }
+};
+
+template <int NIn, typename T, typename Op>
+__device__ __forceinline__ Pack<T> apply_pack(const Op &op, const Pack<T> &a, const Pack<T> &b) {
+    Pack<T> r;
+#pragma unroll
+    for (int e = 0; e < Pack<T>::N; ++e) r.v[e] = op(a.v[e], NIn == 2 ? b.v[e] : a.v[e]);
+    return r;
+}
+
+// ---- contiguous -------------------------------------------------------------------------------
+template <typename T, int NIn, bool kVec, typename Op>
+__global__ void __launch_bounds__(kBlock)
+ew_contig_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, int64_t n, int64_t head,
+                 Op op) {
+    constexpr int V = Pack<T>::N;
+    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
+    int64_t nvec = 0;
+    if (!kVec) head = 0;
+    else nvec = (n - head) / V;
+    const int64_t tail = head + nvec * V;
+    for (int64_t i = tid; i < head; i += nthreads) out[i] = op(a[i], NIn == 2 ? b[i] : a[i]);
+    for (int64_t i = tail + tid; i < n; i += nthreads) out[i] = op(a[i], NIn == 2 ? b[i] : a[i]);
+    if (!kVec) return;
+    const T *av = a + head;
+    const T *bv = NIn == 2 ? b + head : av;
+    T *ov = out + head;
+    int64_t i = tid;
+    for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
+        Pack<T> pa[kUnroll], pb[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            pa[u] = load_pack(av + (i + u * nthreads) * V);
+            if (NIn == 2) pb[u] = load_pack(bv + (i + u * nthreads) * V);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) store_pack(ov + (i + u * nthreads) * V, apply_pack<NIn>(op, pa[u], pb[u]));
+    }
+    for (; i < nvec; i += nthreads) {
+        Pack<T> pa = load_pack(av + i * V), pb;
+        if (NIn == 2) pb = load_pack(bv + i * V);
+        store_pack(ov + i * V, apply_pack<NIn>(op, pa, pb));
+    }
+}
+
+// ---- transpose (unary) --------------------------------------------------------------------------
+struct TransposeArgs {
+    int64_t R, C;          // extents of x's unit-stride dim (r) and out's unit-stride dim (c)
+    int64_t x_sc, o_sr;    // x's stride along c, out's stride along r
+    int64_t tiles_r, tiles_c, ntiles;
+    Indexer<2> batch;      // the other dims: offsets of out (0) and x (1)
+};
+
+constexpr int kTransposeRows = 8;  // blockDim = (kWarpSize, kTransposeRows)
+
+template <typename T, int kTile, typename Op>
+__global__ void __launch_bounds__(kWarpSize * kTransposeRows)
+ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs args, Op op) {
+    constexpr int kPad = 4 / sizeof(T);  // row pitch of an odd number of 32-bit words: no bank conflicts
+    __shared__ T tile[kTile][kTile + kPad];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int64_t t = blockIdx.x; t < args.ntiles; t += gridDim.x) {
+        int64_t tc = t % args.tiles_c;
+        int64_t rest = t / args.tiles_c;
+        int64_t tr = rest % args.tiles_r;
+        int64_t bi = rest / args.tiles_r;
+        int64_t off[2];
+        args.batch.offsets(bi, off);
+        const int64_t r0 = tr * kTile, c0 = tc * kTile;
+        const T *xb = x + off[1];
+        T *ob = out + off[0];
+#pragma unroll
+        for (int j = 0; j < kTile / kTransposeRows; ++j) {
+            int64_t c = c0 + ty + j * kTransposeRows;
+#pragma unroll
+            for (int i = 0; i < kTile / kWarpSize; ++i) {
+                int64_t r = r0 + tx + i * kWarpSize;
+                if (r < args.R && c < args.C) tile[c - c0][r - r0] = xb[r + c * args.x_sc];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < kTile / kTransposeRows; ++j) {
+            int64_t r = r0 + ty + j * kTransposeRows;
+#pragma unroll
+            for (int i = 0; i < kTile / kWarpSize; ++i) {
+                int64_t c = c0 + tx + i * kWarpSize;
+                if (r < args.R && c < args.C) {
+                    T v = tile[c - c0][r - r0];
+                    ob[r * args.o_sr + c] = op(v, v);
+                }
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// ---- rows -----------------------------------------------------------------------------------
+struct RowsArgs {
+    int64_t rows, C;
+    int64_t last[3];   // strides along the last dim: out, in0, in1
+    Indexer<3> outer;  // row -> offsets of out, in0, in1
+};
+
+template <typename T, int NIn, bool kVec, typename Op>
+__global__ void __launch_bounds__(kBlock)
+ew_rows_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, RowsArgs args, Op op) {
+    constexpr int V = Pack<T>::N;
+    const int64_t row_step = (int64_t)gridDim.x * blockDim.y;
+    for (int64_t row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y; row < args.rows; row += row_step) {
+        int64_t off[3];
+        args.outer.offsets(row, off);
+        T *o = out + off[0];
+        const T *pa = a + off[1];
+        const T *pb = NIn == 2 ? b + off[2] : pa;
+        if (kVec) {
+            const int64_t nvec = args.C / V;
+            for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+                Pack<T> va = load_pack(pa + i * V), vb;
+                if (NIn == 2) vb = load_pack(pb + i * V);
+                store_pack(o + i * V, apply_pack<NIn>(op, va, vb));
+            }
+            for (int64_t i = nvec * V + threadIdx.x; i < args.C; i += blockDim.x)
+                o[i] = op(pa[i], NIn == 2 ? pb[i] : pa[i]);
+        } else {
+            for (int64_t i = threadIdx.x; i < args.C; i += blockDim.x) {
+                T va = pa[i * args.last[1]];
+                o[i * args.last[0]] = op(va, NIn == 2 ? pb[i * args.last[2]] : va);
+            }
+        }
+    }
+}
+
+// ---- flat -----------------------------------------------------------------------------------
+template <typename T, int NIn, typename Op>
+__global__ void __launch_bounds__(kBlock)
+ew_flat_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, int64_t n, Indexer<3> idx,
+               Op op) {
+    const int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += nthreads) {
+        int64_t off[3];
+        idx.offsets(i, off);
+        T va = a[off[1]];
+        out[off[0]] = op(va, NIn == 2 ? b[off[2]] : va);
+    }
+}
+
+}  // namespace oprt_mx

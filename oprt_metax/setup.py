@@ -1,0 +1,203 @@
+"""Build of oprt-metax: csrc/*.maca compiled into liboprt_metax.so, then wrapped by cffi.
+
+The flavour comes from OPRT_METAX_TOOLCHAIN (see README.md and docs/metax.md):
+- ``mxcc``: MetaX's MACA compiler from MACA_PATH (default /opt/maca), ``-x maca``, linked to mcruntime;
+- ``nvcc-shim``: the same .maca files compiled by nvcc as CUDA (``-x cu``) with csrc/maca_shim.h
+  force-included, which maps the MACA names to CUDA ones: runs on NVIDIA GPUs, reported as "nvcc-shim";
+- ``auto`` (default): mxcc when found, otherwise one message naming both options.
+
+``python setup.py plan`` (or OPRT_METAX_DRY_RUN=1 during a build, which then stops) prints the exact
+command lines without running them. The shared machinery is oprt_build.py from oprt_core's include folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import setup
+
+HERE = Path(__file__).resolve().parent
+CSRC = HERE / "csrc"
+NEEDED = ("oprt.h", "oprt_validate.h", "oprt_build.py")
+
+
+def find_include_dir() -> Path:
+    """The folder holding oprt.h, oprt_validate.h and oprt_build.py, searched in the documented order."""
+    looked: list[str] = []
+    env = os.environ.get("OPRT_INCLUDE_DIR")
+    candidates = [("OPRT_INCLUDE_DIR", Path(env))] if env else []
+    if not env:
+        looked.append("OPRT_INCLUDE_DIR (unset)")
+    candidates.append(("copy vendored into the sdist", HERE / "_oprt_include"))
+    candidates.append(("repository checkout", HERE.parent / "oprt_core" / "src" / "oprt_core" / "include"))
+    for label, path in candidates:
+        if all((path / f).is_file() for f in NEEDED):
+            return path.resolve()
+        looked.append(f"{label}: {path}")
+    raise SystemExit(
+        "error: oprt-metax build: cannot find the oprt include folder (" + ", ".join(NEEDED) + "); looked in: "
+        + "; ".join(looked)
+        + ". Set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include, or build from an sdist of oprt-metax."
+    )
+
+
+INCLUDE_DIR = find_include_dir()
+sys.path.insert(0, str(INCLUDE_DIR))
+sys.dont_write_bytecode = True  # no __pycache__ in oprt_core's include folder
+import oprt_build  # noqa: E402
+from oprt_build import BuildError  # noqa: E402
+
+LIB_NAME = "oprt_metax"
+LOG_NAME = "build-metax.log"
+SHIM = CSRC / "maca_shim.h"
+TOOLCHAINS = ("auto", "mxcc", "nvcc-shim")
+MXCC_FLAGS = ["-x", "maca", "-O3", "-std=c++17", "-fPIC"]
+MXCC_ARCHS = "mxcc default target"
+
+
+def maca_path() -> Path:
+    return Path(os.environ.get("MACA_PATH") or "/opt/maca")
+
+
+def mxcc_candidates() -> list[tuple[str, Path]]:
+    """Where mxcc is looked for: $MXCC, $MACA_PATH/mxgpu_llvm/bin, $MACA_PATH/bin, PATH."""
+    out = []
+    if os.environ.get("MXCC"):
+        out.append(("MXCC", Path(os.environ["MXCC"])))
+    maca = maca_path()
+    out.append(("MACA_PATH/mxgpu_llvm/bin", maca / "mxgpu_llvm" / "bin" / "mxcc"))
+    out.append(("MACA_PATH/bin", maca / "bin" / "mxcc"))
+    on_path = shutil.which("mxcc")
+    if on_path:
+        out.append(("PATH", Path(on_path)))
+    return out
+
+
+def find_mxcc() -> str | None:
+    for _label, cand in mxcc_candidates():
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    return None
+
+
+def _looked() -> str:
+    places = [f"{label}: {path}" for label, path in mxcc_candidates()]
+    if not shutil.which("mxcc"):
+        places.append("PATH")
+    return "; ".join(places)
+
+
+def toolchain() -> str:
+    """The flavour to build: OPRT_METAX_TOOLCHAIN resolved ('auto' -> 'mxcc' when found)."""
+    value = (os.environ.get("OPRT_METAX_TOOLCHAIN") or "auto").strip().lower()
+    if value not in TOOLCHAINS:
+        raise BuildError(f"OPRT_METAX_TOOLCHAIN={value!r} is not one of {', '.join(TOOLCHAINS)}")
+    if value != "auto":
+        return value
+    if find_mxcc():
+        return "mxcc"
+    raise BuildError(
+        "no MACA toolchain: mxcc was not found (looked in " + _looked() + "). On a MetaX host install the MACA "
+        "SDK and set MACA_PATH (default /opt/maca) or OPRT_METAX_TOOLCHAIN=mxcc; to build these MACA sources "
+        "with nvcc for NVIDIA GPUs instead (reported as flavour 'nvcc-shim', never as MetaX figures) set "
+        "OPRT_METAX_TOOLCHAIN=nvcc-shim."
+    )
+
+
+def mxcc_version(mxcc: str) -> str:
+    try:
+        out = subprocess.run([mxcc, "--version"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return "unknown"
+    match = re.search(r"(\d+\.\d+(?:\.\d+)*)", out)
+    return match.group(1) if match else "unknown"
+
+
+def _sources() -> list[Path]:
+    sources = sorted(CSRC.glob("*.maca"))
+    if not sources:
+        raise BuildError(f"no MACA sources in {CSRC}")
+    return sources
+
+
+def mxcc_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool = False) -> oprt_build.Plan:
+    """mxcc -x maca for every .maca, one link to mcruntime with an rpath to $MACA_PATH/lib."""
+    maca = maca_path()
+    mxcc = find_mxcc()
+    if mxcc is None:
+        if not dry_run:
+            raise BuildError("OPRT_METAX_TOOLCHAIN=mxcc but mxcc was not found (looked in " + _looked()
+                             + "); set MACA_PATH or MXCC, or use OPRT_METAX_TOOLCHAIN=nvcc-shim on NVIDIA hosts")
+        mxcc = str(maca / "mxgpu_llvm" / "bin" / "mxcc")
+    version = mxcc_version(mxcc)
+    sources = _sources()
+    defines = [f'-DOPRT_MX_TOOLCHAIN="mxcc {version}"', f'-DOPRT_MX_ARCHS="{MXCC_ARCHS}"']
+    common = [mxcc, *MXCC_FLAGS, f"--maca-path={maca}", f"-I{maca / 'include'}", f"-I{include_dir}", f"-I{CSRC}",
+              *defines, *shlex.split(os.environ.get("OPRT_MXCC_FLAGS", ""))]
+    compiles = [oprt_build.Compile(src, temp_dir / (src.stem + ".o"),
+                                   [*common, "-c", str(src), "-o", str(temp_dir / (src.stem + ".o"))])
+                for src in sources]
+    lib = out_dir / f"lib{LIB_NAME}.so"
+    link = [mxcc, "-shared", "-fPIC", f"--maca-path={maca}", *(str(c.obj) for c in compiles), "-o", str(lib),
+            f"-L{maca / 'lib'}", "-lmcruntime", f"-Wl,-rpath,{maca / 'lib'}", f"-Wl,-soname,lib{LIB_NAME}.so"]
+    jobs = oprt_build.build_jobs(len(sources))
+    return oprt_build.Plan(
+        title=f"oprt-metax build: flavour mxcc, mxcc {version} ({mxcc}), MACA_PATH {maca}, {jobs} jobs",
+        compiles=compiles, link=link, library=lib, jobs=jobs, tool="mxcc", deps=_deps(include_dir))
+
+
+def shim_plan(include_dir: Path, temp_dir: Path, out_dir: Path, **_: object) -> oprt_build.Plan:
+    """nvcc -x cu -include maca_shim.h for every .maca, flags and architectures as oprt_nvidia's."""
+    nvcc = oprt_build.find_nvcc()
+    version = oprt_build.nvcc_version(nvcc)
+    archs, described = oprt_build.gencode_flags(oprt_build.cuda_archs())
+    sources = _sources()
+    defines = [f'-DOPRT_MX_TOOLCHAIN="nvcc {version}"', f'-DOPRT_MX_ARCHS="{described}"']
+    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, "-x", "cu", "-include", str(SHIM), *defines,
+              f"-I{include_dir}", f"-I{CSRC}", *shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))]
+    compiles = [oprt_build.Compile(src, temp_dir / (src.stem + ".o"),
+                                   [*common, "-c", str(src), "-o", str(temp_dir / (src.stem + ".o"))])
+                for src in sources]
+    lib = out_dir / f"lib{LIB_NAME}.so"
+    link = [nvcc, "-shared", "-cudart", "static", "-Xcompiler", "-fPIC", *archs, *(str(c.obj) for c in compiles),
+            "-o", str(lib), "-Xlinker", f"-soname,lib{LIB_NAME}.so"]
+    jobs = oprt_build.build_jobs(len(sources))
+    return oprt_build.Plan(
+        title=f"oprt-metax build: flavour nvcc-shim, nvcc {version} ({nvcc}), architectures {described}, "
+              f"{jobs} jobs", compiles=compiles, link=link, library=lib, jobs=jobs, tool="nvcc",
+        deps=_deps(include_dir))
+
+
+def _deps(include_dir: Path) -> list[Path]:
+    return [*CSRC.glob("*.h"), *(include_dir / h for h in oprt_build.HEADERS)]
+
+
+def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool = False) -> oprt_build.Plan:
+    dry_run = dry_run or os.environ.get("OPRT_METAX_DRY_RUN", "") not in ("", "0")
+    flavour = toolchain()
+    plan = (mxcc_plan if flavour == "mxcc" else shim_plan)(include_dir, temp_dir, out_dir, dry_run=dry_run)
+    if dry_run and sys.argv[1:2] != ["plan"]:
+        print(plan.describe(), flush=True)
+        raise BuildError("OPRT_METAX_DRY_RUN is set: the plan above was printed and nothing was built")
+    return plan
+
+
+BUILD = oprt_build.NativeBuild(
+    dist="oprt-metax", lib_name=LIB_NAME, ext_name="oprt_metax._oprt_metax", log_name=LOG_NAME,
+    abi_macro="OPRT_MX_BUILT_ABI", include_dir=INCLUDE_DIR, make_plan=make_plan,
+)
+
+if __name__ == "__main__" and sys.argv[1:2] == ["plan"]:
+    # python setup.py plan [TEMP_DIR [OUT_DIR]]: the commands a build would run, run nothing
+    temp = Path(sys.argv[2]) if len(sys.argv) > 2 else HERE / "build" / "native"
+    out = Path(sys.argv[3]) if len(sys.argv) > 3 else HERE / "build" / "lib" / "oprt_metax"
+    print(make_plan(INCLUDE_DIR, temp.resolve(), out.resolve(), dry_run=True).describe())
+    sys.exit(0)
+
+setup(**oprt_build.setup_kwargs(BUILD))

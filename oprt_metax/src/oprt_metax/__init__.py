@@ -1,0 +1,66 @@
+"""oprt-metax: the MetaX backend ``metax`` of oprt.
+
+MACA sources implementing oprt.h (``csrc/*.maca`` of the source tree) are compiled during ``pip install``
+into ``liboprt_metax.so`` and wrapped by the cffi extension ``oprt_metax._oprt_metax``, in one of two
+flavours (OPRT_METAX_TOOLCHAIN): ``mxcc`` (MetaX GPUs, MACA runtime) or ``nvcc-shim`` (the same sources
+built by nvcc through csrc/maca_shim.h, running on NVIDIA GPUs; reported as such everywhere). The backend
+object is oprt_core's generic ``CompiledBackend``; :mod:`oprt_metax.plugin` registers it. Importing this
+package is cheap: the compiled extension loads on first use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "load_extension", "build_log_path", "flavour", "AbiMismatchError"]
+
+
+class AbiMismatchError(ImportError):
+    """The compiled extension was built against another oprt.h than the installed oprt-core's."""
+
+
+def build_log_path() -> Path:
+    """The whole compiler output of the build (mxcc, or nvcc with its -Xptxas -v report for the shim)."""
+    return Path(__file__).resolve().parent / "build-metax.log"
+
+
+def flavour() -> str | None:
+    """The build flavour ("mxcc" or "nvcc-shim") read from the build log, without loading the extension."""
+    try:
+        head = build_log_path().read_text(encoding="utf-8").splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    for name in ("nvcc-shim", "mxcc"):
+        if f"flavour {name}" in head:
+            return name
+    return None
+
+
+def load_extension():
+    """Import the compiled cffi extension and check it matches the installed oprt.h.
+
+    Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects.
+    """
+    from . import _oprt_metax as ext
+
+    built = int(ext.lib.OPRT_ABI_VERSION)
+    info = ext.ffi.new("oprt_library_info_t *")
+    ext.lib.oprt_get_library_info(info)
+    if int(info.abi_version) != built:
+        raise AbiMismatchError(
+            f"liboprt_metax.so reports oprt.h ABI {int(info.abi_version)} but its wrapper was built for {built}; "
+            "reinstall oprt-metax (pip install --force-reinstall ./oprt_metax)"
+        )
+    try:
+        from oprt_core.cabi import abi_version
+    except ImportError:  # oprt-core absent: nothing to compare against
+        return ext
+    installed = abi_version()
+    if installed != built:
+        raise AbiMismatchError(
+            f"oprt-metax was built against oprt.h ABI {built} but the installed oprt-core ships ABI {installed}; "
+            "rebuild it against this oprt-core (pip install --force-reinstall --no-deps ./oprt_metax)"
+        )
+    return ext
