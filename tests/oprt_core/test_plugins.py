@@ -427,3 +427,116 @@ def test_every_hookspec_is_documented_and_tested(name):
     impl = re.compile(rf"def {name}\(")
     files = [p for p in TESTS.rglob("*.py") if impl.search(p.read_text(encoding="utf-8"))]
     assert files, f"hookspec {name} is not implemented by any plugin under tests/"
+
+
+# -------------------------------------------------------------------------------------------------
+# oprt_register_impls: an op package gives implementations to backends other plugins own
+
+
+def _triple_spec():
+    from oprt_core import Budget, Case, OpSpec, TensorCase
+
+    return OpSpec(
+        name="triple", doc="out = 3 * x (test op)", n_inputs=1, input_names=("x",),
+        reference_fn=lambda x: 3 * x, bytes_fn=lambda case, dt: 2 * case.numel * dt.itemsize,
+        flops_fn=lambda case: case.numel, budgets={d: Budget(0.0, 0.0) for d in ("f32", "f16", "bf16")},
+        case_sets={s: [Case("triple", "7", (TensorCase((7,)),))] for s in ("smoke", "default", "large", "edge")},
+    )
+
+
+def _triple(inputs, out, params) -> None:
+    np.multiply(inputs[0], 3, out=out)
+
+
+class ImplPlugin:
+    """An op package: op ``triple`` and its implementations for other plugins' backends."""
+
+    def __init__(self, pairs=(("numpy", "triple"),), raises: bool = False, with_op: bool = True) -> None:
+        self.pairs, self.raises, self.with_op = pairs, raises, with_op
+
+    @hookimpl
+    def oprt_register_ops(self, register) -> None:
+        if self.with_op:
+            register(_triple_spec())
+
+    @hookimpl
+    def oprt_register_impls(self, register) -> None:
+        for backend, op in self.pairs:
+            register(backend, op, _triple)
+        if self.raises:
+            raise RuntimeError("deliberate failure in oprt_register_impls")
+
+
+class _NoAddOpBackend:
+    name = "noaddop"
+
+
+class NoAddOpPlugin:
+    @hookimpl
+    def oprt_register_backends(self, register) -> None:
+        register(_NoAddOpBackend())
+
+
+def _impl_registry(*plugins) -> Registry:
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(numpy_plugin, "numpy", "oprt-core")
+    for i, plugin in enumerate(plugins):
+        pm.register_plugin(plugin, f"impl{i}")
+    return Registry(pm)
+
+
+def test_register_impls_teaches_a_backend_of_another_plugin():
+    reg = _impl_registry(ImplPlugin())
+    be = reg.get_backend("numpy")
+    assert be.supports("triple", "f32").ok
+    assert reg.impls == {("numpy", "triple"): _triple} and reg.unused_impls == {}
+    assert reg.owner[("impl", "triple@numpy")] == "impl0"
+    assert info(reg, "impl0").impls == ["triple@numpy"] and info(reg, "impl0").ops == ["triple"]
+    x = np.arange(6, dtype=np.float32)
+    np.testing.assert_array_equal(ops.run("triple", [x], backend="numpy", registry=reg), 3 * x)
+    # a registry without the op package has a numpy backend that does not know the op
+    assert not _impl_registry().get_backend("numpy").supports("triple", "f32").ok
+
+
+def test_register_impls_unused_pairs_are_listed_not_fatal():
+    reg = _impl_registry(ImplPlugin(pairs=(("numpy", "triple"), ("nosuch", "triple"), ("numpy", "nosuchop"),
+                                           ("noaddop", "triple"))), NoAddOpPlugin())
+    assert reg.pm.load_errors == []
+    assert reg.unused_impls == {
+        ("nosuch", "triple"): "backend 'nosuch' is not registered",
+        ("numpy", "nosuchop"): "op 'nosuchop' is not registered",
+        ("noaddop", "triple"): "backend 'noaddop' (_NoAddOpBackend) has no add_op(spec, impl): "
+                               "it takes no implementations from plugins",
+    }
+    assert reg.get_backend("numpy").supports("triple", "f32").ok
+    assert not reg.get_backend("numpy").supports("nosuchop", "f32").ok
+
+
+def test_register_impls_duplicate_pair_is_the_later_plugins_error():
+    reg = _impl_registry(ImplPlugin(), ImplPlugin(with_op=False))
+    assert_load_error(info(reg, "impl1"), ValueError,
+                      "an implementation of op 'triple' for backend 'numpy' is already registered by plugin 'impl0'",
+                      None)
+    assert info(reg, "impl1").impls == [] and info(reg, "impl0").impls == ["triple@numpy"]
+    assert reg.get_backend("numpy").supports("triple", "f32").ok
+
+
+def test_register_impls_raising_hook_withdraws_everything_of_that_plugin():
+    reg = _impl_registry(ImplPlugin(raises=True))
+    row = info(reg, "impl0")
+    assert_load_error(row, RuntimeError, "deliberate failure in oprt_register_impls", None)
+    assert row.impls == [] and "triple" not in reg.ops and reg.impls == {}
+    assert not reg.get_backend("numpy").supports("triple", "f32").ok
+
+
+@pytest.mark.parametrize("args, text", [((1, "triple", _triple), "non-empty str backend and op names"),
+                                        (("numpy", "", _triple), "non-empty str backend and op names"),
+                                        (("numpy", "triple", "not callable"), "is not callable")])
+def test_register_impls_bad_arguments(args, text):
+    class Bad:
+        @hookimpl
+        def oprt_register_impls(self, register) -> None:
+            register(*args)
+
+    reg = _impl_registry(Bad())
+    assert_load_error(info(reg, "impl0"), TypeError, text, None)

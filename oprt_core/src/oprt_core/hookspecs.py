@@ -22,7 +22,7 @@ the runner then calls methods on them (no op dispatch through hooks).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .backend import Backend
     from .spec import OpSpec
 
-__all__ = ["hookspec", "hookimpl", "oprt_register_backends", "oprt_register_ops"]
+__all__ = ["hookspec", "hookimpl", "oprt_register_backends", "oprt_register_ops", "oprt_register_impls"]
 
 PROJECT_NAME = "oprt"
 
@@ -63,4 +63,29 @@ def oprt_register_ops(register: Callable[[OpSpec], None]) -> None:
 
     :param register: call ``register(spec)`` once per
         :class:`oprt_core.spec.OpSpec`; its name must not be taken already.
+    """
+
+
+@hookspec
+def oprt_register_impls(register: Callable[[str, str, Any], None]) -> None:
+    """Register implementations of an op for backends that other plugins offer.
+
+    This is how an op package (one that registers an ``OpSpec`` through
+    ``oprt_register_ops``) runs on pure-Python backends it does not own, e.g.
+    ``rms_norm`` on ``numpy`` and ``triton``. After every plugin's ops and
+    backends are registered, the registry hands each implementation to its
+    backend by calling the backend's optional method ``add_op(spec, impl)``
+    (:meth:`oprt_core.numpy_backend.NumpyBackend.add_op` is one). An
+    implementation whose backend or op is not registered, or whose backend has
+    no ``add_op``, is not an error: it is listed in ``Registry.unused_impls``
+    with the reason, and the backend keeps reporting the op as unsupported.
+
+    Must be cheap: pass a plain callable and import heavy modules (a kernel
+    compiler, a device runtime) inside it, on its first call.
+
+    :param register: call ``register(backend_name, op_name, impl)`` once per
+        (backend, op) pair; ``impl``'s signature is the one the target
+        backend's ``add_op`` documents (numpy and triton:
+        ``impl(inputs, out, params) -> None``, writing into ``out``). A pair
+        already registered by another plugin is reported as this plugin's error.
     """

@@ -59,6 +59,7 @@ class PluginInfo:
     backends: list[str] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)
     error: PluginLoadError | None = None
+    impls: list[str] = field(default_factory=list)  # "op@backend" pairs given through oprt_register_impls
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,19 +139,25 @@ class Registry:
         self.pm = pm
         self.backends: dict[str, Any] = {}
         self.ops: dict[str, Any] = {}
-        self.owner: dict[tuple[str, str], str] = {}  # (kind, name) -> plugin name
+        self.impls: dict[tuple[str, str], Any] = {}  # (backend, op) -> impl, from oprt_register_impls
+        self.unused_impls: dict[tuple[str, str], str] = {}  # (backend, op) -> why no backend took it
+        self.owner: dict[tuple[str, str], str] = {}  # (kind, name) -> plugin name; impls as ("impl", "op@backend")
         self._collect("oprt_register_ops", "op", self.ops)
         self._collect("oprt_register_backends", "backend", self.backends)
+        self._collect_impls()
+        self._apply_impls()
 
-    def _collect(self, hook_name: str, kind: str, into: dict[str, Any]) -> None:
-        hook = getattr(self.pm.hook, hook_name)
+    def _hookimpls(self, hook_name: str) -> list[Any]:
         # registration order (pluggy *calls* hooks in reverse), oprt-core's own plugins first: a plugin that
         # reuses a core name (op "copy", backend "numpy") is then the one reported, whatever order the file
         # system lists distributions in
-        impls = hook.get_hookimpls()
+        impls = getattr(self.pm.hook, hook_name).get_hookimpls()
         impls.sort(key=lambda impl: getattr(self.pm.plugin_info.get(impl.plugin_name), "distribution", None)
                    != "oprt-core")
-        for impl in impls:
+        return impls
+
+    def _collect(self, hook_name: str, kind: str, into: dict[str, Any]) -> None:
+        for impl in self._hookimpls(hook_name):
             plugin = impl.plugin_name
             info = self.pm.plugin_info.setdefault(plugin, PluginInfo(plugin))
             if info.error is not None:
@@ -177,12 +184,68 @@ class Registry:
                 self.owner[(kind, name)] = plugin
                 (info.ops if kind == "op" else info.backends).append(name)
 
+    def _collect_impls(self) -> None:
+        """Collect ``oprt_register_impls``: (backend, op) -> impl, each pair from one plugin only."""
+        for hook in self._hookimpls("oprt_register_impls"):
+            plugin = hook.plugin_name
+            info = self.pm.plugin_info.setdefault(plugin, PluginInfo(plugin))
+            if info.error is not None:
+                continue
+            staged: dict[tuple[str, str], Any] = {}
+
+            def register(backend: Any, op: Any, impl: Any, _staged=staged, _plugin=plugin) -> None:
+                if not isinstance(backend, str) or not backend or not isinstance(op, str) or not op:
+                    raise TypeError(f"register(backend, op, impl) needs non-empty str backend and op names, "
+                                    f"got {backend!r}, {op!r}")
+                if not callable(impl):
+                    raise TypeError(f"the implementation of {op!r} for backend {backend!r} is not callable: "
+                                    f"{impl!r}")
+                key = (backend, op)
+                if key in self.impls or key in _staged:
+                    other = self.owner.get(("impl", f"{op}@{backend}"), _plugin)
+                    raise ValueError(f"an implementation of op {op!r} for backend {backend!r} is already "
+                                     f"registered by plugin {other!r}")
+                _staged[key] = impl
+
+            try:
+                hook.function(register=register)
+            except Exception as exc:  # noqa: BLE001 - a plugin's failure is recorded, not raised
+                info.error = PluginLoadError(plugin, info.distribution, exc)
+                self._withdraw(plugin, info)
+                continue
+            for (backend, op), impl in staged.items():
+                self.impls[(backend, op)] = impl
+                self.owner[("impl", f"{op}@{backend}")] = plugin
+                info.impls.append(f"{op}@{backend}")
+
+    def _apply_impls(self) -> None:
+        """Hand each collected impl to its backend's optional ``add_op(spec, impl)``; never raises."""
+        for (backend, op), impl in self.impls.items():
+            be, spec = self.backends.get(backend), self.ops.get(op)
+            if be is None:
+                self.unused_impls[(backend, op)] = f"backend {backend!r} is not registered"
+            elif spec is None:
+                self.unused_impls[(backend, op)] = f"op {op!r} is not registered"
+            elif not callable(getattr(be, "add_op", None)):
+                self.unused_impls[(backend, op)] = (f"backend {backend!r} ({type(be).__name__}) has no "
+                                                    "add_op(spec, impl): it takes no implementations from plugins")
+            else:
+                try:
+                    be.add_op(spec, impl)
+                except Exception as exc:  # noqa: BLE001 - the op stays unsupported on that backend
+                    self.unused_impls[(backend, op)] = f"{type(be).__name__}.add_op raised {type(exc).__name__}: {exc}"
+
     def _withdraw(self, plugin: str, info: PluginInfo) -> None:
         for kind, name in [key for key, owner in self.owner.items() if owner == plugin]:
             del self.owner[(kind, name)]
-            (self.ops if kind == "op" else self.backends).pop(name, None)
+            if kind == "impl":
+                op, _, backend = name.partition("@")
+                self.impls.pop((backend, op), None)
+            else:
+                (self.ops if kind == "op" else self.backends).pop(name, None)
         info.ops.clear()
         info.backends.clear()
+        info.impls.clear()
 
     def get_backend(self, name: str) -> Any:
         if not isinstance(name, str) or name not in self.backends:
