@@ -93,6 +93,24 @@ template <typename T> __device__ __forceinline__ Pack<T> load_pack(const T *p) {
     return out;
 }
 
+// Streaming read of data read once: non-coherent path, no L1 allocation, 256-byte L2 prefetch hint (the
+// access pattern of every streaming kernel here: a warp covers 512 contiguous bytes). Same contract as
+// __ldg: the data must not be written during the kernel (an in-place op reads each element before the
+// same thread writes it, which is fine).
+template <typename T> __device__ __forceinline__ Pack<T> load_pack_stream(const T *p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint4 raw;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
+                 : "l"(p));
+    Pack<T> out;
+    memcpy(&out, &raw, 16);
+    return out;
+#else
+    return load_pack(p);
+#endif
+}
+
 template <typename T> __device__ __forceinline__ void store_pack(T *p, const Pack<T> &v) {
     uint4 raw;
     memcpy(&raw, &v, 16);

@@ -46,6 +46,15 @@ oprt_status_t plan_paths(EwDesc *d) {
     return OPRT_STATUS_SUCCESS;
 }
 
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// One block per tile (at least one block: block 0 also does a contiguous launch's head and tail); past
+// 2^24 tiles (256 GiB of packs) the kernels loop over tiles.
+inline unsigned grid_tiles(int64_t ntiles) {
+    constexpr int64_t kMaxGrid = (int64_t)1 << 24;
+    return (unsigned)(ntiles < 1 ? 1 : ntiles < kMaxGrid ? ntiles : kMaxGrid);
+}
+
 int pow2_at_least(int64_t n, int lo, int hi) {
     int v = lo;
     while (v < hi && v < n) v <<= 1;
@@ -66,17 +75,21 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
         const int64_t n = p.numel;
         uintptr_t mis = (uintptr_t)out & 15u;
         bool vec = ((uintptr_t)a & 15u) == mis && ((uintptr_t)b & 15u) == mis && mis % sizeof(T) == 0;
-        int64_t head = mis == 0 ? 0 : (int64_t)((16 - mis) / sizeof(T));
-        if (head > n) head = n;
-        int64_t work = vec ? (n - head) / Pack<T>::N : n;
-        unsigned grid = grid_for(vec ? (work + kUnroll - 1) / kUnroll : work, kBlock);
-        if (vec) ew_contig_kernel<T, NIn, true><<<grid, kBlock, 0, stream>>>(out, a, b, n, head, op);
-        else ew_contig_kernel<T, NIn, false><<<grid, kBlock, 0, stream>>>(out, a, b, n, 0, op);
+        if (vec) {
+            int64_t head = mis == 0 ? 0 : (int64_t)((16 - mis) / sizeof(T));
+            if (head > n) head = n;
+            const int64_t nvec = (n - head) / Pack<T>::N;
+            const int64_t ntiles = ceil_div(nvec, kTilePacks);
+            ew_contig_kernel<T, NIn><<<grid_tiles(ntiles), kBlock, 0, stream>>>(out, a, b, n, head, nvec, ntiles, op);
+        } else {
+            const int64_t ntiles = ceil_div(n, kTileScalars);
+            ew_contig_scalar_kernel<T, NIn><<<grid_tiles(ntiles), kBlock, 0, stream>>>(out, a, b, n, ntiles, op);
+        }
         break;
     }
     case EwPath::kTranspose: {
         if constexpr (NIn == 1) {
-            constexpr int kTile = sizeof(T) == 4 ? 32 : 64;
+            constexpr int kTile = 64;  // 16 loads in flight per thread (f32: 16.6 KB of shared memory)
             TransposeArgs args{};
             const int k = d.tdim;
             args.R = p.shape[k];

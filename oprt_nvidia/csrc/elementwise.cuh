@@ -2,8 +2,8 @@
 //
 // Paths, picked once per descriptor from the validated plan (oprt_plan_*) and per call from pointer
 // alignment:
-//  - contiguous: grid-stride loop over 16-byte packs (kUnroll packs in flight per thread), scalar
-//    head/tail when the pointers share a misalignment, all-scalar when they do not;
+//  - contiguous: one tile of kBlock x kUnroll 16-byte packs per block (all loads of a thread issued before
+//    its stores), scalar head/tail when the pointers share a misalignment, all-scalar tiles when not;
 //  - transpose: out's innermost dim has stride 1 but x's does not, and some other dim of x has stride 1:
 //    shared-memory tiles read coalesced along x's unit-stride dim and written coalesced along out's;
 //  - rows: the last merged dim is long: threads across it, rows by an index decomposition, 16-byte packs
@@ -43,38 +43,81 @@ __device__ __forceinline__ Pack<T> apply_pack(const Op &op, const Pack<T> &a, co
 }
 
 // ---- contiguous -------------------------------------------------------------------------------
-template <typename T, int NIn, bool kVec, typename Op>
+// One tile per block (grid-stride over tiles only when there are more tiles than a grid may have):
+// a block of kBlock threads moves kUnroll packs per thread, the kUnroll (x NIn) 16-byte loads issued
+// before the first store, so each thread has 64 (128) bytes of reads in flight and the hardware block
+// scheduler balances the SMs. Pack index = tile * kTilePacks + u * kBlock + threadIdx.x: every load and
+// store instruction of a warp covers 512 contiguous bytes. No division anywhere.
+constexpr int kTilePacks = kBlock * kUnroll;
+constexpr int kScalarPerThread = 8;
+constexpr int kTileScalars = kBlock * kScalarPerThread;
+
+// 16-byte packs from `head` (all pointers share their misalignment; head < one pack) on; the head and
+// the tail (< one pack each) are done by block 0's first threads.
+template <typename T, int NIn, typename Op>
 __global__ void __launch_bounds__(kBlock)
 ew_contig_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, int64_t n, int64_t head,
-                 Op op) {
+                 int64_t nvec, int64_t ntiles, Op op) {
     constexpr int V = Pack<T>::N;
-    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const int64_t nthreads = (int64_t)gridDim.x * blockDim.x;
-    int64_t nvec = 0;
-    if (!kVec) head = 0;
-    else nvec = (n - head) / V;
-    const int64_t tail = head + nvec * V;
-    for (int64_t i = tid; i < head; i += nthreads) out[i] = op(a[i], NIn == 2 ? b[i] : a[i]);
-    for (int64_t i = tail + tid; i < n; i += nthreads) out[i] = op(a[i], NIn == 2 ? b[i] : a[i]);
-    if (!kVec) return;
+    const int tid = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (tid < head) out[tid] = op(a[tid], NIn == 2 ? b[tid] : a[tid]);
+        const int64_t t = head + nvec * V + tid;
+        if (tid < V && t < n) out[t] = op(a[t], NIn == 2 ? b[t] : a[t]);
+    }
     const T *av = a + head;
     const T *bv = NIn == 2 ? b + head : av;
     T *ov = out + head;
-    int64_t i = tid;
-    for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        const int64_t i0 = tile * kTilePacks + tid;
         Pack<T> pa[kUnroll], pb[kUnroll];
+        if (i0 + (kUnroll - 1) * kBlock < nvec) {  // full tile: every load, then every store
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            pa[u] = load_pack(av + (i + u * nthreads) * V);
-            if (NIn == 2) pb[u] = load_pack(bv + (i + u * nthreads) * V);
+            for (int u = 0; u < kUnroll; ++u) {
+                pa[u] = load_pack_stream(av + (i0 + u * kBlock) * V);
+                if (NIn == 2) pb[u] = load_pack_stream(bv + (i0 + u * kBlock) * V);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) store_pack(ov + (i0 + u * kBlock) * V, apply_pack<NIn>(op, pa[u], pb[u]));
+        } else {  // the last tile
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t i = i0 + u * kBlock;
+                if (i < nvec) {
+                    pa[u] = load_pack_stream(av + i * V);
+                    if (NIn == 2) pb[u] = load_pack_stream(bv + i * V);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t i = i0 + u * kBlock;
+                if (i < nvec) store_pack(ov + i * V, apply_pack<NIn>(op, pa[u], pb[u]));
+            }
+        }
+    }
+}
+
+// Pointers whose misalignments differ: element accesses, kScalarPerThread per thread, loads first.
+template <typename T, int NIn, typename Op>
+__global__ void __launch_bounds__(kBlock)
+ew_contig_scalar_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, int64_t n,
+                        int64_t ntiles, Op op) {
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        const int64_t i0 = tile * kTileScalars + threadIdx.x;
+        T va[kScalarPerThread], vb[kScalarPerThread];
+#pragma unroll
+        for (int u = 0; u < kScalarPerThread; ++u) {
+            const int64_t i = i0 + u * kBlock;
+            if (i < n) {
+                va[u] = a[i];
+                vb[u] = NIn == 2 ? b[i] : va[u];
+            }
         }
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) store_pack(ov + (i + u * nthreads) * V, apply_pack<NIn>(op, pa[u], pb[u]));
-    }
-    for (; i < nvec; i += nthreads) {
-        Pack<T> pa = load_pack(av + i * V), pb;
-        if (NIn == 2) pb = load_pack(bv + i * V);
-        store_pack(ov + i * V, apply_pack<NIn>(op, pa, pb));
+        for (int u = 0; u < kScalarPerThread; ++u) {
+            const int64_t i = i0 + u * kBlock;
+            if (i < n) out[i] = op(va[u], vb[u]);
+        }
     }
 }
 
