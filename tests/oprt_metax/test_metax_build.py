@@ -1,0 +1,197 @@
+"""The build and the plugin of oprt-metax, on any machine (no GPU needed)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from oprt_core.cabi import abi_version
+
+KERNEL_FILES = ("elementwise.maca", "reduce.maca", "softmax.maca", "runtime.maca")
+
+def _info(ext) -> dict[str, object]:
+    ffi, lib = ext.ffi, ext.lib
+    info = ffi.new("oprt_library_info_t *")
+    assert lib.oprt_get_library_info(info) == 0
+    fields = ("backend", "flavour", "toolchain", "architectures", "runtime_version")
+    return {"abi_version": int(info.abi_version), **{f: ffi.string(getattr(info, f)).decode() for f in fields}}
+
+
+def test_package_imports_without_loading_the_extension(metax_pkg):
+    code = ("import sys, oprt_metax, oprt_metax.plugin; oprt_metax.plugin.make_backend(); "
+            "print('oprt_metax._oprt_metax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_library_info(metax_ext, metax_pkg):
+    info = _info(metax_ext)
+    assert info["backend"] == "metax"
+    assert info["flavour"] in ("mxcc", "nvcc-shim")
+    assert info["flavour"] == metax_pkg.flavour()
+    assert info["abi_version"] == abi_version() == int(metax_ext.lib.OPRT_ABI_VERSION)
+    if info["flavour"] == "nvcc-shim":
+        assert re.fullmatch(r"nvcc \d+\.\d+", info["toolchain"]), info
+        assert "sm_" in info["architectures"], info
+    else:
+        assert info["toolchain"].startswith("mxcc "), info
+    assert info["runtime_version"].startswith("runtime ")
+
+
+def test_shim_flavour_in_library_info(metax_ext):
+    """What CI and the H200 build: the nvcc-shim flavour, labelled as such."""
+    info = _info(metax_ext)
+    if info["flavour"] != "nvcc-shim":
+        pytest.skip(f"built with flavour {info['flavour']}")
+    assert info["backend"] == "metax" and info["toolchain"].startswith("nvcc ")
+
+
+def test_no_device_is_a_status_in_a_fresh_process(metax_pkg):
+    code = textwrap.dedent("""
+        from oprt_metax import load_extension
+        ext = load_extension()
+        n = ext.ffi.new("int32_t *")
+        st = ext.lib.oprt_get_device_count(n)
+        print(st, n[0], ext.ffi.string(ext.lib.oprt_last_error_message()).decode())
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    status, count, *_ = proc.stdout.split()
+    assert (int(status), int(count) > 0) in ((0, True), (10, False)), proc.stdout
+
+
+def test_availability_has_a_reason(metax_raw):
+    avail = metax_raw.availability()
+    assert avail.reason
+    count = metax_raw.ffi.new("int32_t *")
+    if metax_raw.lib.oprt_get_device_count(count) != 0:
+        assert not avail.ok
+        assert "device" in avail.reason.lower() or "driver" in avail.reason.lower()
+    else:
+        assert avail.ok, avail.reason
+
+
+def test_build_log_is_shipped(metax_pkg):
+    path = metax_pkg.build_log_path()
+    assert path.is_file(), f"{path} missing: the build did not ship build-metax.log"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# oprt-metax build: flavour ")
+    for name in KERNEL_FILES:
+        assert f"## {name}:" in text, f"{name} missing from {path}"
+    if metax_pkg.flavour() == "nvcc-shim":
+        assert "-x cu -include" in text and "maca_shim.h" in text
+        assert re.search(r"Used \d+ registers", text), "no -Xptxas -v register report in the log"
+
+
+def test_sources_match_the_log(metax_pkg):
+    csrc = Path(__file__).resolve().parents[2] / "oprt_metax" / "csrc"
+    if not csrc.is_dir():
+        pytest.skip("not run from a checkout")
+    text = metax_pkg.build_log_path().read_text(encoding="utf-8")
+    assert {p.name for p in csrc.glob("*.maca")} == set(re.findall(r"^## (\S+\.maca):", text, re.M))
+
+
+def test_plugin_registers_metax(metax_pkg):
+    import oprt_metax.plugin as plugin
+    from oprt_core import get_plugin_manager
+    from oprt_core.plugins import Registry
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(plugin, "metax", "oprt-metax")
+    backend = Registry(pm).get_backend("metax")
+    assert backend.name == "metax"
+    assert backend.vendor == "MetaX"
+    # only the shim's memory is CUDA memory
+    assert backend.cuda_interop == (metax_pkg.flavour() == "nvcc-shim")
+
+
+def test_entry_point_is_installed(metax_pkg):
+    from importlib import metadata
+
+    eps = [ep for ep in metadata.entry_points(group="oprt") if ep.name == "metax"]
+    assert [ep.value for ep in eps] == ["oprt_metax.plugin"]
+    from oprt_core import get_registry
+
+    assert get_registry().get_backend("metax").name == "metax"
+
+
+def test_backends_command_lists_metax(metax_pkg):
+    """`oprt-bench backends` lists metax; with a device its flavour column says which build it is."""
+    pytest.importorskip("oprt_bench")
+    import json
+
+    from click.testing import CliRunner
+
+    from oprt_bench.cli import cli
+
+    res = CliRunner().invoke(cli, ["backends", "--json"])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    rows = {b["name"]: b for b in json.loads(out)["backends"]}
+    assert "metax" in rows
+    if rows["metax"]["available"]:
+        assert rows["metax"]["flavour"].startswith(metax_pkg.flavour())
+    else:
+        assert rows["metax"]["reason"]
+
+
+@pytest.mark.gpu
+def test_bench_rows_are_labelled_with_the_flavour(metax_backend, metax_pkg, tmp_path):
+    """Every CSV row and run.json of a metax sweep carry the build flavour (nvcc-shim on NVIDIA)."""
+    pytest.importorskip("oprt_bench")
+    import csv
+    import json
+
+    from click.testing import CliRunner
+
+    from oprt_bench.cli import cli
+
+    out = tmp_path / "run"
+    res = CliRunner().invoke(cli, ["--backends", "metax", "--ops", "copy,softmax", "--cases", "smoke", "--dtypes",
+                                   "f32", "--mode", "test", "--baseline", "none", "--out", str(out), "--format",
+                                   "csv,json", "-q"])
+    assert res.exit_code == 0, res.output
+    flavour = metax_pkg.flavour()
+    with open(out / "results.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["backend"] == "metax"]
+    assert rows
+    assert "flavour" in rows[0], "results.csv has no flavour column"
+    assert all(r["flavour"].startswith(flavour + " ") for r in rows), {r["flavour"] for r in rows}
+    meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert meta["backends"]["metax"]["device_info"]["flavour"].startswith(flavour + " ")
+
+
+def test_descriptors_need_no_device(metax_ext, tdesc):
+    """Creating and destroying descriptors is host-only work (as in the nvidia suite, which imports oprt_nvidia
+    at module level, so it is not reused here: the tox metax env has no oprt-nvidia)."""
+    ffi, lib = metax_ext.ffi, metax_ext.lib
+    for op, args in (
+        ("copy", (tdesc((33, 65)), tdesc((33, 65), strides=(1, 33)))),
+        ("vector_add", (tdesc((4, 5)), tdesc((4, 5)), tdesc((5,)))),
+        ("relu", (tdesc((7,)), tdesc((7,)), 0.1)),
+        ("reduce_sum", (tdesc((5,)), tdesc((5, 9)), -1, 0)),
+        ("softmax", (tdesc((5, 9)), tdesc((5, 9)), 0)),
+    ):
+        p = ffi.new(f"oprt_{op}_descriptor_t *")
+        assert getattr(lib, f"oprt_create_{op}_descriptor")(p, *args) == 0, ffi.string(lib.oprt_last_error_message())
+        size = ffi.new("size_t *", 123)
+        assert getattr(lib, f"oprt_get_{op}_workspace_size")(p[0], size) == 0
+        assert getattr(lib, f"oprt_destroy_{op}_descriptor")(p[0]) == 0
+
+
+@pytest.mark.parametrize("shape, axis", [((1 << 24,), -128), ((4, 1 << 22), -1), ((1 << 13, 1 << 13), 0)])
+def test_reduce_sum_workspace_for_split_reductions(metax_ext, tdesc, shape, axis):
+    """Few long rows or columns are split across blocks: the partial sums need a workspace."""
+    ffi, lib = metax_ext.ffi, metax_ext.lib
+    out_shape = () if axis == -128 else tuple(n for i, n in enumerate(shape) if i != axis % len(shape))
+    p = ffi.new("oprt_reduce_sum_descriptor_t *")
+    assert lib.oprt_create_reduce_sum_descriptor(p, tdesc(out_shape), tdesc(shape), axis, 0) == 0
+    size = ffi.new("size_t *")
+    assert lib.oprt_get_reduce_sum_workspace_size(p[0], size) == 0
+    assert 0 < size[0] < 64 << 20
+    lib.oprt_destroy_reduce_sum_descriptor(p[0])
