@@ -41,7 +41,7 @@ from .results import (
     utc_now,
     write_json,
 )
-from .sweep import FORMATS, MODES, SweepOptions, make_plan, run_sweep
+from .sweep import FORMATS, MODES, SweepOptions, calibrate_plan, make_plan, run_sweep
 
 __all__ = ["cli", "main"]
 
@@ -128,9 +128,13 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
 @click.option("--mode", type=click.Choice(MODES), default="all", show_default=True,
               help="test: correctness only; bench: correctness gate then timing; all: gate, timing, re-check.")
 @click.option("--baseline", default=None, metavar="NAME|none",
-              help="Backend speedups are measured against (always swept too). [default: numpy]")
+              help="Backend speedups are measured against (always swept too). [default: torch when available, "
+                   "else numpy]")
 @click.option("--cold/--warm", default=True, show_default=True,
               help="Flush the device's last-level cache before each sample (cold) or not (warm).")
+@click.option("--calibrate/--no-calibrate", default=True, show_default=True,
+              help="Measure each backend's peak bandwidth (device-to-device copy) and timer floor first; "
+                   "without it pct_of_peak and the launch-bound flag stay empty.")
 @click.option("--time-budget", "time_budget", type=float, default=None, metavar="SECONDS",
               help="Sampling time per case and backend; at least 5 samples are taken. [default: 0.5; 0.1 for smoke]")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
@@ -143,8 +147,8 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...], mode: str,
-        baseline: str | None, cold: bool, time_budget: float | None, seed: int, out: Path | None, formats: str,
-        quiet: bool, verbose: bool) -> int | None:
+        baseline: str | None, cold: bool, calibrate: bool, time_budget: float | None, seed: int, out: Path | None,
+        formats: str, quiet: bool, verbose: bool) -> int | None:
     """Check and time oprt operators on every backend; write CSV, JSON and HTML reports.
 
     \b
@@ -156,7 +160,8 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     if ctx.invoked_subcommand is not None:
         return None
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
-                        baseline=baseline, cold=cold, time_budget_s=time_budget, seed=seed, formats=formats)
+                        baseline=baseline, cold=cold, time_budget_s=time_budget, seed=seed, formats=formats,
+                        calibrate=calibrate)
     registry = _registry(ctx)
     plan = make_plan(registry, opts)
     out = out if out is not None else default_run_dir()
@@ -189,6 +194,10 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
                 progress.note(f"note: {note}")
             for name, reason in plan.skipped_backends.items():
                 progress.note(f"note: backend {name!r} skipped: {reason}")
+            if plan.calibrate:
+                calibrate_plan(plan, progress.note, on_start=progress.start)
+                meta["backends"] = {e.name: e.to_dict() for e in plan.backends}
+                write_json(out / RUN_JSON, meta)
             run_sweep(plan, emit, on_start=progress.start)
     except _Interrupted as exc:
         interrupted = exc.signum

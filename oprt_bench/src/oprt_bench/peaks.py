@@ -1,8 +1,15 @@
-"""The peak bandwidth each backend's ``pct_of_peak`` is measured against.
+"""The peak bandwidths a row is measured against.
 
-For now: the device's spec peak (``DeviceInfo.spec_peak_gbps``) where the backend knows it,
-else none (the column stays empty). A calibrated peak (a device-to-device copy measured once
-per run) replaces :func:`peak_gbps` and nothing else.
+Two figures per backend device:
+
+- the **measured** peak: a device-to-device copy calibrated through the backend once per run
+  (:mod:`oprt_bench.calibrate`); ``pct_of_peak`` divides by it;
+- the **spec** peak: :func:`spec_peak` -- the driver's memory clock x bus width
+  (``DeviceInfo.spec_peak_gbps``, double data rate), or the datasheet figure of
+  :data:`SPEC_PEAKS` where the driver reports nothing or an entry is marked as an override
+  (the driver's figure known to be wrong); ``pct_of_spec`` divides by it.
+
+GB/s are 10^9 bytes per second throughout.
 """
 
 from __future__ import annotations
@@ -10,21 +17,68 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Peak", "peak_gbps"]
+__all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak", "peak_gbps"]
 
 
 @dataclass(frozen=True)
 class Peak:
     gbps: float | None
-    source: str  # "spec" | "none" (later: "measured")
+    source: str  # measured: "measured" | "none"; spec: "driver" | "table" | "table (override)" | "none"
 
     def to_dict(self) -> dict[str, Any]:
         return {"gbps": self.gbps, "source": self.source}
 
 
+@dataclass(frozen=True)
+class SpecEntry:
+    """A datasheet DRAM bandwidth in GB/s; ``override`` replaces even a driver figure (known wrong)."""
+
+    gbps: float
+    note: str
+    override: bool = False
+
+
+# Datasheet figures by device name (as the runtime reports it; matched case-insensitively, whitespace
+# collapsed). Used where the driver gives no memory clock / bus width (e.g. CUDA 13 dropped those fields
+# from cudaDeviceProp; a runtime that does not fill them), and instead of the driver's figure only for an
+# entry marked ``override=True``. None is an override today: where checked, the driver's clock x bus
+# width agrees with the datasheet (on the H200 it gives 4.8 TB/s; the H100 SXM's 2619 MHz x 5120 bit
+# gives 3.35 TB/s). Add an override only with the evidence in its note (see docs/measurement.md).
+SPEC_PEAKS: dict[str, SpecEntry] = {
+    "nvidia h200": SpecEntry(4800.0, "H200 SXM 141 GB HBM3e datasheet; the driver's figure agrees"),
+    "nvidia h200 nvl": SpecEntry(4800.0, "H200 NVL 141 GB HBM3e datasheet"),
+    "nvidia h100 80gb hbm3": SpecEntry(3350.0, "H100 SXM5 80 GB HBM3 datasheet"),
+    "nvidia h100 pcie": SpecEntry(2000.0, "H100 PCIe 80 GB HBM2e datasheet"),
+    "nvidia a100-sxm4-80gb": SpecEntry(2039.0, "A100 SXM4 80 GB HBM2e datasheet"),
+    "nvidia a100-sxm4-40gb": SpecEntry(1555.0, "A100 SXM4 40 GB HBM2 datasheet"),
+    "nvidia a100-pcie-40gb": SpecEntry(1555.0, "A100 PCIe 40 GB HBM2 datasheet"),
+    "nvidia a100 80gb pcie": SpecEntry(1935.0, "A100 PCIe 80 GB HBM2e datasheet"),
+    "metax c500": SpecEntry(1800.0, "MetaX C500 64 GB HBM2e datasheet"),
+}
+
+
+def _key(name: str) -> str:
+    return " ".join(str(name).lower().split())
+
+
+def spec_peak(device_info: dict[str, Any] | None, table: dict[str, SpecEntry] | None = None) -> Peak:
+    """The spec DRAM bandwidth of a device (GB/s) and where it came from."""
+    info = device_info or {}
+    entry = (SPEC_PEAKS if table is None else table).get(_key(info.get("name", "")))
+    driver = info.get("spec_peak_gbps")
+    if entry is not None and entry.override:
+        return Peak(entry.gbps, "table (override)")
+    if driver:
+        return Peak(float(driver), "driver")
+    if entry is not None:
+        return Peak(entry.gbps, "table")
+    return Peak(None, "none")
+
+
 def peak_gbps(backend: Any, device_info: dict[str, Any] | None) -> Peak:
-    """The peak bandwidth of ``backend``'s device in GB/s (10^9 bytes/s), and where it came from."""
-    spec = (device_info or {}).get("spec_peak_gbps")
-    if spec:
-        return Peak(float(spec), "spec")
+    """The peak ``pct_of_peak`` divides by before (or without) calibration: unknown.
+
+    Calibration (:func:`oprt_bench.calibrate.calibrate`) replaces it with the measured figure;
+    ``--no-calibrate`` leaves ``pct_of_peak`` empty (``pct_of_spec`` still has the spec peak).
+    """
     return Peak(None, "none")

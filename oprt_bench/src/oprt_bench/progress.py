@@ -18,7 +18,7 @@ def _num(value: Any, fmt: str) -> str | None:
 
 
 def format_row(row: dict[str, Any], verbose: bool = False) -> str:
-    """``copy 1000 f32 numpy: ok 0.0123 ms (p10 0.012, p90 0.013, n=40) 0.65 GB/s x1.00``."""
+    """``copy 1000 f32 numpy: ok 0.0123 ms (p10 0.012, p90 0.013, n=40) 0.65 GB/s x1.00 [launch-bound]``."""
     text = f"{row['op']} {row['case']} {row['dtype']} {row['backend']}: {row['status']}"
     median = _num(row.get("median_ms"), ".4g")
     if median is not None:
@@ -32,6 +32,8 @@ def format_row(row: dict[str, Any], verbose: bool = False) -> str:
         speedup = _num(row.get("speedup"), ".2f")
         if speedup is not None and row["backend"] != row.get("baseline"):
             text += f" x{speedup} vs {row['baseline']}"
+        if row.get("flags"):
+            text += f" [{row['flags']}]"
     if row.get("message") and row["status"] != "ok":
         msg = str(row["message"])
         text += ": " + (msg if verbose or len(msg) <= 200 else msg[:197] + "...")

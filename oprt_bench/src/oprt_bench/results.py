@@ -33,7 +33,7 @@ __all__ = [
     "write_json", "json_safe", "load_run", "normalize_rows", "Run",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CSV_NAME = "results.csv"
 RUN_JSON = "run.json"
 RESULTS_JSON = "results.json"
@@ -43,7 +43,7 @@ STATUSES = ("ok", "unsupported", "failed", "error")
 COLUMNS = (
     "op", "case", "shape", "dtype", "params", "backend", "status", "message",
     "max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples",
-    "bytes", "gbps", "pct_of_peak", "baseline", "speedup",
+    "bytes", "gbps", "pct_of_peak", "pct_of_spec", "baseline", "speedup",
     "flops", "tflops", "mode", "timing", "stopped_by", "ci_rel", "seed", "device", "flavour", "flags",
     "schema_version",
 )
@@ -210,7 +210,7 @@ class Run:
 
 
 _NUMERIC = ("max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples", "bytes", "gbps",
-            "pct_of_peak", "speedup", "flops", "tflops", "ci_rel", "seed", "schema_version")
+            "pct_of_peak", "pct_of_spec", "speedup", "flops", "tflops", "ci_rel", "seed", "schema_version")
 
 
 def load_run(path: Path | str) -> Run:

@@ -20,12 +20,14 @@ import numpy as np
 from oprt_core import DTYPES, OprtError, UnknownNameError, UnsupportedCase, get_dtype
 from oprt_core.spec import CASE_SETS, Case, OpSpec, parse_shape
 
+from .calibrate import Calibration, TimerCheck, calibrate, timer_check
 from .errors import UsageError
-from .peaks import Peak, peak_gbps
+from .flags import row_flags
+from .peaks import Peak, peak_gbps, spec_peak
 from .timing import TimingConfig, measure
 
 __all__ = ["MODES", "FORMATS", "SweepOptions", "Plan", "BackendEntry", "make_plan", "default_baseline",
-           "default_time_budget", "case_seed", "run_sweep", "split_names"]
+           "default_time_budget", "case_seed", "run_sweep", "split_names", "calibrate_plan"]
 
 MODES = ("test", "bench", "all")
 FORMATS = ("csv", "json", "html")
@@ -52,8 +54,14 @@ def default_time_budget(case_set: str) -> float:
     return 0.1 if case_set == "smoke" else 0.5
 
 
-def default_baseline(registry: Any) -> str:
-    """The baseline backend when ``--baseline`` is not given."""
+def default_baseline(registry: Any, availability: dict[str, tuple[bool, str, str]] | None = None) -> str:
+    """The baseline backend when ``--baseline`` is not given: ``torch`` when it is registered and
+    available (the library kernel developers compare with), else ``numpy``."""
+    if "torch" in registry.backends:
+        known = (availability or {}).get("torch")
+        ok = known[0] if known is not None else _availability(registry.get_backend("torch"))[0]
+        if ok:
+            return "torch"
     return "numpy"
 
 
@@ -72,18 +80,28 @@ class SweepOptions:
     time_budget_s: float | None = None  # None: default_time_budget(cases)
     seed: int = 0
     formats: str = "csv,json,html"
+    calibrate: bool = True  # measure each backend's peak and timer floor before the first row
 
 
 @dataclass
 class BackendEntry:
+    """A swept backend: its device, the peak ``pct_of_peak`` divides by (measured by calibration, none
+    without), the spec peak of ``pct_of_spec``, and the calibration and timer check once they ran."""
+
     name: str
     backend: Any
     device: str
     device_info: dict[str, Any]
     peak: Peak
+    spec: Peak = field(default_factory=lambda: Peak(None, "none"))
+    calibration: Calibration | None = None
+    timer: TimerCheck | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"device": self.device, "device_info": self.device_info, "peak": self.peak.to_dict()}
+        return {"device": self.device, "device_info": self.device_info, "peak": self.peak.to_dict(),
+                "spec_peak": self.spec.to_dict(),
+                "calibration": self.calibration.to_dict() if self.calibration else None,
+                "timer": self.timer.to_dict() if self.timer else None}
 
 
 @dataclass
@@ -99,6 +117,7 @@ class Plan:
     seed: int
     formats: list[str]
     notes: list[str] = field(default_factory=list)
+    calibrate: bool = True
 
     def jobs(self) -> Iterator[tuple[OpSpec, Case, str]]:
         for spec in self.specs:
@@ -116,7 +135,7 @@ class Plan:
             "cases": {k: [c.name for c in v] for k, v in self.cases.items()},
             "backends": [b.name for b in self.backends], "skipped_backends": self.skipped_backends,
             "baseline": self.baseline, "mode": self.mode, "timing": self.timing.to_dict(), "seed": self.seed,
-            "formats": self.formats,
+            "formats": self.formats, "calibrate": self.calibrate,
         }
 
 
@@ -137,7 +156,8 @@ def _device_info(backend: Any) -> dict[str, Any]:
 
 def _entry(name: str, backend: Any, device: str) -> BackendEntry:
     info = _device_info(backend)
-    return BackendEntry(name, backend, device or str(info.get("name", "")), info, peak_gbps(backend, info))
+    return BackendEntry(name, backend, device or str(info.get("name", "")), info, peak_gbps(backend, info),
+                        spec_peak(info))
 
 
 def _pick(kind: str, text: str, choices: Sequence[str]) -> list[str]:
@@ -207,7 +227,7 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
             continue
         entries.append(_entry(name, registry.get_backend(name), device))
 
-    baseline: str | None = opts.baseline if opts.baseline is not None else default_baseline(registry)
+    baseline: str | None = opts.baseline if opts.baseline is not None else default_baseline(registry, avail)
     if baseline == "none":
         baseline = None
     notes: list[str] = []
@@ -230,7 +250,32 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
         raise UsageError("no backend is available: " + "; ".join(f"{n}: {r}" for n, r in skipped.items()))
 
     timing = TimingConfig(cold=opts.cold, time_budget_s=float(budget), warmup_s=min(0.05, 0.2 * float(budget)))
-    return Plan(specs, cases, dtypes, entries, skipped, baseline, opts.mode, timing, int(opts.seed), formats, notes)
+    return Plan(specs, cases, dtypes, entries, skipped, baseline, opts.mode, timing, int(opts.seed), formats, notes,
+                calibrate=bool(opts.calibrate) and opts.mode != "test")
+
+
+# -- calibration ------------------------------------------------------------------------------
+
+def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
+                   on_start: Callable[[str], None] | None = None) -> None:
+    """Calibrate every backend of ``plan`` once (measured peak, spec peak, timer floor), in place.
+
+    ``entry.peak`` becomes the measured peak (``pct_of_peak``), ``entry.timer`` the floor of the
+    ``launch-bound`` flag. Progress goes to ``note``. A backend that cannot be calibrated keeps
+    ``peak`` none and says why; the sweep goes on.
+    """
+    for entry in plan.backends:
+        if on_start is not None:
+            on_start(f"calibrating {entry.name}")
+        if note is not None:
+            note(f"calibrating {entry.name} ({entry.device}): device-to-device copy, timer floor...")
+        entry.calibration = calibrate(entry.backend, entry.device_info)
+        entry.peak = entry.calibration.peak
+        entry.spec = entry.calibration.spec
+        entry.timer = timer_check(entry.backend)
+        if note is not None:
+            note(f"  {entry.name}: {entry.calibration.describe()}")
+            note(f"  {entry.name}: {entry.timer.describe()}")
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -280,6 +325,11 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
             row["tflops"] = row["flops"] / (s.median_ms * 1e9) if row["flops"] else None
             if entry.peak.gbps:
                 row["pct_of_peak"] = 100.0 * row["gbps"] / entry.peak.gbps
+            if entry.spec.gbps:
+                row["pct_of_spec"] = 100.0 * row["gbps"] / entry.spec.gbps
+        row["flags"] = ";".join(row_flags(
+            row, floor_ms=entry.timer.floor_ms if entry.timer else None,
+            l2_bytes=entry.device_info.get("l2_bytes"), measured_peak_gbps=entry.peak.gbps, cold=plan.timing.cold))
         if plan.mode == "all":
             again = backend.to_host(out)
             # a bit-identical output needs no second check; a different one (atomics, races) gets one

@@ -6,9 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Availability", "DeviceInfo", "Support", "Event", "Backend", "Launcher"]
+__all__ = ["Availability", "DeviceInfo", "Support", "Event", "Backend", "Launcher", "CalibrationProbes",
+           "CUDA_EVENT_RESOLUTION_MS"]
 
-
+# the resolution of CUDA events as documented for cudaEventElapsedTime (around 0.5 microseconds)
+CUDA_EVENT_RESOLUTION_MS = 0.5e-3
 
 @runtime_checkable
 class Launcher(Protocol):
@@ -138,4 +140,30 @@ class Backend(Protocol):
 
     def flush_cache(self) -> None:
         """Evict the device's last-level cache (write a buffer of at least 2x L2)."""
+        ...
+
+
+@runtime_checkable
+class CalibrationProbes(Protocol):
+    """Optional methods a backend may add so oprt-bench can calibrate it (docs/measurement.md).
+
+    None is required: the runner checks each with ``getattr`` and falls back (the ``copy`` op
+    for the bandwidth probe, an empty event pair for the timer floor, the measured resolution).
+    Each returns a zero-argument callable that *enqueues* work on the stream the backend's
+    events are recorded on, like a prepared launcher, so the timing loop times it unchanged.
+    """
+
+    def copy_probe(self, nbytes: int) -> Any:
+        """A callable doing one device-to-device copy of ``nbytes`` bytes between two device
+        buffers it allocates and keeps alive (the backend's own memcpy: ``cudaMemcpy`` D2D,
+        ``Tensor.copy_``, ``np.copyto``...). It reads ``nbytes`` and writes ``nbytes``."""
+        ...
+
+    def empty_launch_probe(self) -> Any:
+        """A callable enqueuing the cheapest launch the backend can make (e.g. a copy of one
+        element): what an op costs when it does nothing, host overhead included."""
+        ...
+
+    def timer_resolution_ms(self) -> float | None:
+        """The documented resolution of the backend's events in ms (CUDA: ~0.5 us), or None."""
         ...

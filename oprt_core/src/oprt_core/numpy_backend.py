@@ -178,6 +178,26 @@ class NumpyBackend:
     def event(self) -> NumpyEvent:
         return NumpyEvent()
 
+    # -- calibration probes (oprt_core.backend.CalibrationProbes) --------------------------------------
+    def copy_probe(self, nbytes: int) -> Callable[[], None]:
+        """One ``np.copyto`` between two uint8 buffers of ``nbytes`` (touched here, outside any timing)."""
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            raise InvalidArgumentError(f"copy_probe needs a positive byte count, got {nbytes}")
+        src = np.ones(nbytes, np.uint8)
+        dst = np.zeros(nbytes, np.uint8)
+        return lambda: np.copyto(dst, src)
+
+    def empty_launch_probe(self) -> Callable[[], None]:
+        """The cheapest call: an ``np.copyto`` of one element (numpy's per-call overhead)."""
+        src = np.ones(1, np.float32)
+        dst = np.zeros(1, np.float32)
+        return lambda: np.copyto(dst, src)
+
+    def timer_resolution_ms(self) -> float | None:
+        """``time.perf_counter``'s resolution as the platform states it."""
+        return time.get_clock_info("perf_counter").resolution * 1e3
+
     def flush_cache(self) -> None:
         if self._flush_buffer is None:
             self._flush_buffer = np.empty(2 * (_llc_bytes() or 32 << 20), np.uint8)

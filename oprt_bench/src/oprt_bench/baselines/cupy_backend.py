@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from oprt_core.backend import Availability, DeviceInfo, Support
+from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
@@ -435,6 +435,40 @@ class CupyBackend:
 
     def event(self) -> CupyEvent:
         return CupyEvent(self._require())
+
+    # -- calibration probes (oprt_core.backend.CalibrationProbes) --------------------------------------
+    def copy_probe(self, nbytes: int) -> Callable[[], Any]:
+        """``cudaMemcpyAsync`` device-to-device of ``nbytes`` between two uint8 arrays, on CuPy's current
+        stream (the stream CupyEvent records on)."""
+        cp = self._require()
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            raise InvalidArgumentError(f"copy_probe needs a positive byte count, got {nbytes}")
+        with cp.cuda.Device(self.device):
+            src = cp.ones(nbytes, cp.uint8)
+            dst = cp.zeros(nbytes, cp.uint8)
+        rt = cp.cuda.runtime
+        memcpy, kind = rt.memcpyAsync, getattr(rt, "memcpyDeviceToDevice", 3)
+        dptr, sptr = dst.data.ptr, src.data.ptr
+
+        def run() -> None:
+            memcpy(dptr, sptr, nbytes, kind, cp.cuda.get_current_stream().ptr)
+
+        run.buffers = (dst, src)  # type: ignore[attr-defined]  # kept alive with the callable
+        return run
+
+    def empty_launch_probe(self) -> Callable[[], Any]:
+        """A one-element ``cupy.copyto``: CuPy's cheapest kernel launch, its Python overhead included."""
+        cp = self._require()
+        with cp.cuda.Device(self.device):
+            src = cp.ones(1, cp.float32)
+            dst = cp.zeros(1, cp.float32)
+        copyto = cp.copyto
+        return lambda: copyto(dst, src)
+
+    def timer_resolution_ms(self) -> float | None:
+        """CUDA events: ~0.5 us (cudaEventElapsedTime)."""
+        return CUDA_EVENT_RESOLUTION_MS
 
     def flush_cache(self) -> None:
         """Write a device buffer of 2x L2 (at least 8 MiB) to evict it."""

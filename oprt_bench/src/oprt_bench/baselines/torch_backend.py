@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from oprt_core.backend import Availability, DeviceInfo, Support
+from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
@@ -404,6 +404,30 @@ class TorchBackend:
         if self.is_cuda:
             return TorchEvent(torch, self._dev)
         return HostEvent()
+
+    # -- calibration probes (oprt_core.backend.CalibrationProbes) --------------------------------------
+    def copy_probe(self, nbytes: int) -> Callable[[], Any]:
+        """``dst.copy_(src)`` of two uint8 tensors of ``nbytes`` (torch's device-to-device memcpy)."""
+        torch = self._require()
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            raise InvalidArgumentError(f"copy_probe needs a positive byte count, got {nbytes}")
+        src = torch.ones(nbytes, dtype=torch.uint8, device=self._dev)
+        dst = torch.zeros(nbytes, dtype=torch.uint8, device=self._dev)
+        return lambda: dst.copy_(src)
+
+    def empty_launch_probe(self) -> Callable[[], Any]:
+        """A one-element ``copy_``: torch's cheapest launch, its dispatcher overhead included."""
+        torch = self._require()
+        src = torch.ones(1, dtype=torch.float32, device=self._dev)
+        dst = torch.zeros(1, dtype=torch.float32, device=self._dev)
+        return lambda: dst.copy_(src)
+
+    def timer_resolution_ms(self) -> float | None:
+        """CUDA events: ~0.5 us (cudaEventElapsedTime); on the CPU test device, perf_counter's resolution."""
+        if self.is_cuda:
+            return CUDA_EVENT_RESOLUTION_MS
+        return time.get_clock_info("perf_counter").resolution * 1e3
 
     def flush_cache(self) -> None:
         """Write a buffer of 2x the last-level cache (at least 8 MiB) to evict it."""
