@@ -93,6 +93,14 @@ template <typename T> __device__ __forceinline__ Pack<T> load_pack(const T *p) {
     return out;
 }
 
+// A pack of +0 (all bits clear in f32, f16 and bf16), whatever the element type's default constructor does.
+template <typename T> __device__ __forceinline__ Pack<T> zero_pack() {
+    const uint4 raw = make_uint4(0u, 0u, 0u, 0u);
+    Pack<T> out;
+    memcpy(&out, &raw, 16);
+    return out;
+}
+
 // Streaming read of data read once: non-coherent path, no L1 allocation, 256-byte L2 prefetch hint (the
 // access pattern of every streaming kernel here: a warp covers 512 contiguous bytes). Same contract as
 // __ldg: the data must not be written during the kernel (an in-place op reads each element before the
@@ -100,7 +108,7 @@ template <typename T> __device__ __forceinline__ Pack<T> load_pack(const T *p) {
 template <typename T> __device__ __forceinline__ Pack<T> load_pack_stream(const T *p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     uint4 raw;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
                  : "l"(p));
     Pack<T> out;
@@ -111,10 +119,17 @@ template <typename T> __device__ __forceinline__ Pack<T> load_pack_stream(const 
 #endif
 }
 
+// An explicit st.global.v4: a plain uint4 store was split by the compiler into four 4-byte stores for
+// some packs (seen in the relu kernel's PTX: it could not prove the 16-byte alignment of one address).
 template <typename T> __device__ __forceinline__ void store_pack(T *p, const Pack<T> &v) {
     uint4 raw;
     memcpy(&raw, &v, 16);
+#if defined(__CUDA_ARCH__)
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(raw.x), "r"(raw.y), "r"(raw.z), "r"(raw.w)
+                 : "memory");
+#else
     *reinterpret_cast<uint4 *>(p) = raw;
+#endif
 }
 
 // Elements before p reaches a 16-byte boundary (p must be element-aligned), at most n.

@@ -31,7 +31,7 @@ struct RowsArgs {
 template <typename T, bool kVec>
 __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stride, int lane, int nlanes) {
     constexpr int V = Pack<T>::N;
-    constexpr int kUnroll = 4;
+    constexpr int kUnroll = 8;  // 128 bytes of loads in flight per thread
     float acc = 0.f;
     if (kVec) {
         const int64_t head = head_to_align(p, n);
@@ -39,20 +39,28 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
         const T *q = p + head;
         const int64_t m = n - head, nv = m / V;
         float part[kUnroll] = {};
+        // full trips: kUnroll unpredicated loads in flight per thread; then at most one predicated trip
         int64_t i = lane;
         for (; i + (kUnroll - 1) * (int64_t)nlanes < nv; i += kUnroll * (int64_t)nlanes) {
             Pack<T> v[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(q + (i + u * (int64_t)nlanes) * V);
+            for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_stream(q + (i + u * (int64_t)nlanes) * V);
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
                 for (int e = 0; e < V; ++e) part[u] += to_f(v[u].v[e]);
         }
-        for (; i < nv; i += nlanes) {
-            Pack<T> v = load_pack(q + i * V);
+        if (i < nv) {
+            Pack<T> v[kUnroll];
 #pragma unroll
-            for (int e = 0; e < V; ++e) part[0] += to_f(v.v[e]);
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t k = i + u * (int64_t)nlanes;
+                v[u] = k < nv ? load_pack(q + k * V) : zero_pack<T>();
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+                for (int e = 0; e < V; ++e) part[u] += to_f(v[u].v[e]);
         }
         for (int64_t j = nv * V + lane; j < m; j += nlanes) acc += to_f(q[j]);
 #pragma unroll
@@ -97,21 +105,27 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
     }
 }
 
-// Second pass of split rows: a warp adds the chunk sums of one row.
+// Second pass of split rows: a block adds the chunk sums of one row (axis=all has ~2 x resident-blocks
+// chunks: one warp looping over them would chain ~70 L2 round trips), 4 independent loads per thread.
 template <typename T>
 __global__ void __launch_bounds__(kBlock)
 reduce_rows_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, RowsArgs a) {
-    const int lane = threadIdx.x % kWarp;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / kWarp);
-    for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp; row < a.rows;
-         row += warps) {
-        float acc = 0.f;
-        for (int64_t s = lane; s < a.splits; s += kWarp) acc += ws[row * a.splits + s];
-        acc = warp_reduce(acc, SumOp{});
-        if (lane == 0) {
+    __shared__ float smem[kMaxThreadsPerBlock / kWarp];
+    const int nt = blockDim.x;
+    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {  // uniform per block
+        const float *w = ws + row * a.splits;
+        float acc[4] = {};
+        int64_t s = threadIdx.x;
+        for (; s + 3 * nt < a.splits; s += 4 * nt) {
+#pragma unroll
+            for (int u = 0; u < 4; ++u) acc[u] += w[s + u * nt];
+        }
+        for (; s < a.splits; s += nt) acc[0] += w[s];
+        const float total = block_reduce((acc[0] + acc[1]) + (acc[2] + acc[3]), SumOp{}, 0.f, smem);
+        if (threadIdx.x == 0) {
             int64_t off[2];
             a.kept.offsets(row, off);
-            out[off[1]] = from_f<T>(acc);
+            out[off[1]] = from_f<T>(total);
         }
     }
 }
@@ -126,7 +140,7 @@ template <typename T, bool kVec>
 __global__ void __launch_bounds__(kBlock)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
-    constexpr int kUnroll = 4;
+    constexpr int kUnroll = 8;
     __shared__ float smem[kBlock * VV];
     const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
     const int64_t items = a.outer * a.tiles * a.splits;
@@ -141,21 +155,29 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
         float acc[VV] = {};
         if (col0 < a.inner) {
             const T *p = x + off[0] + col0;
+            // full trips: kUnroll unpredicated row loads in flight per thread; then at most one predicated trip
             int64_t r = begin + ty;
             if (kVec) {
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
                     Pack<T> v[kUnroll];
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(p + (r + u * by) * a.rs);
+                    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_stream(p + (r + u * by) * a.rs);
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
                         for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
                 }
-                for (; r < end; r += by) {
-                    Pack<T> v = load_pack(p + r * a.rs);
+                if (r < end) {
+                    Pack<T> v[kUnroll];
 #pragma unroll
-                    for (int e = 0; e < VV; ++e) acc[e] += to_f(v.v[e]);
+                    for (int u = 0; u < kUnroll; ++u) {
+                        const int64_t rr = r + u * by;
+                        v[u] = rr < end ? load_pack(p + rr * a.rs) : zero_pack<T>();
+                    }
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+                        for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
                 }
             } else {
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
@@ -191,12 +213,18 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
     const int64_t total = a.outer * a.inner;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
-        float acc = 0.f;
-        for (int64_t s = 0; s < a.splits; ++s) acc += ws[s * total + i];
+        float acc[4] = {};  // 4 independent loads in flight (splits is up to ~2 x resident blocks / tiles)
+        int64_t s = 0;
+        for (; s + 3 < a.splits; s += 4) {
+#pragma unroll
+            for (int u = 0; u < 4; ++u) acc[u] += ws[(s + u) * total + i];
+        }
+        for (; s < a.splits; ++s) acc[0] += ws[s * total + i];
+        const float sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
         const int64_t o = i / a.inner, col = i - o * a.inner;
         int64_t off[2];
         a.outer_idx.offsets(o, off);
-        out[off[1] + col * a.o_si] = from_f<T>(acc);
+        out[off[1] + col * a.o_si] = from_f<T>(sum);
     }
 }
 
@@ -358,7 +386,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
 #undef OPRT_ROWS
         OPRT_CHECK(check_launch("reduce_sum rows kernel"));
         if (a.splits > 1) {
-            reduce_rows_finish_kernel<T><<<grid_for(a.rows * kWarp, kBlock), kBlock, 0, stream>>>(out, w, a);
+            reduce_rows_finish_kernel<T><<<grid_for(a.rows * kBlock, kBlock), kBlock, 0, stream>>>(out, w, a);
             OPRT_CHECK(check_launch("reduce_sum rows finishing kernel"));
         }
         return OPRT_STATUS_SUCCESS;
