@@ -121,4 +121,5 @@ def smoke_run(tmp_path_factory) -> Path:
     proc = run_script("--backends", "numpy", "--cases", "smoke", "--time-budget", "0.02", "--seed", "7",
                       "--out", str(out))
     assert proc.returncode == 0, proc.stderr
+    (out.parent / "stdout.txt").write_text(proc.stdout)
     return out

@@ -14,8 +14,9 @@ from oprt_bench.cli import cli
 from oprt_bench.results import COLUMNS, SCHEMA_VERSION
 
 
-def invoke(registry, *args: str):
-    return CliRunner().invoke(cli, list(args), obj={"registry": registry})
+def invoke(registry, *args: str, calibrate: bool = False):
+    """The CLI in-process; calibration (a 256 MiB host copy) is off unless asked for: test_calibration covers it."""
+    return CliRunner().invoke(cli, ([] if calibrate else ["--no-calibrate"]) + list(args), obj={"registry": registry})
 
 
 def one_error_line(result) -> str:

@@ -58,8 +58,8 @@ def test_smoke_report_renders(smoke_run, tmp_path):
 
 def test_failures_report_renders(tmp_path):
     out = tmp_path / "run"
-    r = CliRunner().invoke(cli, ["--ops", "copy,relu", "--backends", "wrong", "--dtypes", "f32", "--cases", "smoke",
-                                 "--time-budget", "0.01", "--out", str(out), "-q"],
+    r = CliRunner().invoke(cli, ["--no-calibrate", "--ops", "copy,relu", "--backends", "wrong", "--dtypes", "f32",
+                                 "--cases", "smoke", "--time-budget", "0.01", "--out", str(out), "-q"],
                            obj={"registry": make_registry(WrongBackend())})
     assert r.exit_code == 1
     dom = _open(tmp_path, out / "report.html")

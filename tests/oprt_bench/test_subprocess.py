@@ -28,7 +28,9 @@ def test_smoke_sweep_end_to_end(smoke_run):
             & (timed["median_ms"] <= timed["p90_ms"])).all()
     assert (timed["samples"] >= 5).all() and (timed["gbps"] > 0).all()
     assert set(rows["timing"]) == {"cold"} and set(rows["baseline"]) == {"numpy"}
-    assert set(rows["pct_of_peak"]) == {""}  # no peak known for a CPU: empty, not made up
+    # calibrated: % of the measured host copy bandwidth; no spec peak known for a CPU: empty, not made up
+    assert (timed["pct_of_peak"].astype(float) > 0).all()
+    assert set(rows["pct_of_spec"]) == {""}
 
     meta = json.loads((smoke_run / "run.json").read_text())
     assert meta["status"] == "complete" and meta["seed"] == 7 and meta["exit_code"] == 0
@@ -36,6 +38,14 @@ def test_smoke_sweep_end_to_end(smoke_run):
     assert meta["versions"]["oprt-bench"] and meta["versions"]["oprt-core"] and meta["host"]["hostname"]
     assert meta["backends"]["numpy"]["device_info"]["flavour"].startswith("numpy-")
     assert meta["started_utc"] <= meta["finished_utc"]
+    shown = (smoke_run.parent / "stdout.txt").read_text()
+    assert "calibrating numpy" in shown and "numpy: measured peak" in shown and "numpy: timer floor" in shown
+    cal = meta["backends"]["numpy"]["calibration"]
+    assert cal["method"] == "copy_probe" and cal["measured_peak_gbps"] > 0 and cal["samples"] >= 5
+    assert cal["bytes_per_sample"] == 2 * cal["buffer_bytes"] and cal["timing"] == "cold"
+    assert meta["backends"]["numpy"]["peak"] == {"gbps": cal["measured_peak_gbps"], "source": "measured"}
+    timer = meta["backends"]["numpy"]["timer"]
+    assert timer["floor_ms"] > 0 and timer["launch_bound_below_ms"] == 10 * timer["floor_ms"]
     doc = json.loads((smoke_run / "results.json").read_text())
     assert len(doc["rows"]) == len(rows) and doc["run"]["status"] == "complete"
 
@@ -108,8 +118,8 @@ def test_named_unavailable_backend_from_an_installed_plugin(tmp_path):
 
 def test_sigint_keeps_rows_and_writes_the_report(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen([str(SCRIPT), "--ops", "softmax,copy", "--backends", "numpy", "--cases", "default",
-                             "--time-budget", "0.3", "--out", str(out)], env=isolated_env(),
+    proc = subprocess.Popen([str(SCRIPT), "--no-calibrate", "--ops", "softmax,copy", "--backends", "numpy",
+                             "--cases", "default", "--time-budget", "0.3", "--out", str(out)], env=isolated_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     csv_path = out / "results.csv"
     deadline = time.monotonic() + 90

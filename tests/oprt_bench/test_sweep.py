@@ -105,7 +105,8 @@ def test_all_backends_skips_unavailable_and_adds_baseline(doubles_registry):
     assert "ghost" in plan.skipped_backends and plan.backends[0].name == "numpy"
     plan = make_plan(doubles_registry, SweepOptions(backends="wrong"))
     assert [b.name for b in plan.backends] == ["numpy", "wrong"]
-    assert plan.backends[1].peak.gbps == 100.0
+    # before calibration: no measured peak (pct_of_peak empty), the driver's spec peak for pct_of_spec
+    assert plan.backends[1].peak.gbps is None and plan.backends[1].spec.gbps == 100.0
 
 
 def test_custom_shapes_replace_the_case_set(registry):
