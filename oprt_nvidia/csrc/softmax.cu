@@ -99,6 +99,87 @@ softmax_rows_regs_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs 
     }
 }
 
+// Reduces over groups of kGroup consecutive lanes (kGroup a power of two <= kWarp); every lane of a group
+// gets its group's result. Called by all lanes of the warp.
+template <int kGroup, typename Op> __device__ __forceinline__ float group_reduce(float v, Op op) {
+#pragma unroll
+    for (int offset = kGroup / 2; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(kFullMask, v, offset, kGroup));
+    return v;
+}
+
+// Rows of up to kWarp * kSlots * VV elements: kGroup lanes per row, kWarp / kGroup rows per warp, so every
+// lane of a short row loads a full 16-byte pack (a 128-element f16 row: 16 lanes, 2 rows per warp). The
+// row loop runs the same number of trips on every lane of a warp (the shuffles need the whole warp); a
+// group past the last row works on an empty row and writes nothing.
+template <typename T, bool kVec, int kSlots, int kGroup>
+__global__ void __launch_bounds__(kBlock)
+softmax_rows_group_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
+    static_assert(kGroup >= 1 && kGroup <= kWarp && (kGroup & (kGroup - 1)) == 0, "kGroup: a power of two <= kWarp");
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    constexpr int kRowsPerWarp = kWarp / kGroup;
+    const int lane = threadIdx.x % kWarp;
+    const int g = lane / kGroup, gl = lane % kGroup;
+    const int64_t warps_per_block = blockDim.x / kWarp;
+    const int64_t wstride = (int64_t)gridDim.x * warps_per_block;
+    for (int64_t w = (int64_t)blockIdx.x * warps_per_block + threadIdx.x / kWarp; w * kRowsPerWarp < a.rows;
+         w += wstride) {
+        const int64_t row = w * kRowsPerWarp + g;
+        const bool live = row < a.rows;
+        const int64_t L = live ? a.L : 0;
+        int64_t off[2] = {0, 0};
+        if (live) a.kept.offsets(row, off);
+        const T *px = x + off[0];
+        T *po = out + off[1];
+        float v[kSlots][VV];
+        float m = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+            const int64_t base = ((int64_t)j * kGroup + gl) * VV;
+            if (kVec) {
+                if (base < L) {
+                    Pack<T> p = load_pack(px + base);
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) v[j][e] = to_f(p.v[e]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) v[j][e] = -INFINITY;
+                }
+            } else {
+                v[j][0] = base < L ? to_f(px[base * a.xs]) : -INFINITY;
+            }
+#pragma unroll
+            for (int e = 0; e < VV; ++e) m = fmaxf(m, v[j][e]);
+        }
+        m = group_reduce<kGroup>(m, MaxOp{});
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+            const int64_t base = ((int64_t)j * kGroup + gl) * VV;
+#pragma unroll
+            for (int e = 0; e < VV; ++e) {
+                float ex = base < L ? expf(v[j][e] - m) : 0.f;
+                v[j][e] = ex;
+                s += ex;
+            }
+        }
+        s = group_reduce<kGroup>(s, SumOp{});
+        const float inv = 1.f / s;
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+            const int64_t base = ((int64_t)j * kGroup + gl) * VV;
+            if (base >= L) continue;
+            if (kVec) {
+                Pack<T> p;
+#pragma unroll
+                for (int e = 0; e < VV; ++e) p.v[e] = from_f<T>(v[j][e] * inv);
+                store_pack(po + base, p);
+            } else {
+                po[base * a.os] = from_f<T>(v[j][0] * inv);
+            }
+        }
+    }
+}
+
 // A block per row of any length: online (max, sum) in one read, then a second read that writes.
 template <typename T, bool kVec>
 __global__ void __launch_bounds__(kOnlineThreads)
@@ -278,6 +359,42 @@ void launch_regs(int slots, unsigned grid, unsigned block, cudaStream_t stream, 
     }
 }
 
+template <typename T, bool kVec, int kGroup, int S>
+void launch_group_slots(unsigned grid, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    if constexpr (S * VV <= max_values<true>())
+        softmax_rows_group_kernel<T, kVec, S, kGroup><<<grid, kBlock, 0, stream>>>(out, x, a);
+}
+
+// group < kWarp only when a row has at most `group` packs, so one slot; a full warp takes 1..32 slots.
+template <typename T, bool kVec>
+void launch_group(int group, int slots, unsigned grid, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+    static_assert(kWarp == 32 || kWarp == 64, "launch_group: add the cases of this warp width");
+    switch (group) {
+    case 1: launch_group_slots<T, kVec, 1, 1>(grid, stream, out, x, a); return;
+    case 2: launch_group_slots<T, kVec, 2, 1>(grid, stream, out, x, a); return;
+    case 4: launch_group_slots<T, kVec, 4, 1>(grid, stream, out, x, a); return;
+    case 8: launch_group_slots<T, kVec, 8, 1>(grid, stream, out, x, a); return;
+    case 16: launch_group_slots<T, kVec, 16, 1>(grid, stream, out, x, a); return;
+    case 32:
+        if constexpr (kWarp > 32) {
+            launch_group_slots<T, kVec, 32, 1>(grid, stream, out, x, a);
+            return;
+        }
+        break;
+    default: break;
+    }
+    // a whole warp per row
+    switch (slots) {
+    case 1: launch_group_slots<T, kVec, kWarp, 1>(grid, stream, out, x, a); break;
+    case 2: launch_group_slots<T, kVec, kWarp, 2>(grid, stream, out, x, a); break;
+    case 4: launch_group_slots<T, kVec, kWarp, 4>(grid, stream, out, x, a); break;
+    case 8: launch_group_slots<T, kVec, kWarp, 8>(grid, stream, out, x, a); break;
+    case 16: launch_group_slots<T, kVec, kWarp, 16>(grid, stream, out, x, a); break;
+    default: launch_group_slots<T, kVec, kWarp, 32>(grid, stream, out, x, a); break;
+    }
+}
+
 template <typename T>
 oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const void *x_, cudaStream_t stream) {
     T *out = static_cast<T *>(out_) + d.o_off;
@@ -296,10 +413,13 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const
               (a.kept.stride[1][i] * (int64_t)sizeof(T)) % 16 == 0;
     const int VV = vec ? V : 1;
     if (d.path == SoftmaxPath::kWarpRows) {
-        const int slots = pow2_clamp(ceil_div(a.L, (int64_t)kWarp * VV), 1, 32);
-        unsigned grid = grid_for(a.rows * kWarp, kBlock);
-        if (vec) launch_regs<T, true, true>(slots, grid, kBlock, stream, out, x, a);
-        else launch_regs<T, false, true>(slots, grid, kBlock, stream, out, x, a);
+        // lanes per row: the fewest (a power of two) that give each lane at most one pack, up to a warp
+        const int group = pow2_clamp(ceil_div(a.L, (int64_t)VV), 1, kWarp);
+        const int slots = pow2_clamp(ceil_div(a.L, (int64_t)group * VV), 1, 32);
+        const int64_t warps = ceil_div(a.rows, (int64_t)(kWarp / group));
+        unsigned grid = grid_for(warps * kWarp, kBlock);
+        if (vec) launch_group<T, true>(group, slots, grid, stream, out, x, a);
+        else launch_group<T, false>(group, slots, grid, stream, out, x, a);
     } else if (d.path == SoftmaxPath::kBlockRows) {
         const int threads = pow2_clamp(ceil_div(a.L, (int64_t)max_values<false>() / 2), 128, kMaxThreadsPerBlock);
         const int slots = pow2_clamp(ceil_div(a.L, (int64_t)threads * VV), 1, 32);
