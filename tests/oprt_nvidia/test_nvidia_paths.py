@@ -1,0 +1,188 @@
+"""Shapes that reach each kernel path of the issue-6 kernels and their edges (skips without a GPU).
+
+- contiguous elementwise: one 16 KB tile per block (kBlock x kUnroll packs), the last partial tile, the
+  scalar head/tail of pointers sharing a misalignment, the all-scalar tiles of differing misalignments;
+- transpose: 64 x 64 tiles in every dtype, partial edge tiles, batched;
+- softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
+  lane, a whole warp beyond, rows counts that leave a warp's last groups empty, misaligned starts
+  (element path), strided rows;
+- reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
+  pass), split columns (4-way finishing pass).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from oprt_core.compiled import DeviceArray
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.dtypes import DTYPES
+
+SPECS = {s.name: s for s in CORE_OPS}
+ALL_DTYPES = list(DTYPES)
+
+
+def _check(backend, op, inputs, params, dtype):
+    spec = SPECS[op]
+    params = spec.validate_params(params)
+    out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
+    backend.fill_nan(out)
+    backend.prepare(op, [backend.to_device(x) for x in inputs], out, params)()
+    backend.synchronize()
+    result = spec.check(backend.to_host(out), inputs, dtype, params)
+    assert result.ok, result.message
+
+
+def _view(backend, base: DeviceArray, offset: int, shape) -> DeviceArray:
+    """A contiguous view of ``shape`` starting ``offset`` elements into ``base``."""
+    strides, run = [], 1
+    for n in reversed(shape):
+        strides.append(run)
+        run *= n
+    return DeviceArray(backend, base.ptr + offset * base.itemsize, shape, tuple(reversed(strides)), base.dtype_info,
+                       owner=base, cuda_interop=True)
+
+
+def _check_offsets(backend, rng, op, shapes, params, dtype, in_off, out_off, scale=1.0):
+    """Inputs start in_off (+k for input k) elements and the output out_off elements into their buffers."""
+    spec = SPECS[op]
+    np_dtype = DTYPES[dtype].numpy
+    params = spec.validate_params(params)
+    host = [rng.uniform(-scale, scale, s).astype(np_dtype) for s in shapes]
+    ins = []
+    for k, x in enumerate(host):
+        off = in_off + (k if in_off else 0)
+        base = backend.to_device(np.concatenate([np.ones(off, np_dtype), x.ravel()]))
+        ins.append(_view(backend, base, off, x.shape))
+    out_shape = spec.output_shape(shapes, params)
+    out_base = backend.empty((math.prod(out_shape) + out_off,), dtype)
+    out = _view(backend, out_base, out_off, out_shape)
+    backend.fill_nan(out)
+    backend.prepare(op, ins, out, params)()
+    backend.synchronize()
+    result = spec.check(backend.to_host(out), host, dtype, params)
+    assert result.ok, result.message
+
+
+# ---- contiguous elementwise ------------------------------------------------------------------------------
+
+# 1024 packs per tile: 4096 f32 / 8192 f16 elements; sizes around one and several tiles, and tiny ones
+EW_SIZES = [1, 5, 8, 9, 1023, 4096, 4097, 8192, 8193, 3 * 8192 + 5, (1 << 20) + 3]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("n", EW_SIZES)
+@pytest.mark.parametrize("op", ["copy", "relu", "vector_add"])
+def test_contig_tiles(nvidia_backend, rng, op, n, dtype):
+    shapes = [(n,), (n,)] if op == "vector_add" else [(n,)]
+    params = {"negative_slope": 0.25} if op == "relu" else {}
+    inputs = [rng.uniform(-1, 1, s).astype(DTYPES[dtype].numpy) for s in shapes]
+    _check(nvidia_backend, op, inputs, params, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("n", [3, 4097, 8193, (1 << 18) + 7])
+@pytest.mark.parametrize("op", ["copy", "relu", "vector_add"])
+@pytest.mark.parametrize("offsets", [(1, 1), (3, 3), (1, 0), (0, 3)], ids=lambda o: f"in{o[0]}-out{o[1]}")
+def test_contig_misaligned(nvidia_backend, rng, op, n, dtype, offsets):
+    """Equal offsets: packs after a scalar head; different ones (vector_add's b is one further): scalar tiles."""
+    shapes = [(n,), (n,)] if op == "vector_add" else [(n,)]
+    params = {"negative_slope": 0.25} if op == "relu" else {}
+    _check_offsets(nvidia_backend, rng, op, shapes, params, dtype, offsets[0], offsets[1])
+
+
+# ---- transpose -----------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", [(64, 64), (65, 130), (1, 100), (100, 2), (129, 63), (3, 70, 45)])
+def test_transpose_tiles(nvidia_backend, rng, shape, dtype):
+    base = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
+    view = base.T if base.ndim == 2 else base.transpose(0, 2, 1)
+    _check(nvidia_backend, "copy", [view], {}, dtype)
+    _check(nvidia_backend, "relu", [view], {"negative_slope": 0.5}, dtype)
+
+
+# ---- softmax: several rows per warp -------------------------------------------------------------------------
+
+ROW_LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 1023, 1024,
+               1025]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("length", ROW_LENGTHS)
+def test_softmax_row_groups(nvidia_backend, rng, length, dtype):
+    # 37 rows: with 2..32 rows per warp the last warp has empty groups
+    x = rng.uniform(-6, 6, (37, length)).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("rows, length", [(1, 128), (1, 4), (2, 64), (5, 8), (4096, 128), (3001, 16), (1000, 1)])
+def test_softmax_row_counts(nvidia_backend, rng, rows, length, dtype):
+    x = rng.uniform(-6, 6, (rows, length)).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("length", [8, 16, 64, 128, 256])
+@pytest.mark.parametrize("offsets", [(1, 0), (0, 1), (3, 3)], ids=lambda o: f"in{o[0]}-out{o[1]}")
+def test_softmax_row_groups_misaligned(nvidia_backend, rng, length, dtype, offsets):
+    _check_offsets(nvidia_backend, rng, "softmax", [(33, length)], {"axis": -1}, dtype, offsets[0], offsets[1],
+                   scale=6.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("length", [3, 16, 128, 300])
+def test_softmax_row_groups_strided(nvidia_backend, rng, length, dtype):
+    base = rng.uniform(-6, 6, (41, 2 * length)).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [base[:, ::2]], {"axis": -1}, dtype)       # strided rows
+    _check(nvidia_backend, "softmax", [base[::-1, :length]], {"axis": -1}, dtype)  # reversed rows, 16 B aligned or not
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_row_groups_extremes(nvidia_backend, dtype):
+    """Large magnitudes and equal values in short rows: the group max must be the row's own."""
+    np_dtype = DTYPES[dtype].numpy
+    x = np.zeros((64, 16), np.float32)
+    x[::2] = 30.0
+    x[1::2, 3] = -30.0
+    x[5] = np.arange(16) * 2.0 - 15.0
+    _check(nvidia_backend, "softmax", [x.astype(np_dtype)], {"axis": -1}, dtype)
+
+
+# ---- reduce_sum ------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape, axis", [
+    ((1 << 22,), None),          # one row split over ~2 waves of blocks: block-wide finishing pass
+    ((3, 300001), -1),           # few long rows: split, odd length
+    ((512, 8192), -1),           # a block per row, full trips only
+    ((2048, 5000), -1),          # a block per row, one predicated trip
+    ((7, 4097), -1),             # split rows, predicated trips
+    ((100003, 8), 0),            # narrow columns split over many chunks: 4-way finishing pass
+    ((8192, 1024), 0),           # columns, 16-byte packs
+    ((20000, 130), 0),           # columns, no packs (130 % pack != 0 for f16)
+])
+def test_reduce_paths(nvidia_backend, rng, shape, axis, dtype):
+    x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "reduce_sum", [x], {"axis": axis, "keepdims": False}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape, axis", [(((1 << 20) + 3,), None), ((5, 70001), -1), ((3000, 64), 0)])
+@pytest.mark.parametrize("offset", [1, 3])
+def test_reduce_paths_misaligned(nvidia_backend, rng, shape, axis, dtype, offset):
+    _check_offsets(nvidia_backend, rng, "reduce_sum", [shape], {"axis": axis, "keepdims": False}, dtype, offset, 0)
