@@ -1,0 +1,369 @@
+#!/usr/bin/env python3
+"""Check oprt-bench's measurements against independent references on a CUDA GPU (issue 5, "Shown by").
+
+    python scripts/check_baselines.py OUT [--tolerance-timing 0.03] [--tolerance-peak 0.05]
+
+In one run, on CUDA device 0:
+
+(a) timing: torch ops (copy and relu of 64M f32 elements, softmax 16384x4096 and 4096x16384 axis -1,
+    reduce_sum 8192x8192 axis -1, plus reduce_sum 16384x16384) timed twice with the *same* prepared
+    TorchBackend launcher: by oprt-bench's own cold timing loop (``oprt_bench.timing.measure``, L2
+    flushed before every sample) and by ``triton.testing.do_bench`` (median; it flushes L2 itself).
+    Both medians and their ratio are printed; cases whose medians are both >= 100 us must agree within
+    3% (shorter cases are listed, not judged).
+(b) peak: the calibrated peak (``oprt_bench.calibrate.calibrate``: device-to-device copy, read +
+    written, through the backend) of the ``nvidia`` and ``torch`` backends (and ``cupy``, listed) against
+    a reference cudaMemcpy device-to-device measured with CuPy (``cupy.cuda.runtime.memcpy`` of 1 GiB,
+    CUDA events, median of 20); each must be within 5%.
+
+OUT is a folder (created; ``check_baselines.md`` and ``check_baselines.json`` go there) or a file
+path ending in .md or .json (the other is written beside it). A missing triton, cupy, CUDA device or
+nvidia backend is a clear "skipped: why" line, never a traceback.
+
+Exit status: 0 every check ran and passed; 1 a check failed; 3 nothing failed but some check was
+skipped (a missing dependency). Takes well under 2 minutes on an H200 (most of it imports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+def _import_oprt() -> None:
+    """oprt_core / oprt_bench installed, else from this checkout's src folders (nvidia needs an install)."""
+    for pkg, src in (("oprt_core", ROOT / "oprt_core" / "src"), ("oprt_bench", ROOT / "oprt_bench" / "src")):
+        try:
+            __import__(pkg)
+        except ImportError:
+            sys.path.insert(0, str(src))
+
+
+def log(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _why(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# -- (a) oprt-bench's cold timing loop against triton.testing.do_bench ------------------------------------------
+
+# (op, shape, params, label)
+TIMING_CASES: list[tuple[str, tuple[int, ...], dict[str, Any], str]] = [
+    ("copy", (64 * MiB,), {}, "copy 64M"),
+    ("relu", (64 * MiB,), {"negative_slope": 0.0}, "relu 64M"),
+    ("softmax", (16384, 4096), {"axis": -1}, "softmax 16384x4096"),
+    ("softmax", (4096, 16384), {"axis": -1}, "softmax 4096x16384"),
+    ("reduce_sum", (8192, 8192), {"axis": -1, "keepdims": False}, "reduce_sum 8192x8192"),
+    ("reduce_sum", (16384, 16384), {"axis": -1, "keepdims": False}, "reduce_sum 16384x16384"),
+]
+JUDGED_ABOVE_MS = 0.1
+
+
+def _do_bench_median(do_bench: Any, fn: Any) -> float:
+    try:
+        return float(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+    except TypeError:  # an older triton without return_mode
+        return float(do_bench(fn, warmup=25, rep=200, quantiles=[0.5])[0])
+
+
+def check_timing(tolerance: float) -> dict[str, Any]:
+    section: dict[str, Any] = {"name": "timing: oprt-bench cold loop vs triton.testing.do_bench", "rows": [],
+                               "tolerance": tolerance, "judged_above_ms": JUDGED_ABOVE_MS}
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001
+        return section | {"status": "skipped", "why": f"torch is not importable ({_why(exc)})"}
+    if not torch.cuda.is_available():
+        return section | {"status": "skipped", "why": f"torch {torch.__version__} sees no CUDA device"}
+    try:
+        from triton.testing import do_bench
+    except Exception as exc:  # noqa: BLE001
+        return section | {"status": "skipped", "why": f"triton is not importable ({_why(exc)}); "
+                                                      "pip install triton (it ships with CUDA torch wheels)"}
+    from oprt_bench.baselines import TorchBackend
+    from oprt_bench.timing import TimingConfig, measure
+    from oprt_core.core_ops import CORE_OPS
+
+    specs = {s.name: s for s in CORE_OPS}
+    backend = TorchBackend("cuda")
+    avail = backend.availability()
+    if not avail.ok:
+        return section | {"status": "skipped", "why": f"torch backend unavailable: {avail.reason}"}
+    config = TimingConfig(cold=True, time_budget_s=1.5, target_rel_ci=0.005, min_samples=30, max_samples=1000,
+                          warmup_s=0.05, warmup_calls=3)
+    section["oprt_timing_config"] = config.to_dict()
+    failed = False
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for op, shape, params, label in TIMING_CASES:
+        row: dict[str, Any] = {"case": label, "op": op, "shape": "x".join(map(str, shape)), "dtype": "f32"}
+        try:
+            spec = specs[op]
+            x = torch.rand(shape, generator=gen, device="cuda", dtype=torch.float32) * 2 - 1
+            full = spec.validate_params(params, [shape])
+            out = backend.empty(spec.output_shape([shape], full), "f32")
+            launch = backend.prepare(op, [x], out, full)
+            launch()
+            torch.cuda.synchronize()
+            m = measure(backend, launch, config)
+            ours = m.summary.median_ms
+            theirs = _do_bench_median(do_bench, launch)
+            ratio = ours / theirs if theirs > 0 else math.inf
+            judged = ours >= JUDGED_ABOVE_MS and theirs >= JUDGED_ABOVE_MS
+            ok = abs(ratio - 1) <= tolerance
+            nbytes = (x.numel() + out.numel()) * 4
+            row.update(oprt_median_ms=ours, oprt_p10_ms=m.summary.p10_ms, oprt_p90_ms=m.summary.p90_ms,
+                       oprt_samples=m.summary.samples, do_bench_median_ms=theirs, ratio=ratio,
+                       gbps=nbytes / (ours * 1e6), judged=judged,
+                       status=("pass" if ok else "FAIL") if judged else "info (< 100 us)")
+            failed |= judged and not ok
+            del x, out, launch
+        except Exception as exc:  # noqa: BLE001 - one broken case is a row
+            row.update(status="error", why=_why(exc))
+            failed = True
+        section["rows"].append(row)
+        log(f"  {label:<24} " + (f"oprt {row['oprt_median_ms']:.4f} ms  do_bench {row['do_bench_median_ms']:.4f} ms"
+                                 f"  ratio {row['ratio']:.4f}  {row['status']}" if "ratio" in row
+                                 else f"{row['status']}: {row.get('why', '')}"))
+        torch.cuda.empty_cache()
+    section["status"] = "FAIL" if failed else "pass"
+    return section
+
+
+# -- (b) calibrated peaks against cudaMemcpy D2D measured with CuPy -------------------------------------------
+
+def cupy_memcpy_reference(nbytes: int = GiB, samples: int = 20) -> dict[str, Any]:
+    import cupy as cp
+
+    rt = cp.cuda.runtime
+    kind = getattr(rt, "memcpyDeviceToDevice", 3)
+    with cp.cuda.Device(0):
+        src = cp.ones(nbytes, cp.uint8)
+        dst = cp.zeros(nbytes, cp.uint8)
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        for _ in range(3):
+            rt.memcpy(dst.data.ptr, src.data.ptr, nbytes, kind)
+        rt.deviceSynchronize()
+        times = []
+        for _ in range(samples):
+            start.record()
+            rt.memcpy(dst.data.ptr, src.data.ptr, nbytes, kind)
+            end.record()
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end))
+        del src, dst
+        cp.get_default_memory_pool().free_all_blocks()
+    median = statistics.median(times)
+    return {"method": "cupy.cuda.runtime.memcpy device-to-device, CUDA events", "buffer_bytes": nbytes,
+            "bytes_per_sample": 2 * nbytes, "samples": samples, "median_ms": median, "min_ms": min(times),
+            "max_ms": max(times), "gbps": 2 * nbytes / (median * 1e6)}
+
+
+def _backends() -> dict[str, Any]:
+    """nvidia from the installed plugins, torch and cupy directly."""
+    out: dict[str, Any] = {}
+    try:
+        from oprt_core import get_registry
+
+        registry = get_registry()
+        if "nvidia" in registry.backends:
+            out["nvidia"] = registry.get_backend("nvidia")
+        else:
+            out["nvidia"] = "the nvidia backend is not registered (pip install ./oprt_nvidia)"
+    except Exception as exc:  # noqa: BLE001
+        out["nvidia"] = f"the plugin registry failed: {_why(exc)}"
+    from oprt_bench.baselines import CupyBackend, TorchBackend
+
+    out["torch"] = TorchBackend("cuda")
+    out["cupy"] = CupyBackend(0)
+    return out
+
+
+def check_peaks(tolerance: float) -> dict[str, Any]:
+    section: dict[str, Any] = {"name": "peak: calibrated D2D copy vs cudaMemcpy measured with CuPy", "rows": [],
+                               "tolerance": tolerance, "judged": ["nvidia", "torch"]}
+    try:
+        ref = cupy_memcpy_reference()
+    except ImportError as exc:
+        return section | {"status": "skipped", "why": f"cupy is not importable ({_why(exc)}); "
+                                                      "pip install cupy-cuda13x (or the cupy for this CUDA)"}
+    except Exception as exc:  # noqa: BLE001
+        return section | {"status": "skipped", "why": f"the cupy reference memcpy failed: {_why(exc)}"}
+    section["reference"] = ref
+    log(f"  reference cudaMemcpy D2D (cupy, 1 GiB, median of {ref['samples']}): {ref['gbps']:.1f} GB/s")
+    from oprt_bench.calibrate import calibrate
+
+    failed = skipped = False
+    for name, backend in _backends().items():
+        judged = name in section["judged"]
+        row: dict[str, Any] = {"backend": name, "judged": judged}
+        if isinstance(backend, str):
+            row.update(status="skipped" if judged else "info", why=backend)
+            skipped |= judged
+        else:
+            avail = backend.availability()
+            if not avail.ok:
+                row.update(status="skipped" if judged else "info", why=f"unavailable: {avail.reason}")
+                skipped |= judged
+            else:
+                info = backend.device_info().to_dict()
+                cal = calibrate(backend, info)
+                row.update(device=info.get("name"), calibration=cal.to_dict())
+                if cal.measured_peak_gbps is None:
+                    row.update(status="FAIL" if judged else "info", why=cal.error)
+                    failed |= judged
+                else:
+                    ratio = cal.measured_peak_gbps / ref["gbps"]
+                    ok = abs(ratio - 1) <= tolerance
+                    row.update(measured_peak_gbps=cal.measured_peak_gbps, spec_peak_gbps=cal.spec_peak_gbps,
+                               spec_source=cal.spec_source, ratio=ratio,
+                               status=("pass" if ok else "FAIL") if judged else "info")
+                    failed |= judged and not ok
+        section["rows"].append(row)
+        if "ratio" in row:
+            log(f"  {name:<8} calibrated {row['measured_peak_gbps']:.1f} GB/s (2 x "
+                f"{row['calibration']['buffer_bytes'] / MiB:.0f} MiB, n={row['calibration']['samples']})  "
+                f"ratio {row['ratio']:.4f}  {row['status']}")
+        else:
+            log(f"  {name:<8} {row['status']}: {row.get('why', '')}")
+    section["status"] = "FAIL" if failed else ("skipped" if skipped else "pass")
+    return section
+
+
+# -- the summary ------------------------------------------------------------------------------------------------
+
+def _fmt(v: Any, spec: str) -> str:
+    return "" if v is None else format(v, spec)
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    lines = [f"# check_baselines: {doc['verdict']}", "",
+             f"{doc['host']} · {doc.get('device', '?')} · {doc['started_utc']} · {doc['elapsed_s']:.1f} s", "",
+             "versions: " + ", ".join(f"{k} {v}" for k, v in doc["versions"].items()), ""]
+    t = doc["timing"]
+    lines += [f"## (a) {t['name']}: {t['status']}", ""]
+    if t.get("why"):
+        lines += [f"skipped: {t['why']}", ""]
+    if t["rows"]:
+        lines += [f"Agreement within {t['tolerance']:.0%} required where both medians are >= "
+                  f"{t['judged_above_ms'] * 1e3:.0f} us.", "",
+                  "| case | oprt-bench median ms (p10-p90, n) | do_bench median ms | oprt / do_bench | GB/s | status |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for r in t["rows"]:
+            if "ratio" in r:
+                lines.append(f"| {r['case']} | {r['oprt_median_ms']:.4f} ({r['oprt_p10_ms']:.4f}-"
+                             f"{r['oprt_p90_ms']:.4f}, {r['oprt_samples']}) | {r['do_bench_median_ms']:.4f} | "
+                             f"{r['ratio']:.4f} | {r['gbps']:.0f} | {r['status']} |")
+            else:
+                lines.append(f"| {r['case']} | | | | | {r['status']}: {r.get('why', '')} |")
+        lines.append("")
+    p = doc["peaks"]
+    lines += [f"## (b) {p['name']}: {p['status']}", ""]
+    if p.get("why"):
+        lines += [f"skipped: {p['why']}", ""]
+    if p.get("reference"):
+        ref = p["reference"]
+        lines += [f"Reference: {ref['method']}, {ref['buffer_bytes'] // MiB} MiB, median of {ref['samples']}: "
+                  f"**{ref['gbps']:.1f} GB/s** (read + written). Within {p['tolerance']:.0%} required for "
+                  f"{', '.join(p['judged'])}.", "",
+                  "| backend | calibrated GB/s | buffer | samples | spec GB/s | calibrated / reference | status |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in p["rows"]:
+            if "ratio" in r:
+                c = r["calibration"]
+                lines.append(f"| {r['backend']} | {r['measured_peak_gbps']:.1f} | {c['buffer_bytes'] // MiB} MiB | "
+                             f"{c['samples']} | {_fmt(r['spec_peak_gbps'], '.0f')} ({r['spec_source']}) | "
+                             f"{r['ratio']:.4f} | {r['status']} |")
+            else:
+                lines.append(f"| {r['backend']} | | | | | | {r['status']}: {r.get('why', '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in ("oprt-core", "oprt-bench", "oprt-nvidia", "torch", "triton", "cupy-cuda13x", "cupy-cuda12x",
+                 "cupy", "numpy"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _paths(out: Path) -> tuple[Path, Path]:
+    if out.suffix in (".md", ".json"):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return out.with_suffix(".md"), out.with_suffix(".json")
+    out.mkdir(parents=True, exist_ok=True)
+    return out / "check_baselines.md", out / "check_baselines.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=Path, help="folder (or .md / .json path) for the summary")
+    ap.add_argument("--tolerance-timing", type=float, default=0.03, help="oprt-bench vs do_bench (default 3%%)")
+    ap.add_argument("--tolerance-peak", type=float, default=0.05, help="calibrated vs cudaMemcpy (default 5%%)")
+    ap.add_argument("--skip-timing", action="store_true", help="only (b)")
+    ap.add_argument("--skip-peaks", action="store_true", help="only (a)")
+    args = ap.parse_args(argv)
+    md_path, json_path = _paths(args.out)
+    _import_oprt()
+    t0 = time.monotonic()
+    doc: dict[str, Any] = {"tool": "scripts/check_baselines.py", "host": platform.node(),
+                           "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                           "versions": _versions()}
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            doc["device"] = torch.cuda.get_device_name(0)
+    except Exception:  # noqa: BLE001
+        pass
+    log(f"check_baselines on {doc['host']} ({doc.get('device', 'no CUDA device seen by torch')})")
+    skipped_section = {"rows": [], "status": "skipped", "why": "not requested", "name": ""}
+    for key, flag, fn, tol, title in (
+            ("timing", args.skip_timing, check_timing, args.tolerance_timing,
+             "(a) oprt-bench cold timing loop vs triton.testing.do_bench (median)"),
+            ("peaks", args.skip_peaks, check_peaks, args.tolerance_peak,
+             "(b) calibrated peak vs cudaMemcpy D2D with cupy")):
+        log(title)
+        if flag:
+            doc[key] = dict(skipped_section, name=title, tolerance=tol, judged_above_ms=JUDGED_ABOVE_MS, judged=[])
+            continue
+        try:
+            doc[key] = fn(tol)
+        except Exception as exc:  # noqa: BLE001 - a crash of one part is reported, the other still runs
+            doc[key] = {"name": title, "rows": [], "status": "FAIL", "why": _why(exc), "tolerance": tol,
+                        "judged_above_ms": JUDGED_ABOVE_MS, "judged": [], "traceback": traceback.format_exc()}
+        if doc[key].get("why"):
+            log(f"  {doc[key]['status']}: {doc[key]['why']}")
+    statuses = [doc["timing"]["status"], doc["peaks"]["status"]]
+    requested = [s for s, skip in zip(statuses, (args.skip_timing, args.skip_peaks)) if not skip]
+    doc["verdict"] = "FAIL" if "FAIL" in requested else ("SKIPPED (incomplete)" if "skipped" in requested else "PASS")
+    doc["elapsed_s"] = time.monotonic() - t0
+    json_path.write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+    md_path.write_text(markdown(doc) + "\n", encoding="utf-8")
+    log(f"verdict: {doc['verdict']} in {doc['elapsed_s']:.1f} s -> {md_path}, {json_path}")
+    return 1 if doc["verdict"] == "FAIL" else (3 if doc["verdict"].startswith("SKIPPED") else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
