@@ -42,8 +42,15 @@ def _view(backend, base: DeviceArray, offset: int, shape) -> DeviceArray:
     for n in reversed(shape):
         strides.append(run)
         run *= n
-    return DeviceArray(backend, base.ptr + offset * base.itemsize, shape, tuple(reversed(strides)), base.dtype_info,
-                       owner=base, cuda_interop=True)
+    return DeviceArray(
+        backend,
+        base.ptr + offset * base.itemsize,
+        shape,
+        tuple(reversed(strides)),
+        base.dtype_info,
+        owner=base,
+        cuda_interop=True,
+    )
 
 
 def _check_offsets(backend, rng, op, shapes, params, dtype, in_off, out_off, scale=1.0):
@@ -98,6 +105,7 @@ def test_contig_misaligned(nvidia_backend, rng, op, n, dtype, offsets):
 
 # ---- transpose -----------------------------------------------------------------------------------------
 
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", [(64, 64), (65, 130), (1, 100), (100, 2), (129, 63), (3, 70, 45)])
@@ -110,8 +118,33 @@ def test_transpose_tiles(nvidia_backend, rng, shape, dtype):
 
 # ---- softmax: several rows per warp -------------------------------------------------------------------------
 
-ROW_LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 1023, 1024,
-               1025]
+ROW_LENGTHS = [
+    1,
+    2,
+    3,
+    7,
+    8,
+    9,
+    15,
+    16,
+    17,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    127,
+    128,
+    129,
+    255,
+    256,
+    257,
+    511,
+    1023,
+    1024,
+    1025,
+]
 
 
 @pytest.mark.gpu
@@ -136,8 +169,9 @@ def test_softmax_row_counts(nvidia_backend, rng, rows, length, dtype):
 @pytest.mark.parametrize("length", [8, 16, 64, 128, 256])
 @pytest.mark.parametrize("offsets", [(1, 0), (0, 1), (3, 3)], ids=lambda o: f"in{o[0]}-out{o[1]}")
 def test_softmax_row_groups_misaligned(nvidia_backend, rng, length, dtype, offsets):
-    _check_offsets(nvidia_backend, rng, "softmax", [(33, length)], {"axis": -1}, dtype, offsets[0], offsets[1],
-                   scale=6.0)
+    _check_offsets(
+        nvidia_backend, rng, "softmax", [(33, length)], {"axis": -1}, dtype, offsets[0], offsets[1], scale=6.0
+    )
 
 
 @pytest.mark.gpu
@@ -145,7 +179,7 @@ def test_softmax_row_groups_misaligned(nvidia_backend, rng, length, dtype, offse
 @pytest.mark.parametrize("length", [3, 16, 128, 300])
 def test_softmax_row_groups_strided(nvidia_backend, rng, length, dtype):
     base = rng.uniform(-6, 6, (41, 2 * length)).astype(DTYPES[dtype].numpy)
-    _check(nvidia_backend, "softmax", [base[:, ::2]], {"axis": -1}, dtype)       # strided rows
+    _check(nvidia_backend, "softmax", [base[:, ::2]], {"axis": -1}, dtype)  # strided rows
     _check(nvidia_backend, "softmax", [base[::-1, :length]], {"axis": -1}, dtype)  # reversed rows, 16 B aligned or not
 
 
@@ -163,18 +197,22 @@ def test_softmax_row_groups_extremes(nvidia_backend, dtype):
 
 # ---- reduce_sum ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-@pytest.mark.parametrize("shape, axis", [
-    ((1 << 22,), None),          # one row split over ~2 waves of blocks: block-wide finishing pass
-    ((3, 300001), -1),           # few long rows: split, odd length
-    ((512, 8192), -1),           # a block per row, full trips only
-    ((2048, 5000), -1),          # a block per row, one predicated trip
-    ((7, 4097), -1),             # split rows, predicated trips
-    ((100003, 8), 0),            # narrow columns split over many chunks: 4-way finishing pass
-    ((8192, 1024), 0),           # columns, 16-byte packs
-    ((20000, 130), 0),           # columns, no packs (130 % pack != 0 for f16)
-])
+@pytest.mark.parametrize(
+    "shape, axis",
+    [
+        ((1 << 22,), None),  # one row split over ~2 waves of blocks: block-wide finishing pass
+        ((3, 300001), -1),  # few long rows: split, odd length
+        ((512, 8192), -1),  # a block per row, full trips only
+        ((2048, 5000), -1),  # a block per row, one predicated trip
+        ((7, 4097), -1),  # split rows, predicated trips
+        ((100003, 8), 0),  # narrow columns split over many chunks: 4-way finishing pass
+        ((8192, 1024), 0),  # columns, 16-byte packs
+        ((20000, 130), 0),  # columns, no packs (130 % pack != 0 for f16)
+    ],
+)
 def test_reduce_paths(nvidia_backend, rng, shape, axis, dtype):
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "reduce_sum", [x], {"axis": axis, "keepdims": False}, dtype)
