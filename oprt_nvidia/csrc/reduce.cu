@@ -71,8 +71,11 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
     return acc;
 }
 
+// At least 3 blocks of 256 per SM (<= 85 registers): 8 packs in flight per thread pushed bf16 to 90-96.
+constexpr int kReduceMinBlocks = 3;
+
 template <typename T, bool kVec, bool kMulti, bool kWarpItems>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, RowsArgs a) {
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
     const int64_t items = a.rows * a.splits;
@@ -137,7 +140,7 @@ struct ColsArgs {
 };
 
 template <typename T, bool kVec>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
     constexpr int kUnroll = 8;
