@@ -72,8 +72,8 @@ if has sanitize; then
     mkdir -p "$OUTDIR/sanitizer"
     for tool in memcheck racecheck initcheck; do
         run_logged "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
-            python -m pytest tests/oprt_nvidia/test_nvidia_ops.py -q -p no:cacheprovider -k "smoke or edge" \
-            -m "not slow"
+            python -m pytest tests/oprt_nvidia/test_nvidia_ops.py tests/oprt_nvidia/test_nvidia_paths.py -q \
+            -p no:cacheprovider -k "not default and not large" -m "not slow"
         mv "$OUTDIR/sanitizer-$tool.log" "$OUTDIR/sanitizer/$tool.log"
     done
 fi
