@@ -44,10 +44,14 @@ if has install; then
     if compgen -G ".whl/*.whl" >/dev/null; then
         "$VENV/bin/pip" install -q --no-index --no-deps .whl/*.whl >"$OUTDIR/install-wheels.log" 2>&1
     fi
-    pkgs=(./oprt_core ./oprt_bench ./oprt_nvidia ./tests/plugins/oprt-testplugin)
-    [ -d oprt_metax ] && pkgs+=(./oprt_metax)
-    OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} \
-        run_logged install "$VENV/bin/pip" install -v --no-index --no-build-isolation --no-deps "${pkgs[@]}"
+    # one package at a time, so a backend that fails to build does not stop the others
+    pkgs=${OPRT_SUITE_PACKAGES:-"oprt_core oprt_bench oprt_nvidia oprt_metax tests/plugins/oprt-testplugin \
+examples/oprt-rmsnorm examples/oprt-triton"}
+    for pkg in $pkgs; do
+        [ -d "$pkg" ] || continue
+        OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} run_logged "install-$(basename "$pkg")" \
+            "$VENV/bin/pip" install -v --no-index --no-build-isolation --no-deps "./$pkg"
+    done
 fi
 export PATH="$VENV/bin:$PATH"
 
