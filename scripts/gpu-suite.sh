@@ -10,6 +10,9 @@
 #   sweep     oprt-bench --mode test over every case set (smoke, edge, default, large) on the GPU backends
 #   sanitize  compute-sanitizer memcheck/racecheck/initcheck over the nvidia kernel tests
 #   bench     oprt-bench sweeps (default and large case sets) beside torch, cupy and numpy
+# Environment: OPRT_SUITE_PACKAGES (folders to install), OPRT_SUITE_TESTS (pytest paths),
+# OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SANITIZERS, OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
+# OPRT_SUITE_BUDGET (oprt-bench --time-budget), OPRT_SUITE_VENV.
 # Everything lands in OUTDIR: logs, CSV, HTML, and suite.tar.gz holding all of it.
 # Nothing is downloaded: missing wheels travel in .whl/ (../shared/tools/offline-wheels.sh).
 set -uo pipefail
@@ -28,7 +31,7 @@ has() { [[ " $PHASES " == *" $1 "* ]]; }
 run_logged() { # name command...: run, keep the log, record the exit status and duration
     local name=$1; shift
     local t0=$SECONDS
-    "$@" >"$OUTDIR/$name.log" 2>&1
+    timeout "${OPRT_SUITE_STEP_TIMEOUT:-400}" "$@" >"$OUTDIR/$name.log" 2>&1
     local rc=$?
     note "$name: exit $rc in $((SECONDS - t0)) s"
     tail -n 3 "$OUTDIR/$name.log" | sed 's/^/   /' | tee -a "$SUMMARY"
@@ -56,7 +59,8 @@ fi
 export PATH="$VENV/bin:$PATH"
 
 if has test; then
-    run_logged pytest python -m pytest tests -q -ra -p no:cacheprovider --junitxml="$OUTDIR/pytest.xml"
+    # shellcheck disable=SC2086
+    run_logged pytest python -m pytest ${OPRT_SUITE_TESTS:-tests} -q -ra -p no:cacheprovider --junitxml="$OUTDIR/pytest.xml"
     oprt-bench backends >"$OUTDIR/backends.txt" 2>&1
 fi
 
@@ -66,7 +70,7 @@ oprt-bench backends --json 2>/dev/null | python -c "import json,sys; d=json.load
     && GPU_BACKENDS=nvidia,metax
 
 if has sweep; then
-    for cs in smoke edge default large; do
+    for cs in ${OPRT_SUITE_SWEEP_SETS:-smoke edge default large}; do
         run_logged "sweep-$cs" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" --baseline none \
             --out "$OUTDIR/sweep-$cs" --format csv -q
     done
@@ -74,7 +78,7 @@ fi
 
 if has sanitize; then
     mkdir -p "$OUTDIR/sanitizer"
-    for tool in memcheck racecheck initcheck; do
+    for tool in ${OPRT_SUITE_SANITIZERS:-memcheck racecheck initcheck}; do
         run_logged "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
             python -m pytest tests/oprt_nvidia/test_nvidia_ops.py tests/oprt_nvidia/test_nvidia_paths.py -q \
             -p no:cacheprovider -k "not default and not large" -m "not slow"
