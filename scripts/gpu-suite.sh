@@ -4,15 +4,14 @@
 #   scripts/gpu-suite.sh OUTDIR [PHASE ...]
 #
 # PHASES (default: install test sanitize bench):
-#   install   venv over the system site-packages (torch, cupy, triton), wheels from .whl/,
-#             then pip install --no-index --no-build-isolation of the project's packages
+#   install   wheels from .whl/, then pip install --no-index --no-build-isolation of the project's packages
 #   test      pytest of every package (GPU tests run here), junit XML + log
 #   sweep     oprt-bench --mode test over every case set (smoke, edge, default, large) on the GPU backends
 #   sanitize  compute-sanitizer memcheck/racecheck/initcheck over the nvidia kernel tests
 #   bench     oprt-bench sweeps (default and large case sets) beside torch, cupy and numpy
 # Environment: OPRT_SUITE_PACKAGES (folders to install), OPRT_SUITE_TESTS (pytest paths),
 # OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SANITIZERS, OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
-# OPRT_SUITE_BUDGET (oprt-bench --time-budget), OPRT_SUITE_VENV.
+# OPRT_SUITE_BUDGET (oprt-bench --time-budget).
 # Everything lands in OUTDIR: logs, CSV, HTML, and suite.tar.gz holding all of it.
 # Nothing is downloaded: missing wheels travel in .whl/ (../shared/tools/offline-wheels.sh).
 set -uo pipefail
@@ -22,7 +21,10 @@ PHASES=${*:-install test sanitize bench}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
-VENV=${OPRT_SUITE_VENV:-/tmp/oprt-venv}
+# The host's python3 is itself a venv holding torch, cupy and triton (/opt/torch/.venv): install into it
+# (the machine is fresh every time), so those stay importable.
+PYBIN=$(dirname "$(python3 -c 'import sys; print(sys.executable)')")
+export PATH="$PYBIN:$PATH"
 export PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 SUMMARY="$OUTDIR/summary.txt"
 cd "$ROOT"
@@ -43,9 +45,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max
     >"$OUTDIR/nvidia-smi.txt" 2>&1 && cat "$OUTDIR/nvidia-smi.txt" >>"$SUMMARY"
 
 if has install; then
-    python3 -m venv --system-site-packages "$VENV"
     if compgen -G ".whl/*.whl" >/dev/null; then
-        "$VENV/bin/pip" install -q --no-index --no-deps .whl/*.whl >"$OUTDIR/install-wheels.log" 2>&1
+        python3 -m pip install -q --no-index --no-deps .whl/*.whl >"$OUTDIR/install-wheels.log" 2>&1
     fi
     # one package at a time, so a backend that fails to build does not stop the others
     pkgs=${OPRT_SUITE_PACKAGES:-"oprt_core oprt_bench oprt_nvidia oprt_metax tests/plugins/oprt-testplugin \
@@ -53,10 +54,9 @@ examples/oprt-rmsnorm examples/oprt-triton"}
     for pkg in $pkgs; do
         [ -d "$pkg" ] || continue
         OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} run_logged "install-$(basename "$pkg")" \
-            "$VENV/bin/pip" install -v --no-index --no-build-isolation --no-deps "./$pkg"
+            python3 -m pip install -v --no-index --no-build-isolation --no-deps "./$pkg"
     done
 fi
-export PATH="$VENV/bin:$PATH"
 
 if has test; then
     # shellcheck disable=SC2086
