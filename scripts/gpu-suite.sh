@@ -40,7 +40,8 @@ run_logged() { # name command...: run, keep the log, record the exit status and 
     return $rc
 }
 
-note "gpu-suite on $(hostname) at $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+export OPRT_GIT_COMMIT=${OPRT_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}
+note "gpu-suite on $(hostname) at $(date -u +%FT%TZ), commit ${OPRT_GIT_COMMIT:-unknown}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv \
     >"$OUTDIR/nvidia-smi.txt" 2>&1 && cat "$OUTDIR/nvidia-smi.txt" >>"$SUMMARY"
 
