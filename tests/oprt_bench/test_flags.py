@@ -204,3 +204,29 @@ def test_unflagged_report_still_explains_the_markers(tmp_path):
     rows = normalize_rows(sweep(FixedTime(4.0), ops="copy"))
     html = render_report([Run(tmp_path, rows, {})])
     assert "Row flags" in html and "(0 rows)" in html and "class='flag flag-launch-bound' title=" not in html
+
+
+def test_schema_1_runs_still_load_report_and_compare(tmp_path):
+    from oprt_bench.compare import compare_runs
+
+    rows = sweep(FixedTime(4.0), ops="copy")
+    new = tmp_path / "new"
+    new.mkdir()
+    w = RowWriter(new / "results.csv")
+    for r in rows:
+        w.write(r)
+    w.close()
+    old = tmp_path / "old"
+    old.mkdir()
+    lines = list(csv.DictReader((new / "results.csv").open()))
+    v1 = [c for c in COLUMNS if c != "pct_of_spec"]
+    with (old / "results.csv").open("w", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=v1, extrasaction="ignore")
+        out.writeheader()
+        for line in lines:
+            out.writerow(dict(line, schema_version="1", flags=""))
+    run = load_run(old)
+    assert run.rows["pct_of_spec"].isna().all() and set(run.rows["schema_version"]) == {1.0}
+    assert "roofline-copy" in render_report([run, load_run(new)])
+    table = compare_runs(run, load_run(new), 0.05)
+    assert set(table["verdict"]) == {"same"}
