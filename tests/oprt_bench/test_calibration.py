@@ -363,6 +363,23 @@ def test_calibrate_plan_notes_and_entries():
     assert entry.peak.source == "measured" and entry.peak.gbps == entry.calibration.measured_peak_gbps
     assert entry.spec.gbps == 1000.0 and entry.timer.floor_ms > 0
     assert notes[0].startswith("calibrating fakegpu (Fake GPU)") and len(notes) == 3
+    assert entry.timer.timing == "cold"  # a device, a cold run: the empty launch is timed like the rows
+    plan = make_plan(make_registry(gpu), SweepOptions(backends="fakegpu,numpy", baseline="none", ops="copy",
+                                                      cold=False))
+    calibrate_plan(plan)
+    assert [e.timer.timing for e in plan.backends] == ["warm", "warm"]
+    plan = make_plan(make_registry(), SweepOptions(backends="numpy", baseline="none", ops="copy"))
+    plan.backends[0].backend.copy_probe = lambda nbytes: (lambda: None)  # no 256 MiB host copy here
+    calibrate_plan(plan)
+    assert plan.backends[0].timer.timing == "warm"  # a synchronous host: a flush would only cost time
+
+
+def test_cold_timer_check_flushes_before_each_empty_launch():
+    dev = FakeGpu()
+    t = timer_check(dev, cold=True, clock=dev.clock)
+    assert t.timing == "cold" and dev.flushes == t.samples
+    dev = FakeGpu()
+    assert timer_check(dev, clock=dev.clock).timing == "warm" and dev.flushes == 0
 
 
 # -- the default baseline and speedup -------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import numpy as np
 from .peaks import Peak, spec_peak
 from .timing import TimingConfig, measure
 
-__all__ = ["Calibration", "TimerCheck", "calibrate", "timer_check", "probe_bytes", "calibration_config",
+__all__ = ["Calibration", "TimerCheck", "calibrate", "timer_check", "probe_bytes", "calibration_config", "is_host",
            "L2_MULTIPLE", "GPU_MIN_BYTES", "HOST_MAX_BYTES", "LAUNCH_BOUND_FACTOR"]
 
 MiB = 1 << 20
@@ -41,7 +41,7 @@ LAUNCH_BOUND_FACTOR = 10.0
 RESOLUTION_PAIRS = 64
 
 
-def _is_host(device_info: dict[str, Any]) -> bool:
+def is_host(device_info: dict[str, Any]) -> bool:
     """A host (CPU) backend: its device reports no memory size (numpy, torch on the CPU)."""
     return not device_info.get("memory_bytes")
 
@@ -51,7 +51,7 @@ def probe_bytes(device_info: dict[str, Any] | None) -> int:
     memory), at most 256 MiB on a host; rounded up to whole MiB."""
     info = device_info or {}
     l2 = int(info.get("l2_bytes") or 0)
-    if _is_host(info):
+    if is_host(info):
         nbytes = min(L2_MULTIPLE * (l2 or HOST_DEFAULT_LLC), HOST_MAX_BYTES)
     else:
         nbytes = max(L2_MULTIPLE * l2, GPU_MIN_BYTES)
@@ -63,7 +63,7 @@ def probe_bytes(device_info: dict[str, Any] | None) -> int:
 
 def calibration_config(device_info: dict[str, Any] | None) -> TimingConfig:
     """The timing loop's settings for the copy: cold, 20+ samples on a GPU (5+ on a host)."""
-    if _is_host(device_info or {}):
+    if is_host(device_info or {}):
         return TimingConfig(cold=True, time_budget_s=0.3, target_rel_ci=0.01, min_samples=5, max_samples=50,
                             warmup_s=0.0, warmup_calls=1)
     return TimingConfig(cold=True, time_budget_s=1.0, target_rel_ci=0.005, min_samples=20, max_samples=200,
@@ -129,6 +129,7 @@ class TimerCheck:
     p10_ms: float | None = None
     p90_ms: float | None = None
     launch_bound_below_ms: float | None = None
+    timing: str = "warm"  # the loop the empty launch was timed with: the rows' own (cold on a GPU)
     error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,9 +223,14 @@ def _measured_resolution(backend: Any, pairs: int) -> float | None:
     return min(positive) if positive else None
 
 
-def timer_check(backend: Any, *, config: TimingConfig | None = None, pairs: int = RESOLUTION_PAIRS,
-                clock: Callable[[], float] = time.perf_counter) -> TimerCheck:
-    """Measure ``backend``'s timer floor (ms) once; never raises."""
+def timer_check(backend: Any, *, cold: bool = False, config: TimingConfig | None = None,
+                pairs: int = RESOLUTION_PAIRS, clock: Callable[[], float] = time.perf_counter) -> TimerCheck:
+    """Measure ``backend``'s timer floor (ms) once; never raises.
+
+    ``cold``: time the empty launch as cold rows are timed (a flush before each sample). On a GPU the
+    flush keeps the device busy while the host enqueues the launch, so the launch's host overhead is
+    hidden exactly as in a cold row; timed warm, the floor would include it.
+    """
     check = TimerCheck(None, None, "none", None, "none")
     try:
         documented = getattr(backend, "timer_resolution_ms", None)
@@ -239,8 +245,9 @@ def timer_check(backend: Any, *, config: TimingConfig | None = None, pairs: int 
             launch, check.empty_launch_method = probe(), "empty_launch_probe"
         else:
             launch, check.empty_launch_method = (lambda: None), "empty event pair"
-        cfg = config or TimingConfig(cold=False, time_budget_s=0.2, target_rel_ci=0.02, min_samples=30,
+        cfg = config or TimingConfig(cold=cold, time_budget_s=0.2, target_rel_ci=0.02, min_samples=30,
                                      max_samples=1000, warmup_s=0.01, warmup_calls=3)
+        check.timing = "cold" if cfg.cold else "warm"
         m = measure(backend, launch, cfg, clock=clock)
         s = m.summary
         check.empty_launch_ms, check.samples, check.p10_ms, check.p90_ms = s.median_ms, s.samples, s.p10_ms, s.p90_ms

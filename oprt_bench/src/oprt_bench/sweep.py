@@ -20,7 +20,7 @@ import numpy as np
 from oprt_core import DTYPES, OprtError, UnknownNameError, UnsupportedCase, get_dtype
 from oprt_core.spec import CASE_SETS, Case, OpSpec, parse_shape
 
-from .calibrate import Calibration, TimerCheck, calibrate, timer_check
+from .calibrate import Calibration, TimerCheck, calibrate, is_host, timer_check
 from .errors import UsageError
 from .flags import row_flags
 from .peaks import Peak, peak_gbps, spec_peak
@@ -272,7 +272,9 @@ def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
         entry.calibration = calibrate(entry.backend, entry.device_info)
         entry.peak = entry.calibration.peak
         entry.spec = entry.calibration.spec
-        entry.timer = timer_check(entry.backend)
+        # the empty launch timed like the rows: cold on a device when the run is cold (a synchronous host
+        # backend gains nothing from a flush but time)
+        entry.timer = timer_check(entry.backend, cold=plan.timing.cold and not is_host(entry.device_info))
         if note is not None:
             note(f"  {entry.name}: {entry.calibration.describe()}")
             note(f"  {entry.name}: {entry.timer.describe()}")
