@@ -1,0 +1,347 @@
+"""examples/oprt-triton: backend ``triton``.
+
+Three layers:
+- anywhere: registration is cheap, availability gives a reason (never raises), layout planning and
+  ``supports`` refuse exactly what the kernels cannot index;
+- where triton is installed (no GPU needed): every smoke and edge case of every core op and rms_norm
+  runs through the real kernels in Triton's interpreter (backend ``triton-interpret``, a subprocess with
+  ``TRITON_INTERPRET=1``) and the spec's check;
+- on a GPU (marked ``gpu``, skipping with the backend's reason elsewhere): every smoke and edge case of
+  every core op and rms_norm in every dtype through the spec's check, plus the long-row, split-K and
+  strided-axis paths.
+
+Needs the distribution oprt-triton (``pip install ./examples/oprt-triton``; tox env ``triton``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zlib
+
+import numpy as np
+import pytest
+
+pytest.importorskip("oprt_triton", reason="oprt-triton is not installed: pip install ./examples/oprt-triton")
+
+from oprt_triton import backend as triton_backend  # noqa: E402
+from oprt_triton import layout  # noqa: E402
+from oprt_triton.backend import TritonBackend  # noqa: E402
+
+from oprt_core import Registry, get_plugin_manager  # noqa: E402
+from oprt_core.core_ops import CORE_OPS  # noqa: E402
+from oprt_core.dtypes import get_dtype  # noqa: E402
+from oprt_core.errors import UnsupportedCase  # noqa: E402
+from oprt_core.spec import Case, TensorCase, make_tensor  # noqa: E402
+
+HAVE_TRITON = importlib.util.find_spec("triton") is not None
+HAVE_RMSNORM = importlib.util.find_spec("oprt_rmsnorm") is not None
+CORE = {s.name: s for s in CORE_OPS}
+DTYPES = ("f32", "f16", "bf16")
+
+
+def seed_of(*parts: object) -> int:
+    return zlib.crc32("/".join(map(str, parts)).encode())
+
+
+# -- registration and availability (anywhere) --------------------------------------------------------------------
+
+def test_registration_imports_neither_triton_nor_torch():
+    code = textwrap.dedent("""
+        import sys
+        from oprt_core import Registry, get_plugin_manager
+        from oprt_triton import plugin
+        pm = get_plugin_manager(load_entrypoints=False)
+        pm.register_plugin(plugin, "triton", "oprt-triton")
+        reg = Registry(pm)
+        assert type(reg.get_backend("triton")).__name__ == "TritonBackend"
+        heavy = [m for m in ("triton", "torch") if m in sys.modules]
+        assert not heavy, heavy
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_entry_point_registers_the_backend():
+    reg = Registry(get_plugin_manager())
+    be = reg.get_backend("triton")
+    assert isinstance(be, TritonBackend) and be.name == "triton"
+    row = {p.name: p for p in reg.plugins()}["triton"]
+    assert row.distribution == "oprt-triton" and row.backends == ["triton"] and row.error is None
+    if HAVE_RMSNORM:  # the op package teaches it rms_norm through oprt_register_impls
+        assert be.supports("rms_norm", "f32").ok
+        assert ("triton", "rms_norm") not in reg.unused_impls
+
+
+def test_availability_gives_a_reason_and_never_raises():
+    avail = TritonBackend().availability()
+    assert isinstance(avail.reason, str) and avail.reason
+    if not avail.ok:
+        assert any(w in avail.reason for w in ("triton", "torch", "CUDA")), avail.reason
+    interp = TritonBackend("cpu")
+    assert interp.name == "triton-interpret"
+    if os.environ.get("TRITON_INTERPRET") != "1" and HAVE_TRITON:
+        a = interp.availability()
+        assert not a.ok and "TRITON_INTERPRET=1" in a.reason
+
+
+def test_availability_without_triton(monkeypatch):
+    monkeypatch.setattr(triton_backend, "_installed", lambda name: False)
+    avail = TritonBackend().availability()
+    assert not avail.ok and "triton is not installed" in avail.reason
+
+
+def test_availability_when_triton_fails_to_import(monkeypatch):
+    monkeypatch.setattr(triton_backend, "_installed", lambda name: True)
+    monkeypatch.setitem(sys.modules, "triton", None)  # import triton -> ImportError
+    avail = TritonBackend().availability()
+    assert not avail.ok and "triton is installed but failed to import" in avail.reason
+
+
+def test_unavailable_backend_raises_a_clear_error_on_use():
+    be = TritonBackend()
+    if be.availability().ok:
+        pytest.skip("the triton backend is available here")
+    from oprt_core.errors import BackendUnavailable
+
+    with pytest.raises(BackendUnavailable, match="triton"):
+        be.empty((4,), "f32")
+
+
+# -- supports and layout planning (anywhere) ------------------------------------------------------------------------
+
+def test_supports_reasons():
+    be = TritonBackend()
+    assert be.supports("copy", "f32").ok
+    sup = be.supports("negate", "f32")
+    assert not sup.ok and "no implementation of 'negate'" in sup.reason and "oprt_register_impls" in sup.reason
+    assert not be.supports("copy", "f64").ok
+    rev = Case("copy", "r", (TensorCase((5, 7), "reversed"),))
+    sup = be.supports("copy", "f32", rev)
+    assert not sup.ok and "negative strides" in sup.reason
+
+
+def test_add_op_refuses_core_ops():
+    with pytest.raises(ValueError, match="implements core op 'copy' itself"):
+        TritonBackend().add_op(CORE["copy"], lambda inputs, out, params: None)
+
+
+@pytest.mark.parametrize("layout_name", ["contiguous", "transposed", "step2", "offset1", "reversed", "broadcast0"])
+@pytest.mark.parametrize("shape", [(7,), (5, 9), (2, 3, 4), (1, 6)])
+def test_case_strides_match_make_tensor(layout_name, shape):
+    if layout_name == "transposed" and len(shape) < 2:
+        return
+    t = TensorCase(shape, layout_name)
+    arr = make_tensor(t, get_dtype("f32"), np.random.default_rng(0))
+    assert layout.case_strides(t) == tuple(s // arr.itemsize for s in arr.strides)
+
+
+def test_collapse_and_broadcast():
+    assert layout.collapse((4, 5, 6), (30, 6, 1)) == ((120,), [(1,)])
+    assert layout.collapse((4, 1, 6), (6, 99, 1), (0, 0, 1)) == ((4, 6), [(6, 1), (0, 1)])
+    # a transposed 5-d view merges to 3 dims
+    assert layout.collapse((2, 3, 5, 7, 11), (1155, 385, 77, 1, 7)) == ((30, 7, 11), [(77, 1, 7)])
+    assert layout.broadcast_strides((3, 1), (1, 1), (5, 3, 7)) == (0, 1, 0)
+    assert layout.broadcast_strides((), (), (4, 2)) == (0, 0)
+
+
+def test_plan_elementwise_paths():
+    p = layout.plan_elementwise((64, 1000), (1000, 1), [((64, 1000), (1000, 1))])
+    assert p.contiguous and p.numel == 64000 and not p.idx64
+    p = layout.plan_elementwise((17, 33), (33, 1), [((17, 33), (33, 1)), ((33,), (1,))])
+    assert not p.contiguous and p.shape == (1, 1, 17, 33) and p.strides[1] == (0, 0, 0, 1)
+    with pytest.raises(UnsupportedCase, match="needs 5 dims after merging"):
+        layout.plan_elementwise((2, 3, 5, 7, 11), layout.contiguous_strides((2, 3, 5, 7, 11)),
+                                [((2, 3, 5, 7, 11), (1, 2, 6, 30, 210))])
+    assert layout.plan_elementwise((1 << 16, 1 << 16), (1 << 16, 1), [((1 << 16, 1 << 16), (1 << 16, 1))]).idx64
+
+
+def test_plan_rows():
+    p = layout.plan_rows((4096, 4096), 0, [((1,), 4096), ((1,), None)])
+    assert (p.n, p.n_out, p.outer, p.k_strides) == (4096, 4096, (1, 1, 4096), (4096, 0))
+    p = layout.plan_rows((4, 2, 3, 5, 7, 11), 3, [((210, 105, 35, 11, 1), 7), ((462, 231, 77, 11, 1), None)])
+    assert p.outer == (1, 24, 77) and p.n == 5
+    with pytest.raises(UnsupportedCase, match="needs 4 dims besides the reduced one"):
+        layout.plan_rows((2, 3, 4, 5, 6), 4, [((1, 2, 6, 24), 120), ((60, 20, 5, 1), None)])
+
+
+def test_every_core_case_is_supported_except_negative_strides():
+    be = TritonBackend()
+    for spec in CORE_OPS:
+        for cs in ("smoke", "default", "large", "edge"):
+            for case in spec.cases(cs):
+                sup = be.supports(spec.name, "f32", case)
+                reversed_ = any(t.layout == "reversed" for t in case.inputs)
+                assert sup.ok != reversed_, f"{spec.name}/{case.name}: {sup.reason}"
+
+
+# -- the kernels in Triton's interpreter (triton installed, no GPU needed) --------------------------------------
+
+INTERPRET_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    os.environ["TRITON_INTERPRET"] = "1"
+    import numpy as np
+    from oprt_core import Registry, get_plugin_manager
+    from oprt_triton.backend import TritonBackend
+
+    op, sets = sys.argv[1], sys.argv[2].split(",")
+    reg = Registry(get_plugin_manager())
+    be = TritonBackend("cpu")
+    avail = be.availability()
+    if not avail.ok:
+        print(json.dumps({"skip": avail.reason})); sys.exit(0)
+    spec = reg.get_op(op)
+    if op not in be.specs:
+        be.add_op(spec, reg.impls[("triton", op)])
+    results = []
+    for cs in sets:
+        for i, case in enumerate(spec.cases(cs)):
+            for dt in ("f32", "f16", "bf16"):
+                row = {"case": f"{cs}/{case.name}", "dtype": dt}
+                sup = be.supports(op, dt, case)
+                if not sup.ok:
+                    row.update(status="unsupported", reason=sup.reason); results.append(row); continue
+                params = spec.validate_params(case.param_dict, [t.shape for t in case.inputs])
+                inputs = spec.make_inputs(case, dt, np.random.default_rng(i))
+                try:
+                    dev = [be.to_device(x) for x in inputs]
+                    out = be.empty(spec.output_shape([x.shape for x in inputs], params), dt)
+                    be.fill_nan(out)
+                    be.prepare(op, dev, out, params)()
+                    res = spec.check(be.to_host(out), inputs, dt, params)
+                    row.update(status="ok" if res.ok else "failed", reason=res.message)
+                except Exception as exc:
+                    row.update(status="error", reason=f"{type(exc).__name__}: {exc}")
+                results.append(row)
+    print(json.dumps({"results": results}))
+""")
+
+INTERPRET_OPS = [s.name for s in CORE_OPS] + (["rms_norm"] if HAVE_RMSNORM else [])
+
+
+@pytest.mark.skipif(not HAVE_TRITON, reason="triton is not installed (the interpreter tests need it, not a GPU)")
+@pytest.mark.parametrize("op", INTERPRET_OPS)
+def test_kernels_in_the_interpreter(op):
+    proc = subprocess.run([sys.executable, "-c", INTERPRET_SCRIPT, op, "smoke,edge"], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    if "skip" in report:
+        pytest.skip(report["skip"])
+    rows = report["results"]
+    bad = [r for r in rows if r["status"] in ("failed", "error")]
+    assert not bad, "\n".join(f"{r['case']} {r['dtype']}: {r['status']}: {r['reason'][:300]}" for r in bad)
+    unsupported = {r["case"] for r in rows if r["status"] == "unsupported"}
+    assert all("reversed" in c for c in unsupported), unsupported
+    assert sum(r["status"] == "ok" for r in rows) >= len(rows) - 3 * len(unsupported)
+
+
+# -- on a GPU -------------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gpu_registry():
+    return Registry(get_plugin_manager())
+
+
+@pytest.fixture(scope="module")
+def gpu(gpu_registry):
+    be = gpu_registry.get_backend("triton")
+    avail = be.availability()
+    if not avail.ok:
+        pytest.skip(f"backend triton is unavailable: {avail.reason}")
+    return be
+
+
+def _gpu_params():
+    specs = list(CORE_OPS)
+    if HAVE_RMSNORM:
+        from oprt_rmsnorm import rms_norm_spec
+
+        specs.append(rms_norm_spec)
+    for spec in specs:
+        for cs in ("smoke", "edge"):
+            for case in spec.cases(cs):
+                for dtype in DTYPES:
+                    yield pytest.param(spec.name, case, dtype, id=f"{spec.name}-{cs}-{case.name}-{dtype}")
+
+
+def run_on(be, spec, case, dtype, seed):
+    params = spec.validate_params(case.param_dict, [t.shape for t in case.inputs])
+    inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
+    out = be.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
+    be.fill_nan(out)
+    launch = be.prepare(spec.name, [be.to_device(x) for x in inputs], out, params)
+    launch()
+    be.synchronize()
+    return spec.check(be.to_host(out), inputs, dtype, params), launch, out
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("op", "case", "dtype"), list(_gpu_params()))
+def test_gpu_every_smoke_and_edge_case(gpu, gpu_registry, op, case, dtype):
+    spec = gpu_registry.get_op(op)
+    sup = gpu.supports(op, dtype, case)
+    if not sup.ok:
+        assert any(t.layout == "reversed" for t in case.inputs), f"{op}/{case.name} unsupported: {sup.reason}"
+        pytest.skip(sup.reason)
+    res, _, _ = run_on(gpu, spec, case, dtype, seed_of(op, case.name, dtype))
+    assert res.ok, f"{op}/{case.name}/{dtype}: {res.message}"
+
+
+def _c(op, shape, layout_name="contiguous", **params):
+    inputs = (TensorCase(shape, layout_name),)
+    if op == "rms_norm":
+        inputs += (TensorCase(shape[-1:]),)
+        params.setdefault("eps", 1e-6)
+    return Case(op, f"{'x'.join(map(str, shape))}-{layout_name}-{params}", inputs, tuple(params.items()))
+
+
+GPU_PATHS = [
+    _c("reduce_sum", (1 << 22,), axis=None, keepdims=False),  # split-K, two passes
+    _c("reduce_sum", (4, 1 << 20), axis=-1, keepdims=False),  # split-K over rows
+    _c("reduce_sum", (1 << 16, 64), axis=0, keepdims=True),  # strided axis with split-K
+    _c("reduce_sum", (300, 500), "transposed", axis=None, keepdims=False),  # two-stage all-reduce
+    _c("softmax", (8, 65536), axis=-1),  # online max/sum
+    _c("softmax", (4096, 96), axis=0),  # strided axis
+    _c("softmax", (512, 300), "transposed", axis=-1),
+    _c("copy", (2048, 2048), "transposed"),
+    _c("vector_add", (1 << 20,)),
+]
+if HAVE_RMSNORM:
+    GPU_PATHS += [_c("rms_norm", (64, 20000)), _c("rms_norm", (1024, 512), "transposed"),
+                  _c("rms_norm", (8, 8192), "step2")]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU_PATHS, ids=lambda c: f"{c.op}-{c.name}")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_kernel_paths(gpu, gpu_registry, case, dtype):
+    if case.op == "vector_add":
+        case = Case("vector_add", case.name, case.inputs * 2)
+    spec = gpu_registry.get_op(case.op)
+    res, _, _ = run_on(gpu, spec, case, dtype, seed_of(case.op, case.name, dtype))
+    assert res.ok, f"{case.op}/{case.name}/{dtype}: {res.message}"
+
+
+@pytest.mark.gpu
+def test_gpu_launcher_rebinds_and_reports_device_facts(gpu, gpu_registry):
+    spec = gpu_registry.get_op("softmax")
+    case = spec.cases("smoke")[0]
+    res, launch, out = run_on(gpu, spec, case, "f32", 1)
+    assert res.ok
+    x2 = spec.make_inputs(case, "f32", np.random.default_rng(2))
+    out2 = gpu.empty(out.shape, "f32")
+    launch.run([gpu.to_device(x2[0])], out2)
+    gpu.synchronize()
+    assert spec.check(gpu.to_host(out2), x2, "f32", case.param_dict).ok
+    info = gpu.device_info()
+    assert info.flavour.startswith("triton-") and info.sm_count and info.l2_bytes
+    start, end = gpu.event(), gpu.event()
+    start.record()
+    launch()
+    end.record()
+    assert start.elapsed_ms(end) >= 0
