@@ -145,6 +145,8 @@ def write_json(path: Path, data: Any) -> None:
 # -- provenance ------------------------------------------------------------------------
 
 def _git_commit() -> dict[str, Any] | None:
+    if os.environ.get("OPRT_GIT_COMMIT"):  # set where the tree travels without .git (the GPU host)
+        return {"commit": os.environ["OPRT_GIT_COMMIT"], "dirty": None, "path": "OPRT_GIT_COMMIT"}
     here = Path(__file__).resolve().parent
     for cwd in (here, Path.cwd()):
         try:
