@@ -484,7 +484,11 @@ class CompiledBackend:
         info = self.library_info()
         clock, width = props["memory_clock_khz"], props["memory_bus_width_bits"]
         peak = 2 * clock * 1e3 * width / 8 / 1e9 if clock > 0 and width > 0 else None
-        flavour = " ".join(p for p in (info["flavour"], info["toolchain"], info["architectures"]) if p)
+        # e.g. "nvcc 13.0 sm_90 compute_90", "nvcc-shim nvcc 13.0 sm_90": a toolchain that starts with the
+        # flavour's own name does not repeat it
+        toolchain = info["toolchain"]
+        head = "" if toolchain.split(" ")[0] == info["flavour"] else info["flavour"]
+        flavour = " ".join(p for p in (head, toolchain, info["architectures"]) if p)
         return DeviceInfo(
             name=props["name"],
             vendor=props["vendor"] or self.vendor,
