@@ -21,12 +21,14 @@
 namespace oprt_mx {
 
 // ---- warp width: every warp-level line below uses these -------------------------------------------
-#ifdef OPRT_METAX_NVCC_SHIM
+#if defined(OPRT_METAX_NVCC_SHIM) && !defined(OPRT_METAX_COMPILE_CHECK_WARP64)
 constexpr int kWarpSize = 32;          // NVIDIA warps
 using lane_mask_t = unsigned int;
 constexpr lane_mask_t kFullMask = 0xffffffffu;
 #else
-constexpr int kWarpSize = 64;          // MetaX waves
+// MetaX waves. OPRT_METAX_COMPILE_CHECK_WARP64 compiles this 64-lane instantiation with nvcc (compile-only:
+// NVIDIA warps have 32 lanes, so such a library computes nonsense; see docs/metax.md).
+constexpr int kWarpSize = 64;
 using lane_mask_t = uint64_t;
 constexpr lane_mask_t kFullMask = ~(uint64_t)0;
 #endif
