@@ -480,15 +480,16 @@ class CompiledBackend:
         ``spec_peak_gbps`` assumes double-data-rate memory (GDDR/HBM as reported by
         the CUDA/MACA runtimes): 2 x memory clock x bus width / 8, in GB/s (1e9 B/s).
         """
-        props = self.device_properties()
         info = self.library_info()
+        try:
+            props = self.device_properties()
+        except BackendError as exc:
+            # no device here: the build (flavour, toolchain) is still worth reporting
+            return DeviceInfo(name="", vendor=self.vendor, driver_version=info["runtime_version"],
+                              toolkit=info["toolchain"], flavour=self._flavour(info),
+                              extra={"library": info, "device_error": str(exc)})
         clock, width = props["memory_clock_khz"], props["memory_bus_width_bits"]
         peak = 2 * clock * 1e3 * width / 8 / 1e9 if clock > 0 and width > 0 else None
-        # e.g. "nvcc 13.0 sm_90 compute_90", "nvcc-shim nvcc 13.0 sm_90": a toolchain that starts with the
-        # flavour's own name does not repeat it
-        toolchain = info["toolchain"]
-        head = "" if toolchain.split(" ")[0] == info["flavour"] else info["flavour"]
-        flavour = " ".join(p for p in (head, toolchain, info["architectures"]) if p)
         return DeviceInfo(
             name=props["name"],
             vendor=props["vendor"] or self.vendor,
@@ -499,12 +500,20 @@ class CompiledBackend:
             spec_peak_gbps=peak,
             driver_version=info["runtime_version"],
             toolkit=info["toolchain"],
-            flavour=flavour,
+            flavour=self._flavour(info),
             extra={"device_index": self.device,
                    "compute_capability": f"{props['compute_major']}.{props['compute_minor']}",
                    "clock_khz": props["clock_khz"], "memory_clock_khz": clock, "memory_bus_width_bits": width,
                    "library": info},
         )
+
+    @staticmethod
+    def _flavour(info: dict[str, Any]) -> str:
+        """E.g. "nvcc 13.0 sm_90 compute_90", "nvcc-shim nvcc 13.0 sm_90": a toolchain that starts with the
+        flavour's own name does not repeat it."""
+        toolchain = info["toolchain"]
+        head = "" if toolchain.split(" ")[0] == info["flavour"] else info["flavour"]
+        return " ".join(p for p in (head, toolchain, info["architectures"]) if p)
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
         if op not in _CORE_SPECS:
