@@ -308,8 +308,9 @@ class SleepyGpu(NumpyBackend):
 def test_sweep_and_run_json_record_calibration(tmp_path):
     gpu = SleepyGpu()
     out = tmp_path / "run"
+    # in-process: the test reads what the backend object saw (a worker has its own copy)
     r = CliRunner().invoke(cli, ["--backends", "fakegpu", "--baseline", "none", "--ops", "copy", "--dtypes", "f32",
-                                 "--cases", "smoke", "--time-budget", "0.01", "--out", str(out)],
+                                 "--cases", "smoke", "--time-budget", "0.01", "--out", str(out), "--isolation", "none"],
                            obj={"registry": make_registry(gpu)})
     assert r.exit_code == 0, r.output
     assert "calibrating fakegpu" in r.stdout and "fakegpu: measured peak" in r.stdout

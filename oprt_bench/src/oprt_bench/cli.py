@@ -41,7 +41,18 @@ from .results import (
     utc_now,
     write_json,
 )
-from .sweep import FORMATS, MODES, SweepOptions, calibrate_plan, make_plan, run_sweep
+from .resume import ResumeState, check_provenance, load_resume, resume_options
+from .sweep import (
+    AVAILABILITY_TIMEOUT_S,
+    FORMATS,
+    ISOLATIONS,
+    MODES,
+    Runners,
+    SweepOptions,
+    calibrate_plan,
+    make_plan,
+    run_sweep,
+)
 
 __all__ = ["cli", "main"]
 
@@ -139,7 +150,18 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
               help="Sampling time per case and backend; at least 5 samples are taken. [default: 0.5; 0.1 for smoke]")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Run folder (new or empty). [default: results/<UTC timestamp>-<host>/]")
+              help="Run folder (new or empty; never overwritten). [default: results/<UTC timestamp>-<host>/]")
+@click.option("--resume", "resume", type=click.Path(path_type=Path), default=None, metavar="RUN_DIR",
+              help="Continue an interrupted run in RUN_DIR: options default to that run's, rows it has are skipped; "
+                   "refused when the provenance (versions, commit, seed, mode, timing, backend devices) differs.")
+@click.option("--isolation", type=click.Choice(ISOLATIONS), default="process", show_default=True,
+              help="process: each backend in a worker process (a crash or hang is an error row, the sweep goes on); "
+                   "none: everything in this process.")
+@click.option("--case-timeout", "case_timeout", type=float, default=None, metavar="SECONDS",
+              help="Kill a row's worker after this long (process isolation). [default: 120 + --time-budget]")
+@click.option("--availability-timeout", "availability_timeout", type=float, default=AVAILABILITY_TIMEOUT_S,
+              show_default=True, metavar="SECONDS",
+              help="A backend whose availability check takes longer is reported unavailable.")
 @click.option("--format", "formats", default=",".join(FORMATS), show_default=True, metavar="csv,json,html",
               help="Outputs: results.csv, results.json, report.html (run.json is always written).")
 @click.option("-q", "--quiet", is_flag=True, help="Only the final summary line.")
@@ -148,6 +170,7 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...], mode: str,
         baseline: str | None, cold: bool, calibrate: bool, time_budget: float | None, seed: int, out: Path | None,
+        resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
         formats: str, quiet: bool, verbose: bool) -> int | None:
     """Check and time oprt operators on every backend; write CSV, JSON and HTML reports.
 
@@ -159,25 +182,59 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     """
     if ctx.invoked_subcommand is not None:
         return None
+    if not (availability_timeout > 0):
+        raise UsageError(f"--availability-timeout must be a positive number of seconds, got {availability_timeout}")
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
                         baseline=baseline, cold=cold, time_budget_s=time_budget, seed=seed, formats=formats,
-                        calibrate=calibrate)
+                        calibrate=calibrate, isolation=isolation, case_timeout_s=case_timeout,
+                        availability_timeout_s=availability_timeout)
     registry = _registry(ctx)
+    if resume is not None:
+        if out is not None:
+            raise UsageError("--out and --resume exclude each other: --resume continues the run in its own folder")
+        state = load_resume(resume)
+        opts = resume_options(opts, state.meta, _explicit(ctx))
+        plan = make_plan(registry, opts)
+        return _run(registry, plan, opts, resume, quiet, verbose, state)
     plan = make_plan(registry, opts)
     out = out if out is not None else default_run_dir()
     check_out_dir(out)
     return _run(registry, plan, opts, out, quiet, verbose)
 
 
-def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, verbose: bool) -> int:
-    create_run_dir(out)
-    meta = provenance(sys.argv, plan.seed, vars(opts) | {"out": str(out), "shapes": list(opts.shapes)})
-    meta["plan"] = plan.to_dict()
-    meta["backends"] = {e.name: e.to_dict() for e in plan.backends}
-    meta["plugins"] = [p.to_dict() for p in registry.plugins()]
+def _explicit(ctx: click.Context) -> set[str]:
+    """The sweep options the user gave on the command line (the rest default to the resumed run's)."""
+    names = {"time_budget": "time_budget_s", "case_timeout": "case_timeout_s",
+             "availability_timeout": "availability_timeout_s"}
+    return {names.get(k, k) for k in ctx.params
+            if ctx.get_parameter_source(k) not in (click.core.ParameterSource.DEFAULT, None)}
+
+
+def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, verbose: bool,
+         resume: ResumeState | None = None) -> int:
+    options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
+    fresh = provenance(sys.argv, plan.seed, options)
+    fresh["plan"] = plan.to_dict()
+    fresh["backends"] = {e.name: e.to_dict() for e in plan.backends}
+    fresh["plugins"] = [p.to_dict() for p in registry.plugins()]
+    skip = None
+    if resume is None:
+        create_run_dir(out)
+        meta = fresh
+    else:
+        check_provenance(resume.meta, fresh, plan)  # refuses (UsageError) before anything is written
+        meta = resume.meta
+        meta.setdefault("resumed", []).append({k: fresh[k] for k in ("argv", "started_utc", "git", "plan")}
+                                              | {"skipped_rows": resume.count_skipped(plan)})
+        meta["backends"] = (meta.get("backends") or {}) | fresh["backends"]
+        meta.update(status="running", finished_utc=None)
+        skip = resume.lookup
     write_json(out / RUN_JSON, meta)
     writer = RowWriter(out / CSV_NAME if "csv" in plan.formats else None)
     counts: Counter[str] = Counter()
+    if resume is not None:
+        writer.rows.extend(resume.rows)
+        counts.update(str(r.get("status")) for r in resume.rows)
     started = time.monotonic()
     interrupted: int | None = None
 
@@ -186,19 +243,22 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
         counts[row["status"]] += 1
         progress.row(row)
 
-    progress = make_progress(plan.n_rows, quiet, verbose)
+    todo = plan.n_rows - (resume.count_skipped(plan) if resume is not None else 0)
+    progress = make_progress(todo, quiet, verbose)
     old = _set_handlers(_raise_interrupt)
     try:
-        with progress:
+        with progress, Runners(plan) as runners:
             for note in plan.notes:
                 progress.note(f"note: {note}")
             for name, reason in plan.skipped_backends.items():
                 progress.note(f"note: backend {name!r} skipped: {reason}")
-            if plan.calibrate:
-                calibrate_plan(plan, progress.note, on_start=progress.start)
-                meta["backends"] = {e.name: e.to_dict() for e in plan.backends}
+            if resume is not None:
+                progress.note(f"note: resuming {out}: {plan.n_rows - todo} rows already measured are kept")
+            if plan.calibrate and todo:
+                calibrate_plan(plan, progress.note, on_start=progress.start, runners=runners)
+                meta["backends"] = (meta.get("backends") or {}) | {e.name: e.to_dict() for e in plan.backends}
                 write_json(out / RUN_JSON, meta)
-            run_sweep(plan, emit, on_start=progress.start)
+            run_sweep(plan, emit, on_start=progress.start, runners=runners, skip=skip)
     except _Interrupted as exc:
         interrupted = exc.signum
     finally:
@@ -233,14 +293,15 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
 
 # -- backends, ops ------------------------------------------------------------------------------
 
-def backend_rows(registry: Any) -> list[dict[str, Any]]:
-    """Every registered backend: available or not and why, device, flavour, versions."""
+def backend_rows(registry: Any, timeout_s: float = AVAILABILITY_TIMEOUT_S) -> list[dict[str, Any]]:
+    """Every registered backend: available or not and why, device, flavour, versions. A backend whose
+    availability check raises or outlasts ``timeout_s`` is listed unavailable with that reason."""
     from .sweep import _availability, _device_info
 
     rows = []
     for name, backend in registry.backends.items():
-        ok, reason, device = _availability(backend)
-        info = _device_info(backend)
+        ok, reason, device = _availability(backend, timeout_s)
+        info = _device_info(backend, timeout_s)
         rows.append({"name": name, "plugin": registry.owner.get(("backend", name)), "available": ok,
                      "reason": reason, "device": device or info.get("name", ""), "flavour": info.get("flavour", ""),
                      "driver": info.get("driver_version", ""), "toolkit": info.get("toolkit", ""),
@@ -250,12 +311,15 @@ def backend_rows(registry: Any) -> list[dict[str, Any]]:
 
 @cli.command("backends")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--availability-timeout", "availability_timeout", type=float, default=AVAILABILITY_TIMEOUT_S,
+              show_default=True, metavar="SECONDS", help="A backend whose availability check takes longer is "
+              "listed unavailable.")
 @click.pass_context
-def backends_cmd(ctx: click.Context, as_json: bool) -> int:
+def backends_cmd(ctx: click.Context, as_json: bool, availability_timeout: float) -> int:
     """Installed plugins and backends: available or not and why, device, build flavour, versions."""
     registry = _registry(ctx)
     plugins = [p.to_dict() for p in registry.plugins()]
-    backends = backend_rows(registry)
+    backends = backend_rows(registry, availability_timeout)
     if as_json:
         click.echo(json.dumps({"plugins": plugins, "backends": backends}, indent=2, default=str))
         return 0

@@ -131,7 +131,13 @@ def check_out_dir(path: Path) -> None:
 
 
 def create_run_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
+    """Create the run folder; UsageError when it appeared with files since check_out_dir (never overwrite)."""
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        if not path.is_dir() or any(path.iterdir()):
+            raise UsageError(f"--out {str(path)!r} is not empty (runs are never overwritten); "
+                             "choose a new folder") from None
     return path
 
 

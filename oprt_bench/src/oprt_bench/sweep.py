@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,11 +26,14 @@ from .errors import UsageError
 from .flags import row_flags
 from .peaks import Peak, peak_gbps, spec_peak
 from .timing import TimingConfig, measure
+from .worker import ISOLATIONS, BackendWorker, WorkerFailure, mp_context, worker_source
 
 __all__ = ["MODES", "FORMATS", "SweepOptions", "Plan", "BackendEntry", "make_plan", "default_baseline",
-           "default_time_budget", "case_seed", "run_sweep", "split_names", "calibrate_plan"]
+           "default_time_budget", "case_seed", "run_sweep", "split_names", "calibrate_plan",
+           "Runners", "run_row_here", "default_case_timeout", "call_with_timeout", "ISOLATIONS"]
 
 MODES = ("test", "bench", "all")
+AVAILABILITY_TIMEOUT_S = 30.0  # a plugin's availability() / device_info() that takes longer is reported hung
 FORMATS = ("csv", "json", "html")
 
 
@@ -81,6 +85,9 @@ class SweepOptions:
     seed: int = 0
     formats: str = "csv,json,html"
     calibrate: bool = True  # measure each backend's peak and timer floor before the first row
+    isolation: str = "process"  # process: each backend in a worker process (fault isolation); none: in-process
+    case_timeout_s: float | None = None  # None: default_case_timeout(time budget); process isolation only
+    availability_timeout_s: float = AVAILABILITY_TIMEOUT_S
 
 
 @dataclass
@@ -118,6 +125,9 @@ class Plan:
     formats: list[str]
     notes: list[str] = field(default_factory=list)
     calibrate: bool = True
+    isolation: str = "none"
+    case_timeout_s: float | None = None
+    sources: dict[str, Any] = field(default_factory=dict)  # name -> WorkerSource (process isolation)
 
     def jobs(self) -> Iterator[tuple[OpSpec, Case, str]]:
         for spec in self.specs:
@@ -135,27 +145,56 @@ class Plan:
             "cases": {k: [c.name for c in v] for k, v in self.cases.items()},
             "backends": [b.name for b in self.backends], "skipped_backends": self.skipped_backends,
             "baseline": self.baseline, "mode": self.mode, "timing": self.timing.to_dict(), "seed": self.seed,
-            "formats": self.formats, "calibrate": self.calibrate,
+            "formats": self.formats, "calibrate": self.calibrate, "isolation": self.isolation,
+            "case_timeout_s": self.case_timeout_s,
+            "in_process": [b.name for b in self.backends if self.isolation == "process" and b.name not in self.sources],
         }
 
 
-def _availability(backend: Any) -> tuple[bool, str, str]:
+def call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
+    """``fn()`` in a daemon thread; TimeoutError when it does not return within ``timeout_s`` (the thread is
+    abandoned), its exception re-raised otherwise. Guards plugin code the parent must call (availability)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    t = threading.Thread(target=target, daemon=True, name="oprt-bench availability")
+    t.start()
+    t.join(timeout_s)
+    if t.is_alive():
+        raise TimeoutError(f"timed out after {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def _availability(backend: Any, timeout_s: float | None = None) -> tuple[bool, str, str]:
+    timeout_s = AVAILABILITY_TIMEOUT_S if timeout_s is None else timeout_s
     try:
-        a = backend.availability()
+        a = call_with_timeout(backend.availability, timeout_s)
         return bool(a.ok), str(a.reason), str(a.device)
+    except TimeoutError:
+        return False, f"availability check timed out after {timeout_s:g} s", ""
     except Exception as exc:  # noqa: BLE001 - availability must never crash the tool
-        return False, f"availability() raised {type(exc).__name__}: {exc}", ""
+        return False, f"availability check raised {type(exc).__name__}: {exc}", ""
 
 
-def _device_info(backend: Any) -> dict[str, Any]:
+def _device_info(backend: Any, timeout_s: float | None = None) -> dict[str, Any]:
+    timeout_s = AVAILABILITY_TIMEOUT_S if timeout_s is None else timeout_s
     try:
-        return backend.device_info().to_dict()
+        return call_with_timeout(lambda: backend.device_info().to_dict(), timeout_s)
+    except TimeoutError:
+        return {"error": f"device_info() timed out after {timeout_s:g} s"}
     except Exception as exc:  # noqa: BLE001 - recorded, not raised
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def _entry(name: str, backend: Any, device: str) -> BackendEntry:
-    info = _device_info(backend)
+def _entry(name: str, backend: Any, device: str, timeout_s: float | None = None) -> BackendEntry:
+    info = _device_info(backend, timeout_s)
     return BackendEntry(name, backend, device or str(info.get("name", "")), info, peak_gbps(backend, info),
                         spec_peak(info))
 
@@ -215,7 +254,12 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
     wanted = _pick("backends", opts.backends, all_backends)
     entries: list[BackendEntry] = []
     skipped: dict[str, str] = {}
-    avail: dict[str, tuple[bool, str, str]] = {n: _availability(registry.get_backend(n)) for n in all_backends}
+    if opts.isolation not in ISOLATIONS:
+        raise UnknownNameError("isolation", opts.isolation, ISOLATIONS)
+    if opts.case_timeout_s is not None and not (opts.case_timeout_s > 0 and math.isfinite(opts.case_timeout_s)):
+        raise UsageError(f"--case-timeout must be a positive number of seconds, got {opts.case_timeout_s}")
+    avail: dict[str, tuple[bool, str, str]] = {
+        n: _availability(registry.get_backend(n), opts.availability_timeout_s) for n in all_backends}
     available = [n for n in all_backends if avail[n][0]]
     for name in wanted:
         ok, reason, device = avail[name]
@@ -225,7 +269,7 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
                                  f"{', '.join(available) or '(none)'}")
             skipped[name] = reason
             continue
-        entries.append(_entry(name, registry.get_backend(name), device))
+        entries.append(_entry(name, registry.get_backend(name), device, opts.availability_timeout_s))
 
     baseline: str | None = opts.baseline if opts.baseline is not None else default_baseline(registry, avail)
     if baseline == "none":
@@ -243,38 +287,114 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
             baseline = None
     if baseline is not None:
         if baseline not in [e.name for e in entries]:
-            entries.append(_entry(baseline, registry.get_backend(baseline), avail[baseline][2]))
+            entries.append(_entry(baseline, registry.get_backend(baseline), avail[baseline][2],
+                                  opts.availability_timeout_s))
             notes.append(f"baseline {baseline!r} added to the backends")
         entries.sort(key=lambda e: e.name != baseline)
     if not entries:
         raise UsageError("no backend is available: " + "; ".join(f"{n}: {r}" for n, r in skipped.items()))
 
     timing = TimingConfig(cold=opts.cold, time_budget_s=float(budget), warmup_s=min(0.05, 0.2 * float(budget)))
+    sources: dict[str, Any] = {}
+    case_timeout: float | None = None
+    if opts.isolation == "process":
+        case_timeout = float(opts.case_timeout_s or default_case_timeout(timing.time_budget_s))
+        for e in entries:
+            source = worker_source(registry, e.name, op_names)
+            if isinstance(source, str):
+                notes.append(f"backend {e.name!r} runs in-process (no fault isolation): {source}")
+            else:
+                sources[e.name] = source
     return Plan(specs, cases, dtypes, entries, skipped, baseline, opts.mode, timing, int(opts.seed), formats, notes,
-                calibrate=bool(opts.calibrate) and opts.mode != "test")
+                calibrate=bool(opts.calibrate) and opts.mode != "test", isolation=opts.isolation,
+                case_timeout_s=case_timeout, sources=sources)
+
+
+def default_case_timeout(time_budget_s: float) -> float:
+    """Seconds one row may take in its worker before it is killed: 120 plus the sampling budget."""
+    return 120.0 + time_budget_s
+
+
+def calibration_timeout(plan: Plan) -> float:
+    """Calibration is a longer measurement than a row (a 256 MiB copy, the timer floor): 4x the case timeout,
+    at least 60 s."""
+    return max(60.0, 4 * (plan.case_timeout_s or 0.0))
 
 
 # -- calibration ------------------------------------------------------------------------------
 
+class Runners:
+    """Where each backend of a plan runs: a :class:`~oprt_bench.worker.BackendWorker` per backend under
+    process isolation (started on first use, replaced after a crash or a timeout), else in-process.
+    A context manager: leaving it stops every worker (also on Ctrl-C / SIGTERM)."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.workers: dict[str, BackendWorker] = {}
+        if plan.isolation == "process" and plan.sources:
+            ctx = mp_context()
+            self.workers = {name: BackendWorker(src, ctx) for name, src in plan.sources.items()}
+
+    def __enter__(self) -> Runners:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for w in self.workers.values():
+            w.close()
+
+    def calibrate(self, entry: BackendEntry, cold: bool) -> tuple[Calibration, TimerCheck]:
+        worker = self.workers.get(entry.name)
+        if worker is None:
+            return calibrate(entry.backend, entry.device_info), timer_check(entry.backend, cold=cold)
+        try:
+            return worker.call("calibrate", {"device_info": entry.device_info, "cold": cold},
+                               calibration_timeout(self.plan), doing="calibrating")
+        except WorkerFailure as exc:
+            spec = spec_peak(entry.device_info)
+            return (Calibration(None, spec.gbps, spec.source, "none", error=str(exc)),
+                    TimerCheck(None, None, "none", None, "none", error=str(exc)))
+
+    def run_row(self, entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: dict[str, Any],
+                prepared: Callable[[], tuple[list[np.ndarray] | None, np.ndarray | None, str]]) -> None:
+        worker = self.workers.get(entry.name)
+        if worker is None:
+            inputs, ref, setup_error = prepared()
+            _fill_row(entry, spec, case, dtype, inputs, ref, setup_error, self.plan, row)
+            return
+        payload = {"name": entry.name, "device": entry.device, "device_info": entry.device_info, "peak": entry.peak,
+                   "spec": entry.spec, "timer": entry.timer, "op": spec.name, "case": case, "dtype": dtype,
+                   "row": row, "mode": self.plan.mode, "timing": self.plan.timing}
+        try:
+            row.update(worker.call("row", payload, self.plan.case_timeout_s or default_case_timeout(0.0)))
+        except WorkerFailure as exc:
+            row.update(status="error", message=str(exc))
+
+
 def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
-                   on_start: Callable[[str], None] | None = None) -> None:
+                   on_start: Callable[[str], None] | None = None, runners: Runners | None = None) -> None:
     """Calibrate every backend of ``plan`` once (measured peak, spec peak, timer floor), in place.
 
     ``entry.peak`` becomes the measured peak (``pct_of_peak``), ``entry.timer`` the floor of the
     ``launch-bound`` flag. Progress goes to ``note``. A backend that cannot be calibrated keeps
-    ``peak`` none and says why; the sweep goes on.
+    ``peak`` none and says why; the sweep goes on. Under process isolation it runs in the
+    backend's worker (``runners``; a private set is made and stopped when not given).
     """
+    if runners is None:
+        with Runners(plan) as own:
+            return calibrate_plan(plan, note, on_start, own)
     for entry in plan.backends:
         if on_start is not None:
             on_start(f"calibrating {entry.name}")
         if note is not None:
             note(f"calibrating {entry.name} ({entry.device}): device-to-device copy, timer floor...")
-        entry.calibration = calibrate(entry.backend, entry.device_info)
-        entry.peak = entry.calibration.peak
-        entry.spec = entry.calibration.spec
         # the empty launch timed like the rows: cold on a device when the run is cold (a synchronous host
         # backend gains nothing from a flush but time)
-        entry.timer = timer_check(entry.backend, cold=plan.timing.cold and not is_host(entry.device_info))
+        entry.calibration, entry.timer = runners.calibrate(entry, plan.timing.cold and not is_host(entry.device_info))
+        entry.peak = entry.calibration.peak
+        entry.spec = entry.calibration.spec
         if note is not None:
             note(f"  {entry.name}: {entry.calibration.describe()}")
             note(f"  {entry.name}: {entry.timer.describe()}")
@@ -349,9 +469,49 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         arrays.clear()
 
 
+def _prepare_case(spec: OpSpec, case: Case, dtype: str, seed: int
+                  ) -> tuple[list[np.ndarray] | None, np.ndarray | None, str]:
+    """(inputs, float64 reference, setup error) of one (case, dtype), drawn from the row's seed."""
+    try:
+        if dtype in spec.dtypes:
+            inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
+            return inputs, spec.reference(inputs, case.param_dict), ""
+        return None, None, ""
+    except Exception as exc:  # noqa: BLE001 - the case itself is broken: every backend's row says so
+        return None, None, "setting up the case: " + _message(exc)
+
+
+def _fill_row(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inputs: list[np.ndarray] | None,
+              ref: np.ndarray | None, setup_error: str, plan: Any, row: dict[str, Any]) -> None:
+    if setup_error:
+        row.update(status="error", message=setup_error)
+    elif dtype not in spec.dtypes:
+        row.update(status="unsupported", message=f"op {spec.name} does not define dtype {dtype}")
+    else:
+        _run_backend(entry, spec, case, dtype, inputs, ref, plan, row)
+
+
+def run_row_here(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: dict[str, Any],
+                 plan: Any) -> dict[str, Any]:
+    """One row computed in this process (the worker's side): inputs from ``row["seed"]``, check, timing."""
+    row = dict(row)
+    inputs, ref, setup_error = _prepare_case(spec, case, dtype, int(row["seed"]))
+    _fill_row(entry, spec, case, dtype, inputs, ref, setup_error, plan, row)
+    return row
+
+
 def run_sweep(plan: Plan, emit: Callable[[dict[str, Any]], None],
-              on_start: Callable[[str], None] | None = None) -> None:
-    """Run every (op, case, dtype, backend) of ``plan``, calling ``emit(row)`` as each row is done."""
+              on_start: Callable[[str], None] | None = None, runners: Runners | None = None,
+              skip: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> None:
+    """Run every (op, case, dtype, backend) of ``plan``, calling ``emit(row)`` as each row is done.
+
+    Under process isolation each backend's rows run in its worker (``runners``; a private set is
+    made and stopped when not given). ``skip(row)`` returning a row (the one already measured) leaves
+    the row out (``--resume``).
+    """
+    if runners is None:
+        with Runners(plan) as own:
+            return run_sweep(plan, emit, on_start, own, skip)
     for spec, case, dtype in plan.jobs():
         seed = case_seed(plan.seed, spec.name, case.name, dtype)
         base = {
@@ -359,28 +519,36 @@ def run_sweep(plan: Plan, emit: Callable[[dict[str, Any]], None],
             "params": _params_text(case), "mode": plan.mode, "seed": seed, "baseline": plan.baseline or "",
             "timing": "" if plan.mode == "test" else ("cold" if plan.timing.cold else "warm"), "flags": "",
         }
-        inputs: list[np.ndarray] | None = None
-        ref: np.ndarray | None = None
-        setup_error = ""
         try:
             base["bytes"] = spec.bytes_moved(case, dtype)
             base["flops"] = spec.flops(case)
-            if dtype in spec.dtypes:
-                inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
-                ref = spec.reference(inputs, case.param_dict)
-        except Exception as exc:  # noqa: BLE001 - the case itself is broken: every backend's row says so
-            setup_error = "setting up the case: " + _message(exc)
+        except Exception as exc:  # noqa: BLE001 - reported by the setup below as well
+            base["bytes"] = base["flops"] = None
+            base_error = "setting up the case: " + _message(exc)
+        else:
+            base_error = ""
+        cache: list[tuple[list[np.ndarray] | None, np.ndarray | None, str]] = []
+
+        def prepared() -> tuple[list[np.ndarray] | None, np.ndarray | None, str]:
+            # drawn once per case for every in-process backend; workers draw their own from the same seed
+            if not cache:
+                cache.append((None, None, base_error) if base_error else _prepare_case(spec, case, dtype, seed))
+            return cache[0]
+
         baseline_median: float | None = None
         for entry in plan.backends:
+            row = dict(base, backend=entry.name, device=entry.device, flavour=entry.device_info.get("flavour", ""))
+            old = skip(row) if skip is not None else None
+            if old is not None:  # measured by the run being resumed: its baseline time still counts
+                if entry.name == plan.baseline and old.get("status") == "ok" and old.get("median_ms"):
+                    baseline_median = float(old["median_ms"])
+                continue
             if on_start is not None:
                 on_start(f"{spec.name} {case.name} {dtype} {entry.name}")
-            row = dict(base, backend=entry.name, device=entry.device, flavour=entry.device_info.get("flavour", ""))
-            if setup_error:
-                row.update(status="error", message=setup_error)
-            elif dtype not in spec.dtypes:
-                row.update(status="unsupported", message=f"op {spec.name} does not define dtype {dtype}")
+            if base_error:
+                row.update(status="error", message=base_error)
             else:
-                _run_backend(entry, spec, case, dtype, inputs, ref, plan, row)
+                runners.run_row(entry, spec, case, dtype, row, prepared)
             median = row.get("median_ms")
             if entry.name == plan.baseline and row.get("status") == "ok" and median:
                 baseline_median = median

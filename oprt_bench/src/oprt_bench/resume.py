@@ -1,0 +1,140 @@
+"""``--resume RUN_DIR``: continue a run that was interrupted, in its own folder, never overwriting it.
+
+Rows already in the run's ``results.csv`` are kept and skipped; the rest are measured and appended.
+Only a run of the *same provenance* may be continued, or its rows would not be comparable:
+
+- the same ``oprt-core`` and ``oprt-bench`` versions and git commit (where both runs recorded one),
+- the same seed, mode and timing options (cold/warm, time budget, sampling rules),
+- for every backend in both runs: the same device, build flavour, driver and toolkit, and the same
+  version of the plugin distribution that registered it.
+
+Anything else is refused with one line naming the first difference. Options not given on the command
+line default to the resumed run's (``oprt-bench --resume RUN_DIR`` continues it as it was started).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+from .results import CSV_NAME, RUN_JSON, load_run
+
+__all__ = ["ResumeState", "load_resume", "resume_options", "provenance_key", "check_provenance"]
+
+_KEY = ("op", "case", "dtype", "backend")
+
+
+@dataclass
+class ResumeState:
+    path: Path
+    meta: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    done: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+
+    def lookup(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """The row already measured for ``row``'s (op, case, dtype, backend), or None."""
+        return self.done.get(tuple(str(row[k]) for k in _KEY))
+
+    def count_skipped(self, plan: Any) -> int:
+        names = [b.name for b in plan.backends]
+        return sum((spec.name, case.name, dtype, name) in self.done
+                   for spec, case, dtype in plan.jobs() for name in names)
+
+
+def _heal_csv(path: Path) -> None:
+    """Drop a half-written last line (a run killed in the middle of a write): that row is measured again."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        with path.open("r+b") as f:
+            f.truncate(cut)
+
+
+def load_resume(path: Path) -> ResumeState:
+    """Read the run to continue; UsageError (one line) when ``path`` is not a resumable run folder."""
+    if not path.is_dir():
+        raise UsageError(f"--resume {str(path)!r} is not a run folder")
+    run_json = path / RUN_JSON
+    try:
+        meta = json.loads(run_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--resume {str(path)!r} is not a run folder: cannot read {RUN_JSON} ({exc})") from None
+    csv_path = path / CSV_NAME
+    if not csv_path.is_file():
+        raise UsageError(f"--resume {str(path)!r} has no {CSV_NAME} (a run without the csv format cannot be resumed)")
+    _heal_csv(csv_path)
+    with csv_path.open(newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f), None)
+    if not header:
+        state = ResumeState(path, meta)
+        return state
+    table = load_run(path).rows
+    rows = table.astype(object).where(table.notna(), None).to_dict("records")
+    done = {tuple(str(r[k]) for k in _KEY): r for r in rows}
+    return ResumeState(path, meta, rows, done)
+
+
+def resume_options(opts: Any, meta: dict[str, Any], explicit: set[str]) -> Any:
+    """``opts`` with every option the user did not give taken from the resumed run's ``options``."""
+    old = meta.get("options") or {}
+    fields = {f.name for f in dataclasses.fields(opts)}
+    changes = {}
+    for name, value in old.items():
+        if name in fields and name not in explicit:
+            changes[name] = tuple(value) if name == "shapes" else value
+    return dataclasses.replace(opts, **changes)
+
+
+def _plugin_versions(meta: dict[str, Any]) -> dict[str, str | None]:
+    return {p.get("name"): p.get("version") for p in meta.get("plugins") or []}
+
+
+def _backend_plugin(meta: dict[str, Any], backend: str) -> str | None:
+    for p in meta.get("plugins") or []:
+        if backend in (p.get("backends") or []):
+            return p.get("name")
+    return None
+
+
+def provenance_key(meta: dict[str, Any]) -> dict[str, Any]:
+    """What must match between a run and its continuation (see the module docstring)."""
+    versions = meta.get("versions") or {}
+    plan = meta.get("plan") or {}
+    git = meta.get("git") or {}
+    key: dict[str, Any] = {
+        "oprt-core version": versions.get("oprt-core"),
+        "oprt-bench version": versions.get("oprt-bench"),
+        "git commit": git.get("commit"),
+        "seed": meta.get("seed"),
+        "mode": plan.get("mode"),
+    }
+    timing = plan.get("timing") or {}
+    for k in sorted(timing):
+        key[f"timing {k}"] = timing[k]
+    plugin_versions = _plugin_versions(meta)
+    for name, b in sorted((meta.get("backends") or {}).items()):
+        info = b.get("device_info") or {}
+        for k in ("name", "flavour", "driver_version", "toolkit"):
+            key[f"backend {name} {'device' if k == 'name' else k}"] = info.get(k)
+        plugin = _backend_plugin(meta, name)
+        key[f"backend {name} plugin version"] = plugin_versions.get(plugin) if plugin else None
+    return key
+
+
+def check_provenance(old: dict[str, Any], new: dict[str, Any], plan: Any) -> None:
+    """UsageError naming the first difference between the resumed run and this one."""
+    a, b = provenance_key(old), provenance_key(new)
+    path = (old.get("options") or {}).get("out", "the run")
+    for name in b:
+        if name.startswith("backend ") and name not in a:
+            continue  # a backend the old run did not sweep: nothing to compare its rows with
+        if name == "git commit" and (a.get(name) is None or b.get(name) is None):
+            continue
+        if a.get(name) != b.get(name):
+            raise UsageError(f"--resume {path!r}: {name} was {a.get(name)!r}, is now {b.get(name)!r}; rows of "
+                             "different provenance are not mixed in one run; start a new run instead")

@@ -1,0 +1,316 @@
+"""Fault isolation: each backend's work runs in a worker process of its own.
+
+A kernel that faults (segfault, illegal address, trap) kills the worker, not the sweep; one that
+hangs past the case timeout is killed. Either way the row becomes ``error`` with the reason, the
+worker is replaced (lazily, before the backend's next row) and the sweep goes on. See
+docs/reliability.md.
+
+Design:
+
+- Workers start with the ``forkserver`` context where it exists (Linux), else ``spawn``: never a
+  ``fork`` of a parent that may have initialised CUDA. The fork server preloads only this module
+  (numpy, oprt_core, no device runtime), so a replacement worker starts in milliseconds.
+- The worker rebuilds its backend itself (:class:`WorkerSource`): from the installed entry points
+  (``get_registry()`` in the child, under the same ``OPRT_*`` environment) when the sweep's registry
+  is the process-wide one, else from a pickled copy of the backend object or, failing that, by calling
+  its class (importable, no arguments) -- in-process test backends -- with the core op specs. A
+  backend that can be none of these runs in-process, with a note.
+- The parent sends one small message per row (op name, case, dtype, seed, the row's fixed columns)
+  and receives the finished row dict. The worker draws the inputs from the row's seed and computes
+  the float64 reference itself, so no array crosses the pipe; it keeps the backend (its context,
+  streams, flush buffer) alive between rows. Calibration runs in the worker too.
+- The worker ignores SIGINT (Ctrl-C reaches the parent, which stops the workers) and dies with
+  its parent (``PR_SET_PDEATHSIG`` on Linux; EOF on the pipe elsewhere).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import pickle
+import signal
+import sys
+import time
+import traceback
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+__all__ = ["ISOLATIONS", "WorkerSource", "WorkerFailure", "BackendWorker", "worker_source", "mp_context",
+           "describe_exit"]
+
+ISOLATIONS = ("process", "none")
+START_TIMEOUT_S = 120.0  # spawning a worker and building its backend (imports, plugin loading)
+
+
+@dataclass(frozen=True)
+class WorkerSource:
+    """How a worker process gets its backend: ``entrypoints`` (rebuild the registry in the worker),
+    ``pickle`` (a pickled copy of the backend object) or ``class`` (its pickled class, called without
+    arguments: a factory)."""
+
+    backend: str
+    kind: str
+    payload: bytes | None = None
+
+    def load(self) -> tuple[Any, Any]:
+        """(backend, registry the op specs are read from), in the worker."""
+        from oprt_core import get_registry
+        from oprt_core.plugins import Registry, get_plugin_manager
+
+        if self.kind == "entrypoints":
+            registry = get_registry()
+            return registry.get_backend(self.backend), registry
+        assert self.payload is not None
+        obj = pickle.loads(self.payload)
+        backend = obj() if self.kind == "class" else obj
+        return backend, Registry(get_plugin_manager(load_entrypoints=False))
+
+
+def _core_ops() -> set[str]:
+    from oprt_core.core_ops import CORE_OPS
+
+    return {s.name for s in CORE_OPS}
+
+
+def worker_source(registry: Any, name: str, op_names: list[str]) -> WorkerSource | str:
+    """The :class:`WorkerSource` of backend ``name``, or why it must run in-process."""
+    from oprt_core import plugins
+
+    default = plugins.get_registry.cache_info().currsize and registry is plugins.get_registry()
+    if default:
+        return WorkerSource(name, "entrypoints")
+    missing = [op for op in op_names if op not in _core_ops()]
+    if missing:
+        return f"ops {', '.join(missing)} are not core ops and the registry is not the installed one"
+    backend = registry.get_backend(name)
+    try:
+        payload = pickle.dumps(backend)
+        pickle.loads(payload)
+        return WorkerSource(name, "pickle", payload)
+    except Exception as exc:  # noqa: BLE001 - any reason means: try the class
+        why = f"{type(exc).__name__}: {exc}"
+    # a factory: the backend's class, importable by name and constructible without arguments
+    cls = type(backend)
+    try:
+        if "<locals>" in cls.__qualname__:
+            raise TypeError(f"{cls.__qualname__} is a local class")
+        payload = pickle.dumps(cls)
+        fresh = cls()
+        if getattr(fresh, "name", None) != name:
+            raise TypeError(f"{cls.__qualname__}() is named {getattr(fresh, 'name', None)!r}, not {name!r}")
+        return WorkerSource(name, "class", payload)
+    except Exception as exc:  # noqa: BLE001 - any reason means: in-process
+        return (f"the backend object cannot be sent to a worker ({why}) nor rebuilt from its class "
+                f"({type(exc).__name__}: {exc})")
+
+
+def mp_context() -> Any:
+    """``forkserver`` (preloading this module) where available, else ``spawn``; never ``fork``."""
+    if "forkserver" in multiprocessing.get_all_start_methods() and sys.platform != "darwin":
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """``killed by SIGSEGV (signal 11)`` / ``exited with status 3``."""
+    if exitcode is None:
+        return "still running"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"killed by {name} (signal {-exitcode})"
+    return f"exited with status {exitcode}"
+
+
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start a worker without re-importing the parent's ``__main__`` in it (spawn and forkserver do, to find
+    targets defined there): the target lives in this module, and a script's top level (a user's driver,
+    ``python -c``) must not run again in every worker."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+class WorkerFailure(Exception):
+    """The worker died, hung past its timeout, or could not start; ``str()`` is the row's reason."""
+
+
+# -- the worker process ---------------------------------------------------------------------------
+
+def _die_with_parent() -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except Exception:  # noqa: BLE001 - best effort; EOF on the pipe still ends an idle worker
+            pass
+
+
+def _message(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    # the fork server's environment is the parent's when the server started; the worker gets today's
+    os.environ.clear()
+    os.environ.update(environ)
+    try:
+        backend, registry = source.load()
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
+        conn.send(("init-error", _message(exc)))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            kind, payload = conn.recv()
+        except (EOFError, OSError):
+            return
+        if kind == "close":
+            return
+        try:
+            result = _HANDLERS[kind](backend, registry, payload)
+            conn.send(("ok", result))
+        except Exception as exc:  # noqa: BLE001 - the runner catches what a row may raise; this is a bug
+            conn.send(("error", _message(exc) + " | " + "".join(traceback.format_exc(limit=5)).strip()))
+
+
+def _do_calibrate(backend: Any, registry: Any, payload: dict[str, Any]) -> tuple[Any, Any]:
+    from .calibrate import calibrate, timer_check
+
+    cal = calibrate(backend, payload["device_info"])
+    timer = timer_check(backend, cold=payload["cold"])
+    return cal, timer
+
+
+def _do_row(backend: Any, registry: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    from .sweep import BackendEntry, run_row_here
+
+    entry = BackendEntry(payload["name"], backend, payload["device"], payload["device_info"], payload["peak"],
+                         payload["spec"], timer=payload["timer"])
+    spec = registry.get_op(payload["op"])
+    plan = SimpleNamespace(mode=payload["mode"], timing=payload["timing"])
+    return run_row_here(entry, spec, payload["case"], payload["dtype"], payload["row"], plan)
+
+
+_HANDLERS = {"calibrate": _do_calibrate, "row": _do_row}
+
+
+# -- the parent's handle ----------------------------------------------------------------------------
+
+class BackendWorker:
+    """The parent's end of one backend's worker: starts it on first use, replaces it after a failure."""
+
+    def __init__(self, source: WorkerSource, ctx: Any | None = None, start_timeout_s: float = START_TIMEOUT_S):
+        self.source = source
+        self.ctx = ctx or mp_context()
+        self.start_timeout_s = start_timeout_s
+        self.proc: Any = None
+        self.conn: Any = None
+        self.starts = 0  # how many worker processes were started (1 + replacements)
+        self.start_error = ""
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.is_alive()
+
+    def _start(self) -> None:
+        parent, child = self.ctx.Pipe(duplex=True)
+        proc = self.ctx.Process(target=_worker_main, args=(child, self.source, dict(os.environ)), daemon=True,
+                                name=f"oprt-bench worker {self.source.backend}")
+        with _main_module_hidden():
+            proc.start()
+        child.close()
+        self.proc, self.conn = proc, parent
+        self.starts += 1
+        try:
+            kind, payload = self._receive(self.start_timeout_s, "starting the worker")
+        except WorkerFailure as exc:
+            self.start_error = str(exc)
+            raise
+        if kind != "ready":
+            self._kill()
+            self.start_error = f"the worker could not load backend {self.source.backend!r}: {payload}"
+            raise WorkerFailure(self.start_error)
+
+    def _receive(self, timeout_s: float, doing: str) -> tuple[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        sentinel = self.proc.sentinel
+        while True:
+            left = deadline - time.monotonic()
+            ready = multiprocessing.connection.wait([self.conn, sentinel], timeout=max(0.0, left))
+            if self.conn in ready:
+                try:
+                    return self.conn.recv()
+                except (EOFError, OSError):
+                    pass  # died while (or instead of) answering: the sentinel tells how
+            if sentinel in ready or self.conn in ready:
+                self.proc.join(5)
+                code = self.proc.exitcode
+                self._kill()
+                raise WorkerFailure(f"worker crashed {doing}: {describe_exit(code)}; worker replaced")
+            if left <= 0:
+                self._kill()
+                raise WorkerFailure(f"timed out after {_secs(timeout_s)} s {doing} (worker killed and replaced)")
+
+    def call(self, kind: str, payload: Any, timeout_s: float, doing: str = "running the case") -> Any:
+        """Send one command and wait for its answer; raises WorkerFailure (the worker is then gone)."""
+        if self.start_error:
+            raise WorkerFailure(self.start_error)
+        if not self.alive:
+            self._start()
+        try:
+            self.conn.send((kind, payload))
+        except (OSError, ValueError) as exc:
+            self._kill()
+            raise WorkerFailure(f"worker unreachable: {exc}; worker replaced") from None
+        status, result = self._receive(timeout_s, doing)
+        if status != "ok":
+            raise WorkerFailure(f"worker error: {result}")
+        return result
+
+    def _kill(self) -> None:
+        proc, conn = self.proc, self.conn
+        self.proc = self.conn = None
+        if conn is not None:
+            conn.close()
+        if proc is not None:
+            if proc.is_alive():
+                proc.kill()
+            proc.join(10)
+            try:
+                proc.close()
+            except ValueError:
+                pass
+
+    def close(self) -> None:
+        """Stop the worker: ask it to leave, kill it if it does not within a second."""
+        if self.proc is not None and self.proc.is_alive() and self.conn is not None:
+            try:
+                self.conn.send(("close", None))
+                self.proc.join(1.0)
+            except (OSError, ValueError):
+                pass
+        self._kill()
+
+
+def _secs(value: float) -> str:
+    return f"{value:g}"
