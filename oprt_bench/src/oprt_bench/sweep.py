@@ -500,6 +500,20 @@ def run_row_here(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row:
     return row
 
 
+class _CasePreparer:
+    """Draws a case's inputs and reference once, on first call: for every in-process backend; workers draw
+    their own from the same seed."""
+
+    def __init__(self, spec: OpSpec, case: Case, dtype: str, seed: int):
+        self.args = (spec, case, dtype, seed)
+        self.value: tuple[list[np.ndarray] | None, np.ndarray | None, str] | None = None
+
+    def __call__(self) -> tuple[list[np.ndarray] | None, np.ndarray | None, str]:
+        if self.value is None:
+            self.value = _prepare_case(*self.args)
+        return self.value
+
+
 def run_sweep(plan: Plan, emit: Callable[[dict[str, Any]], None],
               on_start: Callable[[str], None] | None = None, runners: Runners | None = None,
               skip: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> None:
@@ -527,13 +541,7 @@ def run_sweep(plan: Plan, emit: Callable[[dict[str, Any]], None],
             base_error = "setting up the case: " + _message(exc)
         else:
             base_error = ""
-        cache: list[tuple[list[np.ndarray] | None, np.ndarray | None, str]] = []
-
-        def prepared() -> tuple[list[np.ndarray] | None, np.ndarray | None, str]:
-            # drawn once per case for every in-process backend; workers draw their own from the same seed
-            if not cache:
-                cache.append((None, None, base_error) if base_error else _prepare_case(spec, case, dtype, seed))
-            return cache[0]
+        prepared = _CasePreparer(spec, case, dtype, seed)
 
         baseline_median: float | None = None
         for entry in plan.backends:
