@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_helpers import make_registry
 from click.testing import CliRunner
-from conftest import make_registry
 
 from oprt_bench.calibrate import (
     GPU_MIN_BYTES,

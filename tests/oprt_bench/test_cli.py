@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from bench_helpers import UnavailableBackend, WrongBackend, make_registry
 from click.testing import CliRunner
-from conftest import UnavailableBackend, WrongBackend, make_registry
 
 from oprt_bench.cli import cli
 from oprt_bench.results import COLUMNS, SCHEMA_VERSION

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from bench_helpers import make_registry, run_script
 from click.testing import CliRunner
-from conftest import make_registry, run_script
 
 from oprt_bench.cli import cli
 from oprt_bench.compare import classify, parse_threshold

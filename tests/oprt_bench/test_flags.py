@@ -6,7 +6,7 @@ import csv
 import re
 
 import pytest
-from conftest import make_registry
+from bench_helpers import make_registry
 
 from oprt_bench.calibrate import TimerCheck
 from oprt_bench.flags import ABOVE_PEAK_TOLERANCE, FLAGS, LAUNCH_BOUND_FACTOR, row_flags, split_flags

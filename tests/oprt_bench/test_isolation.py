@@ -13,8 +13,8 @@ import subprocess
 import time
 
 import pytest
+from bench_helpers import SCRIPT, isolated_env, make_registry, run_script
 from click.testing import CliRunner
-from conftest import SCRIPT, isolated_env, make_registry, run_script
 
 from oprt_bench.cli import cli
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep

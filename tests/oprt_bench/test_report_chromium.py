@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from bench_helpers import WrongBackend, make_registry
 from click.testing import CliRunner
-from conftest import WrongBackend, make_registry
 
 from oprt_bench.cli import cli
 

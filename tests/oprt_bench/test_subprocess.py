@@ -11,7 +11,7 @@ import textwrap
 import time
 
 import pandas as pd
-from conftest import SCRIPT, isolated_env, run_script
+from bench_helpers import SCRIPT, isolated_env, run_script
 
 from oprt_bench.results import COLUMNS
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_registry
+from bench_helpers import make_registry
 
 from oprt_bench.sweep import SweepOptions, case_seed, make_plan, run_sweep
 from oprt_core import OprtError
@@ -93,7 +93,7 @@ def test_unsupported_dtype_and_backend_reason(registry):
     ({"time_budget_s": -1.0}, "--time-budget must be a positive number"),
 ])
 def test_plan_rejects_user_mistakes(kw, fragment):
-    from conftest import UnavailableBackend
+    from bench_helpers import UnavailableBackend
 
     with pytest.raises(OprtError) as info:
         make_plan(make_registry(UnavailableBackend()), SweepOptions(**kw))

@@ -223,6 +223,7 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
         meta = fresh
     else:
         check_provenance(resume.meta, fresh, plan)  # refuses (UsageError) before anything is written
+        resume.heal()
         meta = resume.meta
         meta.setdefault("resumed", []).append({k: fresh[k] for k in ("argv", "started_utc", "git", "plan")}
                                               | {"skipped_rows": resume.count_skipped(plan)})

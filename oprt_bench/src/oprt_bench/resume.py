@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .results import CSV_NAME, RUN_JSON, load_run
+from .results import CSV_NAME, RUN_JSON, normalize_rows
 
 __all__ = ["ResumeState", "load_resume", "resume_options", "provenance_key", "check_provenance"]
 
@@ -35,6 +36,14 @@ class ResumeState:
     meta: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
     done: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+    cut: int | None = None  # where a half-written last line of results.csv starts
+
+    def heal(self) -> None:
+        """Cut the half-written last line (its row is measured again)."""
+        if self.cut is not None:
+            with (self.path / CSV_NAME).open("r+b") as f:
+                f.truncate(self.cut)
+            self.cut = None
 
     def lookup(self, row: dict[str, Any]) -> dict[str, Any] | None:
         """The row already measured for ``row``'s (op, case, dtype, backend), or None."""
@@ -46,17 +55,12 @@ class ResumeState:
                    for spec, case, dtype in plan.jobs() for name in names)
 
 
-def _heal_csv(path: Path) -> None:
-    """Drop a half-written last line (a run killed in the middle of a write): that row is measured again."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        with path.open("r+b") as f:
-            f.truncate(cut)
-
-
 def load_resume(path: Path) -> ResumeState:
-    """Read the run to continue; UsageError (one line) when ``path`` is not a resumable run folder."""
+    """Read the run to continue; UsageError (one line) when ``path`` is not a resumable run folder.
+
+    Writes nothing: a half-written last line (a run killed in the middle of a write) is left out of the
+    rows and cut from the file by :meth:`ResumeState.heal` once the provenance check has passed.
+    """
     if not path.is_dir():
         raise UsageError(f"--resume {str(path)!r} is not a run folder")
     run_json = path / RUN_JSON
@@ -67,16 +71,15 @@ def load_resume(path: Path) -> ResumeState:
     csv_path = path / CSV_NAME
     if not csv_path.is_file():
         raise UsageError(f"--resume {str(path)!r} has no {CSV_NAME} (a run without the csv format cannot be resumed)")
-    _heal_csv(csv_path)
-    with csv_path.open(newline="", encoding="utf-8") as f:
-        header = next(csv.reader(f), None)
-    if not header:
-        state = ResumeState(path, meta)
-        return state
-    table = load_run(path).rows
-    rows = table.astype(object).where(table.notna(), None).to_dict("records")
+    data = csv_path.read_bytes()
+    cut = data.rfind(b"\n") + 1
+    records = list(csv.DictReader(io.StringIO(data[:cut].decode("utf-8"), newline="")))
+    rows: list[dict[str, Any]] = []
+    if records:
+        table = normalize_rows(records)
+        rows = table.astype(object).where(table.notna(), None).to_dict("records")
     done = {tuple(str(r[k]) for k in _KEY): r for r in rows}
-    return ResumeState(path, meta, rows, done)
+    return ResumeState(path, meta, rows, done, cut if cut < len(data) else None)
 
 
 def resume_options(opts: Any, meta: dict[str, Any], explicit: set[str]) -> Any:

@@ -1,0 +1,129 @@
+"""Helpers of the oprt-bench tests: in-process registries with test-double backends, isolated subprocesses.
+
+A module with a unique name (not ``conftest``): tests import it, and ``conftest`` (one per test folder,
+so ambiguous when tests/oprt_core is collected in the same run) only re-exports its fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from oprt_core import Availability, DeviceInfo, hookimpl
+from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.plugins import Registry, get_plugin_manager
+
+SCRIPT = Path(sys.executable).with_name("oprt-bench")
+
+
+class UnavailableBackend(NumpyBackend):
+    """Registered but unable to run: what a GPU backend looks like on a machine without a GPU."""
+
+    name = "ghost"
+
+    def availability(self) -> Availability:
+        return Availability(False, "no device: test double without hardware")
+
+    def device_info(self) -> DeviceInfo:
+        return DeviceInfo(name="none", flavour="ghost-test")
+
+
+class WrongBackend(NumpyBackend):
+    """Computes relu wrong (adds 1) and raises in copy: failed and error rows."""
+
+    name = "wrong"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def bad_relu(inputs, out, params) -> None:
+            np.copyto(out, (np.maximum(inputs[0].astype(np.float32), 0) + 1).astype(out.dtype))
+
+        def broken_copy(inputs, out, params) -> None:
+            raise RuntimeError("kernel launch failed: test double")
+
+        self.impls["relu"] = bad_relu
+        self.impls["copy"] = broken_copy
+
+    def device_info(self) -> DeviceInfo:
+        return DeviceInfo(name="wrong-device", flavour="wrong-test", spec_peak_gbps=100.0)
+
+
+class FlakyBackend(NumpyBackend):
+    """Right on the first call, wrong after: only the re-check after timing catches it."""
+
+    name = "flaky"
+
+    def __init__(self) -> None:
+        super().__init__()
+        calls = {"n": 0}
+        good = self.impls["copy"]
+
+        def flaky_copy(inputs, out, params) -> None:
+            calls["n"] += 1
+            good(inputs, out, params)
+            if calls["n"] > 1:
+                out[...] = 0
+
+        self.impls["copy"] = flaky_copy
+
+
+class _Plugin:
+    def __init__(self, *backends):
+        self.backends = backends
+
+    @hookimpl
+    def oprt_register_backends(self, register) -> None:
+        for b in self.backends:
+            register(b)
+
+
+def make_registry(*extra) -> Registry:
+    """numpy plus ``extra`` backends, registered in-process (installed entry points are not loaded)."""
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(_Plugin(NumpyBackend()), "numpy", "oprt-core")
+    if extra:
+        pm.register_plugin(_Plugin(*extra), "testdoubles", "oprt-bench-tests")
+    return Registry(pm)
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return make_registry()
+
+
+@pytest.fixture
+def doubles_registry() -> Registry:
+    return make_registry(UnavailableBackend(), WrongBackend(), FlakyBackend())
+
+
+def isolated_env(**extra: str) -> dict[str, str]:
+    """Subprocess environment that loads only the numpy entry point (other installed plugins stay out)."""
+    env = dict(os.environ)
+    env.update(OPRT_DISABLE_PLUGIN_AUTOLOAD="1", OPRT_PLUGINS="numpy", PYTHONUNBUFFERED="1", COLUMNS="200")
+    env.update(extra)
+    return env
+
+
+def run_script(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+               timeout: float = 120) -> subprocess.CompletedProcess:
+    if not SCRIPT.exists():
+        pytest.skip(f"console script {SCRIPT} is not installed (pip install -e ./oprt_bench)")
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=env or isolated_env(), cwd=cwd,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """One real end-to-end sweep of the console script: numpy, smoke cases. Several tests read it back."""
+    out = tmp_path_factory.mktemp("smoke") / "run"
+    proc = run_script("--backends", "numpy", "--cases", "smoke", "--time-budget", "0.02", "--seed", "7",
+                      "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (out.parent / "stdout.txt").write_text(proc.stdout)
+    return out
