@@ -20,11 +20,16 @@ from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
-NEEDED = ("oprt.h", "oprt_validate.h", "oprt_build.py")
+DIST = "oprt-nvidia"
+
+# ---- the include-folder search: literally the same in every backend's setup.py. It cannot be shared, since it is
+# how the shared code (oprt_build.py) is found; the order and the reasons are in docs/building.md ("Where a build
+# gets oprt.h"). ------------------------------------------------------------------------------------------------
+NEEDED = ("oprt.h", "oprt_validate.h", "oprt_layout.h", "oprt_build.py")
 
 
 def find_include_dir() -> Path:
-    """The folder holding oprt.h, oprt_validate.h and oprt_build.py, searched in the documented order."""
+    """The folder holding every file of NEEDED, searched in the documented order."""
     looked: list[str] = []
     env = os.environ.get("OPRT_INCLUDE_DIR")
     candidates = [("OPRT_INCLUDE_DIR", Path(env))] if env else []
@@ -37,9 +42,9 @@ def find_include_dir() -> Path:
             return path.resolve()
         looked.append(f"{label}: {path}")
     raise SystemExit(
-        "error: oprt-nvidia build: cannot find the oprt include folder (" + ", ".join(NEEDED) + "); looked in: "
+        f"error: {DIST} build: cannot find the oprt include folder (" + ", ".join(NEEDED) + "); looked in: "
         + "; ".join(looked)
-        + ". Set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include, or build from an sdist of oprt-nvidia."
+        + f". Set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include, or build from an sdist of {DIST}."
     )
 
 
@@ -78,7 +83,7 @@ def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Pl
 
 
 BUILD = oprt_build.NativeBuild(
-    dist="oprt-nvidia", lib_name=LIB_NAME, ext_name="oprt_nvidia._oprt_nvidia", log_name="build-ptxas.log",
+    dist=DIST, lib_name=LIB_NAME, ext_name="oprt_nvidia._oprt_nvidia", log_name="build-ptxas.log",
     abi_macro="OPRT_NV_BUILT_ABI", include_dir=INCLUDE_DIR, make_plan=make_plan, temp_subdir="cuda",
 )
 

@@ -10,7 +10,20 @@
 #include "oprt.h"
 #include "oprt_validate.h"
 
+// Layout and launch arithmetic shared with the other compiled backends (no runtime names, no warp width);
+// its one device-side member takes this qualifier.
+#define OPRT_DEVICE_INLINE __device__ __forceinline__
+#include "oprt_layout.h"
+
 namespace oprt_nv {
+
+using oprt_common::aligned16;
+using oprt_common::ceil_div;
+using oprt_common::check_workspace;
+using oprt_common::DeviceLimits;
+using oprt_common::Indexer;
+using oprt_common::Pack;
+using oprt_common::pow2_clamp;
 
 // ---- warp width: a 64-lane port (MetaX) changes these two lines only --------------------------
 constexpr int kWarp = 32;
@@ -27,36 +40,12 @@ oprt_status_t cuda_status(cudaError_t err, const char *what);
 // Checks the launch that just happened (cudaGetLastError) and maps a failure.
 oprt_status_t check_launch(const char *what);
 
-struct DeviceLimits {
-    int sm_count;
-    int max_threads_per_sm;
-};
 // SM count etc. of the current device (cached per device); sane H200 defaults when no device.
 DeviceLimits device_limits();
 
 // Blocks for a grid-stride kernel: enough to fill every SM `waves` times, never more than the work.
 inline unsigned grid_for(int64_t work_items, int threads, int waves = 1) {
-    DeviceLimits lim = device_limits();
-    int64_t per_sm = lim.max_threads_per_sm / threads;
-    if (per_sm < 1) per_sm = 1;
-    int64_t cap = (int64_t)lim.sm_count * per_sm * waves;
-    int64_t need = (work_items + threads - 1) / threads;
-    if (need < 1) need = 1;
-    return (unsigned)(need < cap ? need : cap);
-}
-
-inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-// Checks a workspace argument against the size a descriptor needs.
-inline oprt_status_t check_workspace(const char *op, size_t need, const void *ws, size_t size) {
-    if (need == 0) return OPRT_STATUS_SUCCESS;
-    if (size < need)
-        return oprt_set_error(OPRT_STATUS_INSUFFICIENT_WORKSPACE,
-                              "%s: workspace of %zu bytes is too small; the descriptor needs %zu "
-                              "(oprt_get_%s_workspace_size)", op, size, need, op);
-    if (ws == NULL)
-        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: workspace is NULL but %zu bytes are needed", op, need);
-    return OPRT_STATUS_SUCCESS;
+    return oprt_common::grid_blocks(device_limits(), work_items, threads, waves);
 }
 
 // ---- dtypes ----------------------------------------------------------------------------------
@@ -81,11 +70,6 @@ template <typename F> oprt_status_t dispatch_dtype(int32_t dtype, F &&f) {
 }
 
 // ---- 16-byte packs: one LDG.128/STG.128 per access -------------------------------------------
-template <typename T> struct alignas(16) Pack {
-    static constexpr int N = 16 / sizeof(T);
-    T v[N];
-};
-
 template <typename T> __device__ __forceinline__ Pack<T> load_pack(const T *p) {
     uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p));
     Pack<T> out;
@@ -203,30 +187,5 @@ __device__ __forceinline__ MaxSum block_reduce_maxsum(MaxSum v, float *smem) {
     __syncthreads();
     return r;
 }
-
-// ---- index decomposition over up to 8 dims (for layouts that do not merge) ----------------------
-// Maps a flat row-major index over `ext` to element offsets in up to K tensors.
-template <int K> struct Indexer {
-    int32_t ndim;
-    int64_t ext[OPRT_MAX_NDIM];
-    int64_t stride[K][OPRT_MAX_NDIM];
-
-    __device__ __forceinline__ void offsets(int64_t idx, int64_t (&off)[K]) const {
-#pragma unroll
-        for (int k = 0; k < K; ++k) off[k] = 0;
-        if (ndim == 1) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) off[k] = idx * stride[k][0];
-            return;
-        }
-        for (int d = ndim - 1; d >= 0; --d) {
-            int64_t e = ext[d];
-            int64_t q = idx / e, r = idx - q * e;
-#pragma unroll
-            for (int k = 0; k < K; ++k) off[k] += r * stride[k][d];
-            idx = q;
-        }
-    }
-};
 
 }  // namespace oprt_nv

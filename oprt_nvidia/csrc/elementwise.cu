@@ -46,19 +46,11 @@ oprt_status_t plan_paths(EwDesc *d) {
     return OPRT_STATUS_SUCCESS;
 }
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // One block per tile (at least one block: block 0 also does a contiguous launch's head and tail); past
 // 2^24 tiles (256 GiB of packs) the kernels loop over tiles.
 inline unsigned grid_tiles(int64_t ntiles) {
     constexpr int64_t kMaxGrid = (int64_t)1 << 24;
     return (unsigned)(ntiles < 1 ? 1 : ntiles < kMaxGrid ? ntiles : kMaxGrid);
-}
-
-int pow2_at_least(int64_t n, int lo, int hi) {
-    int v = lo;
-    while (v < hi && v < n) v <<= 1;
-    return v;
 }
 
 template <typename T, int NIn, typename Op>
@@ -133,7 +125,7 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             for (int t = 0; t < 3; ++t) vec = vec && (args.outer.stride[t][i] * (int64_t)sizeof(T)) % 16 == 0;
         }
         const int64_t per_row = vec ? (args.C + Pack<T>::N - 1) / Pack<T>::N : args.C;
-        const int tx = pow2_at_least(per_row, kWarp, kBlock);
+        const int tx = pow2_clamp(per_row, kWarp, kBlock);
         dim3 block(tx, kBlock / tx);
         unsigned grid = grid_for(args.rows * kBlock / block.y, kBlock);
         if (vec) ew_rows_kernel<T, NIn, true><<<grid, block, 0, stream>>>(out, a, b, args, op);

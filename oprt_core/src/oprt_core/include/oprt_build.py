@@ -36,7 +36,7 @@ __all__ = [
     "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS",
 ]
 
-HEADERS = ("oprt.h", "oprt_validate.h")
+HEADERS = ("oprt.h", "oprt_validate.h", "oprt_layout.h")  # what backend sources include; copied by sdist
 VENDORED = (*HEADERS, "oprt_build.py")  # what an sdist carries in _oprt_include/
 VENDOR_DIR = "_oprt_include"
 
