@@ -5,6 +5,11 @@ functions rather than copying them: :func:`reuse_tests` loads a test module of `
 a private name and returns its ``test_*`` functions with their fixture arguments renamed (e.g.
 ``nvidia_backend`` -> ``metax_backend``), parametrize marks and all. Assign them in a test module's
 namespace and pytest collects them there, with that folder's fixtures.
+
+The rest is what the two suites would otherwise write twice: the bodies of their conftest fixtures
+(:func:`tdesc_maker`, :func:`available_or_skip`, :func:`seeded_rng`) and of the build, plugin and device
+checks that any oprt.h backend passes (``check_*``), called from each suite's own named test functions. The
+conftests register this module for pytest's assertion rewriting, so its asserts report as a test's do.
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ from __future__ import annotations
 import functools
 import importlib.util
 import inspect
+import re
+import subprocess
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -58,3 +66,177 @@ def reuse_tests(relpath: str, mapping: dict[str, str], *, exclude: tuple[str, ..
         if name.startswith("test_") and inspect.isfunction(obj) and name not in exclude:
             out[prefix + name.removeprefix("test_")] = rename_fixtures(obj, mapping)
     return out
+
+
+# ---- fixture bodies (tests/oprt_nvidia/conftest.py, tests/oprt_metax/conftest.py) --------------------------------
+def contiguous_strides(shape) -> tuple[int, ...]:
+    """Row-major strides in elements (extent-0 dims count as 1)."""
+    strides, run = [], 1
+    for n in reversed(shape):
+        strides.append(run)
+        run *= max(int(n), 1)
+    return tuple(reversed(strides))
+
+
+def tdesc_maker(ffi) -> Callable[..., Any]:
+    """``make(shape, dtype=0, strides=None)`` -> a new ``oprt_tensor_desc_t *`` (contiguous by default)."""
+
+    def make(shape, dtype=0, strides=None):
+        shape = tuple(shape)
+        strides = contiguous_strides(shape) if strides is None else tuple(strides)
+        t = ffi.new("oprt_tensor_desc_t *")
+        t.dtype = dtype
+        t.ndim = len(shape)
+        for i, (n, s) in enumerate(zip(shape, strides)):
+            t.shape[i] = n
+            t.strides[i] = s
+        return t
+
+    return make
+
+
+def available_or_skip(raw: Any, name: str) -> Any:
+    """``raw`` when available; otherwise the test skips with the backend's availability reason."""
+    import pytest
+
+    avail = raw.availability()
+    if not avail.ok:
+        pytest.skip(f"backend {name} is unavailable: {avail.reason}")
+    return raw
+
+
+def seeded_rng(request: Any) -> Any:
+    """A generator seeded from the test's id: fresh but reproducible inputs per test."""
+    import numpy as np
+
+    return np.random.default_rng(abs(hash(request.node.nodeid)) % (1 << 32))
+
+
+# ---- checks any compiled oprt.h backend passes (test_nvidia_build.py, test_metax_build.py) ------------------------
+def library_info(ext: Any) -> dict[str, object]:
+    """``oprt_get_library_info`` as a dict of Python values."""
+    ffi, lib = ext.ffi, ext.lib
+    info = ffi.new("oprt_library_info_t *")
+    assert lib.oprt_get_library_info(info) == 0
+    fields = ("backend", "flavour", "toolchain", "architectures", "runtime_version")
+    return {"abi_version": int(info.abi_version), **{f: ffi.string(getattr(info, f)).decode() for f in fields}}
+
+
+def check_no_device_is_a_status_in_a_fresh_process(package: str) -> None:
+    """The first runtime call of a fresh process (no GPU here, maybe): a status and the runtime's text."""
+    code = textwrap.dedent(f"""
+        from {package} import load_extension
+        ext = load_extension()
+        n = ext.ffi.new("int32_t *")
+        st = ext.lib.oprt_get_device_count(n)
+        print(st, n[0], ext.ffi.string(ext.lib.oprt_last_error_message()).decode())
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    status, count, *_ = proc.stdout.split()
+    assert (int(status), int(count) > 0) in ((0, True), (10, False)), proc.stdout
+
+
+def check_availability_has_a_reason(raw: Any) -> None:
+    avail = raw.availability()
+    assert avail.reason
+    count = raw.ffi.new("int32_t *")
+    if raw.lib.oprt_get_device_count(count) != 0:
+        assert not avail.ok
+        assert "device" in avail.reason.lower() or "driver" in avail.reason.lower()
+    else:
+        assert avail.ok, avail.reason
+
+
+def check_sources_match_the_log(backend_dir: str, suffix: str, log_path: Path) -> None:
+    """Every ``csrc/*<suffix>`` of ``<repo>/<backend_dir>`` (when this is a checkout) was built."""
+    import pytest
+
+    csrc = TESTS.parent / backend_dir / "csrc"
+    if not csrc.is_dir():
+        pytest.skip("not run from a checkout")
+    text = log_path.read_text(encoding="utf-8")
+    pattern = r"^## (\S+" + re.escape(suffix) + r"):"
+    assert {p.name for p in csrc.glob("*" + suffix)} == set(re.findall(pattern, text, re.M))
+
+
+def check_entry_point_is_installed(name: str, value: str) -> None:
+    from importlib import metadata
+
+    eps = [ep for ep in metadata.entry_points(group="oprt") if ep.name == name]
+    assert [ep.value for ep in eps] == [value]
+    from oprt_core import get_registry
+
+    assert get_registry().get_backend(name).name == name
+
+
+def check_descriptors_need_no_device(ext: Any, tdesc: Callable[..., Any]) -> None:
+    """Creating and destroying descriptors is host-only work."""
+    ffi, lib = ext.ffi, ext.lib
+    for op, args in (
+        ("copy", (tdesc((33, 65)), tdesc((33, 65), strides=(1, 33)))),
+        ("vector_add", (tdesc((4, 5)), tdesc((4, 5)), tdesc((5,)))),
+        ("relu", (tdesc((7,)), tdesc((7,)), 0.1)),
+        ("reduce_sum", (tdesc((5,)), tdesc((5, 9)), -1, 0)),
+        ("softmax", (tdesc((5, 9)), tdesc((5, 9)), 0)),
+    ):
+        p = ffi.new(f"oprt_{op}_descriptor_t *")
+        assert getattr(lib, f"oprt_create_{op}_descriptor")(p, *args) == 0, ffi.string(lib.oprt_last_error_message())
+        size = ffi.new("size_t *", 123)
+        assert getattr(lib, f"oprt_get_{op}_workspace_size")(p[0], size) == 0
+        assert getattr(lib, f"oprt_destroy_{op}_descriptor")(p[0]) == 0
+
+
+# (shape, axis) of reductions split across blocks; axis -128 is OPRT_AXIS_ALL
+SPLIT_REDUCTIONS = [((1 << 24,), -128), ((4, 1 << 22), -1), ((1 << 13, 1 << 13), 0)]
+
+
+def check_reduce_sum_workspace_for_split_reductions(ext: Any, tdesc: Callable[..., Any], shape, axis) -> None:
+    """Few long rows or columns are split across blocks: the partial sums need a workspace."""
+    ffi, lib = ext.ffi, ext.lib
+    out_shape = () if axis == -128 else tuple(n for i, n in enumerate(shape) if i != axis % len(shape))
+    p = ffi.new("oprt_reduce_sum_descriptor_t *")
+    assert lib.oprt_create_reduce_sum_descriptor(p, tdesc(out_shape), tdesc(shape), axis, 0) == 0
+    size = ffi.new("size_t *")
+    assert lib.oprt_get_reduce_sum_workspace_size(p[0], size) == 0
+    assert size[0] > 0
+    assert size[0] < 64 << 20
+    lib.oprt_destroy_reduce_sum_descriptor(p[0])
+
+
+def check_device_index_out_of_range(backend: Any, make_backend: Callable[[], Any]) -> None:
+    """A bad device index: BadDeviceError from set_device, and a second backend on it is unavailable."""
+    import pytest
+
+    import oprt_core.errors as E
+
+    with pytest.raises(E.BadDeviceError):
+        backend.set_device(4096)
+    other = make_backend()
+    other.device = 4096
+    assert not other.availability().ok
+    with pytest.raises(E.BadDeviceError):
+        other.empty((3,), "f32")
+
+
+def check_torch_inputs(name: str, dtype: str) -> None:
+    """Zero-copy torch tensors (CUDA memory) in and out of backend ``name``; skips without torch or CUDA."""
+    import pytest
+
+    import oprt_core.ops as ops
+
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    tdt = getattr(torch, dtype)
+    a = torch.randn(257, 129, device="cuda").to(tdt)
+    b = torch.randn(129, device="cuda").to(tdt)
+    out = torch.empty_like(a)
+    ops.vector_add(a, b, backend=name, out=out)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out.float(), (a.float() + b.float()).to(tdt).float())
+    t = torch.randn(64, 512, device="cuda").to(tdt)
+    sm = torch.empty_like(t)
+    ops.softmax(t.t(), axis=0, backend=name, out=sm.t())
+    torch.cuda.synchronize()
+    torch.testing.assert_close(sm.float(), torch.softmax(t.float(), dim=-1), atol=1e-2, rtol=1e-2)

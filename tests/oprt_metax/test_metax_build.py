@@ -5,21 +5,22 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
+from gpu_helpers import (
+    SPLIT_REDUCTIONS,
+    check_availability_has_a_reason,
+    check_descriptors_need_no_device,
+    check_entry_point_is_installed,
+    check_no_device_is_a_status_in_a_fresh_process,
+    check_reduce_sum_workspace_for_split_reductions,
+    check_sources_match_the_log,
+    library_info,
+)
 
 from oprt_core.cabi import abi_version
 
 KERNEL_FILES = ("elementwise.maca", "reduce.maca", "softmax.maca", "runtime.maca")
-
-def _info(ext) -> dict[str, object]:
-    ffi, lib = ext.ffi, ext.lib
-    info = ffi.new("oprt_library_info_t *")
-    assert lib.oprt_get_library_info(info) == 0
-    fields = ("backend", "flavour", "toolchain", "architectures", "runtime_version")
-    return {"abi_version": int(info.abi_version), **{f: ffi.string(getattr(info, f)).decode() for f in fields}}
 
 
 def test_package_imports_without_loading_the_extension(metax_pkg):
@@ -30,7 +31,7 @@ def test_package_imports_without_loading_the_extension(metax_pkg):
 
 
 def test_library_info(metax_ext, metax_pkg):
-    info = _info(metax_ext)
+    info = library_info(metax_ext)
     assert info["backend"] == "metax"
     assert info["flavour"] in ("mxcc", "nvcc-shim")
     assert info["flavour"] == metax_pkg.flavour()
@@ -45,35 +46,18 @@ def test_library_info(metax_ext, metax_pkg):
 
 def test_shim_flavour_in_library_info(metax_ext):
     """What CI and the H200 build: the nvcc-shim flavour, labelled as such."""
-    info = _info(metax_ext)
+    info = library_info(metax_ext)
     if info["flavour"] != "nvcc-shim":
         pytest.skip(f"built with flavour {info['flavour']}")
     assert info["backend"] == "metax" and info["toolchain"].startswith("nvcc ")
 
 
 def test_no_device_is_a_status_in_a_fresh_process(metax_pkg):
-    code = textwrap.dedent("""
-        from oprt_metax import load_extension
-        ext = load_extension()
-        n = ext.ffi.new("int32_t *")
-        st = ext.lib.oprt_get_device_count(n)
-        print(st, n[0], ext.ffi.string(ext.lib.oprt_last_error_message()).decode())
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    status, count, *_ = proc.stdout.split()
-    assert (int(status), int(count) > 0) in ((0, True), (10, False)), proc.stdout
+    check_no_device_is_a_status_in_a_fresh_process("oprt_metax")
 
 
 def test_availability_has_a_reason(metax_raw):
-    avail = metax_raw.availability()
-    assert avail.reason
-    count = metax_raw.ffi.new("int32_t *")
-    if metax_raw.lib.oprt_get_device_count(count) != 0:
-        assert not avail.ok
-        assert "device" in avail.reason.lower() or "driver" in avail.reason.lower()
-    else:
-        assert avail.ok, avail.reason
+    check_availability_has_a_reason(metax_raw)
 
 
 def test_build_log_is_shipped(metax_pkg):
@@ -89,11 +73,7 @@ def test_build_log_is_shipped(metax_pkg):
 
 
 def test_sources_match_the_log(metax_pkg):
-    csrc = Path(__file__).resolve().parents[2] / "oprt_metax" / "csrc"
-    if not csrc.is_dir():
-        pytest.skip("not run from a checkout")
-    text = metax_pkg.build_log_path().read_text(encoding="utf-8")
-    assert {p.name for p in csrc.glob("*.maca")} == set(re.findall(r"^## (\S+\.maca):", text, re.M))
+    check_sources_match_the_log("oprt_metax", ".maca", metax_pkg.build_log_path())
 
 
 def test_plugin_registers_metax(metax_pkg):
@@ -111,13 +91,7 @@ def test_plugin_registers_metax(metax_pkg):
 
 
 def test_entry_point_is_installed(metax_pkg):
-    from importlib import metadata
-
-    eps = [ep for ep in metadata.entry_points(group="oprt") if ep.name == "metax"]
-    assert [ep.value for ep in eps] == ["oprt_metax.plugin"]
-    from oprt_core import get_registry
-
-    assert get_registry().get_backend("metax").name == "metax"
+    check_entry_point_is_installed("metax", "oprt_metax.plugin")
 
 
 def test_backends_command_lists_metax(metax_pkg):
@@ -169,29 +143,10 @@ def test_bench_rows_are_labelled_with_the_flavour(metax_backend, metax_pkg, tmp_
 def test_descriptors_need_no_device(metax_ext, tdesc):
     """Creating and destroying descriptors is host-only work (as in the nvidia suite, which imports oprt_nvidia
     at module level, so it is not reused here: the tox metax env has no oprt-nvidia)."""
-    ffi, lib = metax_ext.ffi, metax_ext.lib
-    for op, args in (
-        ("copy", (tdesc((33, 65)), tdesc((33, 65), strides=(1, 33)))),
-        ("vector_add", (tdesc((4, 5)), tdesc((4, 5)), tdesc((5,)))),
-        ("relu", (tdesc((7,)), tdesc((7,)), 0.1)),
-        ("reduce_sum", (tdesc((5,)), tdesc((5, 9)), -1, 0)),
-        ("softmax", (tdesc((5, 9)), tdesc((5, 9)), 0)),
-    ):
-        p = ffi.new(f"oprt_{op}_descriptor_t *")
-        assert getattr(lib, f"oprt_create_{op}_descriptor")(p, *args) == 0, ffi.string(lib.oprt_last_error_message())
-        size = ffi.new("size_t *", 123)
-        assert getattr(lib, f"oprt_get_{op}_workspace_size")(p[0], size) == 0
-        assert getattr(lib, f"oprt_destroy_{op}_descriptor")(p[0]) == 0
+    check_descriptors_need_no_device(metax_ext, tdesc)
 
 
-@pytest.mark.parametrize("shape, axis", [((1 << 24,), -128), ((4, 1 << 22), -1), ((1 << 13, 1 << 13), 0)])
+@pytest.mark.parametrize("shape, axis", SPLIT_REDUCTIONS)
 def test_reduce_sum_workspace_for_split_reductions(metax_ext, tdesc, shape, axis):
     """Few long rows or columns are split across blocks: the partial sums need a workspace."""
-    ffi, lib = metax_ext.ffi, metax_ext.lib
-    out_shape = () if axis == -128 else tuple(n for i, n in enumerate(shape) if i != axis % len(shape))
-    p = ffi.new("oprt_reduce_sum_descriptor_t *")
-    assert lib.oprt_create_reduce_sum_descriptor(p, tdesc(out_shape), tdesc(shape), axis, 0) == 0
-    size = ffi.new("size_t *")
-    assert lib.oprt_get_reduce_sum_workspace_size(p[0], size) == 0
-    assert 0 < size[0] < 64 << 20
-    lib.oprt_destroy_reduce_sum_descriptor(p[0])
+    check_reduce_sum_workspace_for_split_reductions(metax_ext, tdesc, shape, axis)

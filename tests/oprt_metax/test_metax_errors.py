@@ -7,10 +7,7 @@ second backend is written anew.
 
 from __future__ import annotations
 
-import pytest
-from gpu_helpers import reuse_tests
-
-import oprt_core.errors as E
+from gpu_helpers import check_device_index_out_of_range, reuse_tests
 
 MAPPING = {"nvidia_backend": "metax_backend", "nvidia_ext": "metax_ext", "nvidia_raw": "metax_raw"}
 
@@ -21,10 +18,4 @@ globals().update(reuse_tests("oprt_nvidia/test_nvidia_errors.py", MAPPING,
 def test_python_device_index_out_of_range(metax_backend):
     from oprt_metax.plugin import make_backend
 
-    with pytest.raises(E.BadDeviceError):
-        metax_backend.set_device(4096)
-    other = make_backend()
-    other.device = 4096
-    assert not other.availability().ok
-    with pytest.raises(E.BadDeviceError):
-        other.empty((3,), "f32")
+    check_device_index_out_of_range(metax_backend, make_backend)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_helpers import reuse_tests
+from gpu_helpers import check_torch_inputs, reuse_tests
 
 import oprt_core.ops as ops
 from oprt_core.core_ops import CORE_OPS
@@ -31,21 +31,7 @@ def test_torch_inputs(metax_backend, rng, dtype):
     """Zero-copy torch tensors: only the nvcc-shim flavour holds CUDA memory."""
     if not metax_backend.cuda_interop:
         pytest.skip("the mxcc flavour's memory is MACA memory: no __cuda_array_interface__")
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch sees no CUDA device")
-    tdt = getattr(torch, dtype)
-    a = torch.randn(257, 129, device="cuda").to(tdt)
-    b = torch.randn(129, device="cuda").to(tdt)
-    out = torch.empty_like(a)
-    ops.vector_add(a, b, backend="metax", out=out)
-    torch.cuda.synchronize()
-    torch.testing.assert_close(out.float(), (a.float() + b.float()).to(tdt).float())
-    t = torch.randn(64, 512, device="cuda").to(tdt)
-    sm = torch.empty_like(t)
-    ops.softmax(t.t(), axis=0, backend="metax", out=sm.t())
-    torch.cuda.synchronize()
-    torch.testing.assert_close(sm.float(), torch.softmax(t.float(), dim=-1), atol=1e-2, rtol=1e-2)
+    check_torch_inputs("metax", dtype)
 
 
 @pytest.mark.gpu

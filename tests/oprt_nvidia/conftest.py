@@ -2,23 +2,18 @@
 
 ``nvidia_ext`` is the compiled cffi extension (loads on any machine: the CUDA runtime is linked
 statically); ``nvidia_raw`` a CompiledBackend over it, available or not; ``nvidia_backend`` the same
-backend, skipping with its availability reason where there is no GPU.
+backend, skipping with its availability reason where there is no GPU. The fixtures' bodies are shared
+with tests/oprt_metax through tests/gpu_helpers.py.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
+pytest.register_assert_rewrite("gpu_helpers")  # before its first import: its asserts report as a test's
 pytest.importorskip("oprt_nvidia", reason="oprt-nvidia is not installed")
 
-
-def _contiguous(shape):
-    strides, run = [], 1
-    for n in reversed(shape):
-        strides.append(run)
-        run *= max(int(n), 1)
-    return tuple(reversed(strides))
+from gpu_helpers import available_or_skip, seeded_rng, tdesc_maker  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -37,32 +32,16 @@ def nvidia_raw():
 
 @pytest.fixture(scope="session")
 def nvidia_backend(nvidia_raw):
-    avail = nvidia_raw.availability()
-    if not avail.ok:
-        pytest.skip(f"backend nvidia is unavailable: {avail.reason}")
-    return nvidia_raw
+    return available_or_skip(nvidia_raw, "nvidia")
 
 
 @pytest.fixture(scope="session")
 def tdesc(nvidia_ext):
     """tdesc(shape, dtype=0, strides=None) -> a new oprt_tensor_desc_t * (contiguous by default)."""
-    ffi = nvidia_ext.ffi
-
-    def make(shape, dtype=0, strides=None):
-        shape = tuple(shape)
-        strides = _contiguous(shape) if strides is None else tuple(strides)
-        t = ffi.new("oprt_tensor_desc_t *")
-        t.dtype = dtype
-        t.ndim = len(shape)
-        for i, (n, s) in enumerate(zip(shape, strides)):
-            t.shape[i] = n
-            t.strides[i] = s
-        return t
-
-    return make
+    return tdesc_maker(nvidia_ext.ffi)
 
 
 @pytest.fixture
 def rng(request):
     """A generator seeded from the test's id: fresh but reproducible inputs per test."""
-    return np.random.default_rng(abs(hash(request.node.nodeid)) % (1 << 32))
+    return seeded_rng(request)

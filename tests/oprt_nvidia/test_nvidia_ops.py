@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import pytest
+from gpu_helpers import check_torch_inputs
 
 import oprt_core.ops as ops
 from oprt_core.compiled import DeviceArray
@@ -283,18 +284,4 @@ def test_cupy_inputs(nvidia_backend, rng, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_torch_inputs(nvidia_backend, rng, dtype):
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch sees no CUDA device")
-    tdt = getattr(torch, dtype)
-    a = torch.randn(257, 129, device="cuda").to(tdt)
-    b = torch.randn(129, device="cuda").to(tdt)
-    out = torch.empty_like(a)
-    ops.vector_add(a, b, backend="nvidia", out=out)
-    torch.cuda.synchronize()
-    torch.testing.assert_close(out.float(), (a.float() + b.float()).to(tdt).float())
-    t = torch.randn(64, 512, device="cuda").to(tdt)
-    sm = torch.empty_like(t)
-    ops.softmax(t.t(), axis=0, backend="nvidia", out=sm.t())
-    torch.cuda.synchronize()
-    torch.testing.assert_close(sm.float(), torch.softmax(t.float(), dim=-1), atol=1e-2, rtol=1e-2)
+    check_torch_inputs("nvidia", dtype)
