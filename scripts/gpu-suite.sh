@@ -8,7 +8,9 @@
 #   test      pytest of every package (GPU tests run here), junit XML + log
 #   sweep     oprt-bench --mode test over every case set (smoke, edge, default, large) on the GPU backends
 #   sanitize  compute-sanitizer memcheck/racecheck/initcheck over the nvidia kernel tests
-#   bench     oprt-bench sweeps (default and large case sets) beside torch, cupy and numpy
+#   fuzz      hypothesis fuzzing of the GPU libraries' C ABI and the op API (OPRT_FUZZ_EXAMPLES, default 10000)
+#   check     scripts/check_baselines.py: oprt-bench timing vs triton do_bench, calibrated peak vs cupy memcpy
+#   bench     oprt-bench sweeps (OPRT_SUITE_BENCH, default: default and large case sets) beside torch
 # Environment: OPRT_SUITE_PACKAGES (folders to install), OPRT_SUITE_TESTS (pytest paths),
 # OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SANITIZERS, OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
 # OPRT_SUITE_BUDGET (oprt-bench --time-budget).
@@ -87,10 +89,24 @@ if has sanitize; then
     done
 fi
 
+if has fuzz; then
+    # >= 10000 examples per fuzz test against each GPU library (the C ABI) and the Python op API
+    OPRT_FUZZ_EXAMPLES=${OPRT_FUZZ_EXAMPLES:-10000} run_logged fuzz python -m pytest tests/oprt_core/test_fuzz_cabi.py \
+        tests/oprt_core/test_fuzz_ops.py -q -ra -p no:cacheprovider -k "not host and not numpy" \
+        --hypothesis-show-statistics
+fi
+
+if has check; then
+    run_logged check-baselines python scripts/check_baselines.py "$OUTDIR/check-baselines"
+fi
+
 if has bench; then
-    for cs in default large; do
-        run_logged "bench-$cs" oprt-bench --backends "$GPU_BACKENDS,torch,cupy" --cases "$cs" --baseline torch \
-            --out "$OUTDIR/bench-$cs" --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
+    # OPRT_SUITE_BENCH: space-separated CASESET:BACKENDS[:OPS] sweeps
+    for spec in ${OPRT_SUITE_BENCH:-"default:$GPU_BACKENDS,torch,cupy large:$GPU_BACKENDS,torch"}; do
+        IFS=: read -r cs backends ops <<<"$spec"
+        name="bench-$cs${ops:+-${ops//,/-}}"
+        run_logged "$name" oprt-bench --backends "$backends" --cases "$cs" --ops "${ops:-all}" --baseline torch \
+            --out "$OUTDIR/$name" --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
     done
 fi
 
