@@ -1,0 +1,192 @@
+"""Fuzzing the Python op API (``oprt_core.ops.run``): random arrays (ndim 0..9, views with negative, zero
+and stepped strides, wrong dtypes), params (out-of-range and wrongly typed axes, NaN slopes, unknown
+names) and ``out`` arrays (wrong shape or dtype, overlapping broadcast views).
+
+Every call either returns an output that matches the float64 reference (``OpSpec.check``) or raises an
+``OprtError`` subclass; any other exception, or a crash, fails. Backends: numpy always, the host C library
+through ``CompiledBackend`` (the compiled path without a GPU), and the installed GPU backends ``nvidia`` and
+``metax`` where available. Examples per test: ``OPRT_FUZZ_EXAMPLES`` (default 200).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from oprt_core import OprtError, get_registry, hookimpl  # noqa: E402
+from oprt_core import ops as op_api  # noqa: E402
+from oprt_core.core_ops import CORE_OPS  # noqa: E402
+from oprt_core.dtypes import get_dtype  # noqa: E402
+from oprt_core.plugins import Registry, get_plugin_manager  # noqa: E402
+
+EXAMPLES = int(os.environ.get("OPRT_FUZZ_EXAMPLES", "200"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+SPECS = {s.name: s for s in CORE_OPS}
+
+# found by this fuzzer, outside what its author may change (oprt_core/numpy_backend.py, ops.py): tolerated
+# narrowly here and reported; remove an entry once fixed and the fuzzer then guards the fix
+KNOWN_ISSUES = {
+    "numpy-readonly-out": "NumpyBackend accepts a read-only `out` (e.g. an np.broadcast_to view) and numpy "
+                          "raises ValueError('assignment destination is read-only') instead of an "
+                          "InvalidArgumentError",
+    "numpy-overlapping-out": "NumpyBackend accepts an `out` whose elements overlap (a zero stride) and "
+                             "returns a wrong result; the C ABI rejects it with OPRT_STATUS_BAD_STRIDES",
+}
+
+
+class _One:
+    def __init__(self, backend):
+        self.backend = backend
+
+    @hookimpl
+    def oprt_register_backends(self, register) -> None:
+        register(self.backend)
+
+
+@pytest.fixture(scope="module", params=["numpy", "host", "nvidia", "metax"])
+def op_backend(request):
+    """(backend name, registry holding it)."""
+    name = request.param
+    if name == "host":
+        pm = get_plugin_manager(load_entrypoints=False)
+        pm.register_plugin(_One(request.getfixturevalue("host_backend")), "host-lib", "tests")
+        return name, Registry(pm)
+    registry = get_registry()
+    backend = registry.backends.get(name)
+    if backend is None:
+        pytest.skip(f"backend {name!r} is not installed")
+    avail = backend.availability()
+    if not avail.ok:
+        pytest.skip(f"backend {name!r} unavailable: {avail.reason}")
+    return name, registry
+
+
+DTYPES = ["f32", "f16", "bf16"]
+BAD_DTYPES = [np.float64, np.int32, np.bool_, np.complex64]
+
+
+@st.composite
+def array(draw, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """A random array, possibly a view: reversed, stepped, broadcast (zero stride) or transposed."""
+    if shape is None:
+        nd = draw(st.integers(0, 9) if draw(st.integers(0, 9)) == 0 else st.integers(0, 4))
+        shape = tuple(draw(st.integers(0, 5)) for _ in range(nd))
+    dt = draw(st.sampled_from(DTYPES))
+    np_dtype = get_dtype(dt).numpy if draw(st.integers(0, 19)) else draw(st.sampled_from(BAD_DTYPES))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["contiguous", "contiguous", "reversed", "step", "broadcast", "transposed"]))
+    if kind == "step" and shape:
+        base = rng.uniform(-2, 2, shape[:-1] + (2 * shape[-1],)).astype(np_dtype)
+        return base[..., ::2]
+    if kind == "broadcast" and shape:
+        base = rng.uniform(-2, 2, (1,) + shape[1:]).astype(np_dtype)
+        return np.broadcast_to(base, shape)
+    if kind == "transposed" and len(shape) >= 2:
+        base = rng.uniform(-2, 2, shape[:-2] + (shape[-1], shape[-2])).astype(np_dtype)
+        return np.swapaxes(base, -1, -2)
+    a = rng.uniform(-2, 2, shape).astype(np_dtype)
+    if kind == "reversed" and shape:
+        return a[..., ::-1]
+    return a
+
+
+WEIRD = [None, True, 1.5, "x", -1, 0, 2, 8, -9, 2**31, -(2**40), math.nan, math.inf]
+
+
+@st.composite
+def call(draw) -> dict[str, Any]:
+    op = draw(st.sampled_from(list(SPECS)))
+    x = draw(array())
+    inputs = [x]
+    params: dict[str, Any] = {}
+    if op == "vector_add":
+        if draw(st.booleans()) and x.ndim:
+            k = draw(st.integers(0, x.ndim))
+            shape = tuple(1 if draw(st.booleans()) else n for n in x.shape[x.ndim - k:])
+        else:
+            shape = None
+        inputs.append(draw(array(shape)))
+    elif op == "relu":
+        params["negative_slope"] = draw(st.one_of(st.sampled_from([0.0, 0.1, -1.0, 3.0]),
+                                                  st.sampled_from([math.nan, math.inf, "0.1", None])))
+    elif op == "reduce_sum":
+        params["axis"] = draw(st.one_of(st.none(), st.integers(-x.ndim - 1, x.ndim), st.sampled_from(WEIRD)))
+        params["keepdims"] = draw(st.one_of(st.booleans(), st.sampled_from([1, "yes", None])))
+    elif op == "softmax":
+        params["axis"] = draw(st.one_of(st.integers(-x.ndim - 1, x.ndim), st.sampled_from(WEIRD)))
+    if draw(st.integers(0, 9)) == 0:
+        params[draw(st.sampled_from(["alpha", "axes", "dim"]))] = 1
+    if draw(st.integers(0, 4)) == 0:
+        params = {k: v for k, v in params.items() if draw(st.booleans())}  # some defaults
+    out_kind = draw(st.sampled_from(["none"] * 6 + ["fresh", "wrong_shape", "wrong_dtype", "overlapping", "readonly"]))
+    return {"op": op, "inputs": inputs, "params": params, "out": out_kind}
+
+
+def _expected_out_shape(op: str, inputs: list[np.ndarray], params: dict[str, Any]) -> tuple[int, ...] | None:
+    try:
+        full = SPECS[op].validate_params(params, [a.shape for a in inputs])
+        return tuple(SPECS[op].output_shape([a.shape for a in inputs], full))
+    except OprtError:
+        return None
+
+
+def run_call(name: str, registry: Registry, c: dict[str, Any]) -> None:
+    op, inputs, params = c["op"], c["inputs"], c["params"]
+    backend = registry.get_backend(name)
+    out = None
+    shape = _expected_out_shape(op, inputs, params)
+    dt = inputs[0].dtype
+    if c["out"] != "none" and shape is not None:
+        try:
+            if c["out"] == "fresh":
+                out = backend.empty(shape, get_dtype(dt).name)
+            elif c["out"] == "wrong_shape":
+                out = backend.empty(shape + (2,), get_dtype(dt).name)
+            elif c["out"] == "wrong_dtype":
+                other = "f16" if get_dtype(dt).name != "f16" else "f32"
+                out = backend.empty(shape, other)
+            elif c["out"] == "overlapping" and math.prod(shape) > 1:  # writeable, zero stride on dim 0
+                buf = np.zeros(math.prod(shape[1:]) or 1, dt)
+                out = np.lib.stride_tricks.as_strided(buf, shape, (0,) + np.empty(shape[1:], dt).strides,
+                                                      writeable=True)
+            elif c["out"] == "readonly":
+                out = np.broadcast_to(np.zeros(shape[-1:], dt), shape)
+        except OprtError:
+            out = None  # e.g. a dtype the backend has no arrays of: nothing to test with that out
+    what = (f"{name}: {op}({', '.join(f'{a.dtype}{a.shape} strides {a.strides}' for a in inputs)}, {params}, "
+            f"out={c['out']})")
+    try:
+        result = op_api.run(op, inputs, params, backend=name, out=out, registry=registry)
+    except OprtError:
+        return  # a documented error
+    except ValueError as exc:
+        if name == "numpy" and c["out"] == "readonly" and "read-only" in str(exc):
+            return  # KNOWN_ISSUES["numpy-readonly-out"]
+        raise AssertionError(f"{what}: raised {type(exc).__name__}: {exc} (not an OprtError)") from exc
+    except Exception as exc:  # noqa: BLE001 - the point of the test
+        raise AssertionError(f"{what}: raised {type(exc).__name__}: {exc} (not an OprtError)") from exc
+    # success: the call was valid, so the result must be right
+    got = backend.to_host(result)
+    assert shape is not None, f"{what}: succeeded on params the spec rejects"
+    full = SPECS[op].validate_params(params, [a.shape for a in inputs])
+    check = SPECS[op].check(got, [np.asarray(a) for a in inputs], get_dtype(dt).name, full)
+    if name == "numpy" and c["out"] == "overlapping" and not check.ok:
+        return  # KNOWN_ISSUES["numpy-overlapping-out"]
+    assert check.ok, f"{what}: wrong result: {check.message}"
+
+
+@FUZZ
+@given(c=call())
+def test_fuzz_op_api(op_backend, c):
+    name, registry = op_backend
+    run_call(name, registry, c)
