@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 
+import numpy as np
 import pytest
 from bench_helpers import SCRIPT, isolated_env, make_registry, run_script
 from click.testing import CliRunner
@@ -19,6 +20,7 @@ from click.testing import CliRunner
 from oprt_bench.cli import cli
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
 from oprt_bench.worker import BackendWorker, WorkerFailure, describe_exit, worker_source
+from oprt_core.numpy_backend import NumpyBackend
 
 faulty = pytest.importorskip("oprt_faultyplugin", reason="pip install ./tests/plugins/oprt-faultyplugin")
 
@@ -202,3 +204,33 @@ def test_sigterm_while_a_worker_hangs_keeps_rows_and_report(tmp_path):
     meta = json.loads((out / "run.json").read_text())
     assert meta["status"] == "interrupted (SIGTERM)" and meta["exit_code"] == 143
     assert (out / "report.html").exists() and (out / "results.json").exists()
+
+
+def test_a_sticky_device_error_replaces_the_worker(monkeypatch):
+    """A kernel fault on a GPU often leaves the context broken (cudaErrorIllegalAddress is sticky) rather than
+    killing the process: the row is an error and the next row gets a fresh worker."""
+    from oprt_bench.sweep import Runners
+
+    reg = make_registry(StickyBackend())
+    plan = make_plan(reg, SweepOptions(ops="copy", backends="sticky", baseline="none", dtypes="f32,f16",
+                                       cases="smoke", mode="test", case_timeout_s=10))
+    rows: list[dict] = []
+    with Runners(plan) as runners:
+        run_sweep(plan, rows.append, runners=runners)
+        worker = runners.workers["sticky"]
+        assert worker.restarts_after_device_error == 1 and worker.starts == 2
+    assert [r["status"] for r in rows] == ["error", "ok", "ok", "ok"]
+    assert rows[0]["message"].startswith("DeviceError:")
+
+
+class StickyBackend(NumpyBackend):
+    """prepare of copy/1000/f32 raises the exception class of OPRT_STATUS_DEVICE_ERROR."""
+
+    name = "sticky"
+
+    def prepare(self, op, inputs, output, params):
+        from oprt_core.errors import DeviceError
+
+        if output.shape == (1000,) and output.dtype == np.float32:
+            raise DeviceError("sticky", 8, "an illegal memory access was encountered")
+        return super().prepare(op, inputs, output, params)

@@ -44,7 +44,9 @@ __all__ = ["ISOLATIONS", "WorkerSource", "WorkerFailure", "BackendWorker", "work
            "describe_exit"]
 
 ISOLATIONS = ("process", "none")
-START_TIMEOUT_S = 120.0  # spawning a worker and building its backend (imports, plugin loading)
+START_TIMEOUT_S = 120.0
+# row messages after which the worker is replaced: the device context is unusable (sticky CUDA/MACA errors)
+STICKY_ERRORS = ("DeviceError:",)  # spawning a worker and building its backend (imports, plugin loading)
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,11 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str]) -> No
             return
         try:
             result = _HANDLERS[kind](backend, registry, payload)
+            if kind == "row" and str(result.get("message") or "").startswith(STICKY_ERRORS):
+                # a device error is sticky (CUDA's illegal address, a trap): every later call in this context
+                # would fail too, so this worker leaves and the next row gets a fresh one
+                conn.send(("ok-restart", result))
+                return
             conn.send(("ok", result))
         except Exception as exc:  # noqa: BLE001 - the runner catches what a row may raise; this is a bug
             conn.send(("error", _message(exc) + " | " + "".join(traceback.format_exc(limit=5)).strip()))
@@ -226,6 +233,7 @@ class BackendWorker:
         self.proc: Any = None
         self.conn: Any = None
         self.starts = 0  # how many worker processes were started (1 + replacements)
+        self.restarts_after_device_error = 0
         self.start_error = ""
 
     @property
@@ -283,6 +291,10 @@ class BackendWorker:
             self._kill()
             raise WorkerFailure(f"worker unreachable: {exc}; worker replaced") from None
         status, result = self._receive(timeout_s, doing)
+        if status == "ok-restart":
+            self._kill()
+            self.restarts_after_device_error += 1
+            return result
         if status != "ok":
             raise WorkerFailure(f"worker error: {result}")
         return result
