@@ -3,7 +3,9 @@
 Order of work: for each op, case and dtype, fresh host inputs are drawn from a seed derived
 from (``--seed``, op, case, dtype) -- so a row does not depend on what else the sweep ran --
 and the float64 reference is computed once; then each backend, the baseline first, is checked
-and timed on copies of those inputs. See docs/measurement.md.
+and timed on copies of those inputs. Under process isolation (the default) each backend's rows run
+in its own worker process (:mod:`oprt_bench.worker`, :class:`Runners`), which draws the same inputs
+from the same seed. See docs/measurement.md and docs/reliability.md.
 """
 
 from __future__ import annotations
