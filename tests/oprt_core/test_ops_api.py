@@ -148,3 +148,16 @@ def test_cache_hit_with_out_argument():
     ops.copy(x + 1, out=out)
     assert len(ops._cache) == 1
     np.testing.assert_array_equal(out, x + 1)
+
+
+def test_numpy_rejects_outputs_it_cannot_write_element_by_element():
+    import oprt_core.ops as ops
+    from oprt_core.errors import InvalidArgumentError
+
+    x = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    readonly = np.broadcast_to(np.zeros(4, np.float32), (3, 4))
+    with pytest.raises(InvalidArgumentError, match="read-only"):
+        ops.copy(x, out=readonly)
+    overlapping = np.lib.stride_tricks.as_strided(np.zeros(4, np.float32), (3, 4), (0, 4), writeable=True)
+    with pytest.raises(InvalidArgumentError, match="overlapping strides"):
+        ops.relu(x, out=overlapping)

@@ -20,7 +20,7 @@ from .backend import Availability, DeviceInfo, Support
 from .core_ops import CORE_OPS
 from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
-from .validate import check_call
+from .validate import check_call, check_output_layout
 
 __all__ = ["NumpyBackend", "NumpyEvent"]
 
@@ -156,6 +156,7 @@ class NumpyBackend:
         spec = self.specs[op]
         _, full = check_call(spec, [x.shape for x in inputs], [x.dtype for x in inputs], output.shape, output.dtype,
                              params)
+        check_output_layout(output.shape, output.strides, output.flags.writeable)
         impl = self.impls[op]
         layout = [(x.shape, x.dtype) for x in inputs], (output.shape, output.dtype)
 
@@ -167,6 +168,7 @@ class NumpyBackend:
                 got = [(x.shape, x.dtype) for x in new_inputs], (new_output.shape, new_output.dtype)
                 if got != layout:
                     raise InvalidArgumentError(f"{op}: prepared for {layout}, called with {got}")
+                check_output_layout(new_output.shape, new_output.strides, new_output.flags.writeable)
                 impl(new_inputs, new_output, full)
 
         return _Launcher()

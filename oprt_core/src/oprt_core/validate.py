@@ -14,7 +14,7 @@ from .dtypes import DType, get_dtype
 from .errors import InvalidArgumentError, UnsupportedCase
 from .spec import OpSpec
 
-__all__ = ["check_call"]
+__all__ = ["check_call", "check_output_layout"]
 
 
 def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[Any], out_shape: Sequence[int],
@@ -41,3 +41,22 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
         raise InvalidArgumentError(f"{spec.name}: shape mismatch: out has shape {tuple(out_shape)}, "
                                    f"expected {tuple(expected)} for inputs {', '.join(map(str, map(tuple, shapes)))}")
     return odt, params
+
+
+def check_output_layout(shape: Sequence[int], strides: Sequence[int], writeable: bool = True, name: str = "out") -> None:
+    """Reject an output that cannot be written element by element: read-only, or with two indices that
+    map to the same element (a zero or overlapping stride on a dim of extent > 1), as oprt_validate.h's
+    oprt_check_output_strides does for compiled backends. ``strides`` in any unit (bytes or elements)."""
+    if not writeable:
+        raise InvalidArgumentError(f"{name} is read-only (e.g. a broadcast view); pass a writeable array")
+    dims = sorted((abs(int(s)), int(n)) for s, n in zip(strides, shape) if int(n) > 1)
+    if any(n == 0 for n in shape):
+        return
+    unit = min((s for s, _ in dims if s), default=1)
+    span = unit  # bytes covered by the smaller dims, in stride units
+    for s, n in dims:
+        if s < span or s == 0:
+            raise InvalidArgumentError(
+                f"{name} has overlapping strides {tuple(strides)} for shape {tuple(shape)}: an element would be "
+                "written twice; pass an array whose elements are distinct (e.g. a contiguous one)")
+        span = s * n
