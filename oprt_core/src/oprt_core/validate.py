@@ -43,7 +43,8 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
     return odt, params
 
 
-def check_output_layout(shape: Sequence[int], strides: Sequence[int], writeable: bool = True, name: str = "out") -> None:
+def check_output_layout(shape: Sequence[int], strides: Sequence[int], writeable: bool = True,
+                        name: str = "out") -> None:
     """Reject an output that cannot be written element by element: read-only, or with two indices that
     map to the same element (a zero or overlapping stride on a dim of extent > 1), as oprt_validate.h's
     oprt_check_output_strides does for compiled backends. ``strides`` in any unit (bytes or elements)."""
