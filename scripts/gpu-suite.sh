@@ -101,12 +101,13 @@ if has check; then
 fi
 
 if has bench; then
-    # OPRT_SUITE_BENCH: space-separated CASESET:BACKENDS[:OPS] sweeps
+    # OPRT_SUITE_BENCH: space-separated CASESET:BACKENDS[:OPS[:DTYPES[:BASELINE]]] sweeps, each into bench-CASESET-...
     for spec in ${OPRT_SUITE_BENCH:-"default:$GPU_BACKENDS,torch,cupy large:$GPU_BACKENDS,torch"}; do
-        IFS=: read -r cs backends ops <<<"$spec"
-        name="bench-$cs${ops:+-${ops//,/-}}"
-        run_logged "$name" oprt-bench --backends "$backends" --cases "$cs" --ops "${ops:-all}" --baseline torch \
-            --out "$OUTDIR/$name" --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
+        IFS=: read -r cs backends ops dtypes baseline <<<"$spec"
+        name="bench-$cs-${backends//,/-}${ops:+-${ops//,/-}}${dtypes:+-${dtypes//,/-}}"
+        run_logged "$name" oprt-bench --backends "$backends" --cases "$cs" --ops "${ops:-all}" \
+            --dtypes "${dtypes:-all}" --baseline "${baseline:-torch}" --out "$OUTDIR/$name" \
+            --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
     done
 fi
 
