@@ -12,7 +12,7 @@
 #   check     scripts/check_baselines.py: oprt-bench timing vs triton do_bench, calibrated peak vs cupy memcpy
 #   bench     oprt-bench sweeps (OPRT_SUITE_BENCH, default: default and large case sets) beside torch
 # Environment: OPRT_SUITE_PACKAGES (folders to install), OPRT_SUITE_TESTS (pytest paths),
-# OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SANITIZERS, OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
+# OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SANITIZE (test groups), OPRT_SUITE_SANITIZERS (tools), OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
 # OPRT_SUITE_BUDGET (oprt-bench --time-budget).
 # Everything lands in OUTDIR: logs, CSV, HTML, and suite.tar.gz holding all of it.
 # Nothing is downloaded: missing wheels travel in .whl/ (../shared/tools/offline-wheels.sh).
@@ -80,12 +80,19 @@ if has sweep; then
 fi
 
 if has sanitize; then
+    # OPRT_SUITE_SANITIZE: '|'-separated NAME=PYTEST-ARGS groups (';' between pytest args), one log per tool
     mkdir -p "$OUTDIR/sanitizer"
-    for tool in ${OPRT_SUITE_SANITIZERS:-memcheck racecheck initcheck}; do
-        run_logged "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
-            python -m pytest tests/oprt_nvidia/test_nvidia_ops.py tests/oprt_nvidia/test_nvidia_paths.py -q \
-            -p no:cacheprovider -k "not default and not large" -m "not slow"
-        mv "$OUTDIR/sanitizer-$tool.log" "$OUTDIR/sanitizer/$tool.log"
+    groups=${OPRT_SUITE_SANITIZE:-"nvidia=tests/oprt_nvidia/test_nvidia_ops.py;tests/oprt_nvidia/test_nvidia_paths.py;\
+-k;not default and not large"}
+    IFS='|' read -r -a group_list <<<"$groups"
+    for group in "${group_list[@]}"; do
+        gname=${group%%=*}
+        IFS=';' read -r -a gargs <<<"${group#*=}"
+        for tool in ${OPRT_SUITE_SANITIZERS:-memcheck racecheck initcheck}; do
+            run_logged "sanitizer-$gname-$tool" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+                --target-processes all python -m pytest -q -p no:cacheprovider -m "not slow" "${gargs[@]}"
+            mv "$OUTDIR/sanitizer-$gname-$tool.log" "$OUTDIR/sanitizer/$gname-$tool.log"
+        done
     done
 fi
 
