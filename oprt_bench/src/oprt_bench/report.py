@@ -53,6 +53,15 @@ def _fmt(value: Any, spec: str) -> str:
         return _e(str(value))
 
 
+def _fmt_gbps(value: Any) -> str:
+    """Bandwidth without scientific notation: 3220, 41.8, 0.265."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return _fmt(value, ".3g")
+    return _fmt(v, ".0f" if abs(v) >= 100 else ".3g")
+
+
 def _run_names(runs: Sequence[Run]) -> list[str]:
     names = [r.label for r in runs]
     return [n if names.count(n) == 1 else f"{n}#{i + 1}" for i, n in enumerate(names)]
@@ -275,7 +284,7 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
                              f"data-flags='{_e(str(r.flags))}'>{_fmt(r.median_ms, '.4g')}{marks}<br>"
                              f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small></td>"
-                             f"<td>{_fmt(r.gbps, '.3g')}</td>")
+                             f"<td>{_fmt_gbps(r.gbps)}</td>")
                 if peak:
                     cells.append(f"<td>{_fmt(r.pct_of_peak, '.1f')}</td>")
                 if pspec:
