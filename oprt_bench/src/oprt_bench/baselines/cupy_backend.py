@@ -30,7 +30,6 @@ arrays (probed once per op on a tiny array); otherwise ``supports`` says
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -38,18 +37,24 @@ from typing import Any
 import numpy as np
 
 from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
-from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype
-from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
-from oprt_core.validate import check_call
+from oprt_core.errors import InvalidArgumentError, UnsupportedCase
 
+from ._common import (
+    CORE_SPECS,
+    BaselineBackend,
+    CudaEvent,
+    Launcher,
+    MiB,  # noqa: F401 - a name of this module before _common
+    cuda_version_text,
+    flush_bytes,
+    positive_nbytes,
+    spec_peak_gbps,
+)
 from ._layout import host_span
-from .torch_backend import spec_peak_gbps
 
 __all__ = ["CupyBackend", "CupyEvent"]
 
-MiB = 1 << 20
-_SPECS = {s.name: s for s in CORE_OPS}
 # cudaDeviceAttr values (CUDA 13 dropped the clock fields from cudaDeviceProp; the attributes remain)
 _ATTR_MEMORY_CLOCK_RATE = 36
 _ATTR_GLOBAL_MEMORY_BUS_WIDTH = 37
@@ -65,15 +70,6 @@ def _dtype_name(array: Any) -> str:
 
 def _layout(a: Any) -> tuple:
     return tuple(a.shape), tuple(a.strides), str(a.dtype), int(a.device.id)
-
-
-
-def _installed(module: str) -> bool:
-    """Whether ``module`` is installed (an ImportError may come from one of its own dependencies)."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError, AttributeError):  # e.g. sys.modules[module] is None
-        return False
 
 # -- op implementations: (cupy, inputs, out, params) -> a zero-argument closure doing one run ------------------
 
@@ -183,7 +179,7 @@ CORE_IMPLS: dict[str, Callable[..., Callable[[], Any]]] = {
 }
 
 
-class CupyEvent:
+class CupyEvent(CudaEvent):
     """A CUDA event recorded on CuPy's current stream."""
 
     def __init__(self, cp: Any) -> None:
@@ -191,51 +187,30 @@ class CupyEvent:
         self.event = cp.cuda.Event()
         self.recorded = False
 
-    def record(self) -> None:
+    def _record(self) -> None:
         self.event.record()
-        self.recorded = True
 
-    def elapsed_ms(self, end: CupyEvent) -> float:
-        if not (self.recorded and getattr(end, "recorded", False)):
-            raise InvalidArgumentError("elapsed_ms needs two recorded events")
-        end.event.synchronize()
-        return float(self._cp.cuda.get_elapsed_time(self.event, end.event))
+    def _elapsed(self, end: CupyEvent) -> float:
+        return self._cp.cuda.get_elapsed_time(self.event, end.event)
 
 
-def _version_text(v: int) -> str:
-    return f"{v // 1000}.{v % 1000 // 10}"
-
-
-class CupyBackend:
+class CupyBackend(BaselineBackend):
     """CuPy as a baseline: CuPy's own functions for every core op (see the module docstring)."""
 
     name = "cupy"
+    _library = "cupy"
+    _impls = CORE_IMPLS
 
     def __init__(self, device: int = 0) -> None:
+        super().__init__()
         self.device = int(device)
-        self._cp: Any = None
-        self._availability: Availability | None = None
         self._bf16: dict[str, Support] = {}
-        self._flush_buffer: Any = None
 
     def __repr__(self) -> str:
         return f"CupyBackend(device={self.device})"
 
     # -- discovery ------------------------------------------------------------------
-    def availability(self) -> Availability:
-        if self._availability is None:
-            self._availability = self._probe()
-        return self._availability
-
-    def _probe(self) -> Availability:
-        try:
-            import cupy
-        except ImportError as exc:
-            if not _installed("cupy"):
-                return Availability(False, f"cupy not installed ({exc})")
-            return Availability(False, f"cupy is installed but failed to import: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a broken install is a reason, never a crash
-            return Availability(False, f"cupy failed to import: {type(exc).__name__}: {exc}")
+    def _probe_device(self, cupy: Any) -> Availability:
         version = getattr(cupy, "__version__", "?")
         try:
             count = cupy.cuda.runtime.getDeviceCount()
@@ -248,17 +223,11 @@ class CupyBackend:
         try:
             props = cupy.cuda.runtime.getDeviceProperties(self.device)
             name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-            runtime = _version_text(cupy.cuda.runtime.runtimeGetVersion())
+            runtime = cuda_version_text(cupy.cuda.runtime.runtimeGetVersion())
         except Exception as exc:  # noqa: BLE001 - never raises
             return Availability(False, f"cupy {version}: {type(exc).__name__}: {exc}")
-        self._cp = cupy
+        self._lib = cupy
         return Availability(True, f"cupy {version}, CUDA runtime {runtime}", name)
-
-    def _require(self) -> Any:
-        avail = self.availability()
-        if not avail.ok:
-            raise BackendUnavailable(self.name, avail.reason)
-        return self._cp
 
     def device_info(self) -> DeviceInfo:
         cp = self._require()
@@ -275,7 +244,7 @@ class CupyBackend:
         clock = attr(_ATTR_MEMORY_CLOCK_RATE, "memoryClockRate")  # kHz
         bus = attr(_ATTR_GLOBAL_MEMORY_BUS_WIDTH, "memoryBusWidth")  # bits
         try:
-            driver = _version_text(rt.driverGetVersion())
+            driver = cuda_version_text(rt.driverGetVersion())
         except Exception:  # noqa: BLE001
             driver = ""
         return DeviceInfo(
@@ -287,19 +256,16 @@ class CupyBackend:
             warp_size=int(props.get("warpSize", 32)),
             spec_peak_gbps=spec_peak_gbps(clock, bus),
             driver_version=driver,
-            toolkit=f"CUDA {_version_text(rt.runtimeGetVersion())}",
+            toolkit=f"CUDA {cuda_version_text(rt.runtimeGetVersion())}",
             flavour=f"cupy-{cp.__version__}",
             extra={"device_index": self.device, "compute_capability": f"{props['major']}.{props['minor']}",
                    "memory_clock_khz": clock, "memory_bus_width_bits": bus, "cupy": cp.__version__},
         )
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in CORE_IMPLS:
-            return Support(False, f"cupy backend has no implementation of {op!r}")
-        try:
-            dt = get_dtype(dtype)
-        except InvalidArgumentError as exc:
-            return Support(False, str(exc))
+        dt, refused = self._op_dtype(op, dtype)
+        if refused is not None:
+            return refused
         if dt.name == "bf16":
             return self._bf16_support(op)
         return Support(True)
@@ -310,14 +276,14 @@ class CupyBackend:
             avail = self.availability()
             if not avail.ok:
                 return Support(False, avail.reason)
-            cp = self._cp
+            cp = self._lib
             try:
                 dt = get_dtype("bf16").numpy
                 x = cp.asarray(np.linspace(-1, 1, 6, dtype=np.float32).astype(dt).reshape(2, 3))
                 out_shape = (2,) if op == "reduce_sum" else (2, 3)
                 out = cp.empty(out_shape, dt)
                 inputs = [x, x] if op == "vector_add" else [x]
-                params = _SPECS[op].validate_params({"negative_slope": 0.5} if op == "relu" else {}, [(2, 3)])
+                params = CORE_SPECS[op].validate_params({"negative_slope": 0.5} if op == "relu" else {}, [(2, 3)])
                 CORE_IMPLS[op](cp, inputs, out, params)()
                 if op == "relu":
                     CORE_IMPLS[op](cp, inputs, out, {"negative_slope": 0.0})()
@@ -386,11 +352,8 @@ class CupyBackend:
     # -- ops ----------------------------------------------------------------------------
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
         cp = self._require()
-        if op not in CORE_IMPLS:
-            raise UnknownNameError("op of the cupy backend", op, CORE_IMPLS)
         inputs = list(inputs)
-        odt, full = check_call(_SPECS[op], [tuple(x.shape) for x in inputs], [_dtype_name(x) for x in inputs],
-                               tuple(output.shape), _dtype_name(output), params)
+        odt, full = self._check_call(op, inputs, output, params, _dtype_name)
         for a in [*inputs, output]:
             if not isinstance(a, cp.ndarray):
                 raise InvalidArgumentError(f"{op}: the cupy backend takes cupy arrays, got {type(a).__name__}")
@@ -399,34 +362,13 @@ class CupyBackend:
             if not support:
                 raise UnsupportedCase(support.reason)
         make = CORE_IMPLS[op]
-        layout = [_layout(x) for x in inputs], _layout(output)
         device = self.device
 
-        class _Launcher:
-            """One prepared cupy call; ``run`` rebinds it to other arrays of the same layout."""
+        def bind(ins: Sequence[Any], out: Any) -> Callable[[], Any]:  # workspaces are allocated on the device
+            with cp.cuda.Device(device):
+                return make(cp, ins, out, full)
 
-            __slots__ = ("call", "_bound")
-
-            def __init__(self) -> None:
-                with cp.cuda.Device(device):
-                    self.call = make(cp, inputs, output, full)
-                self._bound: tuple[tuple[int, ...], Callable[[], Any]] | None = None
-
-            def __call__(self) -> None:
-                self.call()
-
-            def run(self, new_inputs: Sequence[Any], new_output: Any) -> None:
-                new_inputs = list(new_inputs)
-                got = [_layout(x) for x in new_inputs], _layout(new_output)
-                if got != layout:
-                    raise InvalidArgumentError(f"{op} on cupy: prepared for {layout}, called with {got}")
-                key = tuple(map(id, [*new_inputs, new_output]))
-                if self._bound is None or self._bound[0] != key:  # bind (and allocate workspace) once per set
-                    with cp.cuda.Device(device):
-                        self._bound = key, make(cp, new_inputs, new_output, full)
-                self._bound[1]()
-
-        return _Launcher()
+        return Launcher(bind, inputs, output, _layout, f"{op} on cupy")
 
     # -- timing -------------------------------------------------------------------------
     def synchronize(self) -> None:
@@ -441,9 +383,7 @@ class CupyBackend:
         """``cudaMemcpyAsync`` device-to-device of ``nbytes`` between two uint8 arrays, on CuPy's current
         stream (the stream CupyEvent records on)."""
         cp = self._require()
-        nbytes = int(nbytes)
-        if nbytes <= 0:
-            raise InvalidArgumentError(f"copy_probe needs a positive byte count, got {nbytes}")
+        nbytes = positive_nbytes(nbytes)
         with cp.cuda.Device(self.device):
             src = cp.ones(nbytes, cp.uint8)
             dst = cp.zeros(nbytes, cp.uint8)
@@ -476,5 +416,5 @@ class CupyBackend:
         if self._flush_buffer is None:
             l2 = int(cp.cuda.runtime.getDeviceProperties(self.device).get("l2CacheSize", 0) or 0)
             with cp.cuda.Device(self.device):
-                self._flush_buffer = cp.empty(max(2 * l2, 8 * MiB), cp.uint8)
+                self._flush_buffer = cp.empty(flush_bytes(l2), cp.uint8)
         self._flush_buffer.fill(0)

@@ -33,7 +33,6 @@ the plugin registers only the CUDA one.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,17 +41,24 @@ from typing import Any
 import numpy as np
 
 from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
-from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype
-from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
-from oprt_core.validate import check_call
+from oprt_core.errors import InvalidArgumentError, UnsupportedCase
 
+from ._common import (
+    BaselineBackend,
+    CudaEvent,
+    Launcher,
+    MiB,
+    _installed,  # noqa: F401 - imported from here by oprt_triton
+    cuda_version_text,
+    flush_bytes,
+    positive_nbytes,
+    spec_peak_gbps,
+)
 from ._layout import host_span
 
 __all__ = ["TorchBackend", "TorchEvent", "HostEvent"]
 
-MiB = 1 << 20
-_SPECS = {s.name: s for s in CORE_OPS}
 _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 _NEGATIVE_STRIDES = ("torch tensors cannot have negative strides: a reversed view would be a flip copy, "
                      "not the strided read the case measures")
@@ -70,15 +76,6 @@ def _dtype_name(tensor: Any) -> str:
 
 def _layout(tensor: Any) -> tuple:
     return tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype, tensor.device
-
-
-
-def _installed(module: str) -> bool:
-    """Whether ``module`` is installed (an ImportError may come from one of its own dependencies)."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError, AttributeError):  # e.g. sys.modules[module] is None
-        return False
 
 # -- op implementations: (inputs, out, params) -> a zero-argument closure doing one run ------------
 
@@ -136,7 +133,7 @@ CORE_IMPLS: dict[str, Callable[..., Callable[[], Any]]] = {
 
 # -- events ----------------------------------------------------------------------------------------------
 
-class TorchEvent:
+class TorchEvent(CudaEvent):
     """A CUDA event with timing, recorded on torch's current stream of the backend's device."""
 
     def __init__(self, torch: Any, device: Any) -> None:
@@ -145,15 +142,11 @@ class TorchEvent:
         self.event = torch.cuda.Event(enable_timing=True)
         self.recorded = False
 
-    def record(self) -> None:
+    def _record(self) -> None:
         self.event.record(self._torch.cuda.current_stream(self._device))
-        self.recorded = True
 
-    def elapsed_ms(self, end: TorchEvent) -> float:
-        if not (self.recorded and getattr(end, "recorded", False)):
-            raise InvalidArgumentError("elapsed_ms needs two recorded events")
-        end.event.synchronize()
-        return float(self.event.elapsed_time(end.event))
+    def _elapsed(self, end: TorchEvent) -> float:
+        return self.event.elapsed_time(end.event)
 
 
 class HostEvent:
@@ -180,7 +173,7 @@ def _cuda_driver_version() -> str:
         version = ctypes.c_int(0)
         if lib.cuDriverGetVersion(ctypes.byref(version)) != 0:
             return ""
-        return f"{version.value // 1000}.{version.value % 1000 // 10}"
+        return cuda_version_text(version.value)
     except (OSError, AttributeError):
         return ""
 
@@ -198,25 +191,19 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def spec_peak_gbps(memory_clock_khz: int | None, bus_width_bits: int | None) -> float | None:
-    """Spec DRAM bandwidth from the driver's memory clock and bus width (double data rate), in GB/s."""
-    if not memory_clock_khz or not bus_width_bits:
-        return None
-    return 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8) / 1e9
-
-
 # -- the backend ---------------------------------------------------------------------------------------------
 
-class TorchBackend:
+class TorchBackend(BaselineBackend):
     """PyTorch as a baseline: torch's own kernel for every core op, dtype and layout it can express."""
 
+    _library = "torch"
+    _impls = CORE_IMPLS
+
     def __init__(self, device: str = "cuda") -> None:
+        super().__init__()
         self.device = str(device)
         self.name = "torch" if self.device.startswith("cuda") else f"torch-{self.device.split(':')[0]}"
-        self._torch: Any = None
         self._dev: Any = None
-        self._availability: Availability | None = None
-        self._flush_buffer: Any = None
 
     def __repr__(self) -> str:
         return f"TorchBackend(device={self.device!r})"
@@ -226,25 +213,12 @@ class TorchBackend:
         return self.device.startswith("cuda")
 
     # -- discovery ------------------------------------------------------------------
-    def availability(self) -> Availability:
-        if self._availability is None:
-            self._availability = self._probe()
-        return self._availability
-
-    def _probe(self) -> Availability:
-        try:
-            import torch
-        except ImportError as exc:
-            if not _installed("torch"):
-                return Availability(False, f"torch not installed ({exc})")
-            return Availability(False, f"torch is installed but failed to import: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a broken install is a reason, never a crash
-            return Availability(False, f"torch failed to import: {type(exc).__name__}: {exc}")
+    def _probe_device(self, torch: Any) -> Availability:
         try:
             version = torch.__version__
             dev = torch.device(self.device)
             if dev.type == "cpu":
-                self._torch, self._dev = torch, dev
+                self._lib, self._dev = torch, dev
                 return Availability(True, f"torch {version} on the CPU (test device)", _cpu_name())
             if dev.type != "cuda":
                 return Availability(False, f"torch backend runs on cuda (or cpu for tests), not {dev.type!r}")
@@ -255,17 +229,11 @@ class TorchBackend:
             index = dev.index if dev.index is not None else torch.cuda.current_device()
             if index >= count:
                 return Availability(False, f"torch {version} sees {count} CUDA device(s); {self.device} is not one")
-            self._torch, self._dev = torch, torch.device("cuda", index)
+            self._lib, self._dev = torch, torch.device("cuda", index)
             name = torch.cuda.get_device_name(index)
             return Availability(True, f"torch {version}, CUDA {torch.version.cuda}", name)
         except Exception as exc:  # noqa: BLE001 - never raises
             return Availability(False, f"torch {getattr(torch, '__version__', '?')}: {type(exc).__name__}: {exc}")
-
-    def _require(self) -> Any:
-        avail = self.availability()
-        if not avail.ok:
-            raise BackendUnavailable(self.name, avail.reason)
-        return self._torch
 
     def device_info(self) -> DeviceInfo:
         torch = self._require()
@@ -291,12 +259,9 @@ class TorchBackend:
         )
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in CORE_IMPLS:
-            return Support(False, f"torch backend has no implementation of {op!r}")
-        try:
-            dt = get_dtype(dtype)
-        except InvalidArgumentError as exc:
-            return Support(False, str(exc))
+        dt, refused = self._op_dtype(op, dtype)
+        if refused is not None:
+            return refused
         if dt.name not in _DTYPE_NAMES.values():
             return Support(False, f"torch backend does not run {dt}")
         if case is not None and any(t.layout == "reversed" for t in getattr(case, "inputs", ())):
@@ -355,43 +320,15 @@ class TorchBackend:
     # -- ops ----------------------------------------------------------------------------
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
         torch = self._require()
-        if op not in CORE_IMPLS:
-            raise UnknownNameError("op of the torch backend", op, CORE_IMPLS)
         inputs = list(inputs)
-        _, full = check_call(_SPECS[op], [tuple(x.shape) for x in inputs], [_dtype_name(x) for x in inputs],
-                             tuple(output.shape), _dtype_name(output), params)
+        _, full = self._check_call(op, inputs, output, params, _dtype_name)
         for t in [*inputs, output]:
             if not isinstance(t, torch.Tensor):
                 raise InvalidArgumentError(f"{op}: the {self.name} backend takes torch tensors, got {type(t).__name__}")
             if t.device != self._dev:
                 raise InvalidArgumentError(f"{op}: tensor on {t.device}, the {self.name} backend runs on {self._dev}")
         make = CORE_IMPLS[op]
-        layout = [_layout(x) for x in inputs], _layout(output)
-        name = self.name
-
-        class _Launcher:
-            """One prepared torch call; ``run`` rebinds it to other tensors of the same layout."""
-
-            __slots__ = ("call", "_bound")
-
-            def __init__(self) -> None:
-                self.call = make(torch, inputs, output, full)
-                self._bound: tuple[tuple[int, ...], Callable[[], Any]] | None = None
-
-            def __call__(self) -> None:
-                self.call()
-
-            def run(self, new_inputs: Sequence[Any], new_output: Any) -> None:
-                new_inputs = list(new_inputs)
-                got = [_layout(x) for x in new_inputs], _layout(new_output)
-                if got != layout:
-                    raise InvalidArgumentError(f"{op} on {name}: prepared for {layout}, called with {got}")
-                key = tuple(map(id, [*new_inputs, new_output]))
-                if self._bound is None or self._bound[0] != key:  # bind once per set of tensors
-                    self._bound = key, make(torch, new_inputs, new_output, full)
-                self._bound[1]()
-
-        return _Launcher()
+        return Launcher(lambda ins, out: make(torch, ins, out, full), inputs, output, _layout, f"{op} on {self.name}")
 
     # -- timing -------------------------------------------------------------------------
     def synchronize(self) -> None:
@@ -409,9 +346,7 @@ class TorchBackend:
     def copy_probe(self, nbytes: int) -> Callable[[], Any]:
         """``dst.copy_(src)`` of two uint8 tensors of ``nbytes`` (torch's device-to-device memcpy)."""
         torch = self._require()
-        nbytes = int(nbytes)
-        if nbytes <= 0:
-            raise InvalidArgumentError(f"copy_probe needs a positive byte count, got {nbytes}")
+        nbytes = positive_nbytes(nbytes)
         src = torch.ones(nbytes, dtype=torch.uint8, device=self._dev)
         dst = torch.zeros(nbytes, dtype=torch.uint8, device=self._dev)
         return lambda: dst.copy_(src)
@@ -439,5 +374,5 @@ class TorchBackend:
                 from oprt_core.numpy_backend import _llc_bytes
 
                 l2 = _llc_bytes() or 32 * MiB
-            self._flush_buffer = torch.empty(max(2 * l2, 8 * MiB), dtype=torch.uint8, device=self._dev)
+            self._flush_buffer = torch.empty(flush_bytes(l2), dtype=torch.uint8, device=self._dev)
         self._flush_buffer.zero_()
