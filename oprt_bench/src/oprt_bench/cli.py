@@ -210,6 +210,11 @@ def _explicit(ctx: click.Context) -> set[str]:
             if ctx.get_parameter_source(k) not in (click.core.ParameterSource.DEFAULT, None)}
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, verbose: bool,
          resume: ResumeState | None = None) -> int:
     options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
@@ -238,6 +243,7 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
         counts.update(str(r.get("status")) for r in resume.rows)
     started = time.monotonic()
     interrupted: int | None = None
+    crashed: BaseException | None = None  # an unexpected exception escaping the sweep (a bug): run.json says so
 
     def emit(row: dict[str, Any]) -> None:
         writer.write(row)
@@ -262,16 +268,23 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
             run_sweep(plan, emit, on_start=progress.start, runners=runners, skip=skip)
     except _Interrupted as exc:
         interrupted = exc.signum
+    except BaseException as exc:
+        crashed = exc
+        raise
     finally:
         # a second Ctrl-C must not cut the report of what was measured
         _set_handlers(signal.SIG_IGN)
         try:
             writer.close()
             code = 1 if counts["failed"] or counts["error"] else 0
+            status = "complete"
             if interrupted is not None:
                 code = 128 + interrupted
-            meta.update(finished_utc=utc_now().isoformat(), status="complete" if interrupted is None else
-                        f"interrupted ({signal.Signals(interrupted).name})", counts=dict(counts), exit_code=code,
+                status = f"interrupted ({signal.Signals(interrupted).name})"
+            elif crashed is not None:
+                code = 1
+                status = f"failed ({_one_line(crashed)})"
+            meta.update(finished_utc=utc_now().isoformat(), status=status, counts=dict(counts), exit_code=code,
                         elapsed_s=round(time.monotonic() - started, 3))
             write_json(out / RUN_JSON, meta)
             if "json" in plan.formats:
