@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oprt_core import ops
+from oprt_core import hookimpl, ops
 from oprt_core.core_ops import CORE_OPS
 from oprt_core.dtypes import get_dtype
+from oprt_core.errors import InvalidArgumentError
+from oprt_core.plugins import Registry, get_plugin_manager
 
 SPECS = {s.name: s for s in CORE_OPS}
 DTYPES = ("f32", "f16", "bf16")
@@ -161,3 +163,76 @@ def test_numpy_rejects_outputs_it_cannot_write_element_by_element():
     overlapping = np.lib.stride_tricks.as_strided(np.zeros(4, np.float32), (3, 4), (0, 4), writeable=True)
     with pytest.raises(InvalidArgumentError, match="overlapping strides"):
         ops.relu(x, out=overlapping)
+
+
+# ---------------------------------------------------------------------------------------------
+# compiled backends (the host C library) through the op API
+
+
+class _RegisterBackend:
+    def __init__(self, backend):
+        self.backend = backend
+
+    @hookimpl
+    def oprt_register_backends(self, register) -> None:
+        register(self.backend)
+
+
+def _host_registry(backend, plugin_name="host-lib"):
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(_RegisterBackend(backend), plugin_name, "tests")
+    return Registry(pm)
+
+
+def test_compiled_backend_refuses_a_numpy_out(host_backend):
+    """A host numpy ``out`` would be copied to the device and the caller's array never written: refused."""
+    reg = _host_registry(host_backend)
+    x = rand((3, 4))
+    out = np.zeros((3, 4), np.float32)
+    with pytest.raises(InvalidArgumentError, match=r"out must be a device array of backend 'host' "
+                                                   r"\(or a CuPy array / torch tensor\); got numpy.ndarray"):
+        ops.run("relu", [x], {"negative_slope": 0.0}, backend="host", out=out, registry=reg)
+    assert not out.any()
+    # a device out is written and returned
+    dev = host_backend.empty((3, 4), "f32")
+    got = ops.run("relu", [x], {"negative_slope": 0.0}, backend="host", out=dev, registry=reg)
+    assert got is dev
+    np.testing.assert_array_equal(host_backend.to_host(dev), np.maximum(x, 0))
+
+
+def test_cache_does_not_share_launchers_across_registries(host_lib_path, make_host_loader):
+    """Two registries whose backends share a name each get their own launchers."""
+    from oprt_core.compiled import CompiledBackend
+
+    b1 = CompiledBackend("host", make_host_loader(host_lib_path), vendor="host")
+    b2 = CompiledBackend("host", make_host_loader(host_lib_path), vendor="host")
+    r1, r2 = _host_registry(b1), _host_registry(b2)
+    x = rand((3, 4))
+    out1 = ops.run("copy", [x], backend="host", registry=r1)
+    out2 = ops.run("copy", [x], backend="host", registry=r2)
+    assert out1.backend is b1 and out2.backend is b2
+    assert len(ops._cache) == 2
+    assert {launcher.backend for _, launcher in ops._cache.values()} == {b1, b2}
+    np.testing.assert_array_equal(b2.to_host(out2), x)
+
+
+def test_cache_is_thread_safe():
+    import threading
+
+    errors = []
+
+    def work(seed):
+        try:
+            for n in range(1, 200):
+                x = rand((n % 37 + 1,), seed=seed)
+                np.testing.assert_array_equal(ops.copy(x), x)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert hasattr(ops, "_cache_lock")

@@ -5,23 +5,29 @@
 
 On GPU backends the inputs may be the backend's own arrays, CuPy arrays or torch
 tensors (zero-copy through ``__cuda_array_interface__``); numpy arrays are copied
-to the device. Prepared descriptors are cached per (backend, op, shapes, strides,
-dtype, params), so repeated calls pay only the launch.
+to the device. An ``out`` must be writable in place: on a GPU backend a numpy ``out`` is refused
+(it would be copied and the caller's array never written). Prepared descriptors are cached per
+(backend object, op, shapes, strides, dtype, params), so repeated calls pay only the launch; the
+cache is shared by threads (a lock guards it).
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import BackendUnavailable
+import numpy as np
+
+from .errors import BackendUnavailable, InvalidArgumentError
 from .plugins import Registry, get_registry
 
 __all__ = ["run", "copy", "vector_add", "relu", "reduce_sum", "softmax", "clear_cache"]
 
 _CACHE_SIZE = 256
-_cache: OrderedDict[tuple, Any] = OrderedDict()
+_cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, launcher)
+_cache_lock = threading.Lock()
 
 
 def _layout_key(array: Any) -> tuple:
@@ -35,7 +41,8 @@ def _layout_key(array: Any) -> tuple:
 
 
 def clear_cache() -> None:
-    _cache.clear()
+    with _cache_lock:
+        _cache.clear()
 
 
 def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None, *, backend: str = "numpy",
@@ -52,19 +59,38 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
     if out is None:
         out = be.empty(spec.output_shape([a.shape for a in arrays], full), _dtype_name(arrays[0]))
     else:
-        out = be.asarray(out)
-    key = (backend, op, tuple(_layout_key(a) for a in arrays), _layout_key(out), tuple(sorted(full.items())))
-    launcher = _cache.get(key)
-    if launcher is None:
+        out = _as_out(be, backend, out)
+    # id(be): two registries may hold different backends of one name; the cached entry keeps ``be``
+    # alive, so its id is not reused while the entry exists
+    key = (backend, op, tuple(_layout_key(a) for a in arrays), _layout_key(out), tuple(sorted(full.items())),
+           id(be))
+    with _cache_lock:
+        entry = _cache.get(key)
+        if entry is not None:
+            _cache.move_to_end(key)
+    if entry is None:
         launcher = be.prepare(op, arrays, out, full)
-        _cache[key] = launcher
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+        with _cache_lock:
+            _cache[key] = (be, launcher)
+            if len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
         launcher()
     else:
-        _cache.move_to_end(key)
-        launcher.run(arrays, out)
+        entry[1].run(arrays, out)
     return out
+
+
+def _as_out(be: Any, backend: str, out: Any) -> Any:
+    """The backend's view of the caller's ``out``; a host numpy array the backend would copy (so the
+    caller's array would never be written) is refused."""
+    if isinstance(out, (np.ndarray, np.generic)):
+        dev = be.asarray(out)
+        if not isinstance(dev, np.ndarray) or (isinstance(out, np.ndarray) and not np.may_share_memory(dev, out)):
+            raise InvalidArgumentError(f"out must be a device array of backend {backend!r} "
+                                       f"(or a CuPy array / torch tensor); got {type(out).__module__}."
+                                       f"{type(out).__name__}")
+        return dev
+    return be.asarray(out)
 
 
 def _dtype_name(array: Any) -> str:
