@@ -517,3 +517,30 @@ def test_half_conversions_round_to_nearest_even(host_raw, dtype, np_dtype):
         want = (a.astype(np.float32) + b.astype(np.float32)).astype(dt)
     both_nan = np.isnan(want.astype(np.float32)) & np.isnan(out.astype(np.float32))
     np.testing.assert_array_equal(out.view(np.uint16)[~both_nan], want.view(np.uint16)[~both_nan])
+
+
+INT64_MIN = -(1 << 63)
+
+
+@pytest.mark.parametrize("stride", [INT64_MIN, INT64_MIN + 1], ids=["INT64_MIN", "INT64_MIN+1"])
+@pytest.mark.parametrize("which", ["x", "out"])
+@pytest.mark.parametrize("op", ["copy", "reduce_sum"])
+def test_extreme_negative_strides_are_rejected(host_raw, op, which, stride):
+    """|INT64_MIN| is not an int64: its stride must be refused, never negated (UB) into a 'valid' one."""
+    ffi, lib = host_raw.ffi, host_raw.lib
+    x = tdesc(ffi, (4, 5))
+    out = tdesc(ffi, (4,) if op == "reduce_sum" else (4, 5))
+    (x if which == "x" else out).strides[0] = stride
+    extra = (-1, 0) if op == "reduce_sum" else ()
+    assert _create(ffi, lib, op, out, x, extra=extra) == 3, last_error(ffi, lib)
+    assert str(stride) in last_error(ffi, lib)
+
+
+@pytest.mark.parametrize("op", ["copy", "reduce_sum"])
+def test_int64_min_stride_of_an_empty_tensor_is_rejected(host_raw, op):
+    """Backends negate the strides of empty dims too (canonicalize), so INT64_MIN is refused on any dim."""
+    ffi, lib = host_raw.ffi, host_raw.lib
+    x = tdesc(ffi, (0, 5), (INT64_MIN, 1))
+    out = tdesc(ffi, (0,) if op == "reduce_sum" else (0, 5))
+    extra = (-1, 0) if op == "reduce_sum" else ()
+    assert _create(ffi, lib, op, out, x, extra=extra) == 3, last_error(ffi, lib)

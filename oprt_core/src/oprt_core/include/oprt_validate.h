@@ -72,6 +72,12 @@ static inline int64_t oprt_numel(const oprt_tensor_desc_t *t) {
 }
 
 /* Checks dtype, ndim and shape of one tensor descriptor; `name` is used in messages. */
+/* |s| without overflow: INT64_MIN (whose negation is UB) saturates to INT64_MAX. oprt_check_tensor
+ * refuses INT64_MIN strides outright, so past validation this is plain |s|. */
+static inline int64_t oprt_abs_stride(int64_t s) {
+    return s >= 0 ? s : (s == INT64_MIN ? INT64_MAX : -s);
+}
+
 static inline oprt_status_t oprt_check_tensor(const oprt_tensor_desc_t *t, const char *name) {
     if (t == NULL)
         return oprt_set_error(OPRT_STATUS_NULL_POINTER, "tensor descriptor '%s' is NULL", name);
@@ -82,6 +88,11 @@ static inline oprt_status_t oprt_check_tensor(const oprt_tensor_desc_t *t, const
     if (t->ndim < 0 || t->ndim > OPRT_MAX_NDIM)
         return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "tensor '%s' has ndim %d (valid: 0..%d)", name,
                               (int)t->ndim, OPRT_MAX_NDIM);
+    /* on every dim, whatever its extent: backends negate strides (oprt_layout.h's canonicalize) */
+    for (int32_t i = 0; i < t->ndim; ++i)
+        if (t->strides[i] == INT64_MIN)
+            return oprt_set_error(OPRT_STATUS_BAD_STRIDES, "tensor '%s' has stride %lld in dim %d that overflows",
+                                  name, (long long)t->strides[i], (int)i);
     int64_t numel = 1;
     for (int32_t i = 0; i < t->ndim; ++i) {
         if (t->shape[i] < 0)
@@ -93,7 +104,7 @@ static inline oprt_status_t oprt_check_tensor(const oprt_tensor_desc_t *t, const
     }
     if (numel > 1) {
         for (int32_t i = 0; i < t->ndim; ++i) {
-            int64_t s = t->strides[i] < 0 ? -t->strides[i] : t->strides[i];
+            int64_t s = oprt_abs_stride(t->strides[i]);
             if (t->shape[i] > 1 && s > (INT64_MAX / 16) / t->shape[i])
                 return oprt_set_error(OPRT_STATUS_BAD_STRIDES, "tensor '%s' has stride %lld in dim %d that overflows",
                                       name, (long long)t->strides[i], (int)i);
@@ -113,10 +124,10 @@ static inline oprt_status_t oprt_check_output_strides(const oprt_tensor_desc_t *
     /* insertion sort of the non-trivial dims by |stride| */
     for (int32_t i = 1; i < n; ++i) {
         int32_t d = order[i];
-        int64_t sd = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+        int64_t sd = oprt_abs_stride(t->strides[d]);
         int32_t j = i - 1;
         while (j >= 0) {
-            int64_t sj = t->strides[order[j]] < 0 ? -t->strides[order[j]] : t->strides[order[j]];
+            int64_t sj = oprt_abs_stride(t->strides[order[j]]);
             if (sj <= sd) break;
             order[j + 1] = order[j];
             --j;
@@ -126,7 +137,7 @@ static inline oprt_status_t oprt_check_output_strides(const oprt_tensor_desc_t *
     int64_t span = 1; /* elements covered by the smaller dims */
     for (int32_t i = 0; i < n; ++i) {
         int32_t d = order[i];
-        int64_t s = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+        int64_t s = oprt_abs_stride(t->strides[d]);
         if (s < span)
             return oprt_set_error(OPRT_STATUS_BAD_STRIDES,
                                   "output '%s' has overlapping strides (dim %d has stride %lld): "
