@@ -254,8 +254,15 @@ def setup_kwargs(build: NativeBuild) -> dict:
 
 
 def build_jobs(n_sources: int) -> int:
-    """OPRT_BUILD_JOBS, or one job per source, at most the CPU count."""
-    return int(os.environ.get("OPRT_BUILD_JOBS", "0")) or min(max(n_sources, 1), os.cpu_count() or 1)
+    """OPRT_BUILD_JOBS, or (unset or 0) one job per source, at most the CPU count."""
+    raw = os.environ.get("OPRT_BUILD_JOBS", "0")
+    try:
+        jobs = int(raw)
+    except ValueError:
+        jobs = -1
+    if jobs < 0:
+        raise BuildError(f"OPRT_BUILD_JOBS={raw!r} is not a number of jobs (a non-negative integer; 0: automatic)")
+    return jobs or min(max(n_sources, 1), os.cpu_count() or 1)
 
 
 # ---- nvcc (oprt_nvidia, and oprt_metax's nvcc-shim flavour) ---------------------------------------------
