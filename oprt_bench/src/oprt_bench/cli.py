@@ -50,6 +50,7 @@ from .sweep import (
     Runners,
     SweepOptions,
     calibrate_plan,
+    check_seconds,
     make_plan,
     run_sweep,
 )
@@ -182,8 +183,7 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     """
     if ctx.invoked_subcommand is not None:
         return None
-    if not (availability_timeout > 0):
-        raise UsageError(f"--availability-timeout must be a positive number of seconds, got {availability_timeout}")
+    check_seconds("--availability-timeout", availability_timeout)
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
                         baseline=baseline, cold=cold, time_budget_s=time_budget, seed=seed, formats=formats,
                         calibrate=calibrate, isolation=isolation, case_timeout_s=case_timeout,
@@ -331,6 +331,7 @@ def backend_rows(registry: Any, timeout_s: float = AVAILABILITY_TIMEOUT_S) -> li
 @click.pass_context
 def backends_cmd(ctx: click.Context, as_json: bool, availability_timeout: float) -> int:
     """Installed plugins and backends: available or not and why, device, build flavour, versions."""
+    check_seconds("--availability-timeout", availability_timeout)
     registry = _registry(ctx)
     plugins = [p.to_dict() for p in registry.plugins()]
     backends = backend_rows(registry, availability_timeout)

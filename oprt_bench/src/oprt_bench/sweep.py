@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,16 @@ __all__ = ["MODES", "FORMATS", "SweepOptions", "Plan", "BackendEntry", "make_pla
 MODES = ("test", "bench", "all")
 AVAILABILITY_TIMEOUT_S = 30.0  # a plugin's availability() / device_info() that takes longer is reported hung
 FORMATS = ("csv", "json", "html")
+
+
+MAX_WAIT_S = 3600.0  # one wait's slice: a huge (finite) timeout is waited for in slices the OS accepts
+
+
+def check_seconds(option: str, value: float) -> float:
+    """``value`` when it is a finite positive number of seconds; UsageError naming ``option`` otherwise."""
+    if not (value > 0 and math.isfinite(value)):
+        raise UsageError(f"{option} must be a positive number of seconds (finite), got {value}")
+    return value
 
 
 def split_names(text: str | None) -> list[str]:
@@ -166,7 +177,12 @@ def call_with_timeout(fn: Callable[[], Any], timeout_s: float) -> Any:
 
     t = threading.Thread(target=target, daemon=True, name="oprt-bench availability")
     t.start()
-    t.join(timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while t.is_alive():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        t.join(min(left, MAX_WAIT_S, threading.TIMEOUT_MAX))
     if t.is_alive():
         raise TimeoutError(f"timed out after {timeout_s:g} s")
     if "error" in box:
@@ -224,8 +240,8 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
     if not formats:
         raise UsageError(f"--format is empty; valid choices: {', '.join(FORMATS)}")
     budget = opts.time_budget_s if opts.time_budget_s is not None else default_time_budget(opts.cases)
-    if not (budget > 0 and math.isfinite(budget)):
-        raise UsageError(f"--time-budget must be a positive number of seconds, got {budget}")
+    check_seconds("--time-budget", budget)
+    check_seconds("--availability-timeout", opts.availability_timeout_s)
 
     op_names = _pick("ops", opts.ops, list(registry.ops))
     specs = [registry.get_op(n) for n in op_names]
@@ -258,8 +274,8 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
     skipped: dict[str, str] = {}
     if opts.isolation not in ISOLATIONS:
         raise UnknownNameError("isolation", opts.isolation, ISOLATIONS)
-    if opts.case_timeout_s is not None and not (opts.case_timeout_s > 0 and math.isfinite(opts.case_timeout_s)):
-        raise UsageError(f"--case-timeout must be a positive number of seconds, got {opts.case_timeout_s}")
+    if opts.case_timeout_s is not None:
+        check_seconds("--case-timeout", opts.case_timeout_s)
     avail: dict[str, tuple[bool, str, str]] = {
         n: _availability(registry.get_backend(n), opts.availability_timeout_s) for n in all_backends}
     available = [n for n in all_backends if avail[n][0]]

@@ -44,9 +44,10 @@ __all__ = ["ISOLATIONS", "WorkerSource", "WorkerFailure", "BackendWorker", "work
            "describe_exit"]
 
 ISOLATIONS = ("process", "none")
-START_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 120.0  # spawning a worker and building its backend (imports, plugin loading)
+MAX_WAIT_S = 3600.0  # one wait's slice: the OS refuses huge timeouts, a longer one is waited for in slices
 # row messages after which the worker is replaced: the device context is unusable (sticky CUDA/MACA errors)
-STICKY_ERRORS = ("DeviceError:",)  # spawning a worker and building its backend (imports, plugin loading)
+STICKY_ERRORS = ("DeviceError:",)
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,8 @@ class BackendWorker:
         sentinel = self.proc.sentinel
         while True:
             left = deadline - time.monotonic()
-            ready = multiprocessing.connection.wait([self.conn, sentinel], timeout=max(0.0, left))
+            # waited in slices: the OS refuses a huge timeout (OverflowError), the loop re-checks the deadline
+            ready = multiprocessing.connection.wait([self.conn, sentinel], timeout=min(max(0.0, left), MAX_WAIT_S))
             if self.conn in ready:
                 try:
                     return self.conn.recv()
