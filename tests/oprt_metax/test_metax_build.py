@@ -150,3 +150,11 @@ def test_descriptors_need_no_device(metax_ext, tdesc):
 def test_reduce_sum_workspace_for_split_reductions(metax_ext, tdesc, shape, axis):
     """Few long rows or columns are split across blocks: the partial sums need a workspace."""
     check_reduce_sum_workspace_for_split_reductions(metax_ext, tdesc, shape, axis)
+
+
+def test_load_extension_is_oprt_cores(metax_pkg):
+    """The ABI check lives in oprt_core (one copy for every compiled backend); these names are aliases."""
+    from oprt_core.errors import AbiMismatchError
+
+    assert metax_pkg.AbiMismatchError is AbiMismatchError
+    assert callable(metax_pkg.load_extension)

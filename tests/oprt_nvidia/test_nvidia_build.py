@@ -107,3 +107,11 @@ def test_descriptors_need_no_device(nvidia_ext, tdesc):
 def test_reduce_sum_workspace_for_split_reductions(nvidia_ext, tdesc, shape, axis):
     """Few long rows or columns are split across blocks: the partial sums need a workspace."""
     check_reduce_sum_workspace_for_split_reductions(nvidia_ext, tdesc, shape, axis)
+
+
+def test_load_extension_is_oprt_cores():
+    """The ABI check lives in oprt_core (one copy for every compiled backend); these names are aliases."""
+    from oprt_core.errors import AbiMismatchError
+
+    assert oprt_nvidia.AbiMismatchError is AbiMismatchError
+    assert callable(oprt_nvidia.load_extension)

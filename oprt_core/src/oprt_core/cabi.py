@@ -6,10 +6,12 @@ oprt-core is importable) or from their own vendored copy; see docs/building.md.
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
+from typing import Any
 
-__all__ = ["include_dir", "cdef", "abi_version", "STATUS_NAMES"]
+__all__ = ["include_dir", "cdef", "abi_version", "load_extension", "STATUS_NAMES"]
 
 _CDEF_RE = re.compile(r"/\* OPRT_CDEF_BEGIN \*/(.*?)/\* OPRT_CDEF_END \*/", re.S)
 
@@ -36,6 +38,35 @@ def abi_version(path: str | Path | None = None) -> int:
     match = re.search(r"#define OPRT_ABI_VERSION (\d+)", header_text(path))
     assert match is not None
     return int(match.group(1))
+
+
+def load_extension(module_name: str, dist: str, libname: str) -> Any:
+    """Import a compiled backend's cffi extension ``module_name`` and check its ABI: the library
+    (``libname``) against its wrapper, and the wrapper against this oprt-core's oprt.h. ``dist`` (e.g.
+    "oprt-nvidia") names the distribution to reinstall, from ``./<dist with _>``.
+
+    Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects; raises
+    :class:`oprt_core.errors.AbiMismatchError` on a mismatch.
+    """
+    from .errors import AbiMismatchError
+
+    ext = importlib.import_module(module_name)
+    src = "./" + dist.replace("-", "_")
+    built = int(ext.lib.OPRT_ABI_VERSION)
+    info = ext.ffi.new("oprt_library_info_t *")
+    ext.lib.oprt_get_library_info(info)
+    if int(info.abi_version) != built:
+        raise AbiMismatchError(
+            f"{libname} reports oprt.h ABI {int(info.abi_version)} but its wrapper was built for {built}; "
+            f"reinstall {dist} (pip install --force-reinstall {src})"
+        )
+    installed = abi_version()
+    if installed != built:
+        raise AbiMismatchError(
+            f"{dist} was built against oprt.h ABI {built} but the installed oprt-core ships ABI {installed}; "
+            f"rebuild it against this oprt-core (pip install --force-reinstall --no-deps {src})"
+        )
+    return ext
 
 
 # oprt_status_t code -> enum name, for messages

@@ -27,6 +27,7 @@ __all__ = [
     "DeviceOutOfMemoryError",
     "NoDeviceError",
     "BadDeviceError",
+    "AbiMismatchError",
 ]
 
 
@@ -139,3 +140,8 @@ class NoDeviceError(BackendError, BackendUnavailable):
 
 class BadDeviceError(BackendError, InvalidArgumentError):
     """OPRT_STATUS_BAD_DEVICE: a device index out of range."""
+
+
+class AbiMismatchError(OprtError, ImportError):
+    """A compiled backend's extension was built against another oprt.h than the installed oprt-core's
+    (an ImportError too: the extension cannot be used)."""

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from oprt_core.errors import AbiMismatchError  # re-exported: one class for every compiled backend
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "load_extension", "build_log_path", "flavour", "AbiMismatchError"]
-
-
-class AbiMismatchError(ImportError):
-    """The compiled extension was built against another oprt.h than the installed oprt-core's."""
 
 
 def build_log_path() -> Path:
@@ -39,28 +37,11 @@ def flavour() -> str | None:
 
 
 def load_extension():
-    """Import the compiled cffi extension and check it matches the installed oprt.h.
+    """Import the compiled cffi extension and check it matches the installed oprt.h
+    (:func:`oprt_core.cabi.load_extension`).
 
     Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects.
     """
-    from . import _oprt_metax as ext
+    from oprt_core.cabi import load_extension as _load
 
-    built = int(ext.lib.OPRT_ABI_VERSION)
-    info = ext.ffi.new("oprt_library_info_t *")
-    ext.lib.oprt_get_library_info(info)
-    if int(info.abi_version) != built:
-        raise AbiMismatchError(
-            f"liboprt_metax.so reports oprt.h ABI {int(info.abi_version)} but its wrapper was built for {built}; "
-            "reinstall oprt-metax (pip install --force-reinstall ./oprt_metax)"
-        )
-    try:
-        from oprt_core.cabi import abi_version
-    except ImportError:  # oprt-core absent: nothing to compare against
-        return ext
-    installed = abi_version()
-    if installed != built:
-        raise AbiMismatchError(
-            f"oprt-metax was built against oprt.h ABI {built} but the installed oprt-core ships ABI {installed}; "
-            "rebuild it against this oprt-core (pip install --force-reinstall --no-deps ./oprt_metax)"
-        )
-    return ext
+    return _load(f"{__name__}._oprt_metax", "oprt-metax", "liboprt_metax.so")
