@@ -28,7 +28,7 @@ import pandas as pd
 from .errors import UsageError
 
 __all__ = [
-    "SCHEMA_VERSION", "COLUMNS", "STATUSES", "CSV_NAME", "RUN_JSON", "RESULTS_JSON", "REPORT_HTML",
+    "SCHEMA_VERSION", "COLUMNS", "KEY_COLUMNS", "STATUSES", "CSV_NAME", "RUN_JSON", "RESULTS_JSON", "REPORT_HTML",
     "RowWriter", "utc_now", "default_run_dir", "check_out_dir", "create_run_dir", "provenance",
     "write_json", "json_safe", "load_run", "normalize_rows", "Run",
 ]
@@ -39,6 +39,7 @@ RUN_JSON = "run.json"
 RESULTS_JSON = "results.json"
 REPORT_HTML = "report.html"
 STATUSES = ("ok", "unsupported", "failed", "error")
+KEY_COLUMNS = ("op", "case", "dtype", "backend", "status")  # what a file must have to be read back as a run
 
 COLUMNS = (
     "op", "case", "shape", "dtype", "params", "backend", "status", "message",
@@ -235,18 +236,28 @@ def load_run(path: Path | str) -> Run:
     try:
         if (folder / RUN_JSON).is_file():
             meta = json.loads((folder / RUN_JSON).read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                raise UsageError(f"cannot read run {str(path)!r}: {RUN_JSON} is not a JSON object")
         if csv_path.is_file():
             rows = pd.read_csv(csv_path, dtype={"case": str, "shape": str, "params": str, "message": str,
                                                 "flags": str, "baseline": str, "device": str, "flavour": str},
                                keep_default_na=False, na_values={c: [""] for c in _NUMERIC})
         elif json_path.is_file():
             doc = json.loads(json_path.read_text(encoding="utf-8"))
-            meta = meta or doc.get("run", {})
-            rows = pd.DataFrame(doc.get("rows", []))
+            if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list) or not all(
+                    isinstance(r, dict) for r in doc["rows"]):
+                raise UsageError(f"cannot read run {str(path)!r}: {json_path.name} is not an object with a "
+                                 "'rows' list of row objects")
+            meta = meta or (doc.get("run") if isinstance(doc.get("run"), dict) else {})
+            rows = pd.DataFrame(doc["rows"], columns=None if doc["rows"] else list(COLUMNS))
         else:
             raise UsageError(f"{str(path)!r} is not a run: no {CSV_NAME} or {RESULTS_JSON} found")
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise UsageError(f"cannot read run {str(path)!r}: {exc}") from None
+    missing = [c for c in KEY_COLUMNS if c not in rows.columns]
+    if missing:
+        raise UsageError(f"{str(path)!r} is not a run: its rows lack the column(s) {', '.join(missing)} "
+                         f"(a run has {', '.join(KEY_COLUMNS)})")
     return Run(folder, normalize_rows(rows), meta)
 
 

@@ -68,12 +68,18 @@ def load_resume(path: Path) -> ResumeState:
         meta = json.loads(run_json.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"--resume {str(path)!r} is not a run folder: cannot read {RUN_JSON} ({exc})") from None
+    if not isinstance(meta, dict):
+        raise UsageError(f"--resume {str(path)!r} is not a run folder: {RUN_JSON} is not a JSON object")
     csv_path = path / CSV_NAME
     if not csv_path.is_file():
         raise UsageError(f"--resume {str(path)!r} has no {CSV_NAME} (a run without the csv format cannot be resumed)")
     data = csv_path.read_bytes()
     cut = data.rfind(b"\n") + 1
-    records = list(csv.DictReader(io.StringIO(data[:cut].decode("utf-8"), newline="")))
+    try:
+        text = data[:cut].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--resume {str(path)!r}: {CSV_NAME} is not UTF-8 text ({exc})") from None
+    records = list(csv.DictReader(io.StringIO(text, newline="")))
     rows: list[dict[str, Any]] = []
     if records:
         table = normalize_rows(records)
