@@ -186,3 +186,12 @@ def test_add_op_teaches_a_new_op():
     be.prepare("copy", [np.ones(3, np.float32)], out, {})()
     np.testing.assert_array_equal(out, [2, 2, 2])
     assert NumpyBackend().impls["copy"] is not be.impls["copy"]  # per instance, the core table is untouched
+
+
+def test_cpu_name_is_a_public_helper():
+    """Shared with other host backends (oprt_bench's torch CPU baseline) instead of copied."""
+    from oprt_core.numpy_backend import NumpyBackend, cpu_name
+
+    name = cpu_name()
+    assert isinstance(name, str) and name
+    assert NumpyBackend().device_info().name == name

@@ -22,7 +22,7 @@ from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
 from .validate import check_call, check_output_layout
 
-__all__ = ["NumpyBackend", "NumpyEvent"]
+__all__ = ["NumpyBackend", "NumpyEvent", "cpu_name"]
 
 Impl = Callable[[Sequence[np.ndarray], np.ndarray, Mapping[str, Any]], None]
 _F32 = np.float32
@@ -80,7 +80,8 @@ class NumpyEvent:
         return (end.t - self.t) * 1e3
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
+    """The host CPU's model name (/proc/cpuinfo), else what platform reports; for host backends' DeviceInfo."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
@@ -120,11 +121,11 @@ class NumpyBackend:
 
     # -- discovery ------------------------------------------------------------------
     def availability(self) -> Availability:
-        return Availability(True, "numpy runs on the CPU", _cpu_name())
+        return Availability(True, "numpy runs on the CPU", cpu_name())
 
     def device_info(self) -> DeviceInfo:
         return DeviceInfo(
-            name=_cpu_name(), vendor=platform.machine(), l2_bytes=_llc_bytes(), sm_count=os.cpu_count(),
+            name=cpu_name(), vendor=platform.machine(), l2_bytes=_llc_bytes(), sm_count=os.cpu_count(),
             flavour=f"numpy-{np.__version__}", toolkit=f"numpy {np.__version__}",
         )
 
