@@ -22,6 +22,13 @@ computed from the same, already-rounded inputs):
   every term that is not flushed to zero, and the division adds an ulp: rtol =
   2*eps(dtype) + 128*eps(f32); atol covers outputs below the dtype's subnormal
   range, where relative error has no meaning.
+
+Bytes moved (``bytes_fn``, the numerator of GB/s) count the logical elements each op reads and writes,
+not DRAM traffic: an input of layout ``broadcast0`` (full shape, stride 0 on dim 0) is charged for every
+element read, though it occupies, and is fetched from DRAM as, a single row (the rest are cache hits).
+GB/s on those broadcast edge cases therefore overstates DRAM bandwidth; compare them only with each
+other, not with the dense cases or the device's peak. (vector_add's shape broadcasting, a smaller
+operand such as (N,) + (M, N), is charged once at the operand's own size.)
 """
 
 from __future__ import annotations
