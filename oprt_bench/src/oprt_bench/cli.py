@@ -52,6 +52,7 @@ from .sweep import (
     calibrate_plan,
     check_seconds,
     make_plan,
+    reusable_calibrations,
     run_sweep,
 )
 
@@ -232,7 +233,8 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
         meta = resume.meta
         meta.setdefault("resumed", []).append({k: fresh[k] for k in ("argv", "started_utc", "git", "plan")}
                                               | {"skipped_rows": resume.count_skipped(plan)})
-        meta["backends"] = (meta.get("backends") or {}) | fresh["backends"]
+        # a backend the resumed run has keeps its entry (its calibration: the kept rows were computed with it)
+        meta["backends"] = fresh["backends"] | (meta.get("backends") or {})
         meta.update(status="running", finished_utc=None)
         skip = resume.lookup
     write_json(out / RUN_JSON, meta)
@@ -262,8 +264,10 @@ def _run(registry: Any, plan: Any, opts: SweepOptions, out: Path, quiet: bool, v
             if resume is not None:
                 progress.note(f"note: resuming {out}: {plan.n_rows - todo} rows already measured are kept")
             if plan.calibrate and todo:
-                calibrate_plan(plan, progress.note, on_start=progress.start, runners=runners)
-                meta["backends"] = (meta.get("backends") or {}) | {e.name: e.to_dict() for e in plan.backends}
+                reuse = reusable_calibrations(meta.get("backends")) if resume is not None else {}
+                calibrate_plan(plan, progress.note, on_start=progress.start, runners=runners, reuse=reuse)
+                meta["backends"] = (meta.get("backends") or {}) | {e.name: e.to_dict() for e in plan.backends
+                                                                   if e.name not in reuse}
                 write_json(out / RUN_JSON, meta)
             run_sweep(plan, emit, on_start=progress.start, runners=runners, skip=skip)
     except _Interrupted as exc:

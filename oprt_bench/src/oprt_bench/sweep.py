@@ -33,7 +33,8 @@ from .worker import ISOLATIONS, BackendWorker, WorkerFailure, mp_context, worker
 
 __all__ = ["MODES", "FORMATS", "SweepOptions", "Plan", "BackendEntry", "make_plan", "default_baseline",
            "default_time_budget", "case_seed", "run_sweep", "split_names", "calibrate_plan",
-           "Runners", "run_row_here", "default_case_timeout", "call_with_timeout", "ISOLATIONS"]
+           "Runners", "run_row_here", "reusable_calibrations", "default_case_timeout", "call_with_timeout",
+           "ISOLATIONS", "check_seconds"]
 
 MODES = ("test", "bench", "all")
 AVAILABILITY_TIMEOUT_S = 30.0  # a plugin's availability() / device_info() that takes longer is reported hung
@@ -276,15 +277,29 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
         raise UnknownNameError("isolation", opts.isolation, ISOLATIONS)
     if opts.case_timeout_s is not None:
         check_seconds("--case-timeout", opts.case_timeout_s)
-    avail: dict[str, tuple[bool, str, str]] = {
-        n: _availability(registry.get_backend(n), opts.availability_timeout_s) for n in all_backends}
-    available = [n for n in all_backends if avail[n][0]]
+    # only the backends this run may use are probed: a hung plugin the run never touches costs nothing
+    avail: dict[str, tuple[bool, str, str]] = {}
+
+    def probe(name: str) -> tuple[bool, str, str]:
+        if name not in avail:
+            avail[name] = _availability(registry.get_backend(name), opts.availability_timeout_s)
+        return avail[name]
+
+    def available() -> list[str]:  # for an error message: every backend, probed then
+        return [n for n in all_backends if probe(n)[0]]
+
+    for name in wanted:
+        probe(name)
+    if opts.baseline is None and "torch" in registry.backends:
+        probe("torch")  # the default baseline, when available
+    elif opts.baseline not in (None, "none") and opts.baseline in registry.backends:
+        probe(opts.baseline)
     for name in wanted:
         ok, reason, device = avail[name]
         if not ok:
             if explicit:
                 raise UsageError(f"backend {name!r} is unavailable: {reason}; available backends: "
-                                 f"{', '.join(available) or '(none)'}")
+                                 f"{', '.join(available()) or '(none)'}")
             skipped[name] = reason
             continue
         entries.append(_entry(name, registry.get_backend(name), device, opts.availability_timeout_s))
@@ -298,10 +313,10 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
             if opts.baseline is not None:
                 raise UnknownNameError("baseline backend", baseline, [*all_backends, "none"])
             baseline = None
-        elif not avail[baseline][0]:
+        elif not probe(baseline)[0]:
             if opts.baseline is not None:
                 raise UsageError(f"baseline backend {baseline!r} is unavailable: {avail[baseline][1]}; "
-                                 f"available backends: {', '.join(available) or '(none)'}, or none")
+                                 f"available backends: {', '.join(available()) or '(none)'}, or none")
             baseline = None
     if baseline is not None:
         if baseline not in [e.name for e in entries]:
@@ -391,19 +406,44 @@ class Runners:
             row.update(status="error", message=str(exc))
 
 
+def reusable_calibrations(backends: dict[str, Any] | None) -> dict[str, tuple[Calibration, TimerCheck]]:
+    """The calibration and timer check of each backend of a run.json ``backends`` that has both (``--resume``
+    reuses them: the kept rows' ``pct_of_peak`` and flags were computed with them)."""
+    out: dict[str, tuple[Calibration, TimerCheck]] = {}
+    for name, b in (backends or {}).items():
+        cal, timer = (b or {}).get("calibration"), (b or {}).get("timer")
+        if not isinstance(cal, dict) or not isinstance(timer, dict):
+            continue
+        try:
+            out[name] = (Calibration(**{k: v for k, v in cal.items() if k in Calibration.__dataclass_fields__}),
+                         TimerCheck(**{k: v for k, v in timer.items() if k in TimerCheck.__dataclass_fields__}))
+        except TypeError:  # a field missing (another schema): calibrate again
+            continue
+    return out
+
+
 def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
-                   on_start: Callable[[str], None] | None = None, runners: Runners | None = None) -> None:
+                   on_start: Callable[[str], None] | None = None, runners: Runners | None = None,
+                   reuse: dict[str, tuple[Calibration, TimerCheck]] | None = None) -> None:
     """Calibrate every backend of ``plan`` once (measured peak, spec peak, timer floor), in place.
 
     ``entry.peak`` becomes the measured peak (``pct_of_peak``), ``entry.timer`` the floor of the
     ``launch-bound`` flag. Progress goes to ``note``. A backend that cannot be calibrated keeps
     ``peak`` none and says why; the sweep goes on. Under process isolation it runs in the
-    backend's worker (``runners``; a private set is made and stopped when not given).
+    backend's worker (``runners``; a private set is made and stopped when not given). A backend in
+    ``reuse`` (``--resume``: the resumed run's calibration) is not measured again.
     """
     if runners is None:
         with Runners(plan) as own:
-            return calibrate_plan(plan, note, on_start, own)
+            return calibrate_plan(plan, note, on_start, own, reuse)
     for entry in plan.backends:
+        if reuse and entry.name in reuse:
+            entry.calibration, entry.timer = reuse[entry.name]
+            entry.peak = entry.calibration.peak
+            entry.spec = entry.calibration.spec
+            if note is not None:
+                note(f"  {entry.name}: calibration of the resumed run kept: {entry.calibration.describe()}")
+            continue
         if on_start is not None:
             on_start(f"calibrating {entry.name}")
         if note is not None:
