@@ -41,13 +41,20 @@ from types import SimpleNamespace
 from typing import Any
 
 __all__ = ["ISOLATIONS", "WorkerSource", "WorkerFailure", "BackendWorker", "worker_source", "mp_context",
-           "describe_exit"]
+           "describe_exit", "is_sticky"]
 
 ISOLATIONS = ("process", "none")
 START_TIMEOUT_S = 120.0  # spawning a worker and building its backend (imports, plugin loading)
 MAX_WAIT_S = 3600.0  # one wait's slice: the OS refuses huge timeouts, a longer one is waited for in slices
-# row messages after which the worker is replaced: the device context is unusable (sticky CUDA/MACA errors)
+# row messages after which the worker is replaced: the device context is unusable (sticky CUDA/MACA errors).
+# oprt's DeviceError starts the message; torch, cupy and triton raise RuntimeError & co. naming the CUDA error.
 STICKY_ERRORS = ("DeviceError:",)
+STICKY_MARKERS = ("CUDA error", "illegal memory access", "cudaErrorIllegalAddress")
+
+
+def is_sticky(message: str) -> bool:
+    """Whether a row's error message means the device context is broken (the worker must be replaced)."""
+    return message.startswith(STICKY_ERRORS) or any(m in message for m in STICKY_MARKERS)
 
 
 @dataclass(frozen=True)
@@ -191,7 +198,7 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str]) -> No
             return
         try:
             result = _HANDLERS[kind](backend, registry, payload)
-            if kind == "row" and str(result.get("message") or "").startswith(STICKY_ERRORS):
+            if kind == "row" and result.get("status") == "error" and is_sticky(str(result.get("message") or "")):
                 # a device error is sticky (CUDA's illegal address, a trap): every later call in this context
                 # would fail too, so this worker leaves and the next row gets a fresh one
                 conn.send(("ok-restart", result))
