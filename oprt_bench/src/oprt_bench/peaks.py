@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak", "peak_gbps"]
+__all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak"]
 
 
 @dataclass(frozen=True)
@@ -72,13 +72,4 @@ def spec_peak(device_info: dict[str, Any] | None, table: dict[str, SpecEntry] | 
         return Peak(float(driver), "driver")
     if entry is not None:
         return Peak(entry.gbps, "table")
-    return Peak(None, "none")
-
-
-def peak_gbps(backend: Any, device_info: dict[str, Any] | None) -> Peak:
-    """The peak ``pct_of_peak`` divides by before (or without) calibration: unknown.
-
-    Calibration (:func:`oprt_bench.calibrate.calibrate`) replaces it with the measured figure;
-    ``--no-calibrate`` leaves ``pct_of_peak`` empty (``pct_of_spec`` still has the spec peak).
-    """
     return Peak(None, "none")

@@ -39,7 +39,7 @@ def median_ci(samples: Sequence[float], z: float = Z95) -> tuple[float, float]:
 
     The number of samples below the true median is Binomial(n, 1/2); with the normal
     approximation, the CI runs from the j-th to the k-th smallest sample with
-    j = floor((n - z*sqrt(n)) / 2) and k = ceil((n + z*sqrt(n)) / 2) (1-based, clamped).
+    j = floor((n - z*sqrt(n)) / 2) and k = ceil((n + z*sqrt(n)) / 2) + 1 (1-based, clamped to [1, n]).
     For small n this is the whole range [min, max]: conservative, so few samples never look converged.
     """
     x = np.sort(np.asarray(samples, dtype=np.float64))

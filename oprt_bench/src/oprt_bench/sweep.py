@@ -27,7 +27,7 @@ from oprt_core.spec import CASE_SETS, Case, OpSpec, parse_shape
 from .calibrate import Calibration, TimerCheck, calibrate, is_host, timer_check
 from .errors import UsageError
 from .flags import row_flags
-from .peaks import Peak, peak_gbps, spec_peak
+from .peaks import Peak, spec_peak
 from .timing import TimingConfig, measure
 from .worker import ISOLATIONS, BackendWorker, WorkerFailure, mp_context, worker_source
 
@@ -41,6 +41,7 @@ AVAILABILITY_TIMEOUT_S = 30.0  # a plugin's availability() / device_info() that 
 FORMATS = ("csv", "json", "html")
 
 
+MAX_SHAPE_BYTES = 2**48  # a --shape whose float64 copy would exceed this (256 TiB) is a mistake
 MAX_WAIT_S = 3600.0  # one wait's slice: a huge (finite) timeout is waited for in slices the OS accepts
 
 
@@ -214,7 +215,8 @@ def _device_info(backend: Any, timeout_s: float | None = None) -> dict[str, Any]
 
 def _entry(name: str, backend: Any, device: str, timeout_s: float | None = None) -> BackendEntry:
     info = _device_info(backend, timeout_s)
-    return BackendEntry(name, backend, device or str(info.get("name", "")), info, peak_gbps(backend, info),
+    # the measured peak is unknown until calibration (--no-calibrate leaves pct_of_peak empty)
+    return BackendEntry(name, backend, device or str(info.get("name", "")), info, Peak(None, "none"),
                         spec_peak(info))
 
 
@@ -248,7 +250,15 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
     specs = [registry.get_op(n) for n in op_names]
 
     dtypes: list[str] = []
-    for name in split_names(opts.dtypes) or ["all"]:
+    dtype_names = split_names(opts.dtypes)
+    if not dtype_names:
+        raise UsageError(f"--dtypes is empty; valid choices: all, {', '.join(DTYPES)}")
+    for name in dtype_names:
+        if name != "all":
+            try:
+                get_dtype(name)
+            except UnknownNameError:
+                raise UnknownNameError("dtype", name, [*DTYPES, "all"]) from None
         for dt in (DTYPES if name == "all" else [get_dtype(name).name]):
             if dt not in dtypes:
                 dtypes.append(dt)
@@ -258,6 +268,10 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
     cases: dict[str, list[Case]] = {}
     if opts.shapes:
         shapes = [parse_shape(s) for s in opts.shapes]
+        for text, shape in zip(opts.shapes, shapes):
+            if math.prod(shape) * 8 > MAX_SHAPE_BYTES or any(d >= 2**63 for d in shape):
+                raise UsageError(f"--shape {text} is too large: {math.prod(shape)} elements (at most "
+                                 f"{MAX_SHAPE_BYTES // 8} float64 elements, each extent below 2**63)")
         for spec in specs:
             cases[spec.name] = []
             for text, shape in zip(opts.shapes, shapes):
@@ -349,8 +363,8 @@ def default_case_timeout(time_budget_s: float) -> float:
 
 
 def calibration_timeout(plan: Plan) -> float:
-    """Calibration is a longer measurement than a row (a 256 MiB copy, the timer floor): 4x the case timeout,
-    at least 60 s."""
+    """Calibration is a longer measurement than a row (a copy of at least 512 MiB on a GPU,
+    ``calibrate.GPU_MIN_BYTES``; the timer floor): 4x the case timeout, at least 60 s."""
     return max(60.0, 4 * (plan.case_timeout_s or 0.0))
 
 
