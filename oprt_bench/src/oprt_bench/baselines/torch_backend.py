@@ -43,6 +43,7 @@ import numpy as np
 from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, UnsupportedCase
+from oprt_core.numpy_backend import cpu_name as _cpu_name
 
 from ._common import (
     BaselineBackend,
@@ -176,19 +177,6 @@ def _cuda_driver_version() -> str:
         return cuda_version_text(version.value)
     except (OSError, AttributeError):
         return ""
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 # -- the backend ---------------------------------------------------------------------------------------------
