@@ -217,7 +217,8 @@ def _do_calibrate(backend: Any, registry: Any, payload: dict[str, Any]) -> tuple
 
 
 def _do_row(backend: Any, registry: Any, payload: dict[str, Any]) -> dict[str, Any]:
-    from .sweep import BackendEntry, run_row_here
+    from .runners import run_row_here
+    from .sweep import BackendEntry
 
     entry = BackendEntry(payload["name"], backend, payload["device"], payload["device_info"], payload["peak"],
                          payload["spec"], timer=payload["timer"])

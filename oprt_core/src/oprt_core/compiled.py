@@ -32,6 +32,7 @@ from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from .cabi import STATUS_NAMES, abi_version
 from .core_ops import CORE_OPS
+from .device_array import _BF16_TYPESTR, DeviceArray, _contiguous_strides, _RawBuffer, _span
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
 from .errors import BackendError, BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
 
@@ -60,8 +61,6 @@ STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
 assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
 
 _CORE_SPECS = {s.name: s for s in CORE_OPS}
-# bfloat16 has no standard __cuda_array_interface__ typestr; oprt uses '<V2' (a 2-byte opaque void)
-_BF16_TYPESTR = "<V2"
 
 
 def _cstr(ffi: Any, ptr: Any) -> str:
@@ -87,139 +86,6 @@ def raise_for_status(ffi: Any, lib: Any, status: int, backend: str = "compiled")
         message = _cstr(ffi, lib.oprt_status_string(status)) or f"failed with status {status}"
     cls = STATUS_EXCEPTIONS.get(status, BackendError)
     raise cls(backend, status, message, STATUS_NAMES.get(status, f"status {status}"))
-
-
-# ---------------------------------------------------------------------------------------------
-# device arrays
-
-
-def _span(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
-    """(lowest, highest) offsets, in the strides' unit, of the elements of a non-empty view."""
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if n > 1:
-            if s < 0:
-                lo += (n - 1) * s
-            else:
-                hi += (n - 1) * s
-    return lo, hi
-
-
-def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    strides, run = [], 1
-    for n in reversed(shape):
-        strides.append(run)
-        run *= max(int(n), 1)
-    return tuple(reversed(strides))
-
-
-class DeviceArray:
-    """A view of device memory of a compiled backend.
-
-    ``ptr`` is the address of element ``[0, ..., 0]`` (an int), ``strides_elements``
-    the strides counted in elements (negative or zero allowed), ``strides`` the
-    same in bytes like numpy. ``owner`` keeps the memory alive: an allocation that
-    is freed with ``oprt_free`` when the last reference goes, or a foreign object
-    (a CuPy array, a torch tensor) whose memory this array views.
-
-    On CUDA-like backends (``cuda_interop=True``) it exposes
-    ``__cuda_array_interface__`` (version 3) so ``cupy.asarray`` and
-    ``torch.as_tensor`` view it zero-copy. bfloat16 has no standard typestr there:
-    oprt exports it as ``'<V2'`` and reads ``'<V2'`` back as bfloat16.
-    """
-
-    def __init__(self, backend: CompiledBackend, ptr: int, shape: Sequence[int], strides: Sequence[int],
-                 dtype: DType | str | np.dtype, owner: Any = None, *, cuda_interop: bool = False,
-                 readonly: bool = False):
-        self.backend = backend
-        self.ptr = int(ptr)
-        self._shape = tuple(int(s) for s in shape)
-        self._strides = tuple(int(s) for s in strides)
-        if len(self._strides) != len(self._shape):
-            raise InvalidArgumentError(f"DeviceArray: shape {self._shape} and strides {self._strides} differ in length")
-        self.dtype_info = get_dtype(dtype)
-        self.owner = owner
-        self.cuda_interop = cuda_interop
-        self.readonly = readonly
-
-    # -- numpy-like properties ------------------------------------------------------------------
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._shape
-
-    @property
-    def strides_elements(self) -> tuple[int, ...]:
-        return self._strides
-
-    @property
-    def strides(self) -> tuple[int, ...]:
-        """Strides in bytes, like numpy."""
-        return tuple(s * self.itemsize for s in self._strides)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.dtype_info.numpy
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype_info.itemsize
-
-    @property
-    def ndim(self) -> int:
-        return len(self._shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self._shape)
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.itemsize
-
-    @property
-    def is_contiguous(self) -> bool:
-        expected = 1
-        for n, s in zip(reversed(self._shape), reversed(self._strides)):
-            if n != 1 and s != expected:
-                return False
-            expected *= n
-        return True
-
-    def span(self) -> tuple[int, int]:
-        """(offset of the lowest-addressed byte, bytes covered) relative to ``ptr``; (0, 0) when empty."""
-        if self.size == 0:
-            return 0, 0
-        lo, hi = _span(self._shape, self._strides)
-        return lo * self.itemsize, (hi - lo + 1) * self.itemsize
-
-    def __len__(self) -> int:
-        if not self._shape:
-            raise TypeError("len() of a 0-d DeviceArray")
-        return self._shape[0]
-
-    def __repr__(self) -> str:
-        return (f"DeviceArray(backend={self.backend.name!r}, shape={self._shape}, dtype={self.dtype_info.name}, "
-                f"strides_elements={self._strides}, ptr=0x{self.ptr:x})")
-
-    def get(self) -> np.ndarray:
-        """A host copy (like cupy's ``.get()``)."""
-        return self.backend.to_host(self)
-
-    @property
-    def __cuda_array_interface__(self) -> dict[str, Any]:
-        if not self.cuda_interop:
-            raise AttributeError(f"backend {self.backend.name!r} is not CUDA-like: no __cuda_array_interface__")
-        typestr = _BF16_TYPESTR if self.dtype_info.name == "bf16" else self.dtype.str
-        return {
-            "version": 3,
-            "shape": self._shape,
-            "typestr": typestr,
-            "descr": [("", typestr)],
-            "data": (self.ptr if self.size else 0, self.readonly),
-            "strides": None if self.is_contiguous else self.strides,
-            # oprt launches on the NULL stream: the legacy default stream, 1 in the CAI v3 convention
-            "stream": 1,
-        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -762,17 +628,6 @@ class CompiledBackend:
     def timer_resolution_ms(self) -> float | None:
         """CUDA events' documented ~0.5 us on CUDA-like backends; unknown (None) otherwise."""
         return CUDA_EVENT_RESOLUTION_MS if self.cuda_interop else None
-
-
-class _RawBuffer:
-    """A device allocation without a tensor view (workspaces, the cache-flush buffer)."""
-
-    __slots__ = ("ptr", "owner", "nbytes")
-
-    def __init__(self, ptr: int, owner: Any, nbytes: int = 0):
-        self.ptr = ptr
-        self.owner = owner
-        self.nbytes = nbytes
 
 
 def _c_int32(value: int, what: str) -> int:
