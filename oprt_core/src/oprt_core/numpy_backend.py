@@ -75,7 +75,7 @@ class NumpyEvent:
         self.t = time.perf_counter()
 
     def elapsed_ms(self, end: NumpyEvent) -> float:
-        if self.t is None or end.t is None:
+        if self.t is None or getattr(end, "t", None) is None:
             raise InvalidArgumentError("elapsed_ms needs two recorded events")
         return (end.t - self.t) * 1e3
 

@@ -43,6 +43,7 @@ import numpy as np
 from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, UnsupportedCase
+from oprt_core.numpy_backend import NumpyEvent as HostEvent  # a host timestamp: torch's CPU kernels are synchronous
 from oprt_core.numpy_backend import cpu_name as _cpu_name
 
 from ._common import (
@@ -148,21 +149,6 @@ class TorchEvent(CudaEvent):
 
     def _elapsed(self, end: TorchEvent) -> float:
         return self.event.elapsed_time(end.event)
-
-
-class HostEvent:
-    """A host timestamp: torch's CPU kernels run synchronously."""
-
-    def __init__(self) -> None:
-        self.t: float | None = None
-
-    def record(self) -> None:
-        self.t = time.perf_counter()
-
-    def elapsed_ms(self, end: HostEvent) -> float:
-        if self.t is None or getattr(end, "t", None) is None:
-            raise InvalidArgumentError("elapsed_ms needs two recorded events")
-        return (end.t - self.t) * 1e3
 
 
 # -- device facts -------------------------------------------------------------------------------------------
