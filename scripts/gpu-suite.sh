@@ -6,13 +6,17 @@
 # PHASES (default: install test sanitize bench):
 #   install   wheels from .whl/, then pip install --no-index --no-build-isolation of the project's packages
 #   test      pytest of every package (GPU tests run here), junit XML + log
+#   tune      scripts/tune/tune.cu: kernel-variant microbenchmark (issue 6), run alone on the GPU
 #   sweep     oprt-bench --mode test over every case set (smoke, edge, default, large) on the GPU backends
+#             (OPRT_SUITE_SWEEP_DTYPES="f32 f16 bf16": one process per dtype, in parallel)
+#   isolation oprt-bench on nvidia beside the faulty test backend (segfault, hang, raise on chosen cases)
+#   overhead  scripts/host_overhead.py: host time of one op call (launcher, op API, torch)
 #   sanitize  compute-sanitizer memcheck/racecheck/initcheck over the nvidia kernel tests
 #   fuzz      hypothesis fuzzing of the GPU libraries' C ABI and the op API (OPRT_FUZZ_EXAMPLES, default 10000)
 #   check     scripts/check_baselines.py: oprt-bench timing vs triton do_bench, calibrated peak vs cupy memcpy
 #   bench     oprt-bench sweeps (OPRT_SUITE_BENCH, default: default and large case sets) beside torch
 # Environment: OPRT_SUITE_PACKAGES (folders to install), OPRT_SUITE_TESTS (pytest paths),
-# OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SANITIZE (test groups), OPRT_SUITE_SANITIZERS (tools), OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
+# OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SWEEP_DTYPES, OPRT_SUITE_SANITIZE (test groups), OPRT_SUITE_SANITIZERS (tools), OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
 # OPRT_SUITE_BUDGET (oprt-bench --time-budget).
 # Everything lands in OUTDIR: logs, CSV, HTML, and suite.tar.gz holding all of it.
 # Nothing is downloaded: missing wheels travel in .whl/ (../shared/tools/offline-wheels.sh).
@@ -53,7 +57,7 @@ if has install; then
     fi
     # one package at a time, so a backend that fails to build does not stop the others
     pkgs=${OPRT_SUITE_PACKAGES:-"oprt_core oprt_bench oprt_nvidia oprt_metax tests/plugins/oprt-testplugin \
-examples/oprt-rmsnorm examples/oprt-triton"}
+tests/plugins/oprt-faultyplugin examples/oprt-rmsnorm examples/oprt-triton"}
     for pkg in $pkgs; do
         [ -d "$pkg" ] || continue
         OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} run_logged "install-$(basename "$pkg")" \
@@ -72,11 +76,36 @@ oprt-bench backends --json 2>/dev/null | python -c "import json,sys; d=json.load
     sys.exit(0 if any(b['name']=='metax' and b['available'] for b in d.get('backends', [])) else 1)" \
     && GPU_BACKENDS=nvidia,metax
 
+if has tune; then
+    run_logged tune-build nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v scripts/tune/tune.cu -o "$OUTDIR/tune.bin" \
+        && run_logged tune "$OUTDIR/tune.bin" ${OPRT_TUNE_FILTER:-}
+    rm -f "$OUTDIR/tune.bin"
+fi
+
 if has sweep; then
     for cs in ${OPRT_SUITE_SWEEP_SETS:-smoke edge default large}; do
-        run_logged "sweep-$cs" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" --baseline none \
-            --out "$OUTDIR/sweep-$cs" --format csv -q
+        if [ -n "${OPRT_SUITE_SWEEP_DTYPES:-}" ]; then
+            for dt in $OPRT_SUITE_SWEEP_DTYPES; do
+                run_logged "sweep-$cs-$dt" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" --ops "${OPRT_SUITE_SWEEP_OPS:-all}" \
+                    --dtypes "$dt" --baseline none --out "$OUTDIR/sweep-$cs-$dt" --format csv -q &
+            done
+            wait
+        else
+            run_logged "sweep-$cs" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" --baseline none \
+                --out "$OUTDIR/sweep-$cs" --format csv -q
+        fi
     done
+fi
+
+if has isolation; then
+    # a real GPU backend beside one that segfaults, hangs and raises: the faulty rows are errors, nvidia's ok
+    OPRT_FAULTY_PLAN=${OPRT_FAULTY_PLAN:-"copy/1000:segv,relu/1000:hang,softmax/64x1000-axis-1:raise"} \
+        run_logged isolation oprt-bench --backends nvidia,faulty --baseline nvidia --cases smoke \
+        --time-budget 0.05 --case-timeout 5 --out "$OUTDIR/isolation-nvidia-faulty"
+fi
+
+if has overhead; then
+    run_logged overhead python scripts/host_overhead.py --backend nvidia --csv "$OUTDIR/host-overhead.csv"
 fi
 
 if has sanitize; then

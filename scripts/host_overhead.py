@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Host overhead of one op call on a GPU backend (issue 6: <= 10 us with a prepared descriptor).
+
+    python scripts/host_overhead.py [--backend nvidia] [--calls 5000] [--csv out.csv]
+
+For each op, on a small tensor (the kernel's GPU time stays below the host time, so the host is
+what is measured), times one call with ``time.perf_counter_ns`` around it, every call separately,
+and reports the median and p90 in microseconds of:
+
+  launcher()            the prepared launcher (C descriptor made once) on its own buffers
+  launcher.run(...)     the prepared descriptor on caller buffers (layout checked per call)
+  ops.<op>(cupy)        the functional API with cupy inputs and out, descriptor from its cache
+  ops.<op>(torch)       the same with torch tensors
+  torch                 torch's own call (copy_, add, clamp_min, sum with out=; softmax allocates), for scale
+
+The stream is synchronised every 200 calls so the launch queue never fills (a full queue would
+make a launch wait for the GPU, and the GPU time would be measured instead of the host's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+import time
+
+
+def measure(fn, calls: int, sync) -> tuple[float, float]:
+    for _ in range(200):  # warm-up: caches, lazy module state
+        fn()
+    sync()
+    ts = []
+    for i in range(calls):
+        t0 = time.perf_counter_ns()
+        fn()
+        ts.append(time.perf_counter_ns() - t0)
+        if i % 200 == 199:
+            sync()
+    sync()
+    ts.sort()
+    return statistics.median(ts) / 1e3, ts[int(0.9 * len(ts))] / 1e3
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="nvidia")
+    ap.add_argument("--calls", type=int, default=5000)
+    ap.add_argument("--csv", default=None)
+    args = ap.parse_args()
+
+    import cupy as cp
+    import torch
+
+    import oprt_core.ops as ops
+    from oprt_core.plugins import get_registry
+
+    be = get_registry().get_backend(args.backend)
+    avail = be.availability()
+    if not avail.ok:
+        print(f"error: backend {args.backend!r} unavailable: {avail.reason}", file=sys.stderr)
+        return 2
+    shape = (64, 128)
+    rng = cp.random.default_rng(7)
+    xc = rng.uniform(-1, 1, shape, dtype=cp.float32)
+    yc = rng.uniform(-1, 1, shape, dtype=cp.float32)
+    oc = cp.empty(shape, cp.float32)
+    orow = cp.empty((shape[0],), cp.float32)
+    xt, yt, ot, ort = (torch.as_tensor(a, device="cuda") for a in (xc, yc, oc, orow))
+
+    def sync() -> None:
+        torch.cuda.synchronize()
+
+    cases = [
+        ("copy", [xc], {}, oc, [xt], ot, lambda: ot.copy_(xt)),
+        ("vector_add", [xc, yc], {}, oc, [xt, yt], ot, lambda: torch.add(xt, yt, out=ot)),
+        ("relu", [xc], {"negative_slope": 0.0}, oc, [xt], ot, lambda: torch.clamp_min(xt, 0.0, out=ot)),
+        ("reduce_sum", [xc], {"axis": -1, "keepdims": False}, orow, [xt], ort,
+         lambda: torch.sum(xt, -1, out=ort)),
+        ("softmax", [xc], {"axis": -1}, oc, [xt], ot, lambda: torch.softmax(xt, -1)),  # no out= in torch
+    ]
+    rows = []
+    print(f"backend {args.backend}, shape {shape} f32, {args.calls} calls each, microseconds (median / p90)")
+    print(f"{'op':<11} {'launcher()':>16} {'launcher.run':>16} {'ops(cupy)':>16} {'ops(torch)':>16} {'torch':>16}")
+    for op, ins_c, params, out_c, ins_t, out_t, torch_fn in cases:
+        dev_in = [be.asarray(a) for a in ins_c]
+        dev_out = be.asarray(out_c)
+        launcher = be.prepare(op, dev_in, dev_out, params)
+        fn = getattr(ops, op)
+        kw = {k: v for k, v in params.items()}
+        res = {
+            "launcher()": measure(launcher, args.calls, sync),
+            "launcher.run": measure(lambda: launcher.run(ins_c, out_c), args.calls, sync),
+            "ops(cupy)": measure(lambda: fn(*ins_c, backend=args.backend, out=out_c, **kw), args.calls, sync),
+            "ops(torch)": measure(lambda: fn(*ins_t, backend=args.backend, out=out_t, **kw), args.calls, sync),
+            "torch": measure(torch_fn, args.calls, sync),
+        }
+        print(f"{op:<11} " + " ".join(f"{m:7.2f} / {p:6.2f}" for m, p in res.values()))
+        for how, (m, p) in res.items():
+            rows.append({"op": op, "call": how, "median_us": round(m, 3), "p90_us": round(p, 3),
+                         "backend": args.backend, "calls": args.calls})
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,550 @@
+// tune.cu: kernel-variant microbenchmark for issue 6 (docs/performance.md, "what was tried").
+//
+// Standalone: nvcc -O3 -arch=sm_90 -std=c++17 scripts/tune/tune.cu -o tune && ./tune [filter]
+// Each variant is timed cold (a 256 MiB memset evicts L2 before every sample, like oprt-bench and
+// triton's do_bench), variants of one group interleaved round-robin so clock drift hits them alike;
+// median of kReps samples, GB/s with bytes = inputs read once + output written once, and % of the
+// cudaMemcpy D2D figure measured in the same run. Inputs are uniform random (never zeros), and every
+// variant's output is checked against the first variant's before timing counts.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                                          \
+    do {                                                                                               \
+        cudaError_t e_ = (x);                                                                          \
+        if (e_ != cudaSuccess) {                                                                       \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
+            exit(1);                                                                                   \
+        }                                                                                              \
+    } while (0)
+
+constexpr int kReps = 25;
+static int g_sms = 132;
+
+// ---- loads and stores -------------------------------------------------------------------------
+enum Ld { kPlain, kLdg, kNcNoAllocL2_256, kLdcs, kNcNoAlloc, kLdlu };
+enum St { kStPlain, kStcs };
+
+template <int L> __device__ __forceinline__ uint4 ld(const uint4 *p) {
+    uint4 r;
+    if constexpr (L == kPlain) r = *p;
+    else if constexpr (L == kLdg) r = __ldg(p);
+    else if constexpr (L == kLdcs) r = __ldcs(p);
+    else if constexpr (L == kLdlu) r = __ldlu(p);
+    else if constexpr (L == kNcNoAllocL2_256)
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    else
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    return r;
+}
+template <int S> __device__ __forceinline__ void st(uint4 *p, uint4 v) {
+    if constexpr (S == kStPlain) *p = v;
+    else __stcs(p, v);
+}
+
+__device__ __forceinline__ uint4 add4(uint4 a, uint4 b) {
+    float4 fa, fb;
+    memcpy(&fa, &a, 16);
+    memcpy(&fb, &b, 16);
+    fa.x += fb.x, fa.y += fb.y, fa.z += fb.z, fa.w += fb.w;
+    memcpy(&a, &fa, 16);
+    return a;
+}
+
+// One tile of B*U packs per block (grid = tiles, or grid-stride with a persistent grid).
+template <int B, int U, int L, int S, int NIn>
+__global__ void __launch_bounds__(B) stream_kernel(uint4 *__restrict__ o, const uint4 *__restrict__ a,
+                                                   const uint4 *__restrict__ b, int64_t npacks) {
+    const int64_t tiles = npacks / (B * U);  // sizes here are multiples of every tile
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int64_t i0 = t * (B * U) + threadIdx.x;
+        uint4 va[U], vb[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            va[u] = ld<L>(a + i0 + u * B);
+            if (NIn == 2) vb[u] = ld<L>(b + i0 + u * B);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) st<S>(o + i0 + u * B, NIn == 2 ? add4(va[u], vb[u]) : va[u]);
+    }
+}
+
+// ---- softmax over the last axis, contiguous f32 rows ------------------------------------------
+__device__ __forceinline__ float wmax(float v, int w) {
+    for (int o = w / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o, w));
+    return v;
+}
+__device__ __forceinline__ float wsum(float v, int w) {
+    for (int o = w / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, w);
+    return v;
+}
+
+// G lanes per row, P packs per lane (row = G*P*4 floats), R rows per group per trip (all loads first).
+template <int G, int P, int R, int L>
+__global__ void __launch_bounds__(256) sm_group_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                       int64_t rows) {
+    constexpr int W = G * P * 4;
+    const int lane = threadIdx.x % 32, g = lane / G, gl = lane % G;
+    const int64_t groups_total = (int64_t)gridDim.x * (blockDim.x / 32) * (32 / G);
+    const int64_t gid = ((int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * (32 / G) + g;
+    for (int64_t r0 = gid * R; r0 < rows; r0 += groups_total * R) {  // rows % (R) == 0 here
+        float v[R][P][4];
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                uint4 q = ld<L>(reinterpret_cast<const uint4 *>(x + (r0 + r) * W) + p * G + gl);
+                memcpy(v[r][p], &q, 16);
+            }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            float m = -INFINITY;
+#pragma unroll
+            for (int p = 0; p < P; ++p)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) m = fmaxf(m, v[r][p][e]);
+            m = wmax(m, G);
+            float s = 0.f;
+#pragma unroll
+            for (int p = 0; p < P; ++p)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) s += (v[r][p][e] = expf(v[r][p][e] - m));
+            const float inv = 1.f / wsum(s, G);
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                float4 f{v[r][p][0] * inv, v[r][p][1] * inv, v[r][p][2] * inv, v[r][p][3] * inv};
+                reinterpret_cast<float4 *>(out + (r0 + r) * W)[p * G + gl] = f;
+            }
+        }
+    }
+}
+
+template <int NT>
+__device__ __forceinline__ float bred(float v, bool is_max, float *sm) {
+    v = is_max ? wmax(v, 32) : wsum(v, 32);
+    if (threadIdx.x % 32 == 0) sm[threadIdx.x / 32] = v;
+    __syncthreads();
+    float r = sm[0];
+#pragma unroll
+    for (int k = 1; k < NT / 32; ++k) r = is_max ? fmaxf(r, sm[k]) : r + sm[k];
+    __syncthreads();
+    return r;
+}
+
+// A block of NT threads per row, P packs per thread in registers (row = NT*P*4 floats), one row per block
+// (grid = rows) or grid-stride.
+template <int NT, int P, int MinB>
+__global__ void __launch_bounds__(NT, MinB) sm_block_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                            int64_t rows) {
+    constexpr int W = NT * P * 4;
+    __shared__ float sm[NT / 32];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        float v[P][4];
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            uint4 q = ld<kLdg>(reinterpret_cast<const uint4 *>(x + row * W) + p * NT + threadIdx.x);
+            memcpy(v[p], &q, 16);
+        }
+        float m = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) m = fmaxf(m, v[p][e]);
+        m = bred<NT>(m, true, sm);
+        float s = 0.f;
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s += (v[p][e] = expf(v[p][e] - m));
+        const float inv = 1.f / bred<NT>(s, false, sm);
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            float4 f{v[p][0] * inv, v[p][1] * inv, v[p][2] * inv, v[p][3] * inv};
+            reinterpret_cast<float4 *>(out + row * W)[p * NT + threadIdx.x] = f;
+        }
+    }
+}
+
+// Online softmax, a block per row, two reads (the second from L2 when the rows in flight fit there).
+struct MS {
+    float m, s;
+};
+__device__ __forceinline__ MS comb(MS a, MS b) {
+    float m = fmaxf(a.m, b.m);
+    return {m, (a.s == 0.f ? 0.f : a.s * expf(a.m - m)) + (b.s == 0.f ? 0.f : b.s * expf(b.m - m))};
+}
+template <int NT, int U>
+__global__ void __launch_bounds__(NT) sm_online_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                       int64_t rows, int64_t L) {
+    __shared__ float sm[2 * NT / 32];
+    const int64_t nv = L / 4;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const uint4 *px = reinterpret_cast<const uint4 *>(x + row * L);
+        MS st{-INFINITY, 0.f};
+        for (int64_t i = threadIdx.x; i < nv; i += NT * U) {
+            float f[U][4];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                uint4 q = __ldg(px + i + u * NT);  // nv % (NT*U) == 0 here
+                memcpy(f[u], &q, 16);
+            }
+            float pm = -INFINITY;
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) pm = fmaxf(pm, f[u][e]);
+            float ps = 0.f;
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) ps += expf(f[u][e] - pm);
+            st = comb(st, MS{pm, ps});
+        }
+        for (int o = 16; o > 0; o >>= 1)
+            st = comb(st, MS{__shfl_xor_sync(0xffffffffu, st.m, o), __shfl_xor_sync(0xffffffffu, st.s, o)});
+        if (threadIdx.x % 32 == 0) sm[2 * (threadIdx.x / 32)] = st.m, sm[2 * (threadIdx.x / 32) + 1] = st.s;
+        __syncthreads();
+        MS t{-INFINITY, 0.f};
+        for (int k = 0; k < NT / 32; ++k) t = comb(t, MS{sm[2 * k], sm[2 * k + 1]});
+        __syncthreads();
+        const float inv = 1.f / t.s;
+        float4 *po = reinterpret_cast<float4 *>(out + row * L);
+        for (int64_t i = threadIdx.x; i < nv; i += NT * U) {
+            uint4 q[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) q[u] = __ldg(px + i + u * NT);
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                float f[4];
+                memcpy(f, &q[u], 16);
+                po[i + u * NT] = float4{expf(f[0] - t.m) * inv, expf(f[1] - t.m) * inv, expf(f[2] - t.m) * inv,
+                                        expf(f[3] - t.m) * inv};
+            }
+        }
+    }
+}
+
+// ---- reduce_sum over the last axis of contiguous f32 rows: a block per row ---------------------
+template <int NT, int U, int MinB>
+__global__ void __launch_bounds__(NT, MinB) red_rows_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                            int64_t rows, int64_t L) {
+    __shared__ float sm[NT / 32];
+    const int64_t nv = L / 4;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const uint4 *px = reinterpret_cast<const uint4 *>(x + row * L);
+        float acc[U] = {};
+        for (int64_t i = threadIdx.x; i < nv; i += NT * U) {
+            uint4 q[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) q[u] = ld<kNcNoAllocL2_256>(px + i + u * NT);
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                float f[4];
+                memcpy(f, &q[u], 16);
+                acc[u] += (f[0] + f[1]) + (f[2] + f[3]);
+            }
+        }
+        float a = 0.f;
+#pragma unroll
+        for (int u = 0; u < U; ++u) a += acc[u];
+        a = bred<NT>(a, false, sm);
+        if (threadIdx.x == 0) out[row] = a;
+    }
+}
+
+// Sum over axis 0 of a (R, C) f32 matrix: threads across columns (packs), BY rows per block in flight,
+// each block a chunk of rows x 32 packs of columns; chunk partials atomically added (out zeroed first).
+template <int BY, int U>
+__global__ void __launch_bounds__(32 * BY) red_cols_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                           int64_t R, int64_t C, int64_t chunk) {
+    __shared__ float4 sm[BY][32];
+    const int64_t tiles = C / 128;  // 32 lanes x 4 floats
+    const int64_t chunks = (R + chunk - 1) / chunk;
+    for (int64_t item = blockIdx.x; item < tiles * chunks; item += gridDim.x) {
+        const int64_t tile = item % tiles, ch = item / tiles;
+        const int64_t r0 = ch * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
+        const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * 32 + threadIdx.x;
+        float4 acc{0, 0, 0, 0};
+        for (int64_t r = r0 + threadIdx.y; r < r1; r += BY * U) {
+            uint4 q[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) q[u] = ld<kNcNoAllocL2_256>(px + (r + u * BY) * (C / 4));  // chunk % (BY*U)==0
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                float f[4];
+                memcpy(f, &q[u], 16);
+                acc.x += f[0], acc.y += f[1], acc.z += f[2], acc.w += f[3];
+            }
+        }
+        sm[threadIdx.y][threadIdx.x] = acc;
+        __syncthreads();
+        if (threadIdx.y == 0) {
+            float4 t = sm[0][threadIdx.x];
+            for (int k = 1; k < BY; ++k) {
+                float4 o = sm[k][threadIdx.x];
+                t.x += o.x, t.y += o.y, t.z += o.z, t.w += o.w;
+            }
+            float *po = out + (tile * 32 + threadIdx.x) * 4;
+            atomicAdd(po, t.x), atomicAdd(po + 1, t.y), atomicAdd(po + 2, t.z), atomicAdd(po + 3, t.w);
+        }
+        __syncthreads();
+    }
+}
+
+// ---- harness ----------------------------------------------------------------------------------
+struct Variant {
+    std::string name;
+    std::function<void()> run;
+};
+
+static void *g_flush;
+static const size_t kFlushBytes = 256ull << 20;
+
+static void fill_random(float *d, size_t n, uint64_t seed, float lo, float hi) {
+    std::vector<float> h(n);
+    uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+    for (size_t i = 0; i < n; ++i) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        h[i] = lo + (hi - lo) * (float)((s >> 40) * (1.0 / 16777216.0));
+    }
+    CK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
+}
+
+// Times the variants interleaved; checks each one's output (out, nout floats) against the first's.
+static void run_group(const char *title, double bytes, double peak, std::vector<Variant> vs, float *out, size_t nout,
+                      double tol, const char *filter) {
+    if (filter && !strstr(title, filter)) return;
+    printf("\n## %s (%.0f MiB moved)\n", title, bytes / (1 << 20));
+    std::vector<float> ref(nout), got(nout);
+    std::vector<bool> bad(vs.size(), false);
+    for (size_t i = 0; i < vs.size(); ++i) {
+        CK(cudaMemset(out, 0xff, nout * 4));  // NaN: an unwritten element fails the check
+        vs[i].run();
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(i == 0 ? ref.data() : got.data(), out, nout * 4, cudaMemcpyDeviceToHost));
+        if (i == 0) continue;
+        for (size_t k = 0; k < nout; ++k)
+            if (!(std::fabs(got[k] - ref[k]) <= tol * (1 + std::fabs(ref[k])))) {
+                printf("  %-44s WRONG at %zu: %g vs %g\n", vs[i].name.c_str(), k, got[k], ref[k]);
+                bad[i] = true;
+                break;
+            }
+    }
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<std::vector<float>> ms(vs.size());
+    for (int rep = 0; rep < kReps + 2; ++rep)
+        for (size_t i = 0; i < vs.size(); ++i) {
+            CK(cudaMemsetAsync(g_flush, rep & 0xff, kFlushBytes));
+            CK(cudaEventRecord(e0));
+            vs[i].run();
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float t;
+            CK(cudaEventElapsedTime(&t, e0, e1));
+            if (rep >= 2) ms[i].push_back(t);
+        }
+    for (size_t i = 0; i < vs.size(); ++i) {
+        std::sort(ms[i].begin(), ms[i].end());
+        const double med = ms[i][ms[i].size() / 2];
+        const double gbps = bytes / (med * 1e-3) / 1e9;
+        printf("  %-44s %9.4f ms %8.1f GB/s %6.1f%%%s\n", vs[i].name.c_str(), med, gbps, 100 * gbps / peak,
+               bad[i] ? "  (WRONG)" : "");
+    }
+    fflush(stdout);
+}
+
+#define SV(B, U, L, S, NIN, PERSIST)                                                                         \
+    Variant {                                                                                                \
+        "B" #B " U" #U " " #L " " #S #PERSIST, [=] {                                                         \
+            const int64_t tiles = np / (B * U);                                                              \
+            const unsigned grid = PERSIST ? (unsigned)std::min<int64_t>(tiles, (int64_t)g_sms * (2048 / B)) \
+                                          : (unsigned)tiles;                                                 \
+            stream_kernel<B, U, L, S, NIN><<<grid, B>>>(o, a, b, np);                                        \
+        }                                                                                                    \
+    }
+
+int main(int argc, char **argv) {
+    const char *filter = argc > 1 ? argv[1] : nullptr;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    g_sms = prop.multiProcessorCount;
+    printf("# %s, %d SMs, L2 %d MiB\n", prop.name, g_sms, prop.l2CacheSize >> 20);
+    CK(cudaMalloc(&g_flush, kFlushBytes));
+    const size_t n = 1ull << 27;  // 512 MiB of f32
+    float *A, *Bf, *O;
+    CK(cudaMalloc(&A, n * 4));
+    CK(cudaMalloc(&Bf, n * 4));
+    CK(cudaMalloc(&O, n * 4));
+    fill_random(A, n, 1, -1.f, 1.f);
+    fill_random(Bf, n, 2, -1.f, 1.f);
+
+    // cudaMemcpy D2D: the peak the percentages use
+    double peak;
+    {
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        std::vector<float> ms;
+        for (int rep = 0; rep < kReps + 2; ++rep) {
+            CK(cudaMemsetAsync(g_flush, 1, kFlushBytes));
+            CK(cudaEventRecord(e0));
+            CK(cudaMemcpyAsync(O, A, n * 4, cudaMemcpyDeviceToDevice));
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float t;
+            CK(cudaEventElapsedTime(&t, e0, e1));
+            if (rep >= 2) ms.push_back(t);
+        }
+        std::sort(ms.begin(), ms.end());
+        peak = 2.0 * n * 4 / (ms[ms.size() / 2] * 1e-3) / 1e9;
+        printf("cudaMemcpy D2D 512 MiB: %.4f ms, %.1f GB/s (the 100%% below)\n", ms[ms.size() / 2], peak);
+    }
+    {
+        uint4 *o = (uint4 *)O;
+        const uint4 *a = (const uint4 *)A, *b = (const uint4 *)Bf;
+        const int64_t np = n / 4;
+        std::vector<Variant> cp = {
+            Variant{"cudaMemcpyAsync", [=] { CK(cudaMemcpyAsync(O, A, n * 4, cudaMemcpyDeviceToDevice)); }},
+            SV(256, 4, kNcNoAllocL2_256, kStPlain, 1, 0), SV(256, 4, kNcNoAlloc, kStPlain, 1, 0),
+            SV(256, 4, kLdg, kStPlain, 1, 0),         SV(256, 4, kPlain, kStPlain, 1, 0),
+            SV(256, 4, kLdcs, kStcs, 1, 0),           SV(256, 4, kLdg, kStcs, 1, 0),
+            SV(256, 4, kLdlu, kStPlain, 1, 0),        SV(128, 1, kPlain, kStPlain, 1, 0),
+            SV(128, 2, kLdg, kStPlain, 1, 0),         SV(128, 4, kLdg, kStPlain, 1, 0),
+            SV(128, 8, kLdg, kStPlain, 1, 0),         SV(512, 4, kLdg, kStPlain, 1, 0),
+            SV(256, 8, kLdg, kStPlain, 1, 0),         SV(256, 2, kLdg, kStPlain, 1, 0),
+            SV(256, 1, kLdg, kStPlain, 1, 0),         SV(1024, 4, kLdg, kStPlain, 1, 0),
+            SV(256, 4, kLdg, kStPlain, 1, 1),         SV(256, 8, kLdg, kStPlain, 1, 1),
+            SV(1024, 2, kLdg, kStPlain, 1, 1),
+        };
+        run_group("copy f32 2^27", 2.0 * n * 4, peak, cp, O, n, 0, filter);
+        std::vector<Variant> add = {
+            SV(256, 4, kNcNoAllocL2_256, kStPlain, 2, 0), SV(256, 4, kNcNoAlloc, kStPlain, 2, 0),
+            SV(256, 4, kLdg, kStPlain, 2, 0),         SV(256, 4, kPlain, kStPlain, 2, 0),
+            SV(256, 4, kLdcs, kStcs, 2, 0),           SV(256, 4, kLdg, kStcs, 2, 0),
+            SV(128, 1, kPlain, kStPlain, 2, 0),       SV(128, 2, kLdg, kStPlain, 2, 0),
+            SV(128, 4, kLdg, kStPlain, 2, 0),         SV(256, 2, kLdg, kStPlain, 2, 0),
+            SV(256, 1, kLdg, kStPlain, 2, 0),         SV(512, 2, kLdg, kStPlain, 2, 0),
+            SV(256, 4, kLdg, kStPlain, 2, 1),         SV(256, 2, kLdg, kStPlain, 2, 1),
+        };
+        run_group("vector_add f32 2^27", 3.0 * n * 4, peak, add, O, n, 0, filter);
+    }
+    // softmax, 512 MiB of f32 in every shape
+    {
+        float *o = O;
+        const float *x = A;
+        const int64_t r128 = n / 128;
+#define SG(G, P, R, L, WAVES)                                                                               \
+    Variant {                                                                                               \
+        "group G" #G " P" #P " R" #R " " #L " waves" #WAVES, [=] {                                          \
+            const int64_t groups = r128 / R;                                                                \
+            const int64_t blocks = (groups + (256 / G) - 1) / (256 / G);                                     \
+            const unsigned grid = WAVES ? (unsigned)std::min<int64_t>(blocks, (int64_t)g_sms * 8 * WAVES)    \
+                                        : (unsigned)blocks;                                                 \
+            sm_group_kernel<G, P, R, L><<<grid, 256>>>(o, x, r128);                                         \
+        }                                                                                                   \
+    }
+        std::vector<Variant> w128 = {SG(32, 1, 1, kLdg, 1), SG(32, 1, 1, kLdg, 0), SG(32, 1, 2, kLdg, 0),
+                                     SG(32, 1, 4, kLdg, 0), SG(32, 1, 4, kLdg, 1), SG(32, 1, 8, kLdg, 1),
+                                     SG(16, 2, 1, kLdg, 0), SG(16, 2, 2, kLdg, 0), SG(8, 4, 1, kLdg, 0),
+                                     SG(8, 4, 2, kLdg, 0),  SG(32, 1, 4, kPlain, 0), SG(16, 2, 4, kLdg, 1)};
+        run_group("softmax f32 524288x128", 2.0 * n * 4, peak, w128, O, n, 1e-6, filter);
+        const int64_t r1k = n / 1024;
+#undef SG
+#define SG1K(G, P, R, WAVES)                                                                                \
+    Variant {                                                                                               \
+        "group G" #G " P" #P " R" #R " waves" #WAVES, [=] {                                                 \
+            const int64_t groups = r1k / R;                                                                 \
+            const int64_t blocks = (groups + (256 / G) - 1) / (256 / G);                                     \
+            const unsigned grid = WAVES ? (unsigned)std::min<int64_t>(blocks, (int64_t)g_sms * 8 * WAVES)    \
+                                        : (unsigned)blocks;                                                 \
+            sm_group_kernel<G, P, R, kLdg><<<grid, 256>>>(o, x, r1k);                                       \
+        }                                                                                                   \
+    }
+        std::vector<Variant> w1k = {SG1K(32, 8, 1, 1), SG1K(32, 8, 1, 0), SG1K(32, 8, 2, 0)};
+        w1k.push_back(Variant{"block NT128 P2", [=] { sm_block_kernel<128, 2, 1><<<(unsigned)r1k, 128>>>(o, x, r1k); }});
+        w1k.push_back(Variant{"block NT256 P1", [=] { sm_block_kernel<256, 1, 1><<<(unsigned)r1k, 256>>>(o, x, r1k); }});
+        run_group("softmax f32 131072x1024", 2.0 * n * 4, peak, w1k, O, n, 1e-6, filter);
+#define SB(W, NT, P, MINB, PERSIST)                                                                         \
+    Variant {                                                                                               \
+        "block NT" #NT " P" #P " minB" #MINB " persist" #PERSIST, [=] {                                     \
+            const int64_t rows = n / W;                                                                     \
+            const unsigned grid = PERSIST ? (unsigned)std::min<int64_t>(rows, (int64_t)g_sms * (2048 / NT)) \
+                                          : (unsigned)rows;                                                 \
+            sm_block_kernel<NT, P, MINB><<<grid, NT>>>(o, x, rows);                                         \
+        }                                                                                                   \
+    }
+        std::vector<Variant> w4k = {SB(4096, 512, 2, 1, 1), SB(4096, 512, 2, 1, 0), SB(4096, 256, 4, 1, 0),
+                                    SB(4096, 128, 8, 1, 0), SB(4096, 128, 8, 4, 0), SB(4096, 256, 4, 2, 0),
+                                    SB(4096, 1024, 1, 1, 0),
+                                    Variant{"online NT512 U1", [=] { sm_online_kernel<512, 1><<<(unsigned)(n / 4096), 512>>>(o, x, n / 4096, 4096); }}};
+        run_group("softmax f32 32768x4096", 2.0 * n * 4, peak, w4k, O, n, 1e-6, filter);
+        std::vector<Variant> w16k = {SB(16384, 1024, 4, 1, 1), SB(16384, 1024, 4, 1, 0), SB(16384, 512, 8, 1, 0),
+                                     SB(16384, 256, 16, 1, 0), SB(16384, 512, 8, 2, 0),
+                                     Variant{"online NT1024 U1", [=] { sm_online_kernel<1024, 1><<<(unsigned)(n / 16384), 1024>>>(o, x, n / 16384, 16384); }},
+                                     Variant{"online NT512 U2", [=] { sm_online_kernel<512, 2><<<(unsigned)(n / 16384), 512>>>(o, x, n / 16384, 16384); }}};
+        run_group("softmax f32 8192x16384", 2.0 * n * 4, peak, w16k, O, n, 1e-6, filter);
+        const int64_t r64k = n / 65536;
+#define SO(NT, U, PERSIST)                                                                                  \
+    Variant {                                                                                               \
+        "online NT" #NT " U" #U " blocks/SM " #PERSIST, [=] {                                               \
+            const unsigned grid = PERSIST ? (unsigned)std::min<int64_t>(r64k, (int64_t)g_sms * PERSIST)     \
+                                          : (unsigned)r64k;                                                 \
+            sm_online_kernel<NT, U><<<grid, NT>>>(o, x, r64k, 65536);                                       \
+        }                                                                                                   \
+    }
+        std::vector<Variant> w64k = {SO(512, 1, 0), SO(512, 1, 1), SO(512, 1, 2), SO(1024, 1, 1), SO(1024, 2, 1),
+                                     SO(512, 2, 1), SO(512, 4, 1), SO(256, 4, 2), SO(1024, 4, 1)};
+        run_group("softmax f32 2048x65536", 2.0 * n * 4, peak, w64k, O, n, 1e-6, filter);
+    }
+    // reduce_sum
+    {
+        float *o = O;
+        const float *x = A;
+        for (int64_t L : {8192ll, 16384ll}) {
+            const int64_t R = (L == 8192 ? (1ll << 26) : n) / L;
+            const double bytes = (double)R * L * 4 + R * 4;
+#define RR(NT, U, MINB, PERSIST)                                                                            \
+    Variant {                                                                                               \
+        "rows NT" #NT " U" #U " minB" #MINB " persist" #PERSIST, [=] {                                      \
+            const unsigned grid = PERSIST ? (unsigned)std::min<int64_t>(R, (int64_t)g_sms * (2048 / NT)) \
+                                          : (unsigned)R;                                                    \
+            red_rows_kernel<NT, U, MINB><<<grid, NT>>>(o, x, R, L);                                         \
+        }                                                                                                   \
+    }
+            std::vector<Variant> rr = {RR(256, 8, 3, 1), RR(256, 8, 3, 0), RR(256, 4, 1, 0), RR(512, 4, 1, 0),
+                                       RR(512, 2, 1, 0), RR(1024, 2, 1, 0), RR(128, 8, 1, 0), RR(256, 8, 1, 0)};
+            char title[64];
+            snprintf(title, sizeof title, "reduce_sum f32 %lldx%lld axis -1", (long long)R, (long long)L);
+            run_group(title, bytes, peak, rr, O, R, 1e-4, filter);
+#define RC(BY, U, CHUNK)                                                                                    \
+    Variant {                                                                                               \
+        "cols BY" #BY " U" #U " chunk" #CHUNK, [=] {                                                        \
+            CK(cudaMemsetAsync(o, 0, L * 4));                                                               \
+            const int64_t items = (L / 128) * ((R + CHUNK - 1) / CHUNK);                                    \
+            red_cols_kernel<BY, U><<<(unsigned)items, dim3(32, BY)>>>(o, x, R, L, CHUNK);                   \
+        }                                                                                                   \
+    }
+            std::vector<Variant> rc = {RC(8, 8, 512), RC(8, 8, 1024), RC(16, 4, 512), RC(8, 4, 256), RC(4, 8, 256),
+                                       RC(16, 8, 1024), RC(32, 4, 1024)};
+            snprintf(title, sizeof title, "reduce_sum f32 %lldx%lld axis 0", (long long)R, (long long)L);
+            run_group(title, (double)R * L * 4 + L * 4, peak, rc, O, L, 1e-3, filter);
+        }
+    }
+    printf("\ndone\n");
+    return 0;
+}
