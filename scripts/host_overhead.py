@@ -24,6 +24,7 @@ import csv
 import statistics
 import sys
 import time
+from functools import partial
 
 
 def measure(fn, calls: int, sync) -> tuple[float, float]:
@@ -90,9 +91,9 @@ def main() -> int:
         kw = {k: v for k, v in params.items()}
         res = {
             "launcher()": measure(launcher, args.calls, sync),
-            "launcher.run": measure(lambda: launcher.run(ins_c, out_c), args.calls, sync),
-            "ops(cupy)": measure(lambda: fn(*ins_c, backend=args.backend, out=out_c, **kw), args.calls, sync),
-            "ops(torch)": measure(lambda: fn(*ins_t, backend=args.backend, out=out_t, **kw), args.calls, sync),
+            "launcher.run": measure(partial(launcher.run, ins_c, out_c), args.calls, sync),
+            "ops(cupy)": measure(partial(fn, *ins_c, backend=args.backend, out=out_c, **kw), args.calls, sync),
+            "ops(torch)": measure(partial(fn, *ins_t, backend=args.backend, out=out_t, **kw), args.calls, sync),
             "torch": measure(torch_fn, args.calls, sync),
         }
         print(f"{op:<11} " + " ".join(f"{m:7.2f} / {p:6.2f}" for m, p in res.values()))
