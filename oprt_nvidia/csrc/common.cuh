@@ -42,10 +42,22 @@ oprt_status_t check_launch(const char *what);
 
 // SM count etc. of the current device (cached per device); sane H200 defaults when no device.
 DeviceLimits device_limits();
+// Whether the current device launches thread-block clusters (Hopper and newer; cached per device).
+bool cluster_launch_supported();
 
 // Blocks for a grid-stride kernel: enough to fill every SM `waves` times, never more than the work.
 inline unsigned grid_for(int64_t work_items, int threads, int waves = 1) {
     return oprt_common::grid_blocks(device_limits(), work_items, threads, waves);
+}
+
+// Blocks for all the work at once (the kernels still grid-stride past 2^31 - 1 blocks). On the H200 a
+// grid of every block beat one capped at a wave of resident blocks by 5-10% in every kernel tried
+// (scripts/tune/tune.cu, results/h200/tune/): the hardware block scheduler balances SMs better than a
+// grid-stride loop, and a finished block's slot is refilled at once instead of idling to the end.
+inline unsigned grid_all(int64_t work_items, int threads) {
+    constexpr int64_t kMaxGrid = 0x7fffffff;
+    int64_t need = (work_items + threads - 1) / threads;
+    return (unsigned)(need < 1 ? 1 : need < kMaxGrid ? need : kMaxGrid);
 }
 
 // ---- dtypes ----------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             }
             args.ntiles = args.tiles_r * args.tiles_c * batch;
             dim3 block(kWarp, kTransposeRows);
-            unsigned grid = grid_for(args.ntiles * kWarp * kTransposeRows, kWarp * kTransposeRows);
+            unsigned grid = grid_all(args.ntiles, 1);
             ew_transpose_kernel<T, kTile><<<grid, block, 0, stream>>>(out, a, args, op);
         }
         break;
@@ -127,7 +127,7 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
         const int64_t per_row = vec ? (args.C + Pack<T>::N - 1) / Pack<T>::N : args.C;
         const int tx = pow2_clamp(per_row, kWarp, kBlock);
         dim3 block(tx, kBlock / tx);
-        unsigned grid = grid_for(args.rows * kBlock / block.y, kBlock);
+        unsigned grid = grid_all(args.rows, (int)block.y);
         if (vec) ew_rows_kernel<T, NIn, true><<<grid, block, 0, stream>>>(out, a, b, args, op);
         else ew_rows_kernel<T, NIn, false><<<grid, block, 0, stream>>>(out, a, b, args, op);
         break;

@@ -2,8 +2,8 @@
 //
 // Paths, picked once per descriptor from the validated plan (oprt_plan_*) and per call from pointer
 // alignment:
-//  - contiguous: one tile of kBlock x kUnroll 16-byte packs per block (all loads of a thread issued before
-//    its stores), scalar head/tail when the pointers share a misalignment, all-scalar tiles when not;
+//  - contiguous: one 16-byte pack per thread, one block per kBlock packs (all loads of a thread issued
+//    before its store), scalar head/tail when the pointers share a misalignment, all-scalar tiles when not;
 //  - transpose: out's innermost dim has stride 1 but x's does not, and some other dim of x has stride 1:
 //    shared-memory tiles read coalesced along x's unit-stride dim and written coalesced along out's;
 //  - rows: the last merged dim is long: threads across it, rows by an index decomposition, 16-byte packs
@@ -15,7 +15,10 @@
 
 namespace oprt_nv {
 
-constexpr int kUnroll = 4;
+// Packs per thread on the contiguous path. Measured on the H200 (results/h200/tune/tune-1.log, 512 MiB
+// f32): 1 pack per thread and a block per 256 packs reached 101% of cudaMemcpy for copy and 103.5%
+// for vector_add; 4 packs per thread 96% / 102%; a one-wave grid-stride grid 91% / 97%.
+constexpr int kUnroll = 1;
 
 // Ops take (a, b); unary ops ignore b.
 struct CopyOp {
@@ -45,8 +48,8 @@ __device__ __forceinline__ Pack<T> apply_pack(const Op &op, const Pack<T> &a, co
 // ---- contiguous -------------------------------------------------------------------------------
 // One tile per block (grid-stride over tiles only when there are more tiles than a grid may have):
 // a block of kBlock threads moves kUnroll packs per thread, the kUnroll (x NIn) 16-byte loads issued
-// before the first store, so each thread has 64 (128) bytes of reads in flight and the hardware block
-// scheduler balances the SMs. Pack index = tile * kTilePacks + u * kBlock + threadIdx.x: every load and
+// before the first store; the hardware block scheduler balances the SMs. Loads are plain __ldg: the
+// L1::no_allocate / L2::256B prefetch hints cost 5-9% of bandwidth here (tune-1.log). Pack index = tile * kTilePacks + u * kBlock + threadIdx.x: every load and
 // store instruction of a warp covers 512 contiguous bytes. No division anywhere.
 constexpr int kTilePacks = kBlock * kUnroll;
 constexpr int kScalarPerThread = 8;
@@ -74,8 +77,8 @@ ew_contig_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restri
         if (i0 + (kUnroll - 1) * kBlock < nvec) {  // full tile: every load, then every store
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                pa[u] = load_pack_stream(av + (i0 + u * kBlock) * V);
-                if (NIn == 2) pb[u] = load_pack_stream(bv + (i0 + u * kBlock) * V);
+                pa[u] = load_pack(av + (i0 + u * kBlock) * V);
+                if (NIn == 2) pb[u] = load_pack(bv + (i0 + u * kBlock) * V);
             }
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) store_pack(ov + (i0 + u * kBlock) * V, apply_pack<NIn>(op, pa[u], pb[u]));
@@ -84,8 +87,8 @@ ew_contig_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restri
             for (int u = 0; u < kUnroll; ++u) {
                 const int64_t i = i0 + u * kBlock;
                 if (i < nvec) {
-                    pa[u] = load_pack_stream(av + i * V);
-                    if (NIn == 2) pb[u] = load_pack_stream(bv + i * V);
+                    pa[u] = load_pack(av + i * V);
+                    if (NIn == 2) pb[u] = load_pack(bv + i * V);
                 }
             }
 #pragma unroll

@@ -71,8 +71,9 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
     return acc;
 }
 
-// At least 3 blocks of 256 per SM (<= 85 registers): 8 packs in flight per thread pushed bf16 to 90-96.
-constexpr int kReduceMinBlocks = 3;
+// Blocks of 256 per SM the register budget must allow. 3 (<= 85 registers) with a one-wave grid gave
+// 88% of cudaMemcpy on 8192x8192 f32 axis -1; 1 with a block per row 95.5% (results/h200/tune/tune-1.log).
+constexpr int kReduceMinBlocks = 1;
 
 template <typename T, bool kVec, bool kMulti, bool kWarpItems>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
@@ -374,7 +375,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
         const RowsArgs &a = d.rows;
         const bool vec = !d.multi && a.rs == 1 && ((uintptr_t)x % sizeof(T)) == 0;
         const int64_t items = a.rows * a.splits;
-        unsigned grid = d.warp_items ? grid_for(items * kWarp, kBlock) : grid_for(items * kBlock, kBlock);
+        unsigned grid = d.warp_items ? grid_all(items, kBlock / kWarp) : grid_all(items, 1);
 #define OPRT_ROWS(VEC, MULTI, WARP) reduce_rows_kernel<T, VEC, MULTI, WARP><<<grid, kBlock, 0, stream>>>(out, w, x, a)
         if (d.multi) {
             if (d.warp_items) OPRT_ROWS(false, true, true);
@@ -403,7 +404,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     int bx, by;
     cols_shape<T>(d, vec, c, bx, by);
     dim3 block(bx, by);
-    unsigned grid = grid_for(c.outer * c.tiles * c.splits * kBlock, kBlock);
+    unsigned grid = grid_all(c.outer * c.tiles * c.splits, 1);
     if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
     else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));

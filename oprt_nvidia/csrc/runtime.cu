@@ -59,6 +59,22 @@ DeviceLimits device_limits() {
     return g_limits[dev];
 }
 
+bool cluster_launch_supported() {
+    static int cached[kMaxDevices];  // 0 unknown, 1 yes, 2 no
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    if (cached[dev] == 0) {
+        int v = 0;
+        bool ok = cudaDeviceGetAttribute(&v, cudaDevAttrClusterLaunch, dev) == cudaSuccess && v == 1;
+        (void)cudaGetLastError();
+        cached[dev] = ok ? 1 : 2;  // a benign race: every writer writes the same value
+    }
+    return cached[dev] == 1;
+}
+
 }  // namespace oprt_nv
 
 using oprt_nv::cuda_status;

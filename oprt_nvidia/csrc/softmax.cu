@@ -5,11 +5,16 @@
 //    up to 1024 elements, a block per row (128..1024 threads) up to 16384; one read, one write: values
 //    stay in registers between the max, the sum of exp and the scaling, with 16-byte packs when rows
 //    are aligned;
-//  - online rows: longer rows: a block per row, pass 1 keeps a running (max, sum) per thread (one read),
+//  - cluster rows (sm_90 and newer): rows of up to kClusterMax x 16384 elements: a thread-block cluster
+//    per row, each block holding its part of the row in registers as a block row does; the blocks
+//    exchange their max and sum through distributed shared memory, so the row is read once;
+//  - online rows: longer rows (or no cluster launch): a block per row, pass 1 keeps a running (max, sum) per thread (one read),
 //    combined across the block; pass 2 re-reads the row (from L2: the rows in flight fit) and writes;
 //  - cols: the axis is strided and a kept dim has unit stride (softmax over a leading axis): threads
 //    across that dim, blockDim.y rows in flight, an online (max, sum) per column combined in shared
 //    memory, then a second sweep that writes, in reverse order so its first reads hit L2.
+#include <cooperative_groups.h>
+
 #include <new>
 
 #include "layout.cuh"
@@ -24,7 +29,12 @@ struct RowsArgs {
 };
 
 constexpr int kWarpRowMax = 1024;
-constexpr int kRegsRowMax = 16384;  // kMaxThreadsPerBlock * max_values<false>()
+// Block rows: 512 threads and 2 blocks per SM (64 registers a thread), up to 32 values a thread. Measured
+// on the H200 (results/h200/tune/tune-1.log, f32): 32768x4096 99% of cudaMemcpy, 8192x16384 98%, where
+// 1024 threads x 16 values reached 81%.
+constexpr int kBlockRowThreads = 512;
+constexpr int kBlockRowMinBlocks = 2;
+constexpr int kRegsRowMax = 16384;  // kBlockRowThreads * max_values<false>()
 constexpr int kOnlineThreads = 512;
 
 template <bool kWarpGroup> __device__ __forceinline__ float group_max(float v, float *smem) {
@@ -36,7 +46,7 @@ template <bool kWarpGroup> __device__ __forceinline__ float group_sum(float v, f
 
 // A row per warp (kWarpGroup) or per block, kSlots slots of VV elements per thread kept in registers.
 template <typename T, bool kVec, int kSlots, bool kWarpGroup>
-__global__ void __launch_bounds__(kWarpGroup ? kBlock : kMaxThreadsPerBlock)
+__global__ void __launch_bounds__(kWarpGroup ? kBlock : kBlockRowThreads, kWarpGroup || !kVec ? 1 : kBlockRowMinBlocks)
 softmax_rows_regs_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
@@ -178,6 +188,80 @@ softmax_rows_group_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs
             }
         }
     }
+}
+
+// A cluster of kCluster blocks per row (grid = rows x kCluster); block q of the cluster holds elements
+// [q * kBlockRowThreads * kSlots * VV, ...) of the row in registers, laid out as in a block row. The
+// blocks' maxima, then sums, are exchanged through distributed shared memory between cluster barriers.
+// The last barrier keeps every block's shared memory alive until all have read it.
+template <typename T, int kSlots>
+__global__ void __launch_bounds__(kBlockRowThreads, kBlockRowMinBlocks)
+softmax_rows_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    constexpr int VV = Pack<T>::N;
+    __shared__ float smem[kMaxThreadsPerBlock / kWarp];
+    __shared__ float shared_stat[2];
+    cg::cluster_group cluster = cg::this_cluster();
+    const int nblocks = (int)cluster.num_blocks();
+    const int q = (int)cluster.block_rank();
+    const int64_t row = (int64_t)blockIdx.x / nblocks;
+    const int t = threadIdx.x;
+    int64_t off[2];
+    a.kept.offsets(row, off);
+    const T *px = x + off[0];
+    T *po = out + off[1];
+    const int64_t first = (int64_t)q * kBlockRowThreads * kSlots * VV;
+    float v[kSlots][VV];
+    float m = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) {
+        const int64_t base = first + ((int64_t)j * kBlockRowThreads + t) * VV;
+        if (base < a.L) {
+            Pack<T> p = load_pack(px + base);
+#pragma unroll
+            for (int e = 0; e < VV; ++e) v[j][e] = to_f(p.v[e]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VV; ++e) v[j][e] = -INFINITY;
+        }
+#pragma unroll
+        for (int e = 0; e < VV; ++e) m = fmaxf(m, v[j][e]);
+    }
+    m = block_reduce(m, MaxOp{}, -INFINITY, smem);
+    if (t == 0) shared_stat[0] = m;
+    cluster.sync();
+    for (int r = 0; r < nblocks; ++r) m = fmaxf(m, *cluster.map_shared_rank(&shared_stat[0], r));
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) {
+        const int64_t base = first + ((int64_t)j * kBlockRowThreads + t) * VV;
+#pragma unroll
+        for (int e = 0; e < VV; ++e) {
+            const float ex = base < a.L ? expf(v[j][e] - m) : 0.f;
+            v[j][e] = ex;
+            s += ex;
+        }
+    }
+    s = block_reduce(s, SumOp{}, 0.f, smem);
+    if (t == 0) shared_stat[1] = s;
+    cluster.sync();
+    s = 0.f;
+    for (int r = 0; r < nblocks; ++r) s += *cluster.map_shared_rank(&shared_stat[1], r);
+    const float inv = 1.f / s;
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) {
+        const int64_t base = first + ((int64_t)j * kBlockRowThreads + t) * VV;
+        if (base >= a.L) continue;
+        Pack<T> p;
+#pragma unroll
+        for (int e = 0; e < VV; ++e) p.v[e] = from_f<T>(v[j][e] * inv);
+        store_pack(po + base, p);
+    }
+    cluster.sync();
+#else
+    __trap();  // launched only where cluster_launch_supported() (sm_90 and newer)
+#endif
 }
 
 // A block per row of any length: online (max, sum) in one read, then a second read that writes.
@@ -336,8 +420,8 @@ void plan_softmax(oprt_softmax_descriptor *d) {
 }
 
 // Values a thread keeps in registers: a warp row's kernel may use up to 255 registers, a block row's
-// (1024 threads) 64, so it holds fewer.
-template <bool kWarpGroup> constexpr int max_values() { return kWarpGroup ? 32 : 16; }
+// (512 threads, 2 blocks per SM) 64.
+template <bool kWarpGroup> constexpr int max_values() { return kWarpGroup ? 32 : 32; }
 
 template <typename T, bool kVec, bool kWarpGroup, int S>
 void launch_slots(unsigned grid, unsigned block, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
@@ -395,6 +479,34 @@ void launch_group(int group, int slots, unsigned grid, cudaStream_t stream, T *o
     }
 }
 
+// Rows of up to kClusterMax x kRegsRowMax elements through softmax_rows_cluster_kernel, where the device
+// launches clusters; false (nothing launched, no error left pending) when it does not or the launch fails.
+constexpr int kClusterMax = 8;  // the portable cluster size
+template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+    constexpr int V = Pack<T>::N;
+    constexpr int kSlots = max_values<false>() / V;
+    const int64_t per_block = (int64_t)kBlockRowThreads * kSlots * V;
+    const int64_t nblocks = ceil_div(a.L, per_block);
+    if (nblocks > kClusterMax || a.rows > 0x7fffffff / kClusterMax || !cluster_launch_supported()) return false;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(a.rows * nblocks), 1, 1);
+    cfg.blockDim = dim3(kBlockRowThreads, 1, 1);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)nblocks;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cudaLaunchKernelEx(&cfg, softmax_rows_cluster_kernel<T, kSlots>, out, x, a) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
 template <typename T>
 oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const void *x_, cudaStream_t stream) {
     T *out = static_cast<T *>(out_) + d.o_off;
@@ -402,7 +514,7 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const
     constexpr int V = Pack<T>::N;
     if (d.path == SoftmaxPath::kCols) {
         const ColsArgs &c = d.cols;
-        unsigned grid = grid_for(c.outer * c.tiles * kColsX * kColsY, kColsX * kColsY);
+        unsigned grid = grid_all(c.outer * c.tiles, 1);
         softmax_cols_kernel<T><<<grid, dim3(kColsX, kColsY), 0, stream>>>(out, x, c);
         return check_launch("softmax cols kernel");
     }
@@ -417,17 +529,18 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const
         const int group = pow2_clamp(ceil_div(a.L, (int64_t)VV), 1, kWarp);
         const int slots = pow2_clamp(ceil_div(a.L, (int64_t)group * VV), 1, 32);
         const int64_t warps = ceil_div(a.rows, (int64_t)(kWarp / group));
-        unsigned grid = grid_for(warps * kWarp, kBlock);
+        unsigned grid = grid_all(warps, kBlock / kWarp);
         if (vec) launch_group<T, true>(group, slots, grid, stream, out, x, a);
         else launch_group<T, false>(group, slots, grid, stream, out, x, a);
     } else if (d.path == SoftmaxPath::kBlockRows) {
-        const int threads = pow2_clamp(ceil_div(a.L, (int64_t)max_values<false>() / 2), 128, kMaxThreadsPerBlock);
+        const int threads = kBlockRowThreads;
         const int slots = pow2_clamp(ceil_div(a.L, (int64_t)threads * VV), 1, 32);
-        unsigned grid = grid_for(a.rows * threads, threads);
+        unsigned grid = grid_all(a.rows, 1);
         if (vec) launch_regs<T, true, false>(slots, grid, threads, stream, out, x, a);
         else launch_regs<T, false, false>(slots, grid, threads, stream, out, x, a);
     } else {
-        unsigned grid = grid_for(a.rows * kOnlineThreads, kOnlineThreads);
+        if (vec && launch_cluster_rows<T>(stream, out, x, a)) return check_launch("softmax cluster rows kernel");
+        unsigned grid = grid_all(a.rows, 1);
         if (vec) softmax_rows_online_kernel<T, true><<<grid, kOnlineThreads, 0, stream>>>(out, x, a);
         else softmax_rows_online_kernel<T, false><<<grid, kOnlineThreads, 0, stream>>>(out, x, a);
     }

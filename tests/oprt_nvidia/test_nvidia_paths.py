@@ -1,11 +1,14 @@
 """Shapes that reach each kernel path of the issue-6 kernels and their edges (skips without a GPU).
 
-- contiguous elementwise: one 16 KB tile per block (kBlock x kUnroll packs), the last partial tile, the
+- contiguous elementwise: one tile per block (kBlock x kUnroll packs), the last partial tile, the
   scalar head/tail of pointers sharing a misalignment, the all-scalar tiles of differing misalignments;
 - transpose: 64 x 64 tiles in every dtype, partial edge tiles, batched;
 - softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
   lane, a whole warp beyond, rows counts that leave a warp's last groups empty, misaligned starts
   (element path), strided rows;
+- softmax block rows (512 threads, up to 32 values a thread) and cluster rows (a thread-block cluster per
+  row of up to 8 x 16384 elements on sm_90, maxima and sums exchanged through distributed shared memory;
+  longer rows, unaligned rows and devices without clusters take the online kernel);
 - reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
   pass), split columns (4-way finishing pass).
 """
@@ -76,8 +79,9 @@ def _check_offsets(backend, rng, op, shapes, params, dtype, in_off, out_off, sca
 
 # ---- contiguous elementwise ------------------------------------------------------------------------------
 
-# 1024 packs per tile: 4096 f32 / 8192 f16 elements; sizes around one and several tiles, and tiny ones
-EW_SIZES = [1, 5, 8, 9, 1023, 4096, 4097, 8192, 8193, 3 * 8192 + 5, (1 << 20) + 3]
+# kBlock x kUnroll packs per tile (256 x 1: 1024 f32 / 2048 f16 elements; 4096 / 8192 before the
+# issue-6 retune); sizes around one and several tiles of either, and tiny ones
+EW_SIZES = [1, 5, 8, 9, 1023, 1024, 1025, 2051, 4096, 4097, 8192, 8193, 3 * 8192 + 5, (1 << 20) + 3]
 
 
 @pytest.mark.gpu
@@ -193,6 +197,44 @@ def test_softmax_row_groups_extremes(nvidia_backend, dtype):
     x[1::2, 3] = -30.0
     x[5] = np.arange(16) * 2.0 - 15.0
     _check(nvidia_backend, "softmax", [x.astype(np_dtype)], {"axis": -1}, dtype)
+
+
+# ---- softmax: block rows, cluster rows, online rows -----------------------------------------------------------
+
+# 1025..16384: a 512-thread block per row (1 to 32 values a thread); 16385..131072 with rows of whole 16-byte
+# packs: a cluster of ceil(L / 16384) blocks (1 slot short of a full block, exactly 8 blocks, one block's
+# worth of padding); beyond, or unaligned: the online kernel.
+LONG_ROWS = [1032, 2048, 4096, 8200, 16384, 16392, 32768, 40000, 65536, 98312, 131072, 131080, 16385, 70001]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("length", LONG_ROWS)
+def test_softmax_long_rows(nvidia_backend, rng, length, dtype):
+    rows = 3 if length > 16384 else 5
+    x = rng.uniform(-8, 8, (rows, length)).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_cluster_rows_extremes(nvidia_backend, dtype):
+    """The row max lies in one block of the cluster only; other blocks see values 60 below it."""
+    x = np.full((4, 65536), -30.0, np.float32)
+    x[0, 65535] = 30.0  # last block
+    x[1, 0] = 30.0  # first block
+    x[2, 20000:20010] = 30.0  # second block
+    x[3] = np.linspace(-30, 30, 65536)
+    _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": -1}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_cluster_rows_misaligned_and_batched(nvidia_backend, rng, dtype):
+    _check_offsets(nvidia_backend, rng, "softmax", [(3, 32768)], {"axis": -1}, dtype, 1, 0, scale=6.0)
+    x = rng.uniform(-6, 6, (2, 3, 24576)).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+    _check(nvidia_backend, "softmax", [x[:, ::2]], {"axis": -1}, dtype)  # strided kept dims, aligned rows
 
 
 # ---- reduce_sum ------------------------------------------------------------------------------------------
