@@ -17,7 +17,7 @@
 #   bench     oprt-bench sweeps (OPRT_SUITE_BENCH, default: default and large case sets) beside torch
 # Environment: OPRT_SUITE_PACKAGES (folders to install), OPRT_SUITE_TESTS (pytest paths),
 # OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SWEEP_DTYPES, OPRT_SUITE_SANITIZE (test groups), OPRT_SUITE_SANITIZERS (tools), OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
-# OPRT_SUITE_BUDGET (oprt-bench --time-budget).
+# OPRT_SUITE_BUDGET (oprt-bench --time-budget), OPRT_SUITE_BENCH_MODE (oprt-bench --mode of the bench phase).
 # Everything lands in OUTDIR: logs, CSV, HTML, and suite.tar.gz holding all of it.
 # Nothing is downloaded: missing wheels travel in .whl/ (../shared/tools/offline-wheels.sh).
 set -uo pipefail
@@ -143,7 +143,7 @@ if has bench; then
         name="bench-$cs-${backends//,/-}${ops:+-${ops//,/-}}${dtypes:+-${dtypes//,/-}}"
         run_logged "$name" oprt-bench --backends "$backends" --cases "$cs" --ops "${ops:-all}" \
             --dtypes "${dtypes:-all}" --baseline "${baseline:-torch}" --out "$OUTDIR/$name" \
-            --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
+            --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
     done
 fi
 

@@ -1,6 +1,6 @@
 // tune.cu: kernel-variant microbenchmark for issue 6 (docs/performance.md, "what was tried").
 //
-// Standalone: nvcc -O3 -arch=sm_90 -std=c++17 scripts/tune/tune.cu -o tune && ./tune [filter]
+// Standalone: nvcc -O3 -arch=sm_90 -std=c++17 scripts/tune/tune.cu -o tune && ./tune ['title|title...']
 // Each variant is timed cold (a 256 MiB memset evicts L2 before every sample, like oprt-bench and
 // triton's do_bench), variants of one group interleaved round-robin so clock drift hits them alike;
 // median of kReps samples, GB/s with bytes = inputs read once + output written once, and % of the
@@ -303,6 +303,54 @@ __global__ void __launch_bounds__(32 * BY) red_cols_kernel(float *__restrict__ o
     }
 }
 
+// Sum over axis 0 with 1-D blocks across columns: NT threads x 16 bytes of one row (NT*4 floats), U rows
+// in flight a thread, a chunk of rows per block; chunk partials atomically added (out zeroed first).
+template <int NT, int U>
+__global__ void __launch_bounds__(NT) red_cols1d_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                        int64_t R, int64_t C, int64_t chunk) {
+    const int64_t tiles = C / (NT * 4);
+    const int64_t chunks = (R + chunk - 1) / chunk;
+    for (int64_t item = blockIdx.x; item < tiles * chunks; item += gridDim.x) {
+        const int64_t tile = item % tiles, ch = item / tiles;
+        const int64_t r0 = ch * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
+        const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x;
+        float4 acc{0, 0, 0, 0};
+        for (int64_t r = r0; r < r1; r += U) {  // chunk % U == 0
+            uint4 q[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) q[u] = ld<kLdg>(px + (r + u) * (C / 4));
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                float f[4];
+                memcpy(f, &q[u], 16);
+                acc.x += f[0], acc.y += f[1], acc.z += f[2], acc.w += f[3];
+            }
+        }
+        float *po = out + (tile * NT + threadIdx.x) * 4;
+        atomicAdd(po, acc.x), atomicAdd(po + 1, acc.y), atomicAdd(po + 2, acc.z), atomicAdd(po + 3, acc.w);
+    }
+}
+
+// out[r][c] = x[c][r] for an R x R f32 matrix (x's rows are out's columns): TILE x TILE tiles through
+// shared memory, blocks of 32 x BR threads, one tile per block.
+template <int TILE, int BR>
+__global__ void __launch_bounds__(32 * BR) transpose_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                            int64_t R) {
+    __shared__ float tile[TILE][TILE + 1];
+    const int64_t tiles = R / TILE;
+    const int64_t tr = blockIdx.x / tiles, tc = blockIdx.x % tiles;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int j = ty; j < TILE; j += BR)
+#pragma unroll
+        for (int i = tx; i < TILE; i += 32) tile[j][i] = __ldg(x + (tc * TILE + j) * R + tr * TILE + i);
+    __syncthreads();
+#pragma unroll
+    for (int j = ty; j < TILE; j += BR)
+#pragma unroll
+        for (int i = tx; i < TILE; i += 32) out[(tr * TILE + j) * R + tc * TILE + i] = tile[i][j];
+}
+
 // ---- harness ----------------------------------------------------------------------------------
 struct Variant {
     std::string name;
@@ -325,7 +373,18 @@ static void fill_random(float *d, size_t n, uint64_t seed, float lo, float hi) {
 // Times the variants interleaved; checks each one's output (out, nout floats) against the first's.
 static void run_group(const char *title, double bytes, double peak, std::vector<Variant> vs, float *out, size_t nout,
                       double tol, const char *filter) {
-    if (filter && !strstr(title, filter)) return;
+    if (filter) {  // '|'-separated substrings of group titles
+        bool any = false;
+        std::string f(filter);
+        size_t start = 0;
+        while (!any && start <= f.size()) {
+            size_t end = f.find('|', start);
+            if (end == std::string::npos) end = f.size();
+            any = strstr(title, f.substr(start, end - start).c_str()) != nullptr;
+            start = end + 1;
+        }
+        if (!any) return;
+    }
     printf("\n## %s (%.0f MiB moved)\n", title, bytes / (1 << 20));
     std::vector<float> ref(nout), got(nout);
     std::vector<bool> bad(vs.size(), false);
@@ -541,9 +600,34 @@ int main(int argc, char **argv) {
     }
             std::vector<Variant> rc = {RC(8, 8, 512), RC(8, 8, 1024), RC(16, 4, 512), RC(8, 4, 256), RC(4, 8, 256),
                                        RC(16, 8, 1024), RC(32, 4, 1024)};
+#define RC1(NT, U, CHUNK)                                                                                   \
+    Variant {                                                                                               \
+        "cols1d NT" #NT " U" #U " chunk" #CHUNK, [=] {                                                      \
+            CK(cudaMemsetAsync(o, 0, L * 4));                                                               \
+            const int64_t items = (L / (NT * 4)) * ((R + CHUNK - 1) / CHUNK);                               \
+            red_cols1d_kernel<NT, U><<<(unsigned)items, NT>>>(o, x, R, L, CHUNK);                           \
+        }                                                                                                   \
+    }
+            for (Variant v : {RC1(256, 8, 64), RC1(256, 8, 128), RC1(256, 4, 64), RC1(128, 8, 64), RC1(512, 4, 64),
+                              RC1(256, 16, 128), RC1(128, 8, 32), RC1(256, 8, 256)})
+                rc.push_back(v);
             snprintf(title, sizeof title, "reduce_sum f32 %lldx%lld axis 0", (long long)R, (long long)L);
             run_group(title, (double)R * L * 4 + L * 4, peak, rc, O, L, 1e-3, filter);
         }
+    }
+    // transposed copy, 8192 x 8192 f32 (256 MiB each way)
+    {
+        const int64_t R = 8192;
+        float *o = O;
+        const float *x = A;
+#define TR(TILE, BR)                                                                                        \
+    Variant {                                                                                               \
+        "transpose tile" #TILE " rows" #BR, [=] {                                                           \
+            transpose_kernel<TILE, BR><<<(unsigned)((R / TILE) * (R / TILE)), dim3(32, BR)>>>(o, x, R);     \
+        }                                                                                                   \
+    }
+        std::vector<Variant> tr = {TR(32, 8), TR(64, 8), TR(64, 16), TR(32, 4), TR(64, 32)};
+        run_group("copy f32 8192x8192 transposed", 2.0 * R * R * 4, peak, tr, O, R * R, 0, filter);
     }
     printf("\ndone\n");
     return 0;

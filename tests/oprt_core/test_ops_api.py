@@ -236,3 +236,48 @@ def test_cache_is_thread_safe():
         t.join()
     assert not errors
     assert hasattr(ops, "_cache_lock")
+
+
+def test_fast_path_launches_the_cached_descriptor_on_new_buffers(host_backend, monkeypatch):
+    """Calls with an ``out`` of a layout seen before skip views and validation (the fast path): the
+    cached launcher runs on the new pointers, results stay right, and any other layout takes the full
+    path with its checks."""
+    from oprt_core.compiled import CompiledLauncher
+
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    full_path = []
+    real_run = CompiledLauncher.run
+    monkeypatch.setattr(CompiledLauncher, "run", lambda self, *a: (full_path.append(1), real_run(self, *a)))
+    be = host_backend
+    xs = [rand((5, 33), seed=s, low=-4, high=4) for s in range(3)]
+    devs = [be.to_device(x) for x in xs]
+    outs = [be.empty((5, 33), "f32") for _ in xs]
+    for x, dev, out in zip(xs, devs, outs):  # first call prepares; the others are fast-path launches
+        assert ops.softmax(dev, axis=-1, backend="host", out=out) is out
+        assert_ok("softmax", be.to_host(out), [x], "f32", axis=-1)
+    assert full_path == [] and len(ops._fast) == 1
+    # a different param, shape or stride: a new descriptor through the full path, results right
+    ops.softmax(devs[0], axis=0, backend="host", out=outs[0])
+    assert_ok("softmax", be.to_host(outs[0]), [xs[0]], "f32", axis=0)
+    assert len(ops._fast) == 2
+    # a wrong out shape is still refused with the library's status
+    with pytest.raises(InvalidArgumentError):
+        ops.softmax(devs[0], backend="host", out=be.empty((5, 32), "f32"))
+    # a read-only out never matches a writable one's entry
+    ro = be.empty((5, 33), "f32")
+    ro.readonly = True
+    with pytest.raises(InvalidArgumentError, match="read-only"):
+        ops.softmax(devs[1], backend="host", out=ro)
+    ops.clear_cache()
+    assert not ops._fast
+
+
+def test_fast_path_is_not_used_for_numpy_inputs_or_an_explicit_registry(host_backend):
+    reg = _host_registry(host_backend)
+    x = rand((4, 8))
+    out = host_backend.empty((4, 8), "f32")
+    ops.run("relu", [x], {"negative_slope": 0.0}, backend="host", out=out, registry=reg)
+    ops.run("relu", [host_backend.to_device(x)], {"negative_slope": 0.0}, backend="host", out=out, registry=reg)
+    assert not ops._fast
+    np.testing.assert_array_equal(host_backend.to_host(out), np.maximum(x, 0))

@@ -115,6 +115,8 @@ class CompiledLauncher:
         ffi = backend.ffi
         self._ws_ptr = ffi.cast("void *", workspace.ptr) if workspace is not None else ffi.NULL
         self._args = self._make_args(self.inputs, output)
+        self._cast = ffi.cast
+        self._null = ffi.NULL
 
     @staticmethod
     def _layout_of(inputs: Sequence[DeviceArray], output: DeviceArray) -> tuple:
@@ -128,6 +130,21 @@ class CompiledLauncher:
 
     def __call__(self) -> None:
         status = self._fn(*self._args)
+        if status:
+            self.backend.check(status)
+
+    def launch_ptrs(self, out_ptr: int, in_ptrs: Sequence[int]) -> None:
+        """Launch on raw device pointers whose views have the layout this launcher was prepared for.
+
+        For callers that have checked the layout themselves (the op API's fast path); no view is built
+        and nothing is re-validated, so a wrong layout here is the caller's bug."""
+        cast = self._cast
+        if len(in_ptrs) == 1:
+            status = self._fn(self.desc, self._ws_ptr, self.workspace_size, cast("void *", out_ptr),
+                              cast("const void *", in_ptrs[0]), self._null)
+        else:
+            status = self._fn(self.desc, self._ws_ptr, self.workspace_size, cast("void *", out_ptr),
+                              *[cast("const void *", p) for p in in_ptrs], self._null)
         if status:
             self.backend.check(status)
 
