@@ -121,8 +121,16 @@ template <int kGroup, typename Op> __device__ __forceinline__ float group_reduce
 // lane of a short row loads a full 16-byte pack (a 128-element f16 row: 16 lanes, 2 rows per warp). The
 // row loop runs the same number of trips on every lane of a warp (the shuffles need the whole warp); a
 // group past the last row works on an empty row and writes nothing.
+// Resident blocks of kBlock a group kernel must allow: these rows are short, so each thread has only its
+// slots' bytes in flight and occupancy is what hides the latency. Without a bound the 1-slot f32 kernel
+// took 42 registers (5 blocks an SM) and softmax 524288x128 reached 75% of cudaMemcpy, where a
+// 30-register version of the same kernel reached 99.6% (results/h200/tune/tune-1.log).
+template <typename T, bool kVec, int kSlots> constexpr int group_min_blocks() {
+    return kSlots * (kVec ? Pack<T>::N : 1) <= 8 ? 8 : kSlots * (kVec ? Pack<T>::N : 1) <= 16 ? 4 : 1;
+}
+
 template <typename T, bool kVec, int kSlots, int kGroup>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, (group_min_blocks<T, kVec, kSlots>()))
 softmax_rows_group_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
     static_assert(kGroup >= 1 && kGroup <= kWarp && (kGroup & (kGroup - 1)) == 0, "kGroup: a power of two <= kWarp");
     constexpr int VV = kVec ? Pack<T>::N : 1;
