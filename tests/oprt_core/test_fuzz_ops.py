@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from oprt_core import OprtError, get_registry, hookimpl  # noqa: E402
 from oprt_core import ops as op_api  # noqa: E402
+from oprt_core.compiled import DeviceArray  # noqa: E402
 from oprt_core.core_ops import CORE_OPS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
 from oprt_core.plugins import Registry, get_plugin_manager  # noqa: E402
@@ -134,6 +136,7 @@ def _expected_out_shape(op: str, inputs: list[np.ndarray], params: dict[str, Any
 
 
 def run_call(name: str, registry: Registry, c: dict[str, Any]) -> None:
+    c = {**c, "backend": name}
     op, inputs, params = c["op"], c["inputs"], c["params"]
     backend = registry.get_backend(name)
     out = None
@@ -170,6 +173,29 @@ def run_call(name: str, registry: Registry, c: dict[str, Any]) -> None:
     full = SPECS[op].validate_params(params, [a.shape for a in inputs])
     check = SPECS[op].check(got, [np.asarray(a) for a in inputs], get_dtype(dt).name, full)
     assert check.ok, f"{what}: wrong result: {check.message}"
+    if c["out"] == "fresh" and isinstance(out, DeviceArray):
+        _repeat_through_fast_path(backend, registry, c, full, what)
+
+
+def _repeat_through_fast_path(backend, registry: Registry, c: dict[str, Any], full: dict[str, Any], what: str) -> None:
+    """The same valid call twice more with device inputs and fresh device outs, through the process-wide
+    registry path, so the second call takes the op API's fast path (cached launcher on raw pointers):
+    both results must match the reference."""
+    op, inputs, params = c["op"], c["inputs"], c["params"]
+    dev_in = [backend.to_device(np.array(a, order="C")) for a in inputs]  # ascontiguousarray makes 0-d 1-d
+    host_in = [np.asarray(a) for a in inputs]
+    dt = get_dtype(inputs[0].dtype).name
+    with mock.patch.object(op_api, "get_registry", lambda: registry):
+        op_api.clear_cache()
+        for attempt in range(2):
+            out = backend.empty(_expected_out_shape(op, inputs, params), dt)
+            backend.fill_nan(out)
+            op_api.run(op, dev_in, params, backend=c["backend"], out=out)
+            check = SPECS[op].check(backend.to_host(out), host_in, dt, full)
+            where = "the fast path" if attempt else "device inputs"
+            assert check.ok, f"{what}: wrong result on {where}: {check.message}"
+        assert op_api._fast, f"{what}: the repeated call did not populate the fast-path cache"
+        op_api.clear_cache()
 
 
 @FUZZ
