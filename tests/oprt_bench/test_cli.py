@@ -187,3 +187,12 @@ def test_signal_during_timing_interrupts_instead_of_becoming_an_error_row(tmp_pa
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted (SIGINT)"
     assert (out / "report.html").exists() and (out / "results.json").exists()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+
+
+def test_cli_import_does_not_load_pandas():
+    """`oprt-bench --help` and usage errors stay quick: pandas (~0.4 s) loads only where rows are built."""
+    import subprocess
+    import sys
+
+    code = "import sys, oprt_bench.cli; sys.exit('pandas' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0

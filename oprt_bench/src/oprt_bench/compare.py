@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help` stays quick
+    import pandas as pd
 
 from .errors import UsageError
 from .results import Run
@@ -74,6 +75,8 @@ def classify(old: Any, new: Any, threshold: float) -> Verdict:
 
 def compare_runs(old: Run, new: Run, threshold: float) -> pd.DataFrame:
     """One row per key in either run: old/new status and median, ratio, verdict, noisy."""
+    import pandas as pd
+
     cols = [*KEY, "status", "median_ms", "p10_ms", "p90_ms"]
     a = old.rows[cols].drop_duplicates(KEY, keep="last")
     b = new.rows[cols].drop_duplicates(KEY, keep="last")

@@ -16,9 +16,10 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help` stays quick
+    import pandas as pd
 
 from .flags import FLAGS, split_flags
 from .results import STATUSES, Run, utc_now
@@ -73,6 +74,8 @@ def _label(backend: str, name: str, n_runs: int) -> str:
 
 def label_rows(runs: Sequence[Run]) -> pd.DataFrame:
     """All runs' rows in one frame with a ``label`` column: the backend, or ``backend@run`` when merging."""
+    import pandas as pd
+
     frames = []
     for run, name in zip(runs, _run_names(runs)):
         rows = run.rows.copy()

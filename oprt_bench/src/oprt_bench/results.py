@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help` stays quick
+    import pandas as pd
 
 from .errors import UsageError
 
@@ -224,6 +225,8 @@ _NUMERIC = ("max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_
 
 def load_run(path: Path | str) -> Run:
     """Read a run folder (or a results.csv / results.json file); UsageError when it is not one."""
+    import pandas as pd
+
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     if path.is_dir():
@@ -263,6 +266,8 @@ def load_run(path: Path | str) -> Run:
 
 def normalize_rows(rows: pd.DataFrame | list[dict[str, Any]]) -> pd.DataFrame:
     """Every column of the schema present; numbers as floats (NaN when empty), text as str."""
+    import pandas as pd
+
     rows = pd.DataFrame(rows) if not isinstance(rows, pd.DataFrame) else rows.copy()
     for col in COLUMNS:
         if col not in rows.columns:
