@@ -47,7 +47,7 @@ oprt_status_t plan_paths(EwDesc *d) {
 }
 
 // One block per tile (at least one block: block 0 also does a contiguous launch's head and tail); past
-// 2^24 tiles (256 GiB of packs) the kernels loop over tiles.
+// 2^24 tiles (64 GiB of packs at kUnroll = 1) the kernels loop over tiles.
 inline unsigned grid_tiles(int64_t ntiles) {
     constexpr int64_t kMaxGrid = (int64_t)1 << 24;
     return (unsigned)(ntiles < 1 ? 1 : ntiles < kMaxGrid ? ntiles : kMaxGrid);

@@ -490,12 +490,30 @@ void launch_group(int group, int slots, unsigned grid, cudaStream_t stream, T *o
 // Rows of up to kClusterMax x kRegsRowMax elements through softmax_rows_cluster_kernel, where the device
 // launches clusters; false (nothing launched, no error left pending) when it does not or the launch fails.
 constexpr int kClusterMax = 8;  // the portable cluster size
+
+// Whether the loaded code of the cluster kernel was compiled for sm_90 or newer: a library built only for
+// older architectures (OPRT_CUDA_ARCHS=80) runs on a Hopper GPU through JIT-compiled compute_80 PTX, where
+// the kernel's body is __trap(). Checked once per instantiation (a benign race: every writer writes the same
+// value); a library mixing devices of different architectures in one process takes the first device's answer.
+template <typename T, int kSlots> bool cluster_kernel_built() {
+    static int state = 0;  // 0 unknown, 1 yes, 2 no
+    if (state == 0) {
+        cudaFuncAttributes attr;
+        const bool ok = cudaFuncGetAttributes(&attr, softmax_rows_cluster_kernel<T, kSlots>) == cudaSuccess &&
+                        attr.ptxVersion >= 90;
+        (void)cudaGetLastError();
+        state = ok ? 1 : 2;
+    }
+    return state == 1;
+}
 template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     constexpr int kSlots = max_values<false>() / V;
     const int64_t per_block = (int64_t)kBlockRowThreads * kSlots * V;
     const int64_t nblocks = ceil_div(a.L, per_block);
-    if (nblocks > kClusterMax || a.rows > 0x7fffffff / kClusterMax || !cluster_launch_supported()) return false;
+    if (nblocks > kClusterMax || a.rows > 0x7fffffff / kClusterMax || !cluster_launch_supported() ||
+        !cluster_kernel_built<T, kSlots>())
+        return false;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)(a.rows * nblocks), 1, 1);
     cfg.blockDim = dim3(kBlockRowThreads, 1, 1);

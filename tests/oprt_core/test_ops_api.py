@@ -281,3 +281,51 @@ def test_fast_path_is_not_used_for_numpy_inputs_or_an_explicit_registry(host_bac
     ops.run("relu", [host_backend.to_device(x)], {"negative_slope": 0.0}, backend="host", out=out, registry=reg)
     assert not ops._fast
     np.testing.assert_array_equal(host_backend.to_host(out), np.maximum(x, 0))
+
+
+def test_fast_path_keys_params_by_type_and_sign(host_backend, monkeypatch):
+    """1, 1.0 and True (and 0.0 and -0.0) are equal dict keys but different params: never one entry."""
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    be = host_backend
+    x = be.to_device(rand((4, 6), low=-2, high=2))
+    out = be.empty((4, 6), "f32")
+    ops.softmax(x, axis=1, backend="host", out=out)
+    with pytest.raises(InvalidArgumentError):
+        ops.softmax(x, axis=1.0, backend="host", out=out)  # the full path's type check still runs
+    with pytest.raises(InvalidArgumentError):
+        ops.softmax(x, axis=True, backend="host", out=out)
+    neg = -np.abs(rand((4, 6), seed=3)) - 0.5
+    xn = be.to_device(neg)
+    for slope in (0.0, -0.0, 0.0):  # x * slope on negatives: -0.0, then +0.0, then -0.0 again
+        ops.relu(xn, slope, backend="host", out=out)
+        expected = np.where(neg > 0, neg, neg * np.float32(slope))
+        np.testing.assert_array_equal(np.signbit(be.to_host(out)), np.signbit(expected))
+
+
+def test_run_takes_an_iterator_and_returns_the_callers_out(host_backend, monkeypatch):
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    x = host_backend.to_device(rand((3, 5)))
+    out = host_backend.empty((3, 5), "f32")
+    for _ in range(2):  # full path, then fast path
+        assert ops.run("copy", (a for a in [x]), backend="host", out=out) is out
+        np.testing.assert_array_equal(host_backend.to_host(out), host_backend.to_host(x))
+
+
+def test_fast_path_follows_a_replaced_backend(host_lib_path, make_host_loader, monkeypatch):
+    """A registry whose backend object is replaced under the same name never runs the old launcher."""
+    from oprt_core.compiled import CompiledBackend
+
+    b1 = CompiledBackend("host", make_host_loader(host_lib_path), vendor="host")
+    b2 = CompiledBackend("host", make_host_loader(host_lib_path), vendor="host")
+    reg = _host_registry(b1)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    x1, o1 = b1.to_device(rand((2, 3))), b1.empty((2, 3), "f32")
+    ops.copy(x1, backend="host", out=o1)
+    ops.copy(x1, backend="host", out=o1)
+    reg.backends["host"] = b2
+    x2, o2 = b2.to_device(rand((2, 3), seed=5)), b2.empty((2, 3), "f32")
+    ops.copy(x2, backend="host", out=o2)  # same layout; b1's cached entry must not be used
+    assert {launcher.backend for _, launcher in ops._fast.values()} == {b1, b2}
+    np.testing.assert_array_equal(b2.to_host(o2), b2.to_host(x2))

@@ -39,7 +39,7 @@ _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, 
 _cache_lock = threading.Lock()
 # fast path: (registry id, backend, op, params, out signature, input signatures) -> (registry, launcher)
 _fast: dict[tuple, tuple[Any, Any]] = {}
-_FAST_MAX = 1024
+_FAST_MAX = _CACHE_SIZE
 _available: weakref.WeakSet = weakref.WeakSet()  # backends found available once (availability() can be slow)
 _sig_of_type: dict[type, Any] = {}  # array type -> signature function, or None for "full path only"
 
@@ -56,7 +56,8 @@ def _sig_function(t: type) -> Any:
     if mod.startswith("cupy") and name == "ndarray":
         return lambda a: ((t, a.shape, a.strides, a.dtype), a.data.ptr)
     if mod.startswith("torch") and name in ("Tensor", "Parameter"):
-        return lambda a: ((t, a.shape, a.stride(), a.dtype, a.is_cuda), a.data_ptr())
+        # requires_grad: torch refuses __cuda_array_interface__ for such tensors, so the full path does
+        return lambda a: ((t, a.shape, a.stride(), a.dtype, a.is_cuda, a.requires_grad), a.data_ptr())
     return None
 
 
@@ -70,12 +71,17 @@ def _signature(obj: Any) -> tuple[tuple, int] | None:
     return fn(obj) if fn is not None else None
 
 
+def _params_key(params: Mapping[str, Any] | None) -> tuple:
+    """Params as a cache key: 1, 1.0 and True (or 0.0 and -0.0) are equal dict keys, not equal params."""
+    return tuple(sorted((k, type(v).__name__, repr(v)) for k, v in params.items())) if params else ()
+
+
 def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any
               ) -> tuple[tuple, list[int]] | None:
     so = _signature(out)
     if so is None:
         return None
-    key = [id(get_registry()), backend, op, tuple(params.items()) if params else (), so[0]]
+    key = [id(get_registry()), backend, op, _params_key(params), so[0]]
     ptrs = [so[1]]
     for x in inputs:
         sx = _signature(x)
@@ -105,7 +111,9 @@ def clear_cache() -> None:
 
 def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None, *, backend: str = "numpy",
         out: Any | None = None, registry: Registry | None = None) -> Any:
-    """Run ``op`` on ``inputs`` with ``backend``; returns ``out`` (allocated when not given)."""
+    """Run ``op`` on ``inputs`` with ``backend``; returns ``out`` as given (a CuPy array stays one), or
+    the backend's new array when ``out`` is None."""
+    inputs = list(inputs)  # an iterator is read once, by whichever path runs
     fast = None
     if out is not None and registry is None:
         try:
@@ -113,9 +121,11 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
             hit = _fast.get(fast[0]) if fast is not None else None
         except Exception:  # noqa: BLE001 - an odd array or an unhashable param: the full path decides
             fast = hit = None
-        if hit is not None:
+        # the entry's backend must still be the registry's (a plugin may have replaced it)
+        if hit is not None and hit[0].backends.get(backend) is hit[1].backend:
             hit[1].launch_ptrs(fast[1][0], fast[1][1:])
             return out
+    caller_out = out
     reg = registry or get_registry()
     spec = reg.get_op(op)
     be = reg.get_backend(backend)
@@ -131,12 +141,12 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
     full = spec.validate_params(params, [tuple(a.shape) for a in arrays])
     if out is None:
         out = be.empty(spec.output_shape([a.shape for a in arrays], full), _dtype_name(arrays[0]))
+        caller_out = out
     else:
         out = _as_out(be, backend, out)
     # id(be): two registries may hold different backends of one name; the cached entry keeps ``be``
     # alive, so its id is not reused while the entry exists
-    key = (backend, op, tuple(_layout_key(a) for a in arrays), _layout_key(out), tuple(sorted(full.items())),
-           id(be))
+    key = (backend, op, tuple(_layout_key(a) for a in arrays), _layout_key(out), _params_key(full), id(be))
     with _cache_lock:
         entry = _cache.get(key)
         if entry is not None:
@@ -153,10 +163,10 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
         launcher.run(arrays, out)
     if fast is not None and hasattr(launcher, "launch_ptrs"):
         with _cache_lock:
-            if len(_fast) >= _FAST_MAX:
-                _fast.clear()
             _fast[fast[0]] = (reg, launcher)
-    return out
+            while len(_fast) > _FAST_MAX:  # oldest first (dicts keep insertion order)
+                del _fast[next(iter(_fast))]
+    return caller_out  # the caller's own object when an out was given, on either path
 
 
 def _as_out(be: Any, backend: str, out: Any) -> Any:
