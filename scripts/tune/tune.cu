@@ -1,6 +1,10 @@
 // tune.cu: kernel-variant microbenchmark for issue 6 (docs/performance.md, "what was tried").
 //
-// Standalone: nvcc -O3 -arch=sm_90 -std=c++17 scripts/tune/tune.cu -o tune && ./tune ['title|title...']
+// Build with the library's sources, so each group also times the library's own kernel (rows named
+// "library: ...", called through oprt.h exactly as the Python backend calls it):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Ioprt_core/src/oprt_core/include -Ioprt_nvidia/csrc \
+//        scripts/tune/tune.cu oprt_nvidia/csrc/*.cu -o tune && ./tune ['title|title...']
+// (scripts/gpu-suite.sh's `tune` phase does this; OPRT_TUNE_FILTER picks groups.)
 // Each variant is timed cold (a 256 MiB memset evicts L2 before every sample, like oprt-bench and
 // triton's do_bench), variants of one group interleaved round-robin so clock drift hits them alike;
 // median of kReps samples, GB/s with bytes = inputs read once + output written once, and % of the
@@ -8,6 +12,8 @@
 // variant's output is checked against the first variant's before timing counts.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "oprt.h"
 
 #include <algorithm>
 #include <cmath>
@@ -351,6 +357,78 @@ __global__ void __launch_bounds__(32 * BR) transpose_kernel(float *__restrict__ 
         for (int i = tx; i < TILE; i += 32) out[(tr * TILE + j) * R + tc * TILE + i] = tile[i][j];
 }
 
+// out[r][c] = x[c][r] for an R x R f16 matrix, moving element pairs: 4-byte loads along x's rows and
+// 4-byte stores along out's rows (128 bytes per warp instruction, twice the element-wise kernel's).
+template <int BR>
+__global__ void __launch_bounds__(32 * BR) transpose_pairs_kernel(__half *__restrict__ out,
+                                                                  const __half *__restrict__ x, int64_t R) {
+    constexpr int T = 64;
+    __shared__ __half tile[T][T + 2];  // row pitch 33 words
+    const int64_t tiles = R / T;
+    const int64_t tr = blockIdx.x / tiles, tc = blockIdx.x % tiles;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int j = ty; j < T; j += BR) {
+        const __half2 v = *reinterpret_cast<const __half2 *>(x + (tc * T + j) * R + tr * T + 2 * tx);
+        tile[j][2 * tx] = __low2half(v);
+        tile[j][2 * tx + 1] = __high2half(v);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = ty; j < T; j += BR)
+        *reinterpret_cast<__half2 *>(out + (tr * T + j) * R + tc * T + 2 * tx) =
+            __halves2half2(tile[2 * tx][j], tile[2 * tx + 1][j]);
+}
+
+// The same with 2-byte elements (the library's f16 shape: 64 x 64 tiles, 32 x BR threads).
+template <int BR>
+__global__ void __launch_bounds__(32 * BR) transpose_halves_kernel(__half *__restrict__ out,
+                                                                   const __half *__restrict__ x, int64_t R) {
+    constexpr int T = 64;
+    __shared__ __half tile[T][T + 2];
+    const int64_t tiles = R / T;
+    const int64_t tr = blockIdx.x / tiles, tc = blockIdx.x % tiles;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int j = ty; j < T; j += BR)
+#pragma unroll
+        for (int i = tx; i < T; i += 32) tile[j][i] = x[(tc * T + j) * R + tr * T + i];
+    __syncthreads();
+#pragma unroll
+    for (int j = ty; j < T; j += BR)
+#pragma unroll
+        for (int i = tx; i < T; i += 32) out[(tr * T + j) * R + tc * T + i] = tile[i][j];
+}
+
+__global__ void to_half_kernel(__half *__restrict__ h, const float *__restrict__ f, int64_t n) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        h[i] = __float2half_rn(f[i]);
+}
+
+// ---- the library's kernels, through oprt.h -------------------------------------------------------
+#define CKO(x)                                                                                         \
+    do {                                                                                               \
+        oprt_status_t s_ = (x);                                                                        \
+        if (s_ != OPRT_STATUS_SUCCESS) {                                                               \
+            fprintf(stderr, "%s:%d %s: status %d: %s\n", __FILE__, __LINE__, #x, (int)s_,             \
+                    oprt_last_error_message());                                                        \
+            exit(1);                                                                                   \
+        }                                                                                              \
+    } while (0)
+
+static oprt_tensor_desc_t tdesc(int32_t dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
+    oprt_tensor_desc_t t{};
+    t.dtype = dtype;
+    t.ndim = (int32_t)shape.size();
+    int64_t run = 1;
+    for (int i = t.ndim - 1; i >= 0; --i) {
+        t.shape[i] = shape[i];
+        t.strides[i] = strides.empty() ? run : strides[i];
+        run *= shape[i];
+    }
+    return t;
+}
+
 // ---- harness ----------------------------------------------------------------------------------
 struct Variant {
     std::string name;
@@ -427,6 +505,31 @@ static void run_group(const char *title, double bytes, double peak, std::vector<
     fflush(stdout);
 }
 
+static Variant lib_copy(void *o, const void *x, oprt_tensor_desc_t to, oprt_tensor_desc_t tx, const char *what) {
+    oprt_copy_descriptor_t d;
+    CKO(oprt_create_copy_descriptor(&d, &to, &tx));
+    return Variant{std::string("library: ") + what, [=] { CKO(oprt_copy(d, nullptr, 0, o, x, nullptr)); }};
+}
+static Variant lib_add(void *o, const void *a, const void *b, oprt_tensor_desc_t t) {
+    oprt_vector_add_descriptor_t d;
+    CKO(oprt_create_vector_add_descriptor(&d, &t, &t, &t));
+    return Variant{"library: oprt_vector_add", [=] { CKO(oprt_vector_add(d, nullptr, 0, o, a, b, nullptr)); }};
+}
+static Variant lib_softmax(void *o, const void *x, oprt_tensor_desc_t t, int32_t axis) {
+    oprt_softmax_descriptor_t d;
+    CKO(oprt_create_softmax_descriptor(&d, &t, &t, axis));
+    return Variant{"library: oprt_softmax", [=] { CKO(oprt_softmax(d, nullptr, 0, o, x, nullptr)); }};
+}
+static Variant lib_reduce(void *o, const void *x, oprt_tensor_desc_t tout, oprt_tensor_desc_t tx, int32_t axis) {
+    oprt_reduce_sum_descriptor_t d;
+    CKO(oprt_create_reduce_sum_descriptor(&d, &tout, &tx, axis, 0));
+    size_t ws = 0;
+    CKO(oprt_get_reduce_sum_workspace_size(d, &ws));
+    void *w = nullptr;
+    if (ws) CK(cudaMalloc(&w, ws));
+    return Variant{"library: oprt_reduce_sum", [=] { CKO(oprt_reduce_sum(d, w, ws, o, x, nullptr)); }};
+}
+
 #define SV(B, U, L, S, NIN, PERSIST)                                                                         \
     Variant {                                                                                                \
         "B" #B " U" #U " " #L " " #S #PERSIST, [=] {                                                         \
@@ -490,6 +593,7 @@ int main(int argc, char **argv) {
             SV(256, 4, kLdg, kStPlain, 1, 1),         SV(256, 8, kLdg, kStPlain, 1, 1),
             SV(1024, 2, kLdg, kStPlain, 1, 1),
         };
+        cp.push_back(lib_copy(O, A, tdesc(OPRT_DTYPE_F32, {(int64_t)n}), tdesc(OPRT_DTYPE_F32, {(int64_t)n}), "oprt_copy"));
         run_group("copy f32 2^27", 2.0 * n * 4, peak, cp, O, n, 0, filter);
         std::vector<Variant> add = {
             SV(256, 4, kNcNoAllocL2_256, kStPlain, 2, 0), SV(256, 4, kNcNoAlloc, kStPlain, 2, 0),
@@ -500,6 +604,7 @@ int main(int argc, char **argv) {
             SV(256, 1, kLdg, kStPlain, 2, 0),         SV(512, 2, kLdg, kStPlain, 2, 0),
             SV(256, 4, kLdg, kStPlain, 2, 1),         SV(256, 2, kLdg, kStPlain, 2, 1),
         };
+        add.push_back(lib_add(O, A, Bf, tdesc(OPRT_DTYPE_F32, {(int64_t)n})));
         run_group("vector_add f32 2^27", 3.0 * n * 4, peak, add, O, n, 0, filter);
     }
     // softmax, 512 MiB of f32 in every shape
@@ -521,6 +626,7 @@ int main(int argc, char **argv) {
                                      SG(32, 1, 4, kLdg, 0), SG(32, 1, 4, kLdg, 1), SG(32, 1, 8, kLdg, 1),
                                      SG(16, 2, 1, kLdg, 0), SG(16, 2, 2, kLdg, 0), SG(8, 4, 1, kLdg, 0),
                                      SG(8, 4, 2, kLdg, 0),  SG(32, 1, 4, kPlain, 0), SG(16, 2, 4, kLdg, 1)};
+        w128.push_back(lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {r128, 128}), -1));
         run_group("softmax f32 524288x128", 2.0 * n * 4, peak, w128, O, n, 1e-6, filter);
         const int64_t r1k = n / 1024;
 #undef SG
@@ -537,6 +643,7 @@ int main(int argc, char **argv) {
         std::vector<Variant> w1k = {SG1K(32, 8, 1, 1), SG1K(32, 8, 1, 0), SG1K(32, 8, 2, 0)};
         w1k.push_back(Variant{"block NT128 P2", [=] { sm_block_kernel<128, 2, 1><<<(unsigned)r1k, 128>>>(o, x, r1k); }});
         w1k.push_back(Variant{"block NT256 P1", [=] { sm_block_kernel<256, 1, 1><<<(unsigned)r1k, 256>>>(o, x, r1k); }});
+        w1k.push_back(lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {r1k, 1024}), -1));
         run_group("softmax f32 131072x1024", 2.0 * n * 4, peak, w1k, O, n, 1e-6, filter);
 #define SB(W, NT, P, MINB, PERSIST)                                                                         \
     Variant {                                                                                               \
@@ -551,11 +658,13 @@ int main(int argc, char **argv) {
                                     SB(4096, 128, 8, 1, 0), SB(4096, 128, 8, 4, 0), SB(4096, 256, 4, 2, 0),
                                     SB(4096, 1024, 1, 1, 0),
                                     Variant{"online NT512 U1", [=] { sm_online_kernel<512, 1><<<(unsigned)(n / 4096), 512>>>(o, x, n / 4096, 4096); }}};
+        w4k.push_back(lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {(int64_t)n / 4096, 4096}), -1));
         run_group("softmax f32 32768x4096", 2.0 * n * 4, peak, w4k, O, n, 1e-6, filter);
         std::vector<Variant> w16k = {SB(16384, 1024, 4, 1, 1), SB(16384, 1024, 4, 1, 0), SB(16384, 512, 8, 1, 0),
                                      SB(16384, 256, 16, 1, 0), SB(16384, 512, 8, 2, 0),
                                      Variant{"online NT1024 U1", [=] { sm_online_kernel<1024, 1><<<(unsigned)(n / 16384), 1024>>>(o, x, n / 16384, 16384); }},
                                      Variant{"online NT512 U2", [=] { sm_online_kernel<512, 2><<<(unsigned)(n / 16384), 512>>>(o, x, n / 16384, 16384); }}};
+        w16k.push_back(lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {(int64_t)n / 16384, 16384}), -1));
         run_group("softmax f32 8192x16384", 2.0 * n * 4, peak, w16k, O, n, 1e-6, filter);
         const int64_t r64k = n / 65536;
 #define SO(NT, U, PERSIST)                                                                                  \
@@ -568,6 +677,7 @@ int main(int argc, char **argv) {
     }
         std::vector<Variant> w64k = {SO(512, 1, 0), SO(512, 1, 1), SO(512, 1, 2), SO(1024, 1, 1), SO(1024, 2, 1),
                                      SO(512, 2, 1), SO(512, 4, 1), SO(256, 4, 2), SO(1024, 4, 1)};
+        w64k.push_back(lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {r64k, 65536}), -1));
         run_group("softmax f32 2048x65536", 2.0 * n * 4, peak, w64k, O, n, 1e-6, filter);
     }
     // reduce_sum
@@ -589,6 +699,7 @@ int main(int argc, char **argv) {
                                        RR(512, 2, 1, 0), RR(1024, 2, 1, 0), RR(128, 8, 1, 0), RR(256, 8, 1, 0)};
             char title[64];
             snprintf(title, sizeof title, "reduce_sum f32 %lldx%lld axis -1", (long long)R, (long long)L);
+            rr.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {R}), tdesc(OPRT_DTYPE_F32, {R, L}), -1));
             run_group(title, bytes, peak, rr, O, R, 1e-4, filter);
 #define RC(BY, U, CHUNK)                                                                                    \
     Variant {                                                                                               \
@@ -612,6 +723,7 @@ int main(int argc, char **argv) {
                               RC1(256, 16, 128), RC1(128, 8, 32), RC1(256, 8, 256)})
                 rc.push_back(v);
             snprintf(title, sizeof title, "reduce_sum f32 %lldx%lld axis 0", (long long)R, (long long)L);
+            rc.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0));
             run_group(title, (double)R * L * 4 + L * 4, peak, rc, O, L, 1e-3, filter);
         }
     }
@@ -627,7 +739,32 @@ int main(int argc, char **argv) {
         }                                                                                                   \
     }
         std::vector<Variant> tr = {TR(32, 8), TR(64, 8), TR(64, 16), TR(32, 4), TR(64, 32)};
+        tr.push_back(lib_copy(O, A, tdesc(OPRT_DTYPE_F32, {R, R}), tdesc(OPRT_DTYPE_F32, {R, R}, {1, R}), "oprt_copy, transposed view"));
         run_group("copy f32 8192x8192 transposed", 2.0 * R * R * 4, peak, tr, O, R * R, 0, filter);
+    }
+    // transposed copy, 8192 x 8192 f16 (128 MiB each way); Bf is reused for the f16 input
+    {
+        const int64_t R = 8192;
+        __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
+        to_half_kernel<<<1024, 256>>>(H, A, R * R);
+        CK(cudaGetLastError());
+#define TH(BR)                                                                                              \
+    Variant {                                                                                               \
+        "transpose f16 halves rows" #BR, [=] {                                                              \
+            transpose_halves_kernel<BR><<<(unsigned)((R / 64) * (R / 64)), dim3(32, BR)>>>(HO, H, R);       \
+        }                                                                                                   \
+    }
+#define TP(BR)                                                                                              \
+    Variant {                                                                                               \
+        "transpose f16 pairs rows" #BR, [=] {                                                               \
+            transpose_pairs_kernel<BR><<<(unsigned)((R / 64) * (R / 64)), dim3(32, BR)>>>(HO, H, R);        \
+        }                                                                                                   \
+    }
+        std::vector<Variant> tr16 = {
+            lib_copy(HO, H, tdesc(OPRT_DTYPE_F16, {R, R}), tdesc(OPRT_DTYPE_F16, {R, R}, {1, R}), "oprt_copy, transposed view"),
+            TH(8), TH(16), TP(8), TP(16), TP(32)};
+        // the output compared as R * R / 2 floats: bit-exact pairs of halves (no half here is a NaN)
+        run_group("copy f16 8192x8192 transposed", 2.0 * R * R * 2, peak, tr16, O, R * R / 2, 0, filter);
     }
     printf("\ndone\n");
     return 0;
