@@ -405,6 +405,128 @@ __global__ void to_half_kernel(__half *__restrict__ h, const float *__restrict__
         h[i] = __float2half_rn(f[i]);
 }
 
+// ---- dtype-generic variants (f32 or f16 storage, f32 math) for the 16-bit groups ------------------
+__device__ __forceinline__ float tf(float v) { return v; }
+__device__ __forceinline__ float tf(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T ff(float v);
+template <> __device__ __forceinline__ float ff<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half ff<__half>(float v) { return __float2half_rn(v); }
+
+template <typename T, int E> __device__ __forceinline__ void unpack(uint4 q, float (&f)[E]) {
+    T t[E];
+    memcpy(t, &q, 16);
+#pragma unroll
+    for (int e = 0; e < E; ++e) f[e] = tf(t[e]);
+}
+template <typename T, int E> __device__ __forceinline__ uint4 pack(const float (&f)[E], float scale) {
+    T t[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) t[e] = ff<T>(f[e] * scale);
+    uint4 q;
+    memcpy(&q, t, 16);
+    return q;
+}
+
+// Softmax rows of G lanes x P packs (row = G * P * E elements), MinB resident blocks of 256 asked for.
+template <typename T, int G, int P, int MinB>
+__global__ void __launch_bounds__(256, MinB) smg_group_kernel(T *__restrict__ out, const T *__restrict__ x,
+                                                              int64_t rows) {
+    constexpr int E = 16 / sizeof(T), W = G * P * E;
+    const int lane = threadIdx.x % 32, g = lane / G, gl = lane % G;
+    const int64_t groups_total = (int64_t)gridDim.x * (blockDim.x / 32) * (32 / G);
+    for (int64_t row = ((int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * (32 / G) + g; row < rows;
+         row += groups_total) {  // rows % (32 / G) == 0 here: whole warps iterate together
+        float v[P][E];
+#pragma unroll
+        for (int p = 0; p < P; ++p) unpack<T, E>(__ldg(reinterpret_cast<const uint4 *>(x + row * W) + p * G + gl), v[p]);
+        float m = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+            for (int e = 0; e < E; ++e) m = fmaxf(m, v[p][e]);
+        m = wmax(m, G);
+        float sum = 0.f;
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+            for (int e = 0; e < E; ++e) sum += (v[p][e] = expf(v[p][e] - m));
+        const float inv = 1.f / wsum(sum, G);
+#pragma unroll
+        for (int p = 0; p < P; ++p) reinterpret_cast<uint4 *>(out + row * W)[p * G + gl] = pack<T, E>(v[p], inv);
+    }
+}
+
+// Softmax rows of NT threads x P packs, a block per row.
+template <typename T, int NT, int P, int MinB>
+__global__ void __launch_bounds__(NT, MinB) smg_block_kernel(T *__restrict__ out, const T *__restrict__ x,
+                                                             int64_t rows) {
+    constexpr int E = 16 / sizeof(T), W = NT * P * E;
+    __shared__ float sm[NT / 32 > 0 ? NT / 32 : 1];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        float v[P][E];
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+            unpack<T, E>(__ldg(reinterpret_cast<const uint4 *>(x + row * W) + p * NT + threadIdx.x), v[p]);
+        float m = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+            for (int e = 0; e < E; ++e) m = fmaxf(m, v[p][e]);
+        m = bred<NT>(m, true, sm);
+        float sum = 0.f;
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+            for (int e = 0; e < E; ++e) sum += (v[p][e] = expf(v[p][e] - m));
+        const float inv = 1.f / bred<NT>(sum, false, sm);
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+            reinterpret_cast<uint4 *>(out + row * W)[p * NT + threadIdx.x] = pack<T, E>(v[p], inv);
+    }
+}
+
+// reduce_sum over the last axis: NT threads per row (a warp when NT == 32, 8 rows per 256-thread block),
+// U packs in flight per thread, f32 accumulation; out in T.
+template <typename T, int NT, int U>
+__global__ void __launch_bounds__(256) redg_rows_kernel(T *__restrict__ out, const T *__restrict__ x, int64_t rows,
+                                                        int64_t L) {
+    constexpr int E = 16 / sizeof(T);
+    __shared__ float sm[256 / 32];
+    const int t = threadIdx.x % NT;
+    const int64_t per_block = 256 / NT;
+    const int64_t nv = L / E;  // nv % (NT * U) == 0 here
+    for (int64_t row = (int64_t)blockIdx.x * per_block + threadIdx.x / NT; row < rows; row += (int64_t)gridDim.x * per_block) {
+        const uint4 *px = reinterpret_cast<const uint4 *>(x + row * L);
+        float acc[U] = {};
+        for (int64_t i = t; i < nv; i += NT * U) {
+            uint4 q[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) q[u] = __ldg(px + i + u * NT);
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                float f[E];
+                unpack<T, E>(q[u], f);
+#pragma unroll
+                for (int e = 0; e < E; ++e) acc[u] += f[e];
+            }
+        }
+        float a = 0.f;
+#pragma unroll
+        for (int u = 0; u < U; ++u) a += acc[u];
+        if (NT == 32) {
+            a = wsum(a, 32);
+        } else {
+            a = wsum(a, 32);
+            if (threadIdx.x % 32 == 0) sm[threadIdx.x / 32] = a;
+            __syncthreads();
+            a = 0.f;  // this row's warps: (threadIdx.x / NT) * (NT / 32) onwards
+            for (int k = 0; k < NT / 32; ++k) a += sm[(threadIdx.x / NT) * (NT / 32) + k];
+            __syncthreads();
+        }
+        if (t == 0) out[row] = ff<T>(a);
+    }
+}
+
 // ---- the library's kernels, through oprt.h -------------------------------------------------------
 #define CKO(x)                                                                                         \
     do {                                                                                               \
@@ -449,8 +571,10 @@ static void fill_random(float *d, size_t n, uint64_t seed, float lo, float hi) {
 }
 
 // Times the variants interleaved; checks each one's output (out, nout floats) against the first's.
+// The check compares each variant's output with the first variant's: nout floats (or, with half_out, nout
+// halves converted to float), |got - ref| <= tol * (1 + |ref|), or tol * |ref| + 1e-7 with relative.
 static void run_group(const char *title, double bytes, double peak, std::vector<Variant> vs, float *out, size_t nout,
-                      double tol, const char *filter) {
+                      double tol, const char *filter, bool half_out = false, bool relative = false) {
     if (filter) {  // '|'-separated substrings of group titles
         bool any = false;
         std::string f(filter);
@@ -465,16 +589,25 @@ static void run_group(const char *title, double bytes, double peak, std::vector<
     }
     printf("\n## %s (%.0f MiB moved)\n", title, bytes / (1 << 20));
     std::vector<float> ref(nout), got(nout);
+    std::vector<__half> hbuf(half_out ? nout : 0);
     std::vector<bool> bad(vs.size(), false);
+    const size_t elem = half_out ? 2 : 4;
     for (size_t i = 0; i < vs.size(); ++i) {
-        CK(cudaMemset(out, 0xff, nout * 4));  // NaN: an unwritten element fails the check
+        CK(cudaMemset(out, 0xff, nout * elem));  // NaN: an unwritten element fails the check
         vs[i].run();
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(i == 0 ? ref.data() : got.data(), out, nout * 4, cudaMemcpyDeviceToHost));
+        std::vector<float> &dst = i == 0 ? ref : got;
+        if (half_out) {
+            CK(cudaMemcpy(hbuf.data(), out, nout * 2, cudaMemcpyDeviceToHost));
+            for (size_t k = 0; k < nout; ++k) dst[k] = __half2float(hbuf[k]);
+        } else {
+            CK(cudaMemcpy(dst.data(), out, nout * 4, cudaMemcpyDeviceToHost));
+        }
         if (i == 0) continue;
         for (size_t k = 0; k < nout; ++k)
-            if (!(std::fabs(got[k] - ref[k]) <= tol * (1 + std::fabs(ref[k])))) {
+            if (!(std::fabs(got[k] - ref[k]) <= (relative ? tol * std::fabs(ref[k]) + 1e-7
+                                                          : tol * (1 + std::fabs(ref[k]))))) {
                 printf("  %-44s WRONG at %zu: %g vs %g\n", vs[i].name.c_str(), k, got[k], ref[k]);
                 bad[i] = true;
                 break;
@@ -765,6 +898,44 @@ int main(int argc, char **argv) {
             TH(8), TH(16), TP(8), TP(16), TP(32)};
         // the output compared as R * R / 2 floats: bit-exact pairs of halves (no half here is a NaN)
         run_group("copy f16 8192x8192 transposed", 2.0 * R * R * 2, peak, tr16, O, R * R / 2, 0, filter);
+    }
+    // 16-bit rows: softmax 32768 x 4096 and 524288 x 128, reduce_sum 8192 x 8192 axis -1 (f16; bf16 moves
+    // the same bytes through the same code paths in the library)
+    {
+        __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
+        const int64_t nh = 1ll << 27;  // 256 MiB of f16
+        to_half_kernel<<<1024, 256>>>(H, A, nh);
+        CK(cudaGetLastError());
+#define SGB(NT, P, MINB)                                                                                    \
+    Variant {                                                                                               \
+        "block NT" #NT " P" #P " minB" #MINB, [=] {                                                         \
+            smg_block_kernel<__half, NT, P, MINB><<<(unsigned)(nh / 4096), NT>>>(HO, H, nh / 4096);         \
+        }                                                                                                   \
+    }
+        std::vector<Variant> h4k = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {nh / 4096, 4096}), -1),
+                                    SGB(512, 1, 2), SGB(256, 2, 2), SGB(256, 2, 4), SGB(128, 4, 4), SGB(128, 4, 8),
+                                    SGB(64, 8, 8)};
+        run_group("softmax f16 32768x4096", 2.0 * nh * 2, peak, h4k, O, nh, 4e-3, filter, true, true);
+#define SGG(G, P, MINB)                                                                                     \
+    Variant {                                                                                               \
+        "group G" #G " P" #P " minB" #MINB, [=] {                                                           \
+            const int64_t rows = nh / 128;                                                                  \
+            smg_group_kernel<__half, G, P, MINB><<<(unsigned)(rows / (256 / G)), 256>>>(HO, H, rows);       \
+        }                                                                                                   \
+    }
+        std::vector<Variant> h128 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {nh / 128, 128}), -1), SGG(16, 1, 1),
+                                     SGG(16, 1, 8), SGG(8, 2, 1), SGG(8, 2, 8), SGG(4, 4, 8)};
+        run_group("softmax f16 1048576x128", 2.0 * nh * 2, peak, h128, O, nh, 4e-3, filter, true, true);
+        const int64_t R = 8192, L = 8192;  // 128 MiB of f16
+#define RG(NT, U)                                                                                           \
+    Variant {                                                                                               \
+        "rows NT" #NT " U" #U, [=] {                                                                        \
+            redg_rows_kernel<__half, NT, U><<<(unsigned)(R / (256 / NT)), 256>>>(HO, H, R, L);              \
+        }                                                                                                   \
+    }
+        std::vector<Variant> hr = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1),
+                                   RG(256, 4), RG(256, 2), RG(128, 8), RG(128, 4), RG(32, 8), RG(32, 4), RG(64, 8)};
+        run_group("reduce_sum f16 8192x8192 axis -1", (double)R * L * 2 + R * 2, peak, hr, O, R, 2e-3, filter, true);
     }
     printf("\ndone\n");
     return 0;
