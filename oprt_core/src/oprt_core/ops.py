@@ -73,7 +73,7 @@ def _signature(obj: Any) -> tuple[tuple, int] | None:
 
 def _params_key(params: Mapping[str, Any] | None) -> tuple:
     """Params as a cache key: 1, 1.0 and True (or 0.0 and -0.0) are equal dict keys, not equal params."""
-    return tuple(sorted((k, type(v).__name__, repr(v)) for k, v in params.items())) if params else ()
+    return tuple([(k, type(v), repr(v)) for k, v in params.items()]) if params else ()
 
 
 def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any
