@@ -1,0 +1,40 @@
+"""scripts/perf_table.py: rows judged against issue 6's targets, ties shown to three decimals."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "perf_table.py"
+FIELDS = ["op", "case", "shape", "dtype", "backend", "status", "gbps", "pct_of_peak", "baseline", "speedup"]
+
+
+def _table(tmp_path, rows, *args):
+    path = tmp_path / "results.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(path), *args], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_targets_and_ties(tmp_path):
+    big = {"op": "copy", "case": "134217728", "shape": "134217728", "dtype": "f32", "backend": "nvidia",
+           "status": "ok", "baseline": "torch"}
+    out = _table(tmp_path, [
+        {**big, "gbps": "4100", "pct_of_peak": "98.0", "speedup": "0.998"},
+        {**big, "dtype": "f16", "gbps": "4150", "pct_of_peak": "99.0", "speedup": "1.004"},
+        {**big, "dtype": "bf16", "gbps": "3800", "pct_of_peak": "91.0", "speedup": "1.10"},
+        {**big, "backend": "torch", "speedup": "1.0"},  # other backends are not listed
+    ])
+    lines = [ln for ln in out.splitlines() if ln.startswith("| copy")]
+    assert len(lines) == 3
+    assert "| 0.998 |" in lines[0] and lines[0].endswith("| no |")  # >= 95% but a hair slower than torch
+    assert "| 1.004 |" in lines[1] and lines[1].endswith("| yes |")
+    assert lines[2].endswith("| no |")  # 91% < 95%
+    assert "1 of 3 rows with a target meet it." in out
