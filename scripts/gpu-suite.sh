@@ -85,16 +85,14 @@ fi
 
 if has sweep; then
     for cs in ${OPRT_SUITE_SWEEP_SETS:-smoke edge default large}; do
-        if [ -n "${OPRT_SUITE_SWEEP_DTYPES:-}" ]; then
-            for dt in $OPRT_SUITE_SWEEP_DTYPES; do
-                run_logged "sweep-$cs-$dt" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" --ops "${OPRT_SUITE_SWEEP_OPS:-all}" \
-                    --dtypes "$dt" --baseline none --out "$OUTDIR/sweep-$cs-$dt" --format csv -q &
-            done
-            wait
-        else
-            run_logged "sweep-$cs" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" --baseline none \
-                --out "$OUTDIR/sweep-$cs" --format csv -q
-        fi
+        # one process per entry of OPRT_SUITE_SWEEP_DTYPES, in parallel; unset: one process, every dtype
+        for dt in ${OPRT_SUITE_SWEEP_DTYPES:-all}; do
+            name="sweep-$cs${OPRT_SUITE_SWEEP_DTYPES:+-$dt}"
+            run_logged "$name" oprt-bench --backends "$GPU_BACKENDS" --mode test --cases "$cs" \
+                --ops "${OPRT_SUITE_SWEEP_OPS:-all}" --dtypes "$dt" --baseline none --out "$OUTDIR/$name" \
+                --format csv -q &
+        done
+        wait
     done
 fi
 

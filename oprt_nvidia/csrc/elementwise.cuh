@@ -49,8 +49,9 @@ __device__ __forceinline__ Pack<T> apply_pack(const Op &op, const Pack<T> &a, co
 // One tile per block (grid-stride over tiles only when there are more tiles than a grid may have):
 // a block of kBlock threads moves kUnroll packs per thread, the kUnroll (x NIn) 16-byte loads issued
 // before the first store; the hardware block scheduler balances the SMs. Loads are plain __ldg: the
-// L1::no_allocate / L2::256B prefetch hints cost 5-9% of bandwidth here (tune-1.log). Pack index = tile * kTilePacks + u * kBlock + threadIdx.x: every load and
-// store instruction of a warp covers 512 contiguous bytes. No division anywhere.
+// L1::no_allocate / L2::256B prefetch hints cost 5-9% of bandwidth here (tune-1.log). Pack index =
+// tile * kTilePacks + u * kBlock + threadIdx.x: every load and store instruction of a warp covers 512
+// contiguous bytes. No division anywhere.
 constexpr int kTilePacks = kBlock * kUnroll;
 constexpr int kScalarPerThread = 8;
 constexpr int kTileScalars = kBlock * kScalarPerThread;

@@ -34,7 +34,7 @@ constexpr int kWarpRowMax = 1024;
 // 1024 threads x 16 values reached 81%.
 constexpr int kBlockRowThreads = 512;
 constexpr int kBlockRowMinBlocks = 2;
-constexpr int kRegsRowMax = 16384;  // kBlockRowThreads * max_values<false>()
+constexpr int kRegsRowMax = 16384;  // kBlockRowThreads * kMaxValues
 constexpr int kOnlineThreads = 512;
 
 template <bool kWarpGroup> __device__ __forceinline__ float group_max(float v, float *smem) {
@@ -427,14 +427,14 @@ void plan_softmax(oprt_softmax_descriptor *d) {
               : r.L <= kRegsRowMax ? SoftmaxPath::kBlockRows : SoftmaxPath::kOnlineRows;
 }
 
-// Values a thread keeps in registers: a warp row's kernel may use up to 255 registers, a block row's
-// (512 threads, 2 blocks per SM) 64.
-template <bool kWarpGroup> constexpr int max_values() { return kWarpGroup ? 32 : 32; }
+// Values a thread keeps in registers, in a warp row (up to 255 registers) and in a block or cluster row
+// (512 threads, 2 blocks per SM: 64 registers) alike.
+constexpr int kMaxValues = 32;
 
 template <typename T, bool kVec, bool kWarpGroup, int S>
 void launch_slots(unsigned grid, unsigned block, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
-    if constexpr (S * VV <= max_values<kWarpGroup>())
+    if constexpr (S * VV <= kMaxValues)
         softmax_rows_regs_kernel<T, kVec, S, kWarpGroup><<<grid, block, 0, stream>>>(out, x, a);
 }
 
@@ -454,7 +454,7 @@ void launch_regs(int slots, unsigned grid, unsigned block, cudaStream_t stream, 
 template <typename T, bool kVec, int kGroup, int S>
 void launch_group_slots(unsigned grid, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
-    if constexpr (S * VV <= max_values<true>())
+    if constexpr (S * VV <= kMaxValues)
         softmax_rows_group_kernel<T, kVec, S, kGroup><<<grid, kBlock, 0, stream>>>(out, x, a);
 }
 
@@ -508,7 +508,7 @@ template <typename T, int kSlots> bool cluster_kernel_built() {
 }
 template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
-    constexpr int kSlots = max_values<false>() / V;
+    constexpr int kSlots = kMaxValues / V;
     const int64_t per_block = (int64_t)kBlockRowThreads * kSlots * V;
     const int64_t nblocks = ceil_div(a.L, per_block);
     if (nblocks > kClusterMax || a.rows > 0x7fffffff / kClusterMax || !cluster_launch_supported() ||
