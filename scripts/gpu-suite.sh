@@ -77,8 +77,7 @@ oprt-bench backends --json 2>/dev/null | python -c "import json,sys; d=json.load
     && GPU_BACKENDS=nvidia,metax
 
 if has tune; then
-    run_logged tune-build nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v -Ioprt_core/src/oprt_core/include \
-        -Ioprt_nvidia/csrc scripts/tune/tune.cu oprt_nvidia/csrc/*.cu -o "$OUTDIR/tune.bin" \
+    run_logged tune-build bash scripts/tune/build.sh "$OUTDIR/tune.bin" \
         && run_logged tune "$OUTDIR/tune.bin" ${OPRT_TUNE_FILTER:+"$OPRT_TUNE_FILTER"}
     rm -f "$OUTDIR/tune.bin"
 fi

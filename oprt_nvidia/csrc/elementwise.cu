@@ -103,7 +103,17 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             args.ntiles = args.tiles_r * args.tiles_c * batch;
             dim3 block(kWarp, kTransposeRows);
             unsigned grid = grid_all(args.ntiles, 1);
-            ew_transpose_kernel<T, kTile><<<grid, block, 0, stream>>>(out, a, args, op);
+            bool pairs = sizeof(T) == 2 && args.R % 2 == 0 && args.C % 2 == 0 && args.x_sc % 2 == 0 &&
+                         args.o_sr % 2 == 0 && ((uintptr_t)out & 3u) == 0 && ((uintptr_t)a & 3u) == 0;
+            for (int i = 0; i < args.batch.ndim; ++i)
+                pairs = pairs && args.batch.stride[0][i] % 2 == 0 && args.batch.stride[1][i] % 2 == 0;
+            if constexpr (sizeof(T) == 2) {
+                if (pairs) {
+                    ew_transpose_kernel<T, kTile, true><<<grid, block, 0, stream>>>(out, a, args, op);
+                    break;
+                }
+            }
+            ew_transpose_kernel<T, kTile, false><<<grid, block, 0, stream>>>(out, a, args, op);
         }
         break;
     }

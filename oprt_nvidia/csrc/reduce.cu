@@ -27,11 +27,11 @@ struct RowsArgs {
     Indexer<1> red;   // flat reduced index -> x offset (kMulti)
 };
 
-// Partial sum of n elements p[0], p[stride], ... over lanes lane, lane + nlanes, ...
-template <typename T, bool kVec>
+// Partial sum of n elements p[0], p[stride], ... over lanes lane, lane + nlanes, ...; kUnroll packs in
+// flight per thread (8: 128 bytes), fewer where a row has fewer than 8 packs per lane (launch_reduce).
+template <typename T, bool kVec, int kUnroll>
 __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stride, int lane, int nlanes) {
     constexpr int V = Pack<T>::N;
-    constexpr int kUnroll = 8;  // 128 bytes of loads in flight per thread
     float acc = 0.f;
     if (kVec) {
         const int64_t head = head_to_align(p, n);
@@ -80,7 +80,7 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
 // 88% of cudaMemcpy on 8192x8192 f32 axis -1; 1 with a block per row 95.5% (results/h200/tune/tune-1.log).
 constexpr int kReduceMinBlocks = 1;
 
-template <typename T, bool kVec, bool kMulti, bool kWarpItems>
+template <typename T, bool kVec, bool kMulti, bool kWarpItems, int kUnroll>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, RowsArgs a) {
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
@@ -104,7 +104,7 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                 acc += to_f(x[off[0] + ro[0]]);
             }
         } else {
-            acc = row_partial<T, kVec>(x + off[0] + begin * a.rs, len, a.rs, lane, lanes);
+            acc = row_partial<T, kVec, kUnroll>(x + off[0] + begin * a.rs, len, a.rs, lane, lanes);
         }
         acc = kWarpItems ? warp_reduce(acc, SumOp{}) : block_reduce(acc, SumOp{}, 0.f, smem);
         if (lane == 0) {
@@ -385,16 +385,29 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
         const bool vec = !d.multi && a.rs == 1 && ((uintptr_t)x % sizeof(T)) == 0;
         const int64_t items = a.rows * a.splits;
         unsigned grid = d.warp_items ? grid_all(items, kBlock / kWarp) : grid_all(items, 1);
-#define OPRT_ROWS(VEC, MULTI, WARP) reduce_rows_kernel<T, VEC, MULTI, WARP><<<grid, kBlock, 0, stream>>>(out, w, x, a)
+#define OPRT_ROWS(VEC, MULTI, WARP, U) \
+    reduce_rows_kernel<T, VEC, MULTI, WARP, U><<<grid, kBlock, 0, stream>>>(out, w, x, a)
         if (d.multi) {
-            if (d.warp_items) OPRT_ROWS(false, true, true);
-            else OPRT_ROWS(false, true, false);
+            if (d.warp_items) OPRT_ROWS(false, true, true, 8);
+            else OPRT_ROWS(false, true, false, 8);
         } else if (vec) {
-            if (d.warp_items) OPRT_ROWS(true, false, true);
-            else OPRT_ROWS(true, false, false);
+            // packs in flight per thread: 8, or what one trip of a chunk needs (a 8192-wide f16 row is 1024
+            // packs, 4 per thread of a block: 8 would spend half its loads past the end; H200, tune-3.log:
+            // 4 packs 77.6% of cudaMemcpy where the 8-pack library kernel made 57.7%)
+            const int64_t per_lane = ceil_div(a.chunk, (int64_t)Pack<T>::N) / (d.warp_items ? kWarp : kBlock);
+            const int u = per_lane >= 8 ? 8 : per_lane >= 4 ? 4 : per_lane >= 2 ? 2 : 1;
+#define OPRT_ROWS_U(WARP)                          \
+    switch (u) {                                   \
+    case 8: OPRT_ROWS(true, false, WARP, 8); break; \
+    case 4: OPRT_ROWS(true, false, WARP, 4); break; \
+    case 2: OPRT_ROWS(true, false, WARP, 2); break; \
+    default: OPRT_ROWS(true, false, WARP, 1); break; \
+    }
+            if (d.warp_items) OPRT_ROWS_U(true) else OPRT_ROWS_U(false)
+#undef OPRT_ROWS_U
         } else {
-            if (d.warp_items) OPRT_ROWS(false, false, true);
-            else OPRT_ROWS(false, false, false);
+            if (d.warp_items) OPRT_ROWS(false, false, true, 8);
+            else OPRT_ROWS(false, false, false, 8);
         }
 #undef OPRT_ROWS
         OPRT_CHECK(check_launch("reduce_sum rows kernel"));

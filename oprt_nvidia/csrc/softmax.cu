@@ -18,6 +18,7 @@
 #include <new>
 
 #include "layout.cuh"
+#include "softmax_rows.cuh"
 
 using namespace oprt_nv;
 
@@ -533,6 +534,43 @@ template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, cons
     return true;
 }
 
+// Rows of up to kRegsRowMax elements with one row stride (at most one kept dim after canonicalisation)
+// through softmax_rows.cuh's kernel, configured by the row's packs rounded up to a power of two (np):
+// short rows take G = np / 2 lanes of 2 packs (warp groups, 256-thread blocks), rows of 128 packs a warp
+// of 4 packs, longer rows a block of 128..512 threads with 2..8 packs. Measured on the H200 (results/h200/
+// tune/tune-1.log, tune-3.log; % of cudaMemcpy): f32 x 128: G16 P2 98.4% (G32 P1 99.5%); f16 x 128: G8 P2
+// 95.8% (G16 P1 91%); f32 x 1024: block 128 x P2 100.5%; f16 x 4096: block 128 x P4 96.4% (512 x P1 70%);
+// f32 x 4096: block 256 x P4 97.6%; f32 x 16384: block 512 x P8 98.1%. False (nothing launched) when the
+// rows do not qualify.
+template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+    constexpr int V = Pack<T>::N;
+    if (a.kept.ndim > 1 || a.L > kRegsRowMax || a.rows > ((int64_t)1 << 31) - 1) return false;
+    FastRowsArgs f{a.rows, a.L, a.kept.ndim == 1 ? a.kept.stride[0][0] : 0, a.kept.ndim == 1 ? a.kept.stride[1][0] : 0};
+    int64_t np = 1;
+    while (np * V < a.L) np *= 2;
+    switch (np) {
+    case 1: launch_fast_rows<T, 1, 1, kBlock>(stream, out, x, f); return true;
+    case 2: launch_fast_rows<T, 1, 2, kBlock>(stream, out, x, f); return true;
+    case 4: launch_fast_rows<T, 2, 2, kBlock>(stream, out, x, f); return true;
+    case 8: launch_fast_rows<T, 4, 2, kBlock>(stream, out, x, f); return true;
+    case 16: launch_fast_rows<T, 8, 2, kBlock>(stream, out, x, f); return true;
+    case 32: launch_fast_rows<T, 16, 2, kBlock>(stream, out, x, f); return true;
+    case 64: launch_fast_rows<T, 32, 2, kBlock>(stream, out, x, f); return true;
+    case 128: launch_fast_rows<T, 32, 4, kBlock>(stream, out, x, f); return true;
+    case 256: launch_fast_rows<T, 128, 2, 128>(stream, out, x, f); return true;
+    case 512: launch_fast_rows<T, 128, 4, 128>(stream, out, x, f); return true;
+    case 1024: launch_fast_rows<T, 256, 4, 256>(stream, out, x, f); return true;
+    case 2048: launch_fast_rows<T, 512, 4, 512>(stream, out, x, f); return true;
+    case 4096:
+        if constexpr (V == 4) {
+            launch_fast_rows<T, 512, 8, 512>(stream, out, x, f);
+            return true;
+        }
+        return false;
+    default: return false;
+    }
+}
+
 template <typename T>
 oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const void *x_, cudaStream_t stream) {
     T *out = static_cast<T *>(out_) + d.o_off;
@@ -549,6 +587,8 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const
     for (int i = 0; i < a.kept.ndim; ++i)
         vec = vec && (a.kept.stride[0][i] * (int64_t)sizeof(T)) % 16 == 0 &&
               (a.kept.stride[1][i] * (int64_t)sizeof(T)) % 16 == 0;
+    if (vec && d.path != SoftmaxPath::kOnlineRows && launch_fast<T>(stream, out, x, a))
+        return check_launch("softmax fast rows kernel");
     const int VV = vec ? V : 1;
     if (d.path == SoftmaxPath::kWarpRows) {
         // lanes per row: the fewest (a power of two) that give each lane at most one pack, up to a warp

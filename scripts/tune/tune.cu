@@ -2,9 +2,10 @@
 //
 // Build with the library's sources, so each group also times the library's own kernel (rows named
 // "library: ...", called through oprt.h exactly as the Python backend calls it):
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Ioprt_core/src/oprt_core/include -Ioprt_nvidia/csrc \
-//        scripts/tune/tune.cu oprt_nvidia/csrc/*.cu -o tune && ./tune ['title|title...']
-// (scripts/gpu-suite.sh's `tune` phase does this; OPRT_TUNE_FILTER picks groups.)
+//   scripts/tune/build.sh tune && ./tune ['title|title...']
+// (build.sh runs one nvcc per file in parallel: nvcc -O3 -std=c++17 -arch=sm_90 -Ioprt_core/src/oprt_core/include
+// -Ioprt_nvidia/csrc on tune.cu and oprt_nvidia/csrc/*.cu; scripts/gpu-suite.sh's `tune` phase calls it,
+// OPRT_TUNE_FILTER picks groups.)
 // Each variant is timed cold (a 256 MiB memset evicts L2 before every sample, like oprt-bench and
 // triton's do_bench), variants of one group interleaved round-robin so clock drift hits them alike;
 // median of kReps samples, GB/s with bytes = inputs read once + output written once, and % of the
@@ -14,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include "oprt.h"
+#include "softmax_rows.cuh"  // the library's fast-rows softmax kernel, timed here in other configurations
 
 #include <algorithm>
 #include <cmath>
@@ -936,6 +938,40 @@ int main(int argc, char **argv) {
         std::vector<Variant> hr = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1),
                                    RG(256, 4), RG(256, 2), RG(128, 8), RG(128, 4), RG(32, 8), RG(32, 4), RG(64, 8)};
         run_group("reduce_sum f16 8192x8192 axis -1", (double)R * L * 2 + R * 2, peak, hr, O, R, 2e-3, filter, true);
+    }
+    // the library's fast-rows softmax kernel (oprt_nvidia/csrc/softmax_rows.cuh) in configurations the
+    // library does not pick, beside the one it does ("library: oprt_softmax")
+    {
+        __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
+        const int64_t nh = 1ll << 27;  // 256 MiB of f16
+        to_half_kernel<<<1024, 256>>>(H, A, nh);
+        CK(cudaGetLastError());
+#define FR(TY, OUTP, INP, ROWS, W, G, P, BLK, RAW)                                                          \
+    Variant {                                                                                               \
+        "fast G" #G " P" #P " block" #BLK " raw" #RAW, [=] {                                                \
+            oprt_nv::launch_fast_rows<TY, G, P, BLK, RAW>(nullptr, OUTP, INP, oprt_nv::FastRowsArgs{ROWS, W, W, W}); \
+        }                                                                                                   \
+    }
+        const int64_t r16k = nh / 16384, r1k = nh / 1024, r128 = n / 128;
+        std::vector<Variant> h16k = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {r16k, 16384}), -1),
+                                     FR(__half, HO, H, r16k, 16384, 512, 4, 512, false),
+                                     FR(__half, HO, H, r16k, 16384, 512, 4, 512, true),
+                                     FR(__half, HO, H, r16k, 16384, 256, 8, 256, true),
+                                     FR(__half, HO, H, r16k, 16384, 1024, 2, 1024, false)};
+        run_group("softmax f16 8192x16384 fast rows", 2.0 * nh * 2, peak, h16k, O, nh, 4e-3, filter, true, true);
+        std::vector<Variant> h1k = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {r1k, 1024}), -1),
+                                    FR(__half, HO, H, r1k, 1024, 32, 4, 256, false),
+                                    FR(__half, HO, H, r1k, 1024, 32, 4, 256, true),
+                                    FR(__half, HO, H, r1k, 1024, 16, 8, 256, true),
+                                    FR(__half, HO, H, r1k, 1024, 128, 1, 128, false),
+                                    FR(__half, HO, H, r1k, 1024, 64, 2, 64, false)};
+        run_group("softmax f16 131072x1024 fast rows", 2.0 * nh * 2, peak, h1k, O, nh, 4e-3, filter, true, true);
+        std::vector<Variant> f128 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {r128, 128}), -1),
+                                     FR(float, O, A, r128, 128, 16, 2, 256, false),
+                                     FR(float, O, A, r128, 128, 32, 1, 256, false),
+                                     FR(float, O, A, r128, 128, 8, 4, 256, false)};
+        run_group("softmax f32 524288x128 fast rows", 2.0 * n * 4, peak, f128, O, n, 1e-6, filter);
+#undef FR
     }
     printf("\ndone\n");
     return 0;

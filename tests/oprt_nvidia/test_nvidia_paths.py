@@ -2,7 +2,10 @@
 
 - contiguous elementwise: one tile per block (kBlock x kUnroll packs), the last partial tile, the
   scalar head/tail of pointers sharing a misalignment, the all-scalar tiles of differing misalignments;
-- transpose: 64 x 64 tiles in every dtype, partial edge tiles, batched;
+- transpose: 64 x 64 tiles in every dtype, partial edge tiles, batched, 2-byte element pairs and the views
+  that cannot take them;
+- softmax fast rows (softmax_rows.cuh: contiguous aligned rows of one row stride, up to 16384 elements):
+  every configuration of row packs (1..4096, full and partial rows), padded and reversed row strides;
 - softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
   lane, a whole warp beyond, rows counts that leave a warp's last groups empty, misaligned starts
   (element path), strided rows;
@@ -120,6 +123,47 @@ def test_transpose_tiles(nvidia_backend, rng, shape, dtype):
     _check(nvidia_backend, "relu", [view], {"negative_slope": 0.5}, dtype)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize(
+    "shape, offset, width",
+    [
+        ((130, 66), 0, None),  # even extents: element pairs (2-byte dtypes), partial edge tiles
+        ((4, 70, 46), 0, None),  # batched pairs
+        ((64, 68), 1, None),  # 2-byte misaligned start: element by element
+        ((64, 68), 2, None),  # 4-byte aligned, not 16: pairs
+        ((64, 67), 0, 64),  # even extents, odd cross stride: element by element
+        ((66, 70), 0, 64),  # even extents, even cross stride of a sliced base: pairs
+    ],
+)
+def test_transpose_pairs(nvidia_backend, rng, shape, offset, width, dtype):
+    """The transposed copy's 2-byte pairs path and the conditions that send a view back to single elements."""
+    np_dtype = DTYPES[dtype].numpy
+    base = rng.uniform(-1, 1, shape).astype(np_dtype)
+    dev = nvidia_backend.to_device(np.concatenate([np.ones(offset, np_dtype), base.ravel()]))
+    host = base if width is None else base[..., :width]
+    host = host.T if host.ndim == 2 else host.transpose(0, 2, 1)
+    strides = tuple(st // base.itemsize for st in host.strides)
+    view = DeviceArray(
+        nvidia_backend,
+        dev.ptr + offset * base.itemsize,
+        host.shape,
+        strides,
+        dev.dtype_info,
+        owner=dev,
+        cuda_interop=True,
+    )
+    for op, params in (("copy", {}), ("relu", {"negative_slope": 0.5})):
+        spec = SPECS[op]
+        params = spec.validate_params(params)
+        out = nvidia_backend.empty(host.shape, dtype)
+        nvidia_backend.fill_nan(out)
+        nvidia_backend.prepare(op, [view], out, params)()
+        nvidia_backend.synchronize()
+        result = spec.check(nvidia_backend.to_host(out), [np.ascontiguousarray(host)], dtype, params)
+        assert result.ok, f"{op}: {result.message}"
+
+
 # ---- softmax: several rows per warp -------------------------------------------------------------------------
 
 ROW_LENGTHS = [
@@ -204,7 +248,7 @@ def test_softmax_row_groups_extremes(nvidia_backend, dtype):
 # 1025..16384: a 512-thread block per row (1 to 32 values a thread); 16385..131072 with rows of whole 16-byte
 # packs: a cluster of ceil(L / 16384) blocks (1 slot short of a full block, exactly 8 blocks, one block's
 # worth of padding); beyond, or unaligned: the online kernel.
-LONG_ROWS = [1032, 2048, 4096, 8200, 16384, 16392, 32768, 40000, 65536, 98312, 131072, 131080, 16385, 70001]
+LONG_ROWS = [1032, 2048, 4096, 6000, 8192, 8200, 16384, 16392, 32768, 40000, 65536, 98312, 131072, 131080, 16385, 70001]
 
 
 @pytest.mark.gpu
@@ -214,6 +258,18 @@ def test_softmax_long_rows(nvidia_backend, rng, length, dtype):
     rows = 3 if length > 16384 else 5
     x = rng.uniform(-8, 8, (rows, length)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("length", [8, 64, 128, 200, 1024, 2048, 4096, 16384])
+@pytest.mark.parametrize("pad", [8, 24])
+def test_softmax_fast_rows_padded(nvidia_backend, rng, length, pad, dtype):
+    """Aligned rows whose stride is not their length (a column slice of a wider buffer): the fast rows
+    kernel's row stride; 19 rows leave groups past the last row in the warp-group configurations."""
+    base = rng.uniform(-8, 8, (19, length + pad)).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [base[:, :length]], {"axis": -1}, dtype)
+    _check(nvidia_backend, "softmax", [base[::-1, pad:]], {"axis": -1}, dtype)  # reversed, aligned or not
 
 
 @pytest.mark.gpu

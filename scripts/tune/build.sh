@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds scripts/tune/tune.cu with the library's sources into BINARY: one nvcc per translation unit, in
+# parallel, then the link (a single nvcc over every file takes ~70 s; this takes the longest file's time).
+#   scripts/tune/build.sh BINARY
+set -euo pipefail
+BIN=${1:?usage: scripts/tune/build.sh BINARY}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OBJ=$(mktemp -d)
+trap 'rm -rf "$OBJ"' EXIT
+pids=()
+for f in "$ROOT"/scripts/tune/tune.cu "$ROOT"/oprt_nvidia/csrc/*.cu; do
+    nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_nvidia/csrc" \
+        -c "$f" -o "$OBJ/$(basename "$f" .cu).o" &
+    pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+[ "$rc" -eq 0 ] || { echo "tune build: a translation unit failed" >&2; exit 1; }
+nvcc -arch=sm_90 "$OBJ"/*.o -o "$BIN"
