@@ -81,39 +81,38 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
     }
     case EwPath::kTranspose: {
         if constexpr (NIn == 1) {
-            constexpr int kTile = 64;  // 16 loads in flight per thread (f32: 16.6 KB of shared memory)
             TransposeArgs args{};
             const int k = d.tdim;
             args.R = p.shape[k];
             args.C = p.shape[last];
             args.x_sc = p.in_strides[0][last];
             args.o_sr = p.out_strides[k];
-            args.tiles_r = (args.R + kTile - 1) / kTile;
-            args.tiles_c = (args.C + kTile - 1) / kTile;
-            args.batch.ndim = 0;
-            int64_t batch = 1;
-            for (int i = 0; i < nd; ++i) {
-                if (i == k || i == last) continue;
-                const int j = args.batch.ndim++;
-                args.batch.ext[j] = p.shape[i];
-                args.batch.stride[0][j] = p.out_strides[i];
-                args.batch.stride[1][j] = p.in_strides[0][i];
-                batch *= p.shape[i];
-            }
-            args.ntiles = args.tiles_r * args.tiles_c * batch;
-            dim3 block(kWarp, kTransposeRows);
-            unsigned grid = grid_all(args.ntiles, 1);
+            args.tiles_r = ceil_div(args.R, (int64_t)kTransposeTile);
+            args.tiles_c = ceil_div(args.C, (int64_t)kTransposeTile);
+            args.batch_idx.ndim = 0;
+            args.batch = 1;
             bool pairs = sizeof(T) == 2 && args.R % 2 == 0 && args.C % 2 == 0 && args.x_sc % 2 == 0 &&
                          args.o_sr % 2 == 0 && ((uintptr_t)out & 3u) == 0 && ((uintptr_t)a & 3u) == 0;
-            for (int i = 0; i < args.batch.ndim; ++i)
-                pairs = pairs && args.batch.stride[0][i] % 2 == 0 && args.batch.stride[1][i] % 2 == 0;
+            for (int i = 0; i < nd; ++i) {
+                if (i == k || i == last) continue;
+                const int j = args.batch_idx.ndim++;
+                args.batch_idx.ext[j] = p.shape[i];
+                args.batch_idx.stride[0][j] = p.out_strides[i];
+                args.batch_idx.stride[1][j] = p.in_strides[0][i];
+                args.batch *= p.shape[i];
+                pairs = pairs && p.out_strides[i] % 2 == 0 && p.in_strides[0][i] % 2 == 0;
+            }
+            const dim3 block(kWarp, kTransposeRows);
+            const dim3 grid((unsigned)(args.tiles_c < 0x7fffffff ? args.tiles_c : 0x7fffffff),
+                            (unsigned)(args.tiles_r < 65535 ? args.tiles_r : 65535),
+                            (unsigned)(args.batch < 65535 ? args.batch : 65535));
             if constexpr (sizeof(T) == 2) {
                 if (pairs) {
-                    ew_transpose_kernel<T, kTile, true><<<grid, block, 0, stream>>>(out, a, args, op);
+                    ew_transpose_kernel<T, kTransposeTile, true><<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
             }
-            ew_transpose_kernel<T, kTile, false><<<grid, block, 0, stream>>>(out, a, args, op);
+            ew_transpose_kernel<T, kTransposeTile, false><<<grid, block, 0, stream>>>(out, a, args, op);
         }
         break;
     }

@@ -130,73 +130,79 @@ ew_contig_scalar_kernel(T *__restrict__ out, const T *__restrict__ a, const T *_
 struct TransposeArgs {
     int64_t R, C;          // extents of x's unit-stride dim (r) and out's unit-stride dim (c)
     int64_t x_sc, o_sr;    // x's stride along c, out's stride along r
-    int64_t tiles_r, tiles_c, ntiles;
-    Indexer<2> batch;      // the other dims: offsets of out (0) and x (1)
+    int64_t tiles_r, tiles_c, batch;
+    Indexer<2> batch_idx;  // the other dims: offsets of out (0) and x (1)
 };
 
 constexpr int kTransposeRows = 8;  // blockDim = (kWarp, kTransposeRows)
+constexpr int kTransposeTile = 64;
 
+// A kTile x kTile tile per block through shared memory: loads coalesced along x's unit-stride dim r,
+// stores along out's c. Grid (tiles_c, tiles_r, batch), each dim grid-strided past the grid's limits: no
+// division per tile. Interior tiles skip the bounds checks (a block-uniform branch).
 // kPairs (2-byte elements; R, C, both cross strides and every batch stride even, both pointers 4-byte
-// aligned): each thread moves element pairs, a 4-byte load along x's unit-stride dim and a 4-byte store
-// along out's, so a warp instruction covers 128 bytes instead of 64. Measured on the H200 (8192^2 f16,
-// results/h200/tune/tune-3.log): 85.2% of cudaMemcpy against 56.6% element by element.
+// aligned): each thread moves element pairs, a 4-byte load along r and a 4-byte store along c, so a warp
+// instruction covers 128 bytes instead of 64. Measured on the H200 (8192^2 f16, results/h200/tune/
+// tune-3.log): a pairs kernel of this shape 85.2% of cudaMemcpy against 56.6% element by element.
 template <typename T, int kTile, bool kPairs, typename Op>
 __global__ void __launch_bounds__(kWarp * kTransposeRows)
 ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs args, Op op) {
     static_assert(!kPairs || sizeof(T) == 2, "pairs of 2-byte elements only");
-    constexpr int kPad = 4 / sizeof(T);  // row pitch of an odd number of 32-bit words: no bank conflicts
+    constexpr int kPad = 4 / sizeof(T);    // row pitch of an odd number of 32-bit words: no bank conflicts
     constexpr int kStep = kPairs ? 2 : 1;  // elements a thread moves per access
+    constexpr int kPerRow = kTile / (kWarp * kStep);
     __shared__ __align__(4) T tile[kTile][kTile + kPad];
     const int tx = threadIdx.x, ty = threadIdx.y;
-    for (int64_t t = blockIdx.x; t < args.ntiles; t += gridDim.x) {
-        int64_t tc = t % args.tiles_c;
-        int64_t rest = t / args.tiles_c;
-        int64_t tr = rest % args.tiles_r;
-        int64_t bi = rest / args.tiles_r;
+    for (int64_t bi = blockIdx.z; bi < args.batch; bi += gridDim.z) {
         int64_t off[2];
-        args.batch.offsets(bi, off);
-        const int64_t r0 = tr * kTile, c0 = tc * kTile;
-        const T *xb = x + off[1];
-        T *ob = out + off[0];
+        args.batch_idx.offsets(bi, off);
+        for (int64_t tr = blockIdx.y; tr < args.tiles_r; tr += gridDim.y) {
+            for (int64_t tc = blockIdx.x; tc < args.tiles_c; tc += gridDim.x) {
+                const int64_t r0 = tr * kTile, c0 = tc * kTile;
+                const bool full = r0 + kTile <= args.R && c0 + kTile <= args.C;
+                const T *xb = x + off[1] + r0 + c0 * args.x_sc;  // x at (r0, c0)
+                T *ob = out + off[0] + r0 * args.o_sr + c0;      // out at (r0, c0)
 #pragma unroll
-        for (int j = 0; j < kTile / kTransposeRows; ++j) {
-            int64_t c = c0 + ty + j * kTransposeRows;
+                for (int j = 0; j < kTile / kTransposeRows; ++j) {
+                    const int c = ty + j * kTransposeRows;
 #pragma unroll
-            for (int i = 0; i < kTile / (kWarp * kStep); ++i) {
-                int64_t r = r0 + kStep * (tx + i * kWarp);  // even with pairs: r < R implies r + 1 < R
-                if (r < args.R && c < args.C) {
-                    if constexpr (kPairs) {
-                        const uint32_t w = __ldg(reinterpret_cast<const unsigned int *>(xb + r + c * args.x_sc));
-                        *reinterpret_cast<uint32_t *>(&tile[c - c0][r - r0]) = w;
-                    } else {
-                        tile[c - c0][r - r0] = xb[r + c * args.x_sc];
+                    for (int i = 0; i < kPerRow; ++i) {
+                        const int r = kStep * (tx + i * kWarp);  // even with pairs: r0 + r < R implies r + 1 too
+                        if (full || (r0 + r < args.R && c0 + c < args.C)) {
+                            if constexpr (kPairs) {
+                                *reinterpret_cast<uint32_t *>(&tile[c][r]) =
+                                    __ldg(reinterpret_cast<const unsigned int *>(xb + r + c * args.x_sc));
+                            } else {
+                                tile[c][r] = xb[r + c * args.x_sc];
+                            }
+                        }
                     }
                 }
-            }
-        }
-        __syncthreads();
+                __syncthreads();
 #pragma unroll
-        for (int j = 0; j < kTile / kTransposeRows; ++j) {
-            int64_t r = r0 + ty + j * kTransposeRows;
+                for (int j = 0; j < kTile / kTransposeRows; ++j) {
+                    const int r = ty + j * kTransposeRows;
 #pragma unroll
-            for (int i = 0; i < kTile / (kWarp * kStep); ++i) {
-                int64_t c = c0 + kStep * (tx + i * kWarp);
-                if (r < args.R && c < args.C) {
-                    if constexpr (kPairs) {
-                        T v[2] = {tile[c - c0][r - r0], tile[c - c0 + 1][r - r0]};
-                        v[0] = op(v[0], v[0]);
-                        v[1] = op(v[1], v[1]);
-                        uint32_t w;
-                        memcpy(&w, v, 4);
-                        *reinterpret_cast<uint32_t *>(ob + r * args.o_sr + c) = w;
-                    } else {
-                        T v = tile[c - c0][r - r0];
-                        ob[r * args.o_sr + c] = op(v, v);
+                    for (int i = 0; i < kPerRow; ++i) {
+                        const int c = kStep * (tx + i * kWarp);
+                        if (full || (r0 + r < args.R && c0 + c < args.C)) {
+                            if constexpr (kPairs) {
+                                T v[2] = {tile[c][r], tile[c + 1][r]};
+                                v[0] = op(v[0], v[0]);
+                                v[1] = op(v[1], v[1]);
+                                uint32_t w;
+                                memcpy(&w, v, 4);
+                                *reinterpret_cast<uint32_t *>(ob + r * args.o_sr + c) = w;
+                            } else {
+                                const T v = tile[c][r];
+                                ob[r * args.o_sr + c] = op(v, v);
+                            }
+                        }
                     }
                 }
+                __syncthreads();
             }
         }
-        __syncthreads();
     }
 }
 

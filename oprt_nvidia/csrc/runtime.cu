@@ -45,16 +45,18 @@ DeviceLimits device_limits() {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
         (void)cudaGetLastError();
-        return {132, 2048};  // no device (descriptor creation on a CPU-only machine): H200 figures
+        return {132, 2048, 233472};  // no device (descriptor creation on a CPU-only machine): H200 figures
     }
     std::call_once(g_limits_once[dev], [dev] {
-        int sms = 0, threads = 0;
+        int sms = 0, threads = 0, smem = 0;
         if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) sms = 132;
         if (cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess ||
             threads <= 0)
             threads = 2048;
+        if (cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess || smem < 0)
+            smem = 0;
         (void)cudaGetLastError();
-        g_limits[dev] = {sms, threads};
+        g_limits[dev] = {sms, threads, smem};
     });
     return g_limits[dev];
 }

@@ -18,6 +18,7 @@
 #include <new>
 
 #include "layout.cuh"
+#include "softmax_cols.cuh"
 #include "softmax_rows.cuh"
 
 using namespace oprt_nv;
@@ -490,22 +491,11 @@ void launch_group(int group, int slots, unsigned grid, cudaStream_t stream, T *o
 
 // Rows of up to kClusterMax x kRegsRowMax elements through softmax_rows_cluster_kernel, where the device
 // launches clusters; false (nothing launched, no error left pending) when it does not or the launch fails.
-constexpr int kClusterMax = 8;  // the portable cluster size
+constexpr int kClusterMax = kMaxCluster;
 
-// Whether the loaded code of the cluster kernel was compiled for sm_90 or newer: a library built only for
-// older architectures (OPRT_CUDA_ARCHS=80) runs on a Hopper GPU through JIT-compiled compute_80 PTX, where
-// the kernel's body is __trap(). Checked once per instantiation (a benign race: every writer writes the same
-// value); a library mixing devices of different architectures in one process takes the first device's answer.
 template <typename T, int kSlots> bool cluster_kernel_built() {
-    static int state = 0;  // 0 unknown, 1 yes, 2 no
-    if (state == 0) {
-        cudaFuncAttributes attr;
-        const bool ok = cudaFuncGetAttributes(&attr, softmax_rows_cluster_kernel<T, kSlots>) == cudaSuccess &&
-                        attr.ptxVersion >= 90;
-        (void)cudaGetLastError();
-        state = ok ? 1 : 2;
-    }
-    return state == 1;
+    static int state = 0;
+    return kernel_built_for_sm90((const void *)softmax_rows_cluster_kernel<T, kSlots>, state);
 }
 template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
@@ -536,12 +526,13 @@ template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, cons
 
 // Rows of up to kRegsRowMax elements with one row stride (at most one kept dim after canonicalisation)
 // through softmax_rows.cuh's kernel, configured by the row's packs rounded up to a power of two (np):
-// short rows take G = np / 2 lanes of 2 packs (warp groups, 256-thread blocks), rows of 128 packs a warp
-// of 4 packs, longer rows a block of 128..512 threads with 2..8 packs. Measured on the H200 (results/h200/
-// tune/tune-1.log, tune-3.log; % of cudaMemcpy): f32 x 128: G16 P2 98.4% (G32 P1 99.5%); f16 x 128: G8 P2
-// 95.8% (G16 P1 91%); f32 x 1024: block 128 x P2 100.5%; f16 x 4096: block 128 x P4 96.4% (512 x P1 70%);
-// f32 x 4096: block 256 x P4 97.6%; f32 x 16384: block 512 x P8 98.1%. False (nothing launched) when the
-// rows do not qualify.
+// short rows take G = np / 2 lanes of 2 packs (warp groups, 256-thread blocks; f32 x 128 a pack a lane),
+// rows of 128 packs a warp of 4 packs, longer rows a block of 128..512 threads with 2..8 packs (16-bit
+// rows of 2048 packs keep raw packs). Measured on the H200 (results/h200/tune/tune-1.log, tune-3.log,
+// tune-4.log; % of cudaMemcpy): f32 x 128: G32 P1 99.5% (G16 P2 98.4%); f16 x 128: G8 P2 96.8% (G16 P1
+// 91%); f32 x 1024: block 128 x P2 100.5%; f16 x 1024: G32 P4 97.8%; f16 x 4096: block 128 x P4 96.5%
+// (512 x P1 70%); f32 x 4096: block 256 x P4 97.6%; f32 x 16384: block 512 x P8 98.1%; f16 x 16384: block
+// 256 x P8 raw 93.3% (512 x P4 87.5%). False (nothing launched) when the rows do not qualify.
 template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     if (a.kept.ndim > 1 || a.L > kRegsRowMax || a.rows > ((int64_t)1 << 31) - 1) return false;
@@ -554,13 +545,20 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
     case 4: launch_fast_rows<T, 2, 2, kBlock>(stream, out, x, f); return true;
     case 8: launch_fast_rows<T, 4, 2, kBlock>(stream, out, x, f); return true;
     case 16: launch_fast_rows<T, 8, 2, kBlock>(stream, out, x, f); return true;
-    case 32: launch_fast_rows<T, 16, 2, kBlock>(stream, out, x, f); return true;
+    case 32:  // f32 x 128: a pack a lane (99.5% against 98.4% for G16 P2, tune-4.log)
+        if constexpr (V == 4) launch_fast_rows<T, 32, 1, kBlock>(stream, out, x, f);
+        else launch_fast_rows<T, 16, 2, kBlock>(stream, out, x, f);
+        return true;
     case 64: launch_fast_rows<T, 32, 2, kBlock>(stream, out, x, f); return true;
     case 128: launch_fast_rows<T, 32, 4, kBlock>(stream, out, x, f); return true;
     case 256: launch_fast_rows<T, 128, 2, 128>(stream, out, x, f); return true;
     case 512: launch_fast_rows<T, 128, 4, 128>(stream, out, x, f); return true;
     case 1024: launch_fast_rows<T, 256, 4, 256>(stream, out, x, f); return true;
-    case 2048: launch_fast_rows<T, 512, 4, 512>(stream, out, x, f); return true;
+    case 2048:  // 16-bit x 16384: raw packs, 256 x 8 (93.3% against 87.5% for 512 x 4 floats, tune-4.log)
+        // (partial 16-bit rows take 512 x 4 floats: the bounds-checked raw kernel spills ~200 bytes)
+        if (V == 4 || a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
+        else launch_fast_rows<T, 256, 8, 256, true>(stream, out, x, f);
+        return true;
     case 4096:
         if constexpr (V == 4) {
             launch_fast_rows<T, 512, 8, 512>(stream, out, x, f);
@@ -571,6 +569,30 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
     }
 }
 
+// Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, blocks of
+// 16384 elements (f32: 512 threads x 8 packs; 16-bit: 256 threads x 8 raw packs, as for block rows).
+template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+    if (a.kept.ndim > 1) return false;
+    FastRowsArgs f{a.rows, a.L, a.kept.ndim == 1 ? a.kept.stride[0][0] : 0, a.kept.ndim == 1 ? a.kept.stride[1][0] : 0};
+    if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 512, 8>(stream, out, x, f);
+    else return launch_fast_cluster_rows<T, 256, 8, true>(stream, out, x, f);
+}
+
+// Columns through softmax_cols.cuh's cluster kernel where 16-byte packs work (aligned pointers, strides
+// and inner extent, out unit-stride along inner) and the axis fits a cluster of 2048-row segments: a strip
+// of 4 packs (64 bytes), 512 threads x 4 loads in flight, at most 2 blocks an SM (the segments in flight,
+// 264 x 128 KB, fit in the 60 MB L2 for the second sweep). False where it does not apply.
+template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c) {
+    constexpr int64_t V = Pack<T>::N, S = sizeof(T);
+    bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&
+               (c.os * S) % 16 == 0;
+    for (int i = 0; i < c.outer_idx.ndim; ++i)
+        vec = vec && (c.outer_idx.stride[0][i] * S) % 16 == 0 && (c.outer_idx.stride[1][i] * S) % 16 == 0;
+    if (!vec) return false;
+    ColsClusterArgs a{c.L, c.inner, c.xs, c.os, 0, 0, c.outer_idx};
+    return launch_cols_cluster<T, 4, 512, 4>(stream, out, x, a, c.outer, 2048, 2);
+}
+
 template <typename T>
 oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const void *x_, cudaStream_t stream) {
     T *out = static_cast<T *>(out_) + d.o_off;
@@ -578,6 +600,7 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const
     constexpr int V = Pack<T>::N;
     if (d.path == SoftmaxPath::kCols) {
         const ColsArgs &c = d.cols;
+        if (launch_cols_fast<T>(stream, out, x, c)) return check_launch("softmax cols cluster kernel");
         unsigned grid = grid_all(c.outer * c.tiles, 1);
         softmax_cols_kernel<T><<<grid, dim3(kColsX, kColsY), 0, stream>>>(out, x, c);
         return check_launch("softmax cols kernel");
@@ -605,6 +628,7 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const
         if (vec) launch_regs<T, true, false>(slots, grid, threads, stream, out, x, a);
         else launch_regs<T, false, false>(slots, grid, threads, stream, out, x, a);
     } else {
+        if (vec && launch_fast_cluster<T>(stream, out, x, a)) return check_launch("softmax fast cluster rows kernel");
         if (vec && launch_cluster_rows<T>(stream, out, x, a)) return check_launch("softmax cluster rows kernel");
         unsigned grid = grid_all(a.rows, 1);
         if (vec) softmax_rows_online_kernel<T, true><<<grid, kOnlineThreads, 0, stream>>>(out, x, a);

@@ -9,9 +9,58 @@
 // cudaMemcpy on the tuned shapes.
 #pragma once
 
+#include <cooperative_groups.h>
+
+#include <type_traits>
+
 #include "common.cuh"
 
 namespace oprt_nv {
+
+// ---- thread-block clusters (sm_90 and newer; the callers launch clusters only there) ---------------
+__device__ __forceinline__ int cluster_blocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return (int)cooperative_groups::this_cluster().num_blocks();
+#else
+    return 1;
+#endif
+}
+__device__ __forceinline__ int cluster_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return (int)cooperative_groups::this_cluster().block_rank();
+#else
+    return 0;
+#endif
+}
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cooperative_groups::this_cluster().sync();
+#else
+    __trap();
+#endif
+}
+// Max (kMax) or sum of one value per block of the cluster, returned to every thread: thread 0 publishes
+// its block's value in `slot` (shared memory), then every thread reads all blocks' slots through
+// distributed shared memory. Slots must stay alive until every block has read them (a cluster_sync()
+// before any block exits).
+template <bool kMax> __device__ __forceinline__ float cluster_combine(float v, float *slot) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    if (threadIdx.x == 0) *slot = v;
+    cluster.sync();
+    const int nb = (int)cluster.num_blocks();
+    float r = kMax ? -INFINITY : 0.f;
+    for (int q = 0; q < nb; ++q) {
+        const float w = *cluster.map_shared_rank(slot, q);
+        r = kMax ? fmaxf(r, w) : r + w;
+    }
+    return r;
+#else
+    __trap();
+    return v;
+#endif
+}
 
 // Row r of x starts at x + r * xrs, of out at out + r * ors (elements; each 16-byte aligned).
 struct FastRowsArgs {
@@ -38,6 +87,36 @@ template <int G, bool kMax> __device__ __forceinline__ float fast_row_reduce(flo
     return v;
 }
 
+// The V floats of a 16-byte pack of T, converted word by word with plain integer and conversion
+// instructions (a bf16 is a float's high half).
+template <typename T, int V> __device__ __forceinline__ void unpack_floats(const uint4 &u, float (&f)[V]) {
+    static_assert(V * sizeof(T) == 16, "a 16-byte pack");
+    const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if constexpr (sizeof(T) == 4) {
+            f[k] = __uint_as_float(w[k]);
+        } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+            f[2 * k] = __uint_as_float(w[k] << 16);
+            f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+        } else {
+            __half2 h;
+            memcpy(&h, &w[k], 4);
+            const float2 t = __half22float2(h);
+            f[2 * k] = t.x;
+            f[2 * k + 1] = t.y;
+        }
+    }
+}
+
+// The same bits, opaque to the compiler: converting them again cannot reuse the floats of an earlier
+// conversion. Without it the kRaw kernels kept every converted value live from the max to the scaling
+// (bf16 256 x 8 packs: 70-170 bytes of spills at the 64-register cap); with it a pack costs 4 registers.
+__device__ __forceinline__ uint4 opaque(uint4 u) {
+    asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+    return u;
+}
+
 // G threads per row, P packs of V elements per thread (a row of up to G * P * V elements, all of it in
 // registers between the max, the sum and the scaling: one read, one write), kBlock / G rows per block,
 // one row per group. kFull: every row is exactly G * P * V long (no bounds checks). kRaw keeps the
@@ -45,57 +124,79 @@ template <int G, bool kMax> __device__ __forceinline__ float fast_row_reduce(flo
 // floats: for 16-bit rows too long for their floats to fit.
 // Groups past the last row (G < kWarp only: they share a warp with live rows) load nothing, take part
 // in the shuffles and store nothing.
-template <typename T, int G, int P, int kBlock, bool kFull, bool kRaw>
+// kCluster (sm_90 and newer, G == kBlock): a cluster of blocks per row, block q of the cluster holding
+// elements [q * G * P * V, (q + 1) * G * P * V) of it; the blocks' maxima and sums are combined through
+// distributed shared memory (cluster_combine), so rows of up to 8 blocks' registers are still read once.
+template <typename T, int G, int P, int kBlock, bool kFull, bool kRaw, bool kCluster = false>
 __global__ void __launch_bounds__(kBlock, (kBlock <= 1024 ? 1024 / kBlock : 1))
 softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsArgs a) {
     static_assert(G <= kWarp ? (G & (G - 1)) == 0 : G == kBlock && G % kWarp == 0, "G: lanes of a warp or the block");
+    static_assert(!kCluster || G == kBlock, "a cluster row is made of block rows");
     constexpr int V = Pack<T>::N;
     __shared__ float smem[G > kWarp ? G / kWarp : 1];
+    __shared__ float stat[kCluster ? 2 : 1];
     const int gl = threadIdx.x % G;
-    const int64_t row = (int64_t)blockIdx.x * (kBlock / G) + threadIdx.x / G;
+    int64_t row, seg = 0;  // seg: the first element of the row this block holds
+    if constexpr (kCluster) {
+        const int nb = cluster_blocks();
+        row = (int64_t)blockIdx.x / nb;
+        seg = (int64_t)cluster_rank() * G * P * V;
+    } else {
+        row = (int64_t)blockIdx.x * (kBlock / G) + threadIdx.x / G;
+    }
     const bool live = row < a.rows;
     if (G >= kWarp && !live) return;  // a whole warp (or block) past the end: nothing to share with
     // this thread's first element of the row; pack p is p * G * V elements further (a constant offset)
-    const T *px = x + (live ? row : 0) * a.xrs + gl * V;
-    T *po = out + row * a.ors + gl * V;
-    const int64_t rem = a.L - (int64_t)gl * V;  // elements of the row from px on
+    const T *px = x + (live ? row : 0) * a.xrs + seg + gl * V;
+    T *po = out + row * a.ors + seg + gl * V;
+    const int64_t rem = a.L - seg - (int64_t)gl * V;  // elements of the row from px on
     auto ok = [&](int p) { return live && (kFull || p * G * V < rem); };
 
-    Pack<T> raw[kRaw ? P : 1];
+    uint4 raw[kRaw ? P : 1];
     float v[kRaw ? 1 : P][V];
     float m = -INFINITY;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
-        Pack<T> q = ok(p) ? load_pack(px + p * G * V) : zero_pack<T>();
+        const uint4 q = ok(p) ? __ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : make_uint4(0u, 0u, 0u, 0u);
         if constexpr (kRaw) raw[p] = q;
+        float f[V];
+        unpack_floats<T>(q, f);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            const float f = ok(p) ? to_f(q.v[e]) : -INFINITY;
-            if constexpr (!kRaw) v[p][e] = f;
-            m = fmaxf(m, f);
+            if (!ok(p)) f[e] = -INFINITY;
+            if constexpr (!kRaw) v[p][e] = f[e];
+            m = fmaxf(m, f[e]);
         }
     }
     m = fast_row_reduce<G, true>(m, smem);
+    if constexpr (kCluster) m = cluster_combine<true>(m, &stat[0]);
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
         if (!ok(p)) continue;
+        float f[V];
+        if constexpr (kRaw) unpack_floats<T>(opaque(raw[p]), f);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            const float ex = expf((kRaw ? to_f(raw[p].v[e]) : v[p][e]) - m);
+            const float ex = expf((kRaw ? f[e] : v[p][e]) - m);
             if constexpr (!kRaw) v[p][e] = ex;
             s += ex;
         }
     }
-    const float inv = 1.f / fast_row_reduce<G, false>(s, smem);
+    s = fast_row_reduce<G, false>(s, smem);
+    if constexpr (kCluster) s = cluster_combine<false>(s, &stat[1]);
+    const float inv = 1.f / s;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
         if (!ok(p)) continue;
+        float f[V];
+        if constexpr (kRaw) unpack_floats<T>(opaque(raw[p]), f);
         Pack<T> q;
 #pragma unroll
-        for (int e = 0; e < V; ++e) q.v[e] = from_f<T>((kRaw ? expf(to_f(raw[p].v[e]) - m) : v[p][e]) * inv);
+        for (int e = 0; e < V; ++e) q.v[e] = from_f<T>((kRaw ? expf(f[e] - m) : v[p][e]) * inv);
         store_pack(po + p * G * V, q);
     }
+    if constexpr (kCluster) cluster_sync();  // the stat slots stay alive until every block has read them
 }
 
 // Launches one configuration; the grid has a block per kBlock / G rows (the caller checks it fits).
@@ -107,6 +208,51 @@ void launch_fast_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArg
         softmax_fast_rows_kernel<T, G, P, kBlock, true, kRaw><<<grid, kBlock, 0, stream>>>(out, x, a);
     else
         softmax_fast_rows_kernel<T, G, P, kBlock, false, kRaw><<<grid, kBlock, 0, stream>>>(out, x, a);
+}
+
+// Whether `kernel`'s loaded code was compiled for sm_90 or newer: a library built only for older
+// architectures (OPRT_CUDA_ARCHS=80) runs on a Hopper GPU through JIT-compiled compute_80 PTX, where the
+// cluster parts are __trap(). `state` caches the answer (0 unknown, 1 yes, 2 no; a benign race: every
+// writer writes the same value; a process mixing architectures takes the first device's answer).
+inline bool kernel_built_for_sm90(const void *kernel, int &state) {
+    if (state == 0) {
+        cudaFuncAttributes attr;
+        const bool ok = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
+        (void)cudaGetLastError();
+        state = ok ? 1 : 2;
+    }
+    return state == 1;
+}
+
+// Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row, at most kMaxCluster. False
+// (nothing launched, no error left pending) where the device, the build or the shape does not allow it.
+constexpr int kMaxCluster = 8;  // the portable cluster size
+template <typename T, int G, int P, bool kRaw = false>
+bool launch_fast_cluster_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
+    const int64_t per_block = (int64_t)G * P * Pack<T>::N;
+    const int64_t nb = (a.L + per_block - 1) / per_block;
+    if (nb < 1 || nb > kMaxCluster || a.rows > 0x7fffffff / kMaxCluster || !cluster_launch_supported()) return false;
+    const bool full = a.L == nb * per_block;
+    void (*kernel)(T *, const T *, FastRowsArgs) = full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true>
+                                                        : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
+    static int built[2];
+    if (!kernel_built_for_sm90((const void *)kernel, built[full ? 1 : 0])) return false;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(a.rows * nb), 1, 1);
+    cfg.blockDim = dim3(G, 1, 1);
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)nb;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cudaLaunchKernelEx(&cfg, kernel, out, x, a) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return true;
 }
 
 }  // namespace oprt_nv

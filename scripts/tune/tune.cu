@@ -15,7 +15,8 @@
 #include <cuda_runtime.h>
 
 #include "oprt.h"
-#include "softmax_rows.cuh"  // the library's fast-rows softmax kernel, timed here in other configurations
+#include "softmax_cols.cuh"  // the library's softmax kernels (fast rows, cluster columns), timed here in
+#include "softmax_rows.cuh"  // configurations the library does not pick
 
 #include <algorithm>
 #include <cmath>
@@ -972,6 +973,56 @@ int main(int argc, char **argv) {
                                      FR(float, O, A, r128, 128, 8, 4, 256, false)};
         run_group("softmax f32 524288x128 fast rows", 2.0 * n * 4, peak, f128, O, n, 1e-6, filter);
 #undef FR
+        // cluster rows of 65536: blocks of G x P x V elements, ceil(65536 / that) blocks a cluster
+#define FC(TY, OUTP, INP, ROWS, G, P, RAW)                                                                  \
+    Variant {                                                                                               \
+        "cluster G" #G " P" #P " raw" #RAW, [=] {                                                           \
+            if (!oprt_nv::launch_fast_cluster_rows<TY, G, P, RAW>(nullptr, OUTP, INP,                        \
+                                                                  oprt_nv::FastRowsArgs{ROWS, 65536, 65536, 65536})) { \
+                fprintf(stderr, "cluster launch refused\n");                                               \
+                exit(1);                                                                                    \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+        const int64_t h64k = nh / 65536, f64k = n / 65536;
+        std::vector<Variant> hc = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {h64k, 65536}), -1),
+                                   FC(__half, HO, H, h64k, 256, 8, true), FC(__half, HO, H, h64k, 512, 4, false),
+                                   FC(__half, HO, H, h64k, 128, 8, true), FC(__half, HO, H, h64k, 512, 8, true),
+                                   FC(__half, HO, H, h64k, 256, 4, false)};
+        run_group("softmax f16 4096x65536 cluster rows", 2.0 * nh * 2, peak, hc, O, nh, 4e-3, filter, true, true);
+        std::vector<Variant> fc = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {f64k, 65536}), -1),
+                                   FC(float, O, A, f64k, 512, 8, false), FC(float, O, A, f64k, 256, 8, false),
+                                   FC(float, O, A, f64k, 512, 4, false), FC(float, O, A, f64k, 1024, 4, false),
+                                   FC(float, O, A, f64k, 256, 16, true)};
+        run_group("softmax f32 2048x65536 cluster rows", 2.0 * n * 4, peak, fc, O, n, 1e-6, filter);
+#undef FC
+        // softmax over axis 0: strips of LANES x 16 bytes, segments of SEG rows, at most MAXB blocks an SM
+#define CC(TY, OUTP, INP, L, INNER, LANES, NT, U, SEG, MAXB)                                                 \
+    Variant {                                                                                               \
+        "cols cluster lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB, [=] {                 \
+            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U>(nullptr, OUTP, INP, ca, 1, SEG, MAXB)) {     \
+                fprintf(stderr, "cols cluster launch refused\n");                                          \
+                exit(1);                                                                                    \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+        std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
+                                    CC(float, O, A, 16384, n / 16384, 4, 512, 4, 2048, 0),
+                                    CC(float, O, A, 16384, n / 16384, 4, 512, 4, 2048, 3),
+                                    CC(float, O, A, 16384, n / 16384, 8, 512, 4, 2048, 2),
+                                    CC(float, O, A, 16384, n / 16384, 8, 256, 4, 2048, 4),
+                                    CC(float, O, A, 16384, n / 16384, 4, 256, 4, 2048, 4),
+                                    CC(float, O, A, 16384, n / 16384, 2, 512, 4, 2048, 2)};
+        run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
+        std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
+                                    CC(__half, HO, H, 16384, nh / 16384, 4, 512, 4, 2048, 0),
+                                    CC(__half, HO, H, 16384, nh / 16384, 4, 512, 4, 2048, 3),
+                                    CC(__half, HO, H, 16384, nh / 16384, 8, 512, 4, 2048, 2),
+                                    CC(__half, HO, H, 16384, nh / 16384, 4, 256, 4, 2048, 4),
+                                    CC(__half, HO, H, 16384, nh / 16384, 2, 512, 4, 2048, 2)};
+        run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
+#undef CC
     }
     printf("\ndone\n");
     return 0;

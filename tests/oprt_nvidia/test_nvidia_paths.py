@@ -12,6 +12,9 @@
 - softmax block rows (512 threads, up to 32 values a thread) and cluster rows (a thread-block cluster per
   row of up to 8 x 16384 elements on sm_90, maxima and sums exchanged through distributed shared memory;
   longer rows, unaligned rows and devices without clusters take the online kernel);
+- softmax cluster columns (softmax_cols.cuh: a leading axis split across a cluster, 16-byte packs across the
+  inner dim): axis lengths around the 2048-row segments, partial strips, outer dims, extremes in one segment,
+  sliced and reversed views, and the cases the old columns kernel keeps;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
   pass), split columns (4-way finishing pass).
 """
@@ -291,6 +294,52 @@ def test_softmax_cluster_rows_misaligned_and_batched(nvidia_backend, rng, dtype)
     x = rng.uniform(-6, 6, (2, 3, 24576)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
     _check(nvidia_backend, "softmax", [x[:, ::2]], {"axis": -1}, dtype)  # strided kept dims, aligned rows
+
+
+# ---- softmax: cluster columns (a leading axis, 16-byte packs across the unit-stride kept dim) -------------------
+
+# (shape, axis): axis lengths around one segment (2048 rows) and several (clusters of up to 8 blocks), the
+# longest a cluster takes (16384) and one past it (the old columns kernel), partial strips (16 f32 / 32
+# 16-bit columns a strip), outer dims beside the inner one
+COLS_CASES = [
+    ((1, 64), 0),
+    ((7, 40), 0),
+    ((2047, 24), 0),
+    ((2048, 16), 0),
+    ((2049, 48), 0),
+    ((5000, 72), 0),
+    ((16384, 16), 0),
+    ((16385, 16), 0),
+    ((3, 2100, 40), 1),
+    ((2100, 3, 40), 0),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize(
+    "shape, axis", COLS_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
+)
+def test_softmax_cluster_cols(nvidia_backend, rng, shape, axis, dtype):
+    x = rng.uniform(-8, 8, shape).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, dtype):
+    """The column max in one block's segment only; a sliced inner dim (row stride != inner extent); a
+    misaligned start (the old columns kernel)."""
+    np_dtype = DTYPES[dtype].numpy
+    x = np.full((6000, 32), -30.0, np.float32)
+    x[4500, :] = 30.0  # third block of the cluster
+    x[0, 3] = 40.0  # first block, one column
+    x[:, 7] = np.linspace(-30, 30, 6000)
+    _check(nvidia_backend, "softmax", [x.astype(np_dtype)], {"axis": 0}, dtype)
+    base = rng.uniform(-8, 8, (3000, 48)).astype(np_dtype)
+    _check(nvidia_backend, "softmax", [base[:, :40]], {"axis": 0}, dtype)
+    _check(nvidia_backend, "softmax", [base[::-1, 8:]], {"axis": 0}, dtype)  # reversed axis
+    _check_offsets(nvidia_backend, rng, "softmax", [(3000, 40)], {"axis": 0}, dtype, 1, 0, scale=6.0)
 
 
 # ---- reduce_sum ------------------------------------------------------------------------------------------

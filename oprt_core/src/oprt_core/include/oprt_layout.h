@@ -42,6 +42,7 @@ static inline int pow2_clamp(int64_t n, int lo, int hi) {
 struct DeviceLimits {
     int sm_count;
     int max_threads_per_sm;
+    int smem_per_sm;  // bytes of shared memory an SM has for its blocks (0: unknown)
 };
 
 // Blocks for a grid-stride kernel: enough to fill every SM `waves` times, never more than the work.

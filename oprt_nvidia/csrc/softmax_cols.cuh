@@ -1,0 +1,219 @@
+// softmax_cols.cuh: softmax over a strided axis whose kept inner dim has unit stride (softmax over axis 0
+// of a row-major matrix), with a thread-block cluster per strip of columns (sm_90 and newer).
+//
+// The old cols kernel (softmax.cu) sweeps each column twice from DRAM (an online max/sum, then the
+// writing sweep): 3 trips of the data, and an exp with a rescale per element: 24-41% of cudaMemcpy on
+// 16384^2. Here a strip of kLanes x 16 bytes of columns is split along the axis across the blocks of a
+// cluster; each block makes its online (max, sum) per column over its segment (pass 1), the blocks
+// exchange them through distributed shared memory, and each block sweeps its segment again (pass 2,
+// in reverse order) while it is still in L2: the segments in flight are sized to fit there (a cap of
+// resident blocks per SM, set through dynamic shared memory), so DRAM sees one read and one write.
+// scripts/tune/tune.cu includes this header to time configurations.
+#pragma once
+
+#include "softmax_rows.cuh"
+
+namespace oprt_nv {
+
+struct ColsClusterArgs {
+    int64_t L, inner, xs, os;  // axis length; inner extent; x's and out's strides along the axis
+    int64_t strips, seg;       // strips of kLanes packs per outer index; rows of the axis per block
+    Indexer<2> outer;          // outer index -> x offset (0), out offset (1)
+};
+
+__device__ __forceinline__ void maxsum_merge(float &m, float &s, float m2, float s2) {
+    const float mn = fmaxf(m, m2);
+    if (mn == -INFINITY) return;  // both empty
+    s = (s == 0.f ? 0.f : s * expf(m - mn)) + (s2 == 0.f ? 0.f : s2 * expf(m2 - mn));
+    m = mn;
+}
+
+// kLanes threads across a strip (a 16-byte pack each), kThreads / kLanes rows in flight, kUnroll packs
+// loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
+// cluster per (outer index, strip).
+template <typename T, int kLanes, int kThreads, int kUnroll>
+__global__ void __launch_bounds__(kThreads, 1024 / kThreads)  // 64 registers a thread: 2 blocks of 512 an SM
+softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
+    constexpr int V = Pack<T>::N;
+    constexpr int W = kLanes * V;            // columns of a strip
+    constexpr int RL = kThreads / kLanes;    // row lanes
+    constexpr int kWarps = kThreads / kWarp;
+    static_assert(kWarp % kLanes == 0 && kThreads % kWarp == 0, "lanes of a strip divide a warp");
+    __shared__ float wm[kWarps][W], ws[kWarps][W];  // per-warp partials
+    __shared__ float bm[W], bs[W];                  // this block's (max, sum) per column, read by the cluster
+    __shared__ float gm[W], gi[W];                  // the column's max and 1 / sum
+    const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
+    const int nb = cluster_blocks(), q = cluster_rank();
+    const int64_t cid = (int64_t)blockIdx.x / nb;
+    const int64_t strip = cid % a.strips, o = cid / a.strips;
+    int64_t off[2];
+    a.outer.offsets(o, off);
+    const int64_t col = strip * W + (int64_t)lane * V;
+    const bool live_col = col < a.inner;  // inner % V == 0: a pack is all in or all out
+    const int64_t r0 = (int64_t)q * a.seg, end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
+    const int K = (int)((a.seg + RL - 1) / RL);  // rows a thread visits (some past `end`)
+    const T *px = x + off[0] + col + (r0 + rl) * a.xs;
+    T *po = out + off[1] + col + (r0 + rl) * a.os;
+    const int64_t xstep = RL * a.xs, ostep = RL * a.os;
+    auto valid = [&](int k) { return live_col && k < K && r0 + rl + (int64_t)k * RL < end; };
+
+    // pass 1: online (max, sum) per column over this thread's rows, kUnroll loads in flight
+    float m[V], s[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
+    for (int k0 = 0; k0 < K; k0 += kUnroll) {
+        uint4 raw[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+            raw[u] = valid(k0 + u) ? __ldg(reinterpret_cast<const uint4 *>(px + (k0 + u) * xstep))
+                                   : make_uint4(0u, 0u, 0u, 0u);
+        float tmax[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) tmax[e] = -INFINITY;
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            if (!valid(k0 + u)) continue;
+            float f[V];
+            unpack_floats<T>(raw[u], f);
+#pragma unroll
+            for (int e = 0; e < V; ++e) tmax[e] = fmaxf(tmax[e], f[e]);
+        }
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float mn = fmaxf(m[e], tmax[e]);
+            if (mn == -INFINITY) continue;
+            s[e] = s[e] == 0.f ? 0.f : s[e] * expf(m[e] - mn);
+            m[e] = mn;
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            if (!valid(k0 + u)) continue;
+            float f[V];
+            unpack_floats<T>(opaque(raw[u]), f);
+#pragma unroll
+            for (int e = 0; e < V; ++e) s[e] += expf(f[e] - m[e]);
+        }
+    }
+    // the row lanes of a warp (lanes lane, lane + kLanes, ...), then the warps, then the cluster
+#pragma unroll
+    for (int d = kLanes; d < kWarp; d *= 2) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
+            maxsum_merge(m[e], s[e], m2, s2);
+        }
+    }
+    if (t % kWarp < kLanes) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            wm[t / kWarp][lane * V + e] = m[e];
+            ws[t / kWarp][lane * V + e] = s[e];
+        }
+    }
+    __syncthreads();
+    if (t < W) {
+        float cm = -INFINITY, cs = 0.f;
+        for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, wm[w][t], ws[w][t]);
+        bm[t] = cm;
+        bs[t] = cs;
+    }
+    cluster_sync();
+    if (t < W) {
+        float cm = -INFINITY, cs = 0.f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+        for (int r = 0; r < nb; ++r)
+            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], r), *cluster.map_shared_rank(&bs[t], r));
+#endif
+        gm[t] = cm;
+        gi[t] = 1.f / cs;
+    }
+    __syncthreads();
+    float inv[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+        m[e] = gm[lane * V + e];
+        inv[e] = gi[lane * V + e];
+    }
+    // pass 2: this thread's rows again, last read first (the likeliest still in L2), and the writes
+    for (int k0 = 0; k0 < K; k0 += kUnroll) {
+        uint4 raw[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int k = K - 1 - (k0 + u);
+            raw[u] = k >= 0 && valid(k) ? __ldg(reinterpret_cast<const uint4 *>(px + k * xstep))
+                                        : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int k = K - 1 - (k0 + u);
+            if (k < 0 || !valid(k)) continue;
+            float f[V];
+            unpack_floats<T>(raw[u], f);
+            Pack<T> p;
+#pragma unroll
+            for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(expf(f[e] - m[e]) * inv[e]);
+            store_pack(po + k * ostep, p);
+        }
+    }
+    cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
+}
+
+// Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), at most
+// max_blocks_per_sm resident blocks an SM (dynamic shared memory as the limiter), so that the segments in
+// flight fit in L2. False (nothing launched, no error pending) where the device, the build or the shape
+// does not allow it: then the caller's fallback runs.
+template <typename T, int kLanes, int kThreads, int kUnroll>
+bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
+                         int64_t seg_target, int max_blocks_per_sm) {
+    constexpr int V = Pack<T>::N;
+    constexpr int64_t RL = kThreads / kLanes;
+    if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1) return false;
+    int64_t nb = (a.L + seg_target - 1) / seg_target;
+    if (nb > kMaxCluster) return false;
+    a.seg = (a.L + nb - 1) / nb;
+    a.seg = (a.seg + RL - 1) / RL * RL;
+    nb = (a.L + a.seg - 1) / a.seg;
+    a.strips = (a.inner + (int64_t)kLanes * V - 1) / ((int64_t)kLanes * V);
+    const int64_t clusters = outer * a.strips;
+    if (clusters > 0x7fffffff / nb) return false;
+    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll>;
+    static int built = 0;
+    if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
+    const DeviceLimits lim = device_limits();
+    // dynamic shared memory that lets at most max_blocks_per_sm blocks share an SM (1 KB per block is the
+    // runtime's own reservation; the static arrays count too)
+    const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;
+    size_t dyn = 0;
+    if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
+        const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(max_blocks_per_sm + 1) + 1;
+        dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
+        static size_t allowed = 48 * 1024;  // what the kernel may ask for without the attribute (benign race)
+        if (dyn > allowed) {
+            if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return false;
+            }
+            allowed = dyn;
+        }
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(clusters * nb), 1, 1);
+    cfg.blockDim = dim3(kThreads, 1, 1);
+    cfg.dynamicSmemBytes = dyn;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)nb;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cudaLaunchKernelEx(&cfg, kernel, out, x, a) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace oprt_nv
