@@ -169,9 +169,11 @@ ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs 
                     for (int i = 0; i < kPerRow; ++i) {
                         const int r = kStep * (tx + i * kWarp);  // even with pairs: r0 + r < R implies r + 1 too
                         if (full || (r0 + r < args.R && c0 + c < args.C)) {
-                            if constexpr (kPairs) {
-                                *reinterpret_cast<uint32_t *>(&tile[c][r]) =
-                                    __ldg(reinterpret_cast<const unsigned int *>(xb + r + c * args.x_sc));
+                            if constexpr (kPairs) {  // a plain 4-byte load, two 2-byte shared stores
+                                const uint32_t w = *reinterpret_cast<const uint32_t *>(xb + r + c * args.x_sc);
+                                const uint16_t lo = (uint16_t)(w & 0xffffu), hi = (uint16_t)(w >> 16);
+                                memcpy(&tile[c][r], &lo, 2);
+                                memcpy(&tile[c][r + 1], &hi, 2);
                             } else {
                                 tile[c][r] = xb[r + c * args.x_sc];
                             }
@@ -187,12 +189,13 @@ ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs 
                         const int c = kStep * (tx + i * kWarp);
                         if (full || (r0 + r < args.R && c0 + c < args.C)) {
                             if constexpr (kPairs) {
-                                T v[2] = {tile[c][r], tile[c + 1][r]};
-                                v[0] = op(v[0], v[0]);
-                                v[1] = op(v[1], v[1]);
-                                uint32_t w;
-                                memcpy(&w, v, 4);
-                                *reinterpret_cast<uint32_t *>(ob + r * args.o_sr + c) = w;
+                                T v0 = tile[c][r], v1 = tile[c + 1][r];
+                                v0 = op(v0, v0);
+                                v1 = op(v1, v1);
+                                uint16_t b0, b1;
+                                memcpy(&b0, &v0, 2);
+                                memcpy(&b1, &v1, 2);
+                                *reinterpret_cast<uint32_t *>(ob + r * args.o_sr + c) = b0 | ((uint32_t)b1 << 16);
                             } else {
                                 const T v = tile[c][r];
                                 ob[r * args.o_sr + c] = op(v, v);

@@ -570,12 +570,14 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
 }
 
 // Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, blocks of
-// 16384 elements (f32: 512 threads x 8 packs; 16-bit: 256 threads x 8 raw packs, as for block rows).
+// 8192 elements, up to 8 a cluster (f32: 256 threads x 8 packs; 16-bit: 128 threads x 8 raw packs). H200,
+// 65536-wide rows (tune-5.log): f32 81.1% of cudaMemcpy (512 x 8 packs, 4 blocks: 76.8%); f16 71.7% (256 x
+// 8 raw, 4 blocks: 66.8%). Longer rows take the older cluster kernel (up to 8 x 16384), then online rows.
 template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
     FastRowsArgs f{a.rows, a.L, a.kept.ndim == 1 ? a.kept.stride[0][0] : 0, a.kept.ndim == 1 ? a.kept.stride[1][0] : 0};
-    if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 512, 8>(stream, out, x, f);
-    else return launch_fast_cluster_rows<T, 256, 8, true>(stream, out, x, f);
+    if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 256, 8>(stream, out, x, f);
+    else return launch_fast_cluster_rows<T, 128, 8, true>(stream, out, x, f);
 }
 
 // Columns through softmax_cols.cuh's cluster kernel where 16-byte packs work (aligned pointers, strides

@@ -159,6 +159,12 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
 }
 
+// Why the last launch_cols_cluster call launched nothing (diagnostics for tune.cu; not thread-safe).
+inline const char *&cols_cluster_refusal() {
+    static const char *why = "";
+    return why;
+}
+
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), at most
 // max_blocks_per_sm resident blocks an SM (dynamic shared memory as the limiter), so that the segments in
 // flight fit in L2. False (nothing launched, no error pending) where the device, the build or the shape
@@ -168,6 +174,8 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
                          int64_t seg_target, int max_blocks_per_sm) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
+    const char *&why = cols_cluster_refusal();
+    why = "shape or device";
     if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1) return false;
     int64_t nb = (a.L + seg_target - 1) / seg_target;
     if (nb > kMaxCluster) return false;
@@ -179,6 +187,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     if (clusters > 0x7fffffff / nb) return false;
     auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll>;
     static int built = 0;
+    why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     const DeviceLimits lim = device_limits();
     // dynamic shared memory that lets at most max_blocks_per_sm blocks share an SM (1 KB per block is the
@@ -190,8 +199,10 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
         dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
         static size_t allowed = 48 * 1024;  // what the kernel may ask for without the attribute (benign race)
         if (dyn > allowed) {
-            if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn) != cudaSuccess) {
+            const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn);
+            if (err != cudaSuccess) {
                 (void)cudaGetLastError();
+                why = cudaGetErrorString(err);
                 return false;
             }
             allowed = dyn;
@@ -209,10 +220,13 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    if (cudaLaunchKernelEx(&cfg, kernel, out, x, a) != cudaSuccess) {
+    const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, out, x, a);
+    if (err != cudaSuccess) {
         (void)cudaGetLastError();
+        why = cudaGetErrorString(err);
         return false;
     }
+    why = "";
     return true;
 }
 

@@ -1002,7 +1002,7 @@ int main(int argc, char **argv) {
         "cols cluster lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB, [=] {                 \
             oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
             if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U>(nullptr, OUTP, INP, ca, 1, SEG, MAXB)) {     \
-                fprintf(stderr, "cols cluster launch refused\n");                                          \
+                fprintf(stderr, "cols cluster launch refused: %s\n", oprt_nv::cols_cluster_refusal());     \
                 exit(1);                                                                                    \
             }                                                                                               \
         }                                                                                                   \
@@ -1014,6 +1014,10 @@ int main(int argc, char **argv) {
                                     CC(float, O, A, 16384, n / 16384, 8, 256, 4, 2048, 4),
                                     CC(float, O, A, 16384, n / 16384, 4, 256, 4, 2048, 4),
                                     CC(float, O, A, 16384, n / 16384, 2, 512, 4, 2048, 2)};
+        c32[0].run();  // which kernel the library's own call took
+        CK(cudaDeviceSynchronize());
+        printf("library f32 axis-0 softmax: %s\n",
+               *oprt_nv::cols_cluster_refusal() ? oprt_nv::cols_cluster_refusal() : "the cluster-columns kernel");
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
                                     CC(__half, HO, H, 16384, nh / 16384, 4, 512, 4, 2048, 0),
