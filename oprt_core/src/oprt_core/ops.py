@@ -20,6 +20,7 @@ results/h200/tune/host-overhead-*.log (scripts/host_overhead.py).
 
 from __future__ import annotations
 
+import struct
 import threading
 import weakref
 from collections import OrderedDict
@@ -71,9 +72,22 @@ def _signature(obj: Any) -> tuple[tuple, int] | None:
     return fn(obj) if fn is not None else None
 
 
+_PLAIN_KEY_TYPES = frozenset((int, bool, str, type(None)))
+_f64_bytes = struct.Struct("d").pack
+
+
 def _params_key(params: Mapping[str, Any] | None) -> tuple:
-    """Params as a cache key: 1, 1.0 and True (or 0.0 and -0.0) are equal dict keys, not equal params."""
-    return tuple([(k, type(v), repr(v)) for k, v in params.items()]) if params else ()
+    """Params as a cache key: 1, 1.0 and True (or 0.0 and -0.0) are equal dict keys, not equal params, so
+    each value goes in with its type, floats as their 8 bytes (-0.0 and NaN keep their identity) and
+    anything else (lists, tuples) as its repr. On the hot path of every op call: ~0.3 us where a repr of
+    every value took ~0.7-0.8 us."""
+    if not params:
+        return ()
+    key = []
+    for k, v in params.items():
+        t = type(v)
+        key.append((k, t, v if t in _PLAIN_KEY_TYPES else _f64_bytes(v) if t is float else repr(v)))
+    return tuple(key)
 
 
 def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any
@@ -81,7 +95,11 @@ def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, 
     so = _signature(out)
     if so is None:
         return None
-    key = [id(get_registry()), backend, op, _params_key(params), so[0]]
+    head = (id(get_registry()), backend, op, _params_key(params), so[0])
+    if len(inputs) == 1:  # the common cases without the list building
+        sx = _signature(inputs[0])
+        return None if sx is None else ((*head, sx[0]), [so[1], sx[1]])
+    key = list(head)
     ptrs = [so[1]]
     for x in inputs:
         sx = _signature(x)
