@@ -1,18 +1,21 @@
 // softmax.cu: oprt.h's softmax, numerically stable (the row max is subtracted; expf, not __expf).
 //
 // The layout is canonicalised (layout.cuh) into the softmax axis and the kept dims, then:
-//  - rows held in registers: the axis has unit stride (or no dim does) and a row fits: a warp per row
-//    up to 1024 elements, a block per row (128..1024 threads) up to 16384; one read, one write: values
-//    stay in registers between the max, the sum of exp and the scaling, with 16-byte packs when rows
-//    are aligned;
-//  - cluster rows (sm_90 and newer): rows of up to kClusterMax x 16384 elements: a thread-block cluster
-//    per row, each block holding its part of the row in registers as a block row does; the blocks
-//    exchange their max and sum through distributed shared memory, so the row is read once;
-//  - online rows: longer rows (or no cluster launch): a block per row, pass 1 keeps a running (max, sum) per thread (one read),
-//    combined across the block; pass 2 re-reads the row (from L2: the rows in flight fit) and writes;
-//  - cols: the axis is strided and a kept dim has unit stride (softmax over a leading axis): threads
-//    across that dim, blockDim.y rows in flight, an online (max, sum) per column combined in shared
-//    memory, then a second sweep that writes, in reverse order so its first reads hit L2.
+//  - fast rows (softmax_rows.cuh): unit-stride axis, at most one kept dim (one row stride), 16-byte aligned
+//    rows: a row per G threads with the whole row in registers (one read, one write), up to 16384 elements;
+//    longer rows in cluster mode (sm_90: a thread-block cluster of up to 8 blocks a row, maxima and sums
+//    exchanged through distributed shared memory);
+//  - rows held in registers (generic): other unit-stride or strided rows that fit: a warp per row up to
+//    1024 elements, a 512-thread block per row up to 16384;
+//  - cluster rows (sm_90, generic): aligned rows of up to kClusterMax x 16384 elements the fast kernels
+//    do not take (several kept dims, or longer than their clusters reach);
+//  - online rows: longer rows (or no cluster launch): a block per row, pass 1 keeps a running (max, sum)
+//    per thread (one read), combined across the block; pass 2 re-reads the row (from L2) and writes;
+//  - cols: the axis is strided and a kept dim has unit stride (softmax over a leading axis): with 16-byte
+//    packs and an axis of up to 8 x 2048 rows the cluster-columns kernel (softmax_cols.cuh: the axis split
+//    across a cluster, the second sweep from L2); otherwise threads across that dim, blockDim.y rows in
+//    flight, an online (max, sum) per column combined in shared memory, then a second sweep that writes,
+//    in reverse order so its first reads hit L2.
 #include <cooperative_groups.h>
 
 #include <new>
