@@ -150,6 +150,7 @@ __device__ __forceinline__ MaxSum maxsum_combine(MaxSum a, MaxSum b) {
     return {m, s};
 }
 __device__ __forceinline__ MaxSum maxsum_add(MaxSum a, float x) {
+    if (x == -INFINITY) return a;  // adds exp(-inf) = 0; computed, it is a NaN while a.m is still -inf
     if (x > a.m) return {x, a.s * expf(a.m - x) + 1.f};
     return {a.m, a.s + expf(x - a.m)};
 }

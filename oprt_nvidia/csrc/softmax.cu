@@ -303,7 +303,7 @@ softmax_rows_online_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArg
                 }
                 float ps = 0.f;
 #pragma unroll
-                for (int e = 0; e < V; ++e) ps += expf(f[e] - pm);
+                for (int e = 0; e < V; ++e) ps += f[e] == -INFINITY ? 0.f : expf(f[e] - pm);  // all -inf: 0, not NaN
                 st = maxsum_combine(st, MaxSum{pm, ps});
             }
         } else {

@@ -91,7 +91,8 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             float f[V];
             unpack_floats<T>(opaque(raw[u]), f);
 #pragma unroll
-            for (int e = 0; e < V; ++e) s[e] += expf(f[e] - m[e]);
+            // a -inf adds 0 (exp(-inf - -inf) would be a NaN while this column's max is still -inf)
+            for (int e = 0; e < V; ++e) s[e] += f[e] == -INFINITY ? 0.f : expf(f[e] - m[e]);
         }
     }
     // the row lanes of a warp (lanes lane, lane + kLanes, ...), then the warps, then the cluster
@@ -197,15 +198,21 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
         const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(max_blocks_per_sm + 1) + 1;
         dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
-        static size_t allowed = 48 * 1024;  // what the kernel may ask for without the attribute (benign race)
-        if (dyn > allowed) {
+        // what the kernel may ask for on each device without setting the attribute again (a function's
+        // attribute is per device; a benign race: every writer writes what it has set)
+        constexpr int kDevices = 64;
+        static size_t allowed[kDevices];
+        int dev = 0;
+        const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kDevices;
+        (void)cudaGetLastError();
+        if (dyn > 48 * 1024 && (!known || dyn > allowed[dev])) {
             const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn);
             if (err != cudaSuccess) {
                 (void)cudaGetLastError();
                 why = cudaGetErrorString(err);
                 return false;
             }
-            allowed = dyn;
+            if (known) allowed[dev] = dyn;
         }
     }
     cudaLaunchConfig_t cfg = {};

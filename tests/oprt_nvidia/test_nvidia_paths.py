@@ -342,6 +342,34 @@ def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, dtype):
     _check_offsets(nvidia_backend, rng, "softmax", [(3000, 40)], {"axis": 0}, dtype, 1, 0, scale=6.0)
 
 
+# (shape, axis, where -inf goes): every softmax path with -inf entries, including runs of them long enough
+# that a thread, a pack, a block of a cluster row or a segment of a cluster column sees nothing else (its
+# running max still -inf: exp(-inf - -inf) must count as 0, not NaN); no row or column is -inf throughout
+NEG_INF_CASES = [
+    ((19, 8), -1, np.s_[:, ::3]),  # fast rows, warp groups
+    ((19, 128), -1, np.s_[1, :64]),
+    ((7, 4096), -1, np.s_[2, :2048]),  # fast block rows
+    ((3, 16384), -1, np.s_[0, :8192]),
+    ((3, 65536), -1, np.s_[0, :8192]),  # fast cluster rows: the first block all -inf
+    ((2, 200000), -1, np.s_[0, :50000]),  # online rows, 16-byte packs
+    ((2, 140001), -1, np.s_[0, :1000]),  # online rows, elements (maxsum_add)
+    ((100, 16), 0, np.s_[0, 0]),  # cluster columns: one thread's only row
+    ((6000, 32), 0, np.s_[:2048, 5]),  # cluster columns: a whole segment of a column
+    ((3000, 37), 0, np.s_[:10, 3]),  # the older columns kernel (inner not a multiple of a pack)
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize(
+    "shape, axis, where", NEG_INF_CASES, ids=lambda v: str(v) if not isinstance(v, tuple) else None
+)
+def test_softmax_negative_infinity(nvidia_backend, rng, shape, axis, where, dtype):
+    x = rng.uniform(-8, 8, shape).astype(np.float32)
+    x[where] = -np.inf
+    _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": axis}, dtype)
+
+
 # ---- reduce_sum ------------------------------------------------------------------------------------------
 
 
