@@ -527,6 +527,12 @@ template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, cons
     return true;
 }
 
+// The row stride form of rows with at most one kept dim (none: a single row).
+FastRowsArgs fast_args(const RowsArgs &a) {
+    const bool one = a.kept.ndim == 1;
+    return FastRowsArgs{a.rows, a.L, one ? a.kept.stride[0][0] : 0, one ? a.kept.stride[1][0] : 0};
+}
+
 // Rows of up to kRegsRowMax elements with one row stride (at most one kept dim after canonicalisation)
 // through softmax_rows.cuh's kernel, configured by the row's packs rounded up to a power of two (np):
 // short rows take G = np / 2 lanes of 2 packs (warp groups, 256-thread blocks; f32 x 128 a pack a lane),
@@ -539,7 +545,7 @@ template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, cons
 template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     if (a.kept.ndim > 1 || a.L > kRegsRowMax || a.rows > ((int64_t)1 << 31) - 1) return false;
-    FastRowsArgs f{a.rows, a.L, a.kept.ndim == 1 ? a.kept.stride[0][0] : 0, a.kept.ndim == 1 ? a.kept.stride[1][0] : 0};
+    const FastRowsArgs f = fast_args(a);
     int64_t np = 1;
     while (np * V < a.L) np *= 2;
     switch (np) {
@@ -578,7 +584,7 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
 // 8 raw, 4 blocks: 66.8%). Longer rows take the older cluster kernel (up to 8 x 16384), then online rows.
 template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
-    FastRowsArgs f{a.rows, a.L, a.kept.ndim == 1 ? a.kept.stride[0][0] : 0, a.kept.ndim == 1 ? a.kept.stride[1][0] : 0};
+    const FastRowsArgs f = fast_args(a);
     if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 256, 8>(stream, out, x, f);
     else return launch_fast_cluster_rows<T, 128, 8, true>(stream, out, x, f);
 }
