@@ -508,23 +508,8 @@ template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, cons
     if (nblocks > kClusterMax || a.rows > 0x7fffffff / kClusterMax || !cluster_launch_supported() ||
         !cluster_kernel_built<T, kSlots>())
         return false;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(a.rows * nblocks), 1, 1);
-    cfg.blockDim = dim3(kBlockRowThreads, 1, 1);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)nblocks;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    if (cudaLaunchKernelEx(&cfg, softmax_rows_cluster_kernel<T, kSlots>, out, x, a) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return true;
+    return launch_clusters(softmax_rows_cluster_kernel<T, kSlots>, a.rows * nblocks, kBlockRowThreads, nblocks, 0,
+                           stream, out, x, a) == cudaSuccess;
 }
 
 // The row stride form of rows with at most one kept dim (none: a single row).

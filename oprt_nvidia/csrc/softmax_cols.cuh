@@ -215,21 +215,8 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
             if (known) allowed[dev] = dyn;
         }
     }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(clusters * nb), 1, 1);
-    cfg.blockDim = dim3(kThreads, 1, 1);
-    cfg.dynamicSmemBytes = dyn;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)nb;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, out, x, a);
+    const cudaError_t err = launch_clusters(kernel, clusters * nb, kThreads, nb, dyn, stream, out, x, a);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         why = cudaGetErrorString(err);
         return false;
     }

@@ -12,6 +12,7 @@
 #include <cooperative_groups.h>
 
 #include <type_traits>
+#include <utility>
 
 #include "common.cuh"
 
@@ -224,6 +225,28 @@ inline bool kernel_built_for_sm90(const void *kernel, int &state) {
     return state == 1;
 }
 
+// Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),
+// with `smem` bytes of dynamic shared memory. A refused launch leaves no error pending.
+template <typename... P, typename... A>
+cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, int64_t nb, size_t smem,
+                            cudaStream_t stream, A &&...args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)blocks, 1, 1);
+    cfg.blockDim = dim3((unsigned)threads, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)nb;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+    if (err != cudaSuccess) (void)cudaGetLastError();
+    return err;
+}
+
 // Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row, at most kMaxCluster. False
 // (nothing launched, no error left pending) where the device, the build or the shape does not allow it.
 constexpr int kMaxCluster = 8;  // the portable cluster size
@@ -237,22 +260,7 @@ bool launch_fast_cluster_rows(cudaStream_t stream, T *out, const T *x, const Fas
                                                         : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
     static int built[2];
     if (!kernel_built_for_sm90((const void *)kernel, built[full ? 1 : 0])) return false;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(a.rows * nb), 1, 1);
-    cfg.blockDim = dim3(G, 1, 1);
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)nb;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    if (cudaLaunchKernelEx(&cfg, kernel, out, x, a) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return true;
+    return launch_clusters(kernel, a.rows * nb, G, nb, 0, stream, out, x, a) == cudaSuccess;
 }
 
 }  // namespace oprt_nv

@@ -95,11 +95,7 @@ def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, 
     so = _signature(out)
     if so is None:
         return None
-    head = (id(get_registry()), backend, op, _params_key(params), so[0])
-    if len(inputs) == 1:  # the common cases without the list building
-        sx = _signature(inputs[0])
-        return None if sx is None else ((*head, sx[0]), [so[1], sx[1]])
-    key = list(head)
+    key = [id(get_registry()), backend, op, _params_key(params), so[0]]
     ptrs = [so[1]]
     for x in inputs:
         sx = _signature(x)
