@@ -145,7 +145,7 @@ constexpr int kTransposeTile = 64;
 // instruction covers 128 bytes instead of 64. Measured on the H200 (8192^2 f16, results/h200/tune/
 // tune-3.log): a pairs kernel of this shape 85.2% of cudaMemcpy against 56.6% element by element.
 template <typename T, int kTile, bool kPairs, typename Op>
-__global__ void __launch_bounds__(kWarp * kTransposeRows)
+__global__ void __launch_bounds__(kWarp * kTransposeRows, kPairs ? 6 : 0)
 ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs args, Op op) {
     static_assert(!kPairs || sizeof(T) == 2, "pairs of 2-byte elements only");
     constexpr int kPad = 4 / sizeof(T);    // row pitch of an odd number of 32-bit words: no bank conflicts

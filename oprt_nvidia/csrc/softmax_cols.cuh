@@ -21,17 +21,51 @@ struct ColsClusterArgs {
     Indexer<2> outer;          // outer index -> x offset (0), out offset (1)
 };
 
-__device__ __forceinline__ void maxsum_merge(float &m, float &s, float m2, float s2) {
-    const float mn = fmaxf(m, m2);
-    if (mn == -INFINITY) return;  // both empty
-    s = (s == 0.f ? 0.f : s * expf(m - mn)) + (s2 == 0.f ? 0.f : s2 * expf(m2 - mn));
-    m = mn;
+// How a block's second sweep finds its segment (ColsMode):
+enum ColsMode : int {
+    kColsL2 = 0,      // read again from global memory, hoping for L2 hits (last rows first)
+    kColsL2Hint = 1,  // the same with L2 eviction hints: first reads evict_last, second reads and the
+                      // writes evict_first
+    kColsSmem = 2,    // the first sweep keeps every loaded pack in dynamic shared memory (seg x 16 x
+                      // kLanes bytes a block); DRAM sees exactly one read and one write
+};
+
+__device__ __forceinline__ uint64_t l2_policy(bool last) {
+    uint64_t p = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (last) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+#endif
+    return p;
+}
+__device__ __forceinline__ uint4 ld_policy(const void *ptr, uint64_t pol) {
+    uint4 r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(ptr), "l"(pol));
+#else
+    r = __ldg(reinterpret_cast<const uint4 *>(ptr));
+#endif
+    return r;
+}
+template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pack<T> &v, uint64_t pol) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint4 raw;
+    memcpy(&raw, &v, 16);
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(ptr), "r"(raw.x), "r"(raw.y),
+                 "r"(raw.z), "r"(raw.w), "l"(pol)
+                 : "memory");
+#else
+    store_pack(ptr, v);
+#endif
 }
 
 // kLanes threads across a strip (a 16-byte pack each), kThreads / kLanes rows in flight, kUnroll packs
-// loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
+// loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxClusterNonPortable), one
 // cluster per (outer index, strip).
-template <typename T, int kLanes, int kThreads, int kUnroll>
+// kMode: a ColsMode.
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)  // 64 registers a thread: 2 blocks of 512 an SM
 softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
     constexpr int V = Pack<T>::N;
@@ -42,6 +76,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     __shared__ float wm[kWarps][W], ws[kWarps][W];  // per-warp partials
     __shared__ float bm[W], bs[W];                  // this block's (max, sum) per column, read by the cluster
     __shared__ float gm[W], gi[W];                  // the column's max and 1 / sum
+    extern __shared__ uint4 kept[];                 // kColsSmem: pack k of thread t at kept[k * kThreads + t]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
     const int64_t cid = (int64_t)blockIdx.x / nb;
@@ -58,15 +93,25 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     auto valid = [&](int k) { return live_col && k < K && r0 + rl + (int64_t)k * RL < end; };
 
     // pass 1: online (max, sum) per column over this thread's rows, kUnroll loads in flight
+    const uint64_t pol_first = kMode == kColsL2Hint ? l2_policy(false) : 0;
+    const uint64_t pol_last = kMode == kColsL2Hint ? l2_policy(true) : 0;
     float m[V], s[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
     for (int k0 = 0; k0 < K; k0 += kUnroll) {
         uint4 raw[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-            raw[u] = valid(k0 + u) ? __ldg(reinterpret_cast<const uint4 *>(px + (k0 + u) * xstep))
-                                   : make_uint4(0u, 0u, 0u, 0u);
+        for (int u = 0; u < kUnroll; ++u) {
+            const T *p = px + (k0 + u) * xstep;
+            raw[u] = !valid(k0 + u)        ? make_uint4(0u, 0u, 0u, 0u)
+                     : kMode == kColsL2Hint ? ld_policy(p, pol_last)
+                                            : __ldg(reinterpret_cast<const uint4 *>(p));
+        }
+        if constexpr (kMode == kColsSmem) {
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u)
+                if (k0 + u < K) kept[(k0 + u) * kThreads + t] = raw[u];
+        }
         float tmax[V];
 #pragma unroll
         for (int e = 0; e < V; ++e) tmax[e] = -INFINITY;
@@ -142,8 +187,11 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
             const int k = K - 1 - (k0 + u);
-            raw[u] = k >= 0 && valid(k) ? __ldg(reinterpret_cast<const uint4 *>(px + k * xstep))
-                                        : make_uint4(0u, 0u, 0u, 0u);
+            const T *p = px + k * xstep;
+            raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
+                     : kMode == kColsSmem   ? kept[k * kThreads + t]
+                     : kMode == kColsL2Hint ? ld_policy(p, pol_first)
+                                            : __ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -154,7 +202,8 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             Pack<T> p;
 #pragma unroll
             for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(expf(f[e] - m[e]) * inv[e]);
-            store_pack(po + k * ostep, p);
+            if constexpr (kMode == kColsL2Hint) st_policy(po + k * ostep, p, pol_first);
+            else store_pack(po + k * ostep, p);
         }
     }
     cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
@@ -166,38 +215,44 @@ inline const char *&cols_cluster_refusal() {
     return why;
 }
 
-// Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), at most
-// max_blocks_per_sm resident blocks an SM (dynamic shared memory as the limiter), so that the segments in
-// flight fit in L2. False (nothing launched, no error pending) where the device, the build or the shape
+// Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
+// up to kMaxClusterNonPortable blocks. kColsL2 / kColsL2Hint: at most max_blocks_per_sm resident blocks an
+// SM (dynamic shared memory as the limiter; 0: no cap), so that the segments in flight fit in L2.
+// kColsSmem: the segment's packs as dynamic shared memory (refused where that exceeds the device's
+// per-block limit). False (nothing launched, no error pending) where the device, the build or the shape
 // does not allow it: then the caller's fallback runs.
-template <typename T, int kLanes, int kThreads, int kUnroll>
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                          int64_t seg_target, int max_blocks_per_sm) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
     why = "shape or device";
-    if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1) return false;
+    if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1 || seg_target < 1) return false;
     int64_t nb = (a.L + seg_target - 1) / seg_target;
-    if (nb > kMaxCluster) return false;
+    if (nb > kMaxClusterNonPortable) return false;
     a.seg = (a.L + nb - 1) / nb;
     a.seg = (a.seg + RL - 1) / RL * RL;
     nb = (a.L + a.seg - 1) / a.seg;
     a.strips = (a.inner + (int64_t)kLanes * V - 1) / ((int64_t)kLanes * V);
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll>;
+    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     const DeviceLimits lim = device_limits();
-    // dynamic shared memory that lets at most max_blocks_per_sm blocks share an SM (1 KB per block is the
-    // runtime's own reservation; the static arrays count too)
-    const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;
     size_t dyn = 0;
-    if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
+    if (kMode == kColsSmem) {
+        dyn = (size_t)(a.seg / RL) * kThreads * sizeof(uint4);
+    } else if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
+        // dynamic shared memory that lets at most max_blocks_per_sm blocks share an SM (1 KB per block is
+        // the runtime's own reservation; the static arrays count too)
+        const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;
         const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(max_blocks_per_sm + 1) + 1;
         dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
+    }
+    if (dyn > 48 * 1024) {
         // what the kernel may ask for on each device without setting the attribute again (a function's
         // attribute is per device; a benign race: every writer writes what it has set)
         constexpr int kDevices = 64;
@@ -205,7 +260,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
         int dev = 0;
         const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kDevices;
         (void)cudaGetLastError();
-        if (dyn > 48 * 1024 && (!known || dyn > allowed[dev])) {
+        if (!known || dyn > allowed[dev]) {
             const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn);
             if (err != cudaSuccess) {
                 (void)cudaGetLastError();

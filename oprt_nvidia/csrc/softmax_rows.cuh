@@ -40,26 +40,33 @@ __device__ __forceinline__ void cluster_sync() {
     __trap();
 #endif
 }
-// Max (kMax) or sum of one value per block of the cluster, returned to every thread: thread 0 publishes
-// its block's value in `slot` (shared memory), then every thread reads all blocks' slots through
-// distributed shared memory. Slots must stay alive until every block has read them (a cluster_sync()
-// before any block exits).
-template <bool kMax> __device__ __forceinline__ float cluster_combine(float v, float *slot) {
+// Merges the (max, sum of exp(x - max)) of two disjoint parts; an empty part (or one of only -inf) is
+// (-inf, 0) and adds nothing. A NaN sum propagates.
+__device__ __forceinline__ void maxsum_merge(float &m, float &s, float m2, float s2) {
+    const float mn = fmaxf(m, m2);
+    if (mn == -INFINITY) return;  // both empty
+    s = (s == 0.f ? 0.f : s * expf(m - mn)) + (s2 == 0.f ? 0.f : s2 * expf(m2 - mn));
+    m = mn;
+}
+
+// The (max, sum) of every block of the cluster merged (maxsum_merge), returned to every thread: thread 0
+// publishes its block's pair in `slot[0..1]` (shared memory), then every thread reads all blocks' slots
+// through distributed shared memory: one cluster barrier. Slots must stay alive until every block has
+// read them (a cluster_sync() before any block exits).
+__device__ __forceinline__ void cluster_combine_maxsum(float &m, float &s, float *slot) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
-    if (threadIdx.x == 0) *slot = v;
+    if (threadIdx.x == 0) slot[0] = m, slot[1] = s;
     cluster.sync();
     const int nb = (int)cluster.num_blocks();
-    float r = kMax ? -INFINITY : 0.f;
+    m = -INFINITY, s = 0.f;
     for (int q = 0; q < nb; ++q) {
-        const float w = *cluster.map_shared_rank(slot, q);
-        r = kMax ? fmaxf(r, w) : r + w;
+        const float *r = cluster.map_shared_rank(slot, q);
+        maxsum_merge(m, s, r[0], r[1]);
     }
-    return r;
 #else
     __trap();
-    return v;
 #endif
 }
 
@@ -127,7 +134,8 @@ __device__ __forceinline__ uint4 opaque(uint4 u) {
 // in the shuffles and store nothing.
 // kCluster (sm_90 and newer, G == kBlock): a cluster of blocks per row, block q of the cluster holding
 // elements [q * G * P * V, (q + 1) * G * P * V) of it; the blocks' maxima and sums are combined through
-// distributed shared memory (cluster_combine), so rows of up to 8 blocks' registers are still read once.
+// distributed shared memory in one exchange of (max, sum) pairs (cluster_combine_maxsum: each block's sum
+// is taken against its own max and rescaled), so rows of up to 16 blocks' registers are still read once.
 template <typename T, int G, int P, int kBlock, bool kFull, bool kRaw, bool kCluster = false>
 __global__ void __launch_bounds__(kBlock, (kBlock <= 1024 ? 1024 / kBlock : 1))
 softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsArgs a) {
@@ -170,7 +178,10 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         }
     }
     m = fast_row_reduce<G, true>(m, smem);
-    if constexpr (kCluster) m = cluster_combine<true>(m, &stat[0]);
+    // kCluster: m is this block's max; a block of only -inf contributes (-inf, 0): it sums exp(x - 0) = 0
+    // and scales by 0 (its outputs are 0, or NaN where the whole row is -inf)
+    const float mb = m;  // kCluster: this block's max, for the scale
+    if (kCluster && m == -INFINITY) m = 0.f;
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
@@ -185,8 +196,16 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         }
     }
     s = fast_row_reduce<G, false>(s, smem);
-    if constexpr (kCluster) s = cluster_combine<false>(s, &stat[1]);
-    const float inv = 1.f / s;
+    // scale: what exp(x - m) is multiplied by (kCluster: this block's max against the row's, over the
+    // row's sum; a row of only -inf gives NaN like exp(-inf - -inf) does)
+    float scale;
+    if constexpr (kCluster) {
+        float gm = mb, gs = s;
+        cluster_combine_maxsum(gm, gs, stat);
+        scale = gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(mb - gm) / gs;
+    } else {
+        scale = 1.f / s;
+    }
 #pragma unroll
     for (int p = 0; p < P; ++p) {
         if (!ok(p)) continue;
@@ -194,7 +213,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         if constexpr (kRaw) unpack_floats<T>(opaque(raw[p]), f);
         Pack<T> q;
 #pragma unroll
-        for (int e = 0; e < V; ++e) q.v[e] = from_f<T>((kRaw ? expf(f[e] - m) : v[p][e]) * inv);
+        for (int e = 0; e < V; ++e) q.v[e] = from_f<T>((kRaw ? expf(f[e] - m) : v[p][e]) * scale);
         store_pack(po + p * G * V, q);
     }
     if constexpr (kCluster) cluster_sync();  // the stat slots stay alive until every block has read them
@@ -225,11 +244,22 @@ inline bool kernel_built_for_sm90(const void *kernel, int &state) {
     return state == 1;
 }
 
+constexpr int kMaxCluster = 8;              // the portable cluster size
+constexpr int kMaxClusterNonPortable = 16;  // Hopper's largest, with the kernel's opt-in
+
 // Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),
-// with `smem` bytes of dynamic shared memory. A refused launch leaves no error pending.
+// with `smem` bytes of dynamic shared memory. Clusters over kMaxCluster opt the kernel in to non-portable
+// sizes first. A refused launch leaves no error pending.
 template <typename... P, typename... A>
 cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, int64_t nb, size_t smem,
                             cudaStream_t stream, A &&...args) {
+    if (nb > kMaxCluster) {
+        const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            return err;
+        }
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)blocks, 1, 1);
     cfg.blockDim = dim3((unsigned)threads, 1, 1);
@@ -247,14 +277,15 @@ cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, i
     return err;
 }
 
-// Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row, at most kMaxCluster. False
-// (nothing launched, no error left pending) where the device, the build or the shape does not allow it.
-constexpr int kMaxCluster = 8;  // the portable cluster size
-template <typename T, int G, int P, bool kRaw = false>
+// Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row, at most kMaxNb (up to
+// kMaxClusterNonPortable). False (nothing launched, no error left pending) where the device, the build or
+// the shape does not allow it.
+template <typename T, int G, int P, bool kRaw = false, int kMaxNb = kMaxCluster>
 bool launch_fast_cluster_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
+    static_assert(kMaxNb <= kMaxClusterNonPortable, "a cluster of at most 16 blocks");
     const int64_t per_block = (int64_t)G * P * Pack<T>::N;
     const int64_t nb = (a.L + per_block - 1) / per_block;
-    if (nb < 1 || nb > kMaxCluster || a.rows > 0x7fffffff / kMaxCluster || !cluster_launch_supported()) return false;
+    if (nb < 1 || nb > kMaxNb || a.rows > 0x7fffffff / kMaxNb || !cluster_launch_supported()) return false;
     const bool full = a.L == nb * per_block;
     void (*kernel)(T *, const T *, FastRowsArgs) = full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true>
                                                         : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;

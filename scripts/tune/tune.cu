@@ -974,11 +974,11 @@ int main(int argc, char **argv) {
         run_group("softmax f32 524288x128 fast rows", 2.0 * n * 4, peak, f128, O, n, 1e-6, filter);
 #undef FR
         // cluster rows of 65536: blocks of G x P x V elements, ceil(65536 / that) blocks a cluster
-#define FC(TY, OUTP, INP, ROWS, G, P, RAW)                                                                  \
+#define FC(TY, OUTP, INP, ROWS, G, P, RAW, NB)                                                              \
     Variant {                                                                                               \
-        "cluster G" #G " P" #P " raw" #RAW, [=] {                                                           \
-            if (!oprt_nv::launch_fast_cluster_rows<TY, G, P, RAW>(nullptr, OUTP, INP,                        \
-                                                                  oprt_nv::FastRowsArgs{ROWS, 65536, 65536, 65536})) { \
+        "cluster G" #G " P" #P " raw" #RAW " maxNb" #NB, [=] {                                              \
+            if (!oprt_nv::launch_fast_cluster_rows<TY, G, P, RAW, NB>(nullptr, OUTP, INP,                   \
+                                                                      oprt_nv::FastRowsArgs{ROWS, 65536, 65536, 65536})) { \
                 fprintf(stderr, "cluster launch refused\n");                                               \
                 exit(1);                                                                                    \
             }                                                                                               \
@@ -986,46 +986,45 @@ int main(int argc, char **argv) {
     }
         const int64_t h64k = nh / 65536, f64k = n / 65536;
         std::vector<Variant> hc = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {h64k, 65536}), -1),
-                                   FC(__half, HO, H, h64k, 256, 8, true), FC(__half, HO, H, h64k, 512, 4, false),
-                                   FC(__half, HO, H, h64k, 128, 8, true), FC(__half, HO, H, h64k, 512, 8, true),
-                                   FC(__half, HO, H, h64k, 256, 4, false)};
+                                   FC(__half, HO, H, h64k, 128, 8, true, 8), FC(__half, HO, H, h64k, 64, 8, true, 16),
+                                   FC(__half, HO, H, h64k, 128, 4, true, 16), FC(__half, HO, H, h64k, 128, 4, false, 16),
+                                   FC(__half, HO, H, h64k, 256, 4, true, 8)};
         run_group("softmax f16 4096x65536 cluster rows", 2.0 * nh * 2, peak, hc, O, nh, 4e-3, filter, true, true);
         std::vector<Variant> fc = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {f64k, 65536}), -1),
-                                   FC(float, O, A, f64k, 512, 8, false), FC(float, O, A, f64k, 256, 8, false),
-                                   FC(float, O, A, f64k, 512, 4, false), FC(float, O, A, f64k, 1024, 4, false),
-                                   FC(float, O, A, f64k, 256, 16, true)};
+                                   FC(float, O, A, f64k, 256, 8, false, 8), FC(float, O, A, f64k, 128, 8, false, 16),
+                                   FC(float, O, A, f64k, 256, 4, false, 16), FC(float, O, A, f64k, 128, 8, true, 16),
+                                   FC(float, O, A, f64k, 512, 4, false, 8)};
         run_group("softmax f32 2048x65536 cluster rows", 2.0 * n * 4, peak, fc, O, n, 1e-6, filter);
 #undef FC
         // softmax over axis 0: strips of LANES x 16 bytes, segments of SEG rows, at most MAXB blocks an SM
-#define CC(TY, OUTP, INP, L, INNER, LANES, NT, U, SEG, MAXB)                                                 \
+        // (MODE 0: second sweep from L2; 1: with L2 eviction hints; 2: segments kept in shared memory)
+#define CC(TY, OUTP, INP, L, INNER, MODE, LANES, NT, U, SEG, MAXB)                                           \
     Variant {                                                                                               \
-        "cols cluster lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB, [=] {                 \
+        "cols mode" #MODE " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB, [=] {           \
             oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U>(nullptr, OUTP, INP, ca, 1, SEG, MAXB)) {     \
+            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB)) { \
                 fprintf(stderr, "cols cluster launch refused: %s\n", oprt_nv::cols_cluster_refusal());     \
                 exit(1);                                                                                    \
             }                                                                                               \
         }                                                                                                   \
     }
+#define CC_SET(TY, OUTP, INP, L, INNER)                                                                      \
+    CC(TY, OUTP, INP, L, INNER, 0, 4, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 4, 512, 4, 2048, 2),   \
+        CC(TY, OUTP, INP, L, INNER, 1, 4, 512, 4, 1024, 2), CC(TY, OUTP, INP, L, INNER, 2, 4, 512, 8, 2048, 0), \
+        CC(TY, OUTP, INP, L, INNER, 2, 4, 512, 4, 1024, 0), CC(TY, OUTP, INP, L, INNER, 2, 4, 256, 8, 1024, 0), \
+        CC(TY, OUTP, INP, L, INNER, 2, 8, 512, 8, 1024, 0), CC(TY, OUTP, INP, L, INNER, 2, 4, 1024, 4, 2048, 0), \
+        CC(TY, OUTP, INP, L, INNER, 2, 8, 256, 8, 1024, 0), CC(TY, OUTP, INP, L, INNER, 2, 2, 512, 8, 1024, 0)
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
-                                    CC(float, O, A, 16384, n / 16384, 4, 512, 4, 2048, 0),
-                                    CC(float, O, A, 16384, n / 16384, 4, 512, 4, 2048, 3),
-                                    CC(float, O, A, 16384, n / 16384, 8, 512, 4, 2048, 2),
-                                    CC(float, O, A, 16384, n / 16384, 8, 256, 4, 2048, 4),
-                                    CC(float, O, A, 16384, n / 16384, 4, 256, 4, 2048, 4),
-                                    CC(float, O, A, 16384, n / 16384, 2, 512, 4, 2048, 2)};
+                                    CC_SET(float, O, A, 16384, n / 16384)};
         c32[0].run();  // which kernel the library's own call took
         CK(cudaDeviceSynchronize());
         printf("library f32 axis-0 softmax: %s\n",
                *oprt_nv::cols_cluster_refusal() ? oprt_nv::cols_cluster_refusal() : "the cluster-columns kernel");
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
-                                    CC(__half, HO, H, 16384, nh / 16384, 4, 512, 4, 2048, 0),
-                                    CC(__half, HO, H, 16384, nh / 16384, 4, 512, 4, 2048, 3),
-                                    CC(__half, HO, H, 16384, nh / 16384, 8, 512, 4, 2048, 2),
-                                    CC(__half, HO, H, 16384, nh / 16384, 4, 256, 4, 2048, 4),
-                                    CC(__half, HO, H, 16384, nh / 16384, 2, 512, 4, 2048, 2)};
+                                    CC_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
+#undef CC_SET
 #undef CC
     }
     printf("\ndone\n");
