@@ -551,7 +551,7 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
     case 2048:  // 16-bit x 16384: raw packs, 256 x 8 (93.3% against 87.5% for 512 x 4 floats, tune-4.log)
         // (partial 16-bit rows take 512 x 4 floats: the bounds-checked raw kernel spills ~200 bytes)
         if (V == 4 || a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
-        else launch_fast_rows<T, 256, 8, 256, true>(stream, out, x, f);
+        else launch_fast_rows<T, 256, 8, 256, kRawExp>(stream, out, x, f);
         return true;
     case 4096:
         if constexpr (V == 4) {
@@ -571,7 +571,7 @@ template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, cons
     if (a.kept.ndim > 1) return false;
     const FastRowsArgs f = fast_args(a);
     if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 256, 8>(stream, out, x, f);
-    else return launch_fast_cluster_rows<T, 128, 8, true>(stream, out, x, f);
+    else return launch_fast_cluster_rows<T, 128, 8, kRawExp>(stream, out, x, f);
 }
 
 // Columns through softmax_cols.cuh's cluster kernel where 16-byte packs work (aligned pointers, strides

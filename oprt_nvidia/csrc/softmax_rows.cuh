@@ -127,16 +127,22 @@ __device__ __forceinline__ uint4 opaque(uint4 u) {
 
 // G threads per row, P packs of V elements per thread (a row of up to G * P * V elements, all of it in
 // registers between the max, the sum and the scaling: one read, one write), kBlock / G rows per block,
-// one row per group. kFull: every row is exactly G * P * V long (no bounds checks). kRaw keeps the
-// loaded packs (4 registers per pack in every dtype) and computes exp twice instead of keeping P * V
-// floats: for 16-bit rows too long for their floats to fit.
+// one row per group. kFull: every row is exactly G * P * V long (no bounds checks). kRaw (for 16-bit
+// rows too long for their P * V floats to fit) keeps 16-byte packs of T instead (4 registers per pack):
+//   kRaw == 1: the loaded packs, exp computed twice (in the sum and in the scaling);
+//   kRaw == kRawExp (2): the loaded packs until the sum, which overwrites them with exp(x - max) rounded
+//   to T; the scaling multiplies those: one exp per element. The exp unit is the limit of 16-bit rows
+//   (2 exps an element at 8 elements a clock an SM need all 16 MUFU.EX2 a clock); the extra rounding
+//   stays inside the budget (docs/performance.md: half an ulp of T, and in f16 an exp that falls below
+//   the normal range loses at most 3e-8 absolutely before a scale <= 1, under the f16 atol 6e-8).
 // Groups past the last row (G < kWarp only: they share a warp with live rows) load nothing, take part
 // in the shuffles and store nothing.
 // kCluster (sm_90 and newer, G == kBlock): a cluster of blocks per row, block q of the cluster holding
 // elements [q * G * P * V, (q + 1) * G * P * V) of it; the blocks' maxima and sums are combined through
 // distributed shared memory in one exchange of (max, sum) pairs (cluster_combine_maxsum: each block's sum
 // is taken against its own max and rescaled), so rows of up to 16 blocks' registers are still read once.
-template <typename T, int G, int P, int kBlock, bool kFull, bool kRaw, bool kCluster = false>
+constexpr int kRawExp = 2;
+template <typename T, int G, int P, int kBlock, bool kFull, int kRaw, bool kCluster = false>
 __global__ void __launch_bounds__(kBlock, (kBlock <= 1024 ? 1024 / kBlock : 1))
 softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsArgs a) {
     static_assert(G <= kWarp ? (G & (G - 1)) == 0 : G == kBlock && G % kWarp == 0, "G: lanes of a warp or the block");
@@ -192,7 +198,14 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         for (int e = 0; e < V; ++e) {
             const float ex = expf((kRaw ? f[e] : v[p][e]) - m);
             if constexpr (!kRaw) v[p][e] = ex;
+            if constexpr (kRaw == kRawExp) f[e] = ex;
             s += ex;
+        }
+        if constexpr (kRaw == kRawExp) {
+            Pack<T> q;
+#pragma unroll
+            for (int e = 0; e < V; ++e) q.v[e] = from_f<T>(f[e]);
+            memcpy(&raw[p], &q, 16);
         }
     }
     s = fast_row_reduce<G, false>(s, smem);
@@ -213,14 +226,15 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         if constexpr (kRaw) unpack_floats<T>(opaque(raw[p]), f);
         Pack<T> q;
 #pragma unroll
-        for (int e = 0; e < V; ++e) q.v[e] = from_f<T>((kRaw ? expf(f[e] - m) : v[p][e]) * scale);
+        for (int e = 0; e < V; ++e)
+            q.v[e] = from_f<T>((kRaw == kRawExp ? f[e] : kRaw ? expf(f[e] - m) : v[p][e]) * scale);
         store_pack(po + p * G * V, q);
     }
     if constexpr (kCluster) cluster_sync();  // the stat slots stay alive until every block has read them
 }
 
 // Launches one configuration; the grid has a block per kBlock / G rows (the caller checks it fits).
-template <typename T, int G, int P, int kBlock, bool kRaw = false>
+template <typename T, int G, int P, int kBlock, int kRaw = 0>
 void launch_fast_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
     constexpr int64_t kRowsPerBlock = kBlock / G;
     const unsigned grid = (unsigned)((a.rows + kRowsPerBlock - 1) / kRowsPerBlock);
@@ -280,7 +294,7 @@ cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, i
 // Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row, at most kMaxNb (up to
 // kMaxClusterNonPortable). False (nothing launched, no error left pending) where the device, the build or
 // the shape does not allow it.
-template <typename T, int G, int P, bool kRaw = false, int kMaxNb = kMaxCluster>
+template <typename T, int G, int P, int kRaw = 0, int kMaxNb = kMaxCluster>
 bool launch_fast_cluster_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
     static_assert(kMaxNb <= kMaxClusterNonPortable, "a cluster of at most 16 blocks");
     const int64_t per_block = (int64_t)G * P * Pack<T>::N;

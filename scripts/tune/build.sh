@@ -8,8 +8,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OBJ=$(mktemp -d)
 trap 'rm -rf "$OBJ"' EXIT
 pids=()
+# tune.cu's own copies of the library's header kernels live in another namespace (-Doprt_nv=oprt_tune):
+# otherwise they and the library's share host stubs and launcher statics (one inline definition kept by
+# the linker), and a kernel attribute set through one copy is not seen by the other's launch.
 for f in "$ROOT"/scripts/tune/tune.cu "$ROOT"/oprt_nvidia/csrc/*.cu; do
-    nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_nvidia/csrc" \
+    ns=""
+    [ "$(basename "$f")" = tune.cu ] && ns="-Doprt_nv=oprt_tune"
+    nvcc $ns -O3 -std=c++17 -arch=sm_90 -Xptxas -v -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_nvidia/csrc" \
         -c "$f" -o "$OBJ/$(basename "$f" .cu).o" &
     pids+=($!)
 done
