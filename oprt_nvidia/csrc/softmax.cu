@@ -563,15 +563,18 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
     }
 }
 
-// Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, blocks of
-// 8192 elements, up to 8 a cluster (f32: 256 threads x 8 packs; 16-bit: 128 threads x 8 raw packs). H200,
-// 65536-wide rows (tune-5.log): f32 81.1% of cudaMemcpy (512 x 8 packs, 4 blocks: 76.8%); f16 71.7% (256 x
-// 8 raw, 4 blocks: 66.8%). Longer rows take the older cluster kernel (up to 8 x 16384), then online rows.
+// Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, up to 8
+// blocks a cluster: f32 256 threads x 8 packs (8192 elements a block); 16-bit 512 threads x 8 packs of
+// exps (kRawExp, 32768 elements a block). H200, 65536-wide rows (% of cudaMemcpy): f32 81.1% (tune-5.log;
+// 512 x 8: 76.8% there, 80.1% in s4-2, 256 x 8 77.3%: within the runs' noise); f16 81.3% (tune-s4-2.log:
+// 512 x 8 exps, 2 blocks; 256 x 8 exps 78.1%; 128 x 8 exps 74.5%; 128 x 8 raw, the session-3 choice,
+// 68.2%: two exps an element saturate the exp unit). Longer rows take the older cluster kernel, then
+// online rows.
 template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
     const FastRowsArgs f = fast_args(a);
     if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 256, 8>(stream, out, x, f);
-    else return launch_fast_cluster_rows<T, 128, 8, kRawExp>(stream, out, x, f);
+    else return launch_fast_cluster_rows<T, 512, 8, kRawExp>(stream, out, x, f);
 }
 
 // Columns through softmax_cols.cuh's cluster kernel where 16-byte packs work (aligned pointers, strides

@@ -1013,13 +1013,14 @@ int main(int argc, char **argv) {
     }
         const int64_t h64k = nh / 65536, f64k = n / 65536;
         std::vector<Variant> hc = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {h64k, 65536}), -1),
-                                   FC(__half, HO, H, h64k, 128, 8, 1, 8), FC(__half, HO, H, h64k, 128, 8, 2, 8),
-                                   FC(__half, HO, H, h64k, 256, 8, 2, 8), FC(__half, HO, H, h64k, 512, 8, 2, 8),
-                                   FC(__half, HO, H, h64k, 256, 4, 0, 8)};
+                                   FC(__half, HO, H, h64k, 128, 8, 1, 8), FC(__half, HO, H, h64k, 256, 8, 2, 8),
+                                   FC(__half, HO, H, h64k, 512, 8, 2, 8), FC(__half, HO, H, h64k, 1024, 8, 2, 8),
+                                   FC(__half, HO, H, h64k, 1024, 4, 2, 8)};
         run_group("softmax f16 4096x65536 cluster rows", 2.0 * nh * 2, peak, hc, O, nh, 4e-3, filter, true, true);
         std::vector<Variant> fc = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {f64k, 65536}), -1),
                                    FC(float, O, A, f64k, 256, 8, 0, 8), FC(float, O, A, f64k, 512, 8, 0, 8),
-                                   FC(float, O, A, f64k, 128, 16, 2, 8)};
+                                   FC(float, O, A, f64k, 1024, 4, 0, 8), FC(float, O, A, f64k, 1024, 8, 0, 8),
+                                   FC(float, O, A, f64k, 512, 4, 0, 8)};
         run_group("softmax f32 2048x65536 cluster rows", 2.0 * n * 4, peak, fc, O, n, 1e-6, filter);
 #undef FC
         // softmax over axis 0: strips of LANES x 16 bytes, segments of SEG rows, at most MAXB blocks an SM
@@ -1038,10 +1039,9 @@ int main(int argc, char **argv) {
     }
 #define CC_SET(TY, OUTP, INP, L, INNER)                                                                      \
     CC(TY, OUTP, INP, L, INNER, 0, 4, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 4, 512, 4, 2048, 2),   \
-        CC(TY, OUTP, INP, L, INNER, 1, 4, 512, 4, 2048, 3), CC(TY, OUTP, INP, L, INNER, 2, 4, 512, 8, 2048, 0), \
-        CC(TY, OUTP, INP, L, INNER, 2, 4, 512, 4, 2048, 0), CC(TY, OUTP, INP, L, INNER, 2, 2, 512, 8, 2048, 0), \
-        CC(TY, OUTP, INP, L, INNER, 2, 4, 256, 8, 2048, 0), CC(TY, OUTP, INP, L, INNER, 2, 4, 1024, 4, 2048, 0), \
-        CC(TY, OUTP, INP, L, INNER, 2, 4, 512, 4, 1024, 0), CC(TY, OUTP, INP, L, INNER, 2, 2, 256, 8, 2048, 0)
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 1), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 2), \
+        CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 1), CC(TY, OUTP, INP, L, INNER, 1, 16, 512, 4, 2048, 1), \
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 1024, 4, 2048, 1), CC(TY, OUTP, INP, L, INNER, 2, 4, 512, 8, 2048, 0)
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);

@@ -350,8 +350,10 @@ NEG_INF_CASES = [
     ((19, 128), -1, np.s_[1, :64]),
     ((7, 4096), -1, np.s_[2, :2048]),  # fast block rows
     ((3, 16384), -1, np.s_[0, :8192]),
-    ((3, 65536), -1, np.s_[0, :8192]),  # fast cluster rows: the first block all -inf
-    ((2, 200000), -1, np.s_[0, :50000]),  # online rows, 16-byte packs
+    ((3, 65536), -1, np.s_[0, :8192]),  # fast cluster rows: the first block all -inf (f32)
+    ((3, 65536), -1, np.s_[0, :32768]),  # ... the first block all -inf (16-bit: 32768 exps a block)
+    ((2, 70001), -1, np.s_[1, 32768:65536]),  # a partial cluster row, a middle 16-bit block all -inf
+    ((2, 200000), -1, np.s_[0, :50000]),  # f32: online rows, 16-byte packs; 16-bit: a cluster of 7 blocks
     ((2, 140001), -1, np.s_[0, :1000]),  # online rows, elements (maxsum_add)
     ((100, 16), 0, np.s_[0, 0]),  # cluster columns: one thread's only row
     ((6000, 32), 0, np.s_[:2048, 5]),  # cluster columns: a whole segment of a column
