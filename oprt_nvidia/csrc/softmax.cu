@@ -564,23 +564,26 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
 }
 
 // Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, up to 8
-// blocks a cluster: f32 256 threads x 8 packs (8192 elements a block); 16-bit 512 threads x 8 packs of
-// exps (kRawExp, 32768 elements a block). H200, 65536-wide rows (% of cudaMemcpy): f32 81.1% (tune-5.log;
-// 512 x 8: 76.8% there, 80.1% in s4-2, 256 x 8 77.3%: within the runs' noise); f16 81.3% (tune-s4-2.log:
+// blocks a cluster: f32 512 threads x 8 packs (16384 elements a block); 16-bit 512 threads x 8 packs of
+// exps (kRawExp, 32768 elements a block). H200, 65536-wide rows (% of cudaMemcpy): f32 512 x 8 80.1% and
+// 79.7% against 77.3% and 76.9% for 256 x 8 (tune-s4-2.log, tune-s4-3.log; session 3's tune-5.log had it
+// the other way round, 76.8% / 81.1%, before the one-exchange change); f16 81.3% (tune-s4-2.log:
 // 512 x 8 exps, 2 blocks; 256 x 8 exps 78.1%; 128 x 8 exps 74.5%; 128 x 8 raw, the session-3 choice,
 // 68.2%: two exps an element saturate the exp unit). Longer rows take the older cluster kernel, then
 // online rows.
 template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
     const FastRowsArgs f = fast_args(a);
-    if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 256, 8>(stream, out, x, f);
+    if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 512, 8>(stream, out, x, f);
     else return launch_fast_cluster_rows<T, 512, 8, kRawExp>(stream, out, x, f);
 }
 
 // Columns through softmax_cols.cuh's cluster kernel where 16-byte packs work (aligned pointers, strides
 // and inner extent, out unit-stride along inner) and the axis fits a cluster of 2048-row segments: a strip
-// of 4 packs (64 bytes), 512 threads x 4 loads in flight, at most 2 blocks an SM (the segments in flight,
-// 264 x 128 KB, fit in the 60 MB L2 for the second sweep). False where it does not apply.
+// of 8 packs (128 bytes), 512 threads x 4 loads in flight, at most 2 blocks an SM, L2 eviction hints (the
+// first sweep's loads evict_last, the second sweep's loads and the writes evict_first). H200, 16384 x 8192
+// (tune-s4-3.log, % of cudaMemcpy): f32 54.5%, f16 40.0%; the session-3 shape (4 packs, no hints) 44.3% /
+// 33.6%; segments kept in shared memory (kColsSmem) 34% / 23%. False where it does not apply.
 template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c) {
     constexpr int64_t V = Pack<T>::N, S = sizeof(T);
     bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&
@@ -589,7 +592,7 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
         vec = vec && (c.outer_idx.stride[0][i] * S) % 16 == 0 && (c.outer_idx.stride[1][i] * S) % 16 == 0;
     if (!vec) return false;
     ColsClusterArgs a{c.L, c.inner, c.xs, c.os, 0, 0, c.outer_idx};
-    return launch_cols_cluster<T, 4, 512, 4>(stream, out, x, a, c.outer, 2048, 2);
+    return launch_cols_cluster<T, 8, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2);
 }
 
 template <typename T>

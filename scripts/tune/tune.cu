@@ -1038,10 +1038,11 @@ int main(int argc, char **argv) {
         }                                                                                                   \
     }
 #define CC_SET(TY, OUTP, INP, L, INNER)                                                                      \
-    CC(TY, OUTP, INP, L, INNER, 0, 4, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 4, 512, 4, 2048, 2),   \
-        CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 1), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 2), \
-        CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 1), CC(TY, OUTP, INP, L, INNER, 1, 16, 512, 4, 2048, 1), \
-        CC(TY, OUTP, INP, L, INNER, 1, 8, 1024, 4, 2048, 1), CC(TY, OUTP, INP, L, INNER, 2, 4, 512, 8, 2048, 0)
+    CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 3),   \
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 0), CC(TY, OUTP, INP, L, INNER, 1, 16, 512, 4, 2048, 2), \
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 4, 2048, 4), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 8, 2048, 2), \
+        CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 32, 512, 4, 2048, 2), \
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 1024, 2)
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
