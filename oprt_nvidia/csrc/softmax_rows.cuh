@@ -117,6 +117,26 @@ template <typename T, int V> __device__ __forceinline__ void unpack_floats(const
     }
 }
 
+// The 16-byte pack of T holding V floats (round to nearest even), 16-bit types converted two at a time
+// (one cvt.rn.{f16,bf16}x2.f32 per pair; the PTX of one conversion per element kept them apart).
+template <typename T, int V> __device__ __forceinline__ uint4 pack_floats(const float (&f)[V]) {
+    static_assert(V * sizeof(T) == 16, "a 16-byte pack");
+    uint32_t w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if constexpr (sizeof(T) == 4) {
+            w[k] = __float_as_uint(f[k]);
+        } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+            const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x = low half
+            memcpy(&w[k], &h, 4);
+        } else {
+            const __half2 h = __floats2half2_rn(f[2 * k], f[2 * k + 1]);
+            memcpy(&w[k], &h, 4);
+        }
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 // The same bits, opaque to the compiler: converting them again cannot reuse the floats of an earlier
 // conversion. Without it the kRaw kernels kept every converted value live from the max to the scaling
 // (bf16 256 x 8 packs: 70-170 bytes of spills at the 64-register cap); with it a pack costs 4 registers.
@@ -201,12 +221,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
             if constexpr (kRaw == kRawExp) f[e] = ex;
             s += ex;
         }
-        if constexpr (kRaw == kRawExp) {
-            Pack<T> q;
-#pragma unroll
-            for (int e = 0; e < V; ++e) q.v[e] = from_f<T>(f[e]);
-            memcpy(&raw[p], &q, 16);
-        }
+        if constexpr (kRaw == kRawExp) raw[p] = pack_floats<T>(f);
     }
     s = fast_row_reduce<G, false>(s, smem);
     // scale: what exp(x - m) is multiplied by (kCluster: this block's max against the row's, over the
@@ -224,10 +239,12 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         if (!ok(p)) continue;
         float f[V];
         if constexpr (kRaw) unpack_floats<T>(opaque(raw[p]), f);
-        Pack<T> q;
+        float o[V];
 #pragma unroll
-        for (int e = 0; e < V; ++e)
-            q.v[e] = from_f<T>((kRaw == kRawExp ? f[e] : kRaw ? expf(f[e] - m) : v[p][e]) * scale);
+        for (int e = 0; e < V; ++e) o[e] = (kRaw == kRawExp ? f[e] : kRaw ? expf(f[e] - m) : v[p][e]) * scale;
+        const uint4 u = pack_floats<T>(o);
+        Pack<T> q;
+        memcpy(&q, &u, 16);
         store_pack(po + p * G * V, q);
     }
     if constexpr (kCluster) cluster_sync();  // the stat slots stay alive until every block has read them
