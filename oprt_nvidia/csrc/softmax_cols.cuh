@@ -62,7 +62,7 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 }
 
 // kLanes threads across a strip (a 16-byte pack each), kThreads / kLanes rows in flight, kUnroll packs
-// loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxClusterNonPortable), one
+// loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= 16), one
 // cluster per (outer index, strip).
 // kMode: a ColsMode.
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
@@ -216,21 +216,22 @@ inline const char *&cols_cluster_refusal() {
 }
 
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
-// up to kMaxClusterNonPortable blocks. kColsL2 / kColsL2Hint: at most max_blocks_per_sm resident blocks an
+// up to max_nb blocks (the portable 8 unless a caller asks for up to kMaxClusterNonPortable: tune.cu does;
+// clusters of 16 ran slower in every shape tried). kColsL2 / kColsL2Hint: at most max_blocks_per_sm resident blocks an
 // SM (dynamic shared memory as the limiter; 0: no cap), so that the segments in flight fit in L2.
 // kColsSmem: the segment's packs as dynamic shared memory (refused where that exceeds the device's
 // per-block limit). False (nothing launched, no error pending) where the device, the build or the shape
 // does not allow it: then the caller's fallback runs.
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
-                         int64_t seg_target, int max_blocks_per_sm) {
+                         int64_t seg_target, int max_blocks_per_sm, int max_nb = kMaxCluster) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
     why = "shape or device";
     if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1 || seg_target < 1) return false;
     int64_t nb = (a.L + seg_target - 1) / seg_target;
-    if (nb > kMaxClusterNonPortable) return false;
+    if (nb > max_nb || nb > kMaxClusterNonPortable) return false;
     a.seg = (a.L + nb - 1) / nb;
     a.seg = (a.seg + RL - 1) / RL * RL;
     nb = (a.L + a.seg - 1) / a.seg;

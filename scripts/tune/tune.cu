@@ -1029,7 +1029,7 @@ int main(int argc, char **argv) {
     Variant {                                                                                               \
         "cols mode" #MODE " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB, [=] {           \
             oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB)) { \
+            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, 16)) { \
                 static bool said = false; /* reported once; the variant's output stays NaN: WRONG */        \
                 if (!said) printf("  refused: mode%d lanes%d threads%d U%d seg%d maxB%d: %s\n", MODE, LANES, NT, \
                                   U, SEG, MAXB, oprt_nv::cols_cluster_refusal());                           \

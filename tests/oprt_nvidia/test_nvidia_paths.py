@@ -288,6 +288,19 @@ def test_softmax_cluster_rows_extremes(nvidia_backend, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("length", [16384, 65536, 40000])
+def test_softmax_16bit_rows_wide_range(nvidia_backend, rng, length, dtype):
+    """16-bit rows keep exp(x - max) rounded to the dtype between the sum and the scaling (kRawExp): inputs
+    spread over 40 units put most exps far below f16's normal range (6.1e-5), where the rounding is absolute;
+    the error budget (f16 atol 6e-8, bf16 rtol 2 eps) must still hold, and every output must be finite."""
+    x = rng.uniform(-35.0, 5.0, (6, length)).astype(np.float32)
+    x[1, :] = rng.uniform(-1.0, 1.0, length)  # a row of near-equal exps: every output ~1 / length
+    x[2, ::97] = 5.0  # a few maxima, everything else 0..40 below them
+    _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": -1}, dtype)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_softmax_cluster_rows_misaligned_and_batched(nvidia_backend, rng, dtype):
     _check_offsets(nvidia_backend, rng, "softmax", [(3, 32768)], {"axis": -1}, dtype, 1, 0, scale=6.0)
