@@ -583,7 +583,7 @@ template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, cons
 // of 8 packs (128 bytes), 512 threads x 4 loads in flight, at most 2 blocks an SM, L2 eviction hints (the
 // first sweep's loads evict_last, the second sweep's loads and the writes evict_first). H200, 16384 x 8192
 // (tune-s4-3.log, % of cudaMemcpy): f32 54.5%, f16 40.0%; the session-3 shape (4 packs, no hints) 44.3% /
-// 33.6%; segments kept in shared memory (kColsSmem) 34% / 23%. False where it does not apply.
+// 33.6%; segments kept in shared memory (a mode since removed) 34% / 23%. False where it does not apply.
 template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c) {
     constexpr int64_t V = Pack<T>::N, S = sizeof(T);
     bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&

@@ -26,8 +26,8 @@ enum ColsMode : int {
     kColsL2 = 0,      // read again from global memory, hoping for L2 hits (last rows first)
     kColsL2Hint = 1,  // the same with L2 eviction hints: first reads evict_last, second reads and the
                       // writes evict_first
-    kColsSmem = 2,    // the first sweep keeps every loaded pack in dynamic shared memory (seg x 16 x
-                      // kLanes bytes a block); DRAM sees exactly one read and one write
+    // (session 4 also tried keeping each segment in dynamic shared memory, 128 KB a block, so that DRAM
+    // saw one read and one write: 28-35% / 18-26% of cudaMemcpy, the worst; removed, docs/performance.md)
 };
 
 __device__ __forceinline__ uint64_t l2_policy(bool last) {
@@ -62,7 +62,7 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 }
 
 // kLanes threads across a strip (a 16-byte pack each), kThreads / kLanes rows in flight, kUnroll packs
-// loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= 16), one
+// loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
 // cluster per (outer index, strip).
 // kMode: a ColsMode.
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
@@ -76,7 +76,6 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     __shared__ float wm[kWarps][W], ws[kWarps][W];  // per-warp partials
     __shared__ float bm[W], bs[W];                  // this block's (max, sum) per column, read by the cluster
     __shared__ float gm[W], gi[W];                  // the column's max and 1 / sum
-    extern __shared__ uint4 kept[];                 // kColsSmem: pack k of thread t at kept[k * kThreads + t]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
     const int64_t cid = (int64_t)blockIdx.x / nb;
@@ -106,11 +105,6 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             raw[u] = !valid(k0 + u)        ? make_uint4(0u, 0u, 0u, 0u)
                      : kMode == kColsL2Hint ? ld_policy(p, pol_last)
                                             : __ldg(reinterpret_cast<const uint4 *>(p));
-        }
-        if constexpr (kMode == kColsSmem) {
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u)
-                if (k0 + u < K) kept[(k0 + u) * kThreads + t] = raw[u];
         }
         float tmax[V];
 #pragma unroll
@@ -189,7 +183,6 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             const int k = K - 1 - (k0 + u);
             const T *p = px + k * xstep;
             raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
-                     : kMode == kColsSmem   ? kept[k * kThreads + t]
                      : kMode == kColsL2Hint ? ld_policy(p, pol_first)
                                             : __ldg(reinterpret_cast<const uint4 *>(p));
         }
@@ -216,22 +209,19 @@ inline const char *&cols_cluster_refusal() {
 }
 
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
-// up to max_nb blocks (the portable 8 unless a caller asks for up to kMaxClusterNonPortable: tune.cu does;
-// clusters of 16 ran slower in every shape tried). kColsL2 / kColsL2Hint: at most max_blocks_per_sm resident blocks an
-// SM (dynamic shared memory as the limiter; 0: no cap), so that the segments in flight fit in L2.
-// kColsSmem: the segment's packs as dynamic shared memory (refused where that exceeds the device's
-// per-block limit). False (nothing launched, no error pending) where the device, the build or the shape
-// does not allow it: then the caller's fallback runs.
+// up to kMaxCluster blocks, at most max_blocks_per_sm resident blocks an SM (dynamic shared memory as the
+// limiter; 0: no cap), so that the segments in flight fit in L2. False (nothing launched, no error
+// pending) where the device, the build or the shape does not allow it: then the caller's fallback runs.
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
-                         int64_t seg_target, int max_blocks_per_sm, int max_nb = kMaxCluster) {
+                         int64_t seg_target, int max_blocks_per_sm) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
     why = "shape or device";
     if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1 || seg_target < 1) return false;
     int64_t nb = (a.L + seg_target - 1) / seg_target;
-    if (nb > max_nb || nb > kMaxClusterNonPortable) return false;
+    if (nb > kMaxCluster) return false;
     a.seg = (a.L + nb - 1) / nb;
     a.seg = (a.seg + RL - 1) / RL * RL;
     nb = (a.L + a.seg - 1) / a.seg;
@@ -244,9 +234,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     const DeviceLimits lim = device_limits();
     size_t dyn = 0;
-    if (kMode == kColsSmem) {
-        dyn = (size_t)(a.seg / RL) * kThreads * sizeof(uint4);
-    } else if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
+    if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
         // dynamic shared memory that lets at most max_blocks_per_sm blocks share an SM (1 KB per block is
         // the runtime's own reservation; the static arrays count too)
         const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;

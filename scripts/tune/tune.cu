@@ -1001,11 +1001,11 @@ int main(int argc, char **argv) {
         run_group("softmax f32 524288x128 fast rows", 2.0 * n * 4, peak, f128, O, n, 1e-6, filter);
 #undef FR
         // cluster rows of 65536: blocks of G x P x V elements, ceil(65536 / that) blocks a cluster
-#define FC(TY, OUTP, INP, ROWS, G, P, RAW, NB)                                                              \
+#define FC(TY, OUTP, INP, ROWS, G, P, RAW)                                                              \
     Variant {                                                                                               \
-        "cluster G" #G " P" #P " raw" #RAW " maxNb" #NB, [=] {                                              \
-            if (!oprt_nv::launch_fast_cluster_rows<TY, G, P, RAW, NB>(nullptr, OUTP, INP,                   \
-                                                                      oprt_nv::FastRowsArgs{ROWS, 65536, 65536, 65536})) { \
+        "cluster G" #G " P" #P " raw" #RAW, [=] {                                              \
+            if (!oprt_nv::launch_fast_cluster_rows<TY, G, P, RAW>(nullptr, OUTP, INP,                       \
+                                                                  oprt_nv::FastRowsArgs{ROWS, 65536, 65536, 65536})) { \
                 fprintf(stderr, "cluster launch refused\n");                                               \
                 exit(1);                                                                                    \
             }                                                                                               \
@@ -1013,23 +1013,23 @@ int main(int argc, char **argv) {
     }
         const int64_t h64k = nh / 65536, f64k = n / 65536;
         std::vector<Variant> hc = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {h64k, 65536}), -1),
-                                   FC(__half, HO, H, h64k, 128, 8, 1, 8), FC(__half, HO, H, h64k, 256, 8, 2, 8),
-                                   FC(__half, HO, H, h64k, 512, 8, 2, 8), FC(__half, HO, H, h64k, 1024, 8, 2, 8),
-                                   FC(__half, HO, H, h64k, 1024, 4, 2, 8)};
+                                   FC(__half, HO, H, h64k, 128, 8, 1), FC(__half, HO, H, h64k, 256, 8, 2),
+                                   FC(__half, HO, H, h64k, 512, 8, 2), FC(__half, HO, H, h64k, 1024, 8, 2),
+                                   FC(__half, HO, H, h64k, 1024, 4, 2)};
         run_group("softmax f16 4096x65536 cluster rows", 2.0 * nh * 2, peak, hc, O, nh, 4e-3, filter, true, true);
         std::vector<Variant> fc = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {f64k, 65536}), -1),
-                                   FC(float, O, A, f64k, 256, 8, 0, 8), FC(float, O, A, f64k, 512, 8, 0, 8),
-                                   FC(float, O, A, f64k, 1024, 4, 0, 8), FC(float, O, A, f64k, 1024, 8, 0, 8),
-                                   FC(float, O, A, f64k, 512, 4, 0, 8)};
+                                   FC(float, O, A, f64k, 256, 8, 0), FC(float, O, A, f64k, 512, 8, 0),
+                                   FC(float, O, A, f64k, 1024, 4, 0), FC(float, O, A, f64k, 1024, 8, 0),
+                                   FC(float, O, A, f64k, 512, 4, 0)};
         run_group("softmax f32 2048x65536 cluster rows", 2.0 * n * 4, peak, fc, O, n, 1e-6, filter);
 #undef FC
         // softmax over axis 0: strips of LANES x 16 bytes, segments of SEG rows, at most MAXB blocks an SM
-        // (MODE 0: second sweep from L2; 1: with L2 eviction hints; 2: segments kept in shared memory)
+        // (MODE 0: second sweep from L2; 1: with L2 eviction hints)
 #define CC(TY, OUTP, INP, L, INNER, MODE, LANES, NT, U, SEG, MAXB)                                           \
     Variant {                                                                                               \
         "cols mode" #MODE " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB, [=] {           \
             oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, 16)) { \
+            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB)) { \
                 static bool said = false; /* reported once; the variant's output stays NaN: WRONG */        \
                 if (!said) printf("  refused: mode%d lanes%d threads%d U%d seg%d maxB%d: %s\n", MODE, LANES, NT, \
                                   U, SEG, MAXB, oprt_nv::cols_cluster_refusal());                           \
@@ -1042,7 +1042,7 @@ int main(int argc, char **argv) {
         CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 0), CC(TY, OUTP, INP, L, INNER, 1, 16, 512, 4, 2048, 2), \
         CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 4, 2048, 4), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 8, 2048, 2), \
         CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 32, 512, 4, 2048, 2), \
-        CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 1024, 2)
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 8, 2048, 2)
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
