@@ -187,6 +187,39 @@ def check_descriptors_need_no_device(ext: Any, tdesc: Callable[..., Any]) -> Non
         assert getattr(lib, f"oprt_destroy_{op}_descriptor")(p[0]) == 0
 
 
+def check_pointer_entry_points(ext: Any, tdesc: Callable[..., Any]) -> None:
+    """Every op has oprt_ptrs_<op> (the launch on integer pointers the op API's fast path uses), and it
+    forwards each pointer to its own parameter: a null pointer in one position is reported by that
+    parameter's name, exactly as through oprt_<op> with cast pointers (host-only: the null checks come
+    before any device work)."""
+    ffi, lib = ext.ffi, ext.lib
+    cases = (
+        ("copy", (tdesc((33, 65)), tdesc((33, 65))), ("out", "x")),
+        ("vector_add", (tdesc((4, 5)), tdesc((4, 5)), tdesc((4, 5))), ("out", "a", "b")),
+        ("relu", (tdesc((7,)), tdesc((7,)), 0.1), ("out", "x")),
+        ("reduce_sum", (tdesc((5,)), tdesc((5, 9)), -1, 0), ("out", "x")),
+        ("softmax", (tdesc((5, 9)), tdesc((5, 9)), -1), ("out", "x")),
+    )
+    for op, args, names in cases:
+        fast = getattr(lib, f"oprt_ptrs_{op}")
+        slow = getattr(lib, f"oprt_{op}")
+        p = ffi.new(f"oprt_{op}_descriptor_t *")
+        assert getattr(lib, f"oprt_create_{op}_descriptor")(p, *args) == 0, ffi.string(lib.oprt_last_error_message())
+        try:
+            for null in range(len(names)):  # pointer `null` is NULL, the others plausible device addresses
+                ptrs = [0 if i == null else (1 << 40) + (i << 20) for i in range(len(names))]
+                got = fast(p[0], 0, 0, *ptrs)
+                fast_msg = ffi.string(lib.oprt_last_error_message()).decode()
+                cast = [ffi.cast("void *", ptrs[0])] + [ffi.cast("const void *", q) for q in ptrs[1:]]
+                want = slow(p[0], ffi.NULL, 0, *cast, ffi.NULL)
+                slow_msg = ffi.string(lib.oprt_last_error_message()).decode()
+                assert got == want == lib.OPRT_STATUS_NULL_POINTER, (op, names[null], got, want)
+                assert fast_msg == slow_msg and f"{names[null]} is NULL" in fast_msg, (fast_msg, slow_msg)
+            assert fast(ffi.NULL, 0, 0, *([1 << 40] * len(names))) == lib.OPRT_STATUS_NULL_POINTER
+        finally:
+            assert getattr(lib, f"oprt_destroy_{op}_descriptor")(p[0]) == 0
+
+
 # (shape, axis) of reductions split across blocks; axis -128 is OPRT_AXIS_ALL
 SPLIT_REDUCTIONS = [((1 << 24,), -128), ((4, 1 << 22), -1), ((1 << 13, 1 << 13), 0)]
 

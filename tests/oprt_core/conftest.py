@@ -1,8 +1,10 @@
 """Fixtures of the compiled-library tests: the host (CPU) implementation of oprt.h.
 
 ``host_lib_path`` builds tests/oprt_core/host_lib/oprt_host.c once per session with
-the system C compiler into a shared library; ``host_backend`` is a
-:class:`oprt_core.compiled.CompiledBackend` over it, loaded with cffi ABI mode.
+the system C compiler into a shared library, together with the ``oprt_ptrs_<op>`` entry points that
+oprt_build generates for the GPU backends' cffi extensions (exported here, so the op API's integer-pointer
+launch path runs in CI too); ``host_backend`` is a :class:`oprt_core.compiled.CompiledBackend` over it,
+loaded with cffi ABI mode.
 Without a C compiler these tests skip with the reason.
 """
 
@@ -30,8 +32,17 @@ def find_cc() -> str | None:
     return None
 
 
+def _pointer_entry_points() -> tuple[str, str]:
+    """oprt_build's oprt_ptrs_<op> declarations and definitions for oprt.h."""
+    from oprt_core.cabi import cdef
+    from oprt_core.include import oprt_build
+
+    return oprt_build.pointer_entry_points(cdef())
+
+
 def build_host_library(dest: Path, name: str = "liboprt_host") -> Path:
-    """Compile the host implementation into ``dest/<name>.so`` (raises CalledProcessError on failure)."""
+    """Compile the host implementation (and the pointer entry points) into ``dest/<name>.so`` (raises
+    RuntimeError with the compiler's output on failure)."""
     from oprt_core.cabi import include_dir
 
     cc = find_cc()
@@ -39,8 +50,11 @@ def build_host_library(dest: Path, name: str = "liboprt_host") -> Path:
         pytest.skip("no C compiler (cc, gcc, clang or $CC) to build the host oprt.h library")
     suffix = ".dylib" if sys.platform == "darwin" else ".so"
     out = Path(dest) / f"{name}{suffix}"
+    ptrs = Path(dest) / f"{name}_ptrs.c"  # exported here (static in a cffi extension's own source)
+    ptrs.write_text('#include <stdint.h>\n#include "oprt.h"\n'
+                    + _pointer_entry_points()[1].replace("static oprt_status_t", "oprt_status_t"), encoding="utf-8")
     cmd = [*cc.split(), "-std=gnu11", "-O2", "-Wall", "-shared", "-fPIC", f"-I{include_dir()}", str(HOST_SOURCE),
-           "-o", str(out), "-lm"]
+           str(ptrs), "-o", str(out), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"building the host library failed:\n{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
@@ -56,7 +70,7 @@ def host_loader(path: Path | str) -> Callable[[], SimpleNamespace]:
         from oprt_core.cabi import cdef
 
         ffi = cffi.FFI()
-        ffi.cdef(cdef())
+        ffi.cdef(cdef() + _pointer_entry_points()[0])
         return SimpleNamespace(ffi=ffi, lib=ffi.dlopen(str(path)))
 
     return load

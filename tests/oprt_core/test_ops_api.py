@@ -257,6 +257,7 @@ def test_fast_path_launches_the_cached_descriptor_on_new_buffers(host_backend, m
         assert ops.softmax(dev, axis=-1, backend="host", out=out) is out
         assert_ok("softmax", be.to_host(out), [x], "f32", axis=-1)
     assert full_path == [] and len(ops._fast) == 1
+    assert next(iter(ops._fast.values()))[1]._fn_ptrs is not None  # launched through oprt_ptrs_softmax
     # a different param, shape or stride: a new descriptor through the full path, results right
     ops.softmax(devs[0], axis=0, backend="host", out=outs[0])
     assert_ok("softmax", be.to_host(outs[0]), [xs[0]], "f32", axis=0)
@@ -329,3 +330,24 @@ def test_fast_path_follows_a_replaced_backend(host_lib_path, make_host_loader, m
     ops.copy(x2, backend="host", out=o2)  # same layout; b1's cached entry must not be used
     assert {launcher.backend for _, launcher in ops._fast.values()} == {b1, b2}
     np.testing.assert_array_equal(b2.to_host(o2), b2.to_host(x2))
+
+
+@pytest.mark.parametrize("ptrs", [True, False], ids=["oprt_ptrs", "casts"])
+def test_fast_path_two_inputs_on_integer_pointers_or_casts(host_backend, monkeypatch, ptrs):
+    """vector_add through the fast path on new buffers each call, on oprt_ptrs_vector_add (integer pointers)
+    and, as for a library built without it, on oprt_vector_add with cast pointers: results right on both
+    (which argument is which is checked by the GPU backends' pointer-entry-point tests)."""
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    be = host_backend
+    ab = [(rand((7, 9), seed=2 * s), rand((7, 9), seed=2 * s + 1, low=-3, high=5)) for s in range(3)]
+    outs = [be.empty((7, 9), "f32") for _ in ab]
+    for i, ((a, b), out) in enumerate(zip(ab, outs)):
+        ops.vector_add(be.to_device(a), be.to_device(b), backend="host", out=out)
+        if i == 0:
+            launcher = next(iter(ops._fast.values()))[1]
+            assert launcher._fn_ptrs is not None
+            if not ptrs:
+                monkeypatch.setattr(launcher, "_fn_ptrs", None)
+        assert_ok("vector_add", be.to_host(out), [a, b], "f32")
+    assert len(ops._fast) == 1

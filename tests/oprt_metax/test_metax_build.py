@@ -13,6 +13,7 @@ from gpu_helpers import (
     check_descriptors_need_no_device,
     check_entry_point_is_installed,
     check_no_device_is_a_status_in_a_fresh_process,
+    check_pointer_entry_points,
     check_reduce_sum_workspace_for_split_reductions,
     check_sources_match_the_log,
     library_info,
@@ -144,6 +145,10 @@ def test_descriptors_need_no_device(metax_ext, tdesc):
     """Creating and destroying descriptors is host-only work (as in the nvidia suite, which imports oprt_nvidia
     at module level, so it is not reused here: the tox metax env has no oprt-nvidia)."""
     check_descriptors_need_no_device(metax_ext, tdesc)
+
+
+def test_pointer_entry_points_forward_every_pointer(metax_ext, tdesc):
+    check_pointer_entry_points(metax_ext, tdesc)
 
 
 @pytest.mark.parametrize("shape, axis", SPLIT_REDUCTIONS)

@@ -14,6 +14,7 @@ from gpu_helpers import (
     check_descriptors_need_no_device,
     check_entry_point_is_installed,
     check_no_device_is_a_status_in_a_fresh_process,
+    check_pointer_entry_points,
     check_reduce_sum_workspace_for_split_reductions,
     check_sources_match_the_log,
     library_info,
@@ -107,6 +108,10 @@ def test_descriptors_need_no_device(nvidia_ext, tdesc):
 def test_reduce_sum_workspace_for_split_reductions(nvidia_ext, tdesc, shape, axis):
     """Few long rows or columns are split across blocks: the partial sums need a workspace."""
     check_reduce_sum_workspace_for_split_reductions(nvidia_ext, tdesc, shape, axis)
+
+
+def test_pointer_entry_points_forward_every_pointer(nvidia_ext, tdesc):
+    check_pointer_entry_points(nvidia_ext, tdesc)
 
 
 def test_load_extension_is_oprt_cores():
