@@ -580,10 +580,11 @@ template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, cons
 
 // Columns through softmax_cols.cuh's cluster kernel where 16-byte packs work (aligned pointers, strides
 // and inner extent, out unit-stride along inner) and the axis fits a cluster of 2048-row segments: a strip
-// of 8 packs (128 bytes), 512 threads x 4 loads in flight, at most 2 blocks an SM, L2 eviction hints (the
-// first sweep's loads evict_last, the second sweep's loads and the writes evict_first). H200, 16384 x 8192
-// (tune-s4-3.log, % of cudaMemcpy): f32 54.5%, f16 40.0%; the session-3 shape (4 packs, no hints) 44.3% /
-// 33.6%; segments kept in shared memory (a mode since removed) 34% / 23%. False where it does not apply.
+// of 8 packs (128 bytes), 512 threads x 8 (f32) or 4 (16-bit) loads in flight, at most 2 blocks an SM, L2
+// eviction hints (the first sweep's loads evict_last, the second sweep's loads and the writes evict_first).
+// H200, 16384 x 8192 (tune-s4-3/4.log, % of cudaMemcpy): f32 57.2%, f16 40.0%; the session-3 shape (4
+// packs, no hints) 44.3% / 33.6%; segments kept in shared memory (a mode since removed) 34% / 23%. False
+// where it does not apply.
 template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c) {
     constexpr int64_t V = Pack<T>::N, S = sizeof(T);
     bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&

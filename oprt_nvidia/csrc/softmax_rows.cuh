@@ -41,10 +41,14 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 // Merges the (max, sum of exp(x - max)) of two disjoint parts; an empty part (or one of only -inf) is
-// (-inf, 0) and adds nothing. A NaN sum propagates.
+// (-inf, 0) and adds nothing. A NaN sum propagates, also from a part whose max is -inf (fmaxf skips NaN,
+// so a part of only NaN and -inf is (-inf, NaN)): its NaN must survive a merge with empty parts.
 __device__ __forceinline__ void maxsum_merge(float &m, float &s, float m2, float s2) {
     const float mn = fmaxf(m, m2);
-    if (mn == -INFINITY) return;  // both empty
+    if (mn == -INFINITY) {  // both maxima -inf: each sum is 0 or NaN
+        s += s2;
+        return;
+    }
     s = (s == 0.f ? 0.f : s * expf(m - mn)) + (s2 == 0.f ? 0.f : s2 * expf(m2 - mn));
     m = mn;
 }

@@ -363,8 +363,9 @@ NEG_INF_CASES = [
     ((19, 128), -1, np.s_[1, :64]),
     ((7, 4096), -1, np.s_[2, :2048]),  # fast block rows
     ((3, 16384), -1, np.s_[0, :8192]),
-    ((3, 65536), -1, np.s_[0, :8192]),  # fast cluster rows: the first block all -inf (f32)
-    ((3, 65536), -1, np.s_[0, :32768]),  # ... the first block all -inf (16-bit: 32768 exps a block)
+    ((3, 65536), -1, np.s_[0, :8192]),  # fast cluster rows: -inf in part of the first block
+    ((3, 65536), -1, np.s_[0, :16384]),  # ... the first block all -inf (f32: 16384 elements a block)
+    ((3, 65536), -1, np.s_[0, :32768]),  # ... (16-bit: 32768 exps a block)
     ((2, 70001), -1, np.s_[1, 32768:65536]),  # a partial cluster row, a middle 16-bit block all -inf
     ((2, 200000), -1, np.s_[0, :50000]),  # f32: online rows, 16-byte packs; 16-bit: a cluster of 7 blocks
     ((2, 140001), -1, np.s_[0, :1000]),  # online rows, elements (maxsum_add)
@@ -383,6 +384,38 @@ def test_softmax_negative_infinity(nvidia_backend, rng, shape, axis, where, dtyp
     x = rng.uniform(-8, 8, shape).astype(np.float32)
     x[where] = -np.inf
     _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": axis}, dtype)
+
+
+# (shape, axis, where NaN goes, which output rows / columns must be NaN throughout): a block of a cluster row
+# or a segment of a cluster column holding only NaN (with -inf beside it in one case) has a max of -inf
+# (fmaxf skips NaN); its NaN sum must still reach the whole row / column, as in numpy and torch
+NAN_CASES = [
+    ((2, 65536), -1, np.s_[0, :32768], np.s_[0]),  # f32: the first two blocks of 16384; 16-bit: the first block
+    ((2, 65536), -1, np.s_[1, 32768:], np.s_[1]),  # the last blocks, merged after finite ones
+    ((6000, 32), 0, np.s_[:2048, 5], np.s_[:, 5]),  # cluster columns: a whole segment of a column
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape, axis, where, nan_out", NAN_CASES, ids=["rows-first", "rows-last", "cols"])
+def test_softmax_nan_block_reaches_the_whole_row(nvidia_backend, rng, shape, axis, where, nan_out, dtype):
+    x = rng.uniform(-8, 8, shape).astype(np.float32)
+    x[where] = np.nan
+    if axis == -1:
+        x[0, 40000:40100] = -np.inf  # -inf beside finite values elsewhere
+    xt = x.astype(DTYPES[dtype].numpy)
+    out = nvidia_backend.to_device(np.full(shape, 7.0, DTYPES[dtype].numpy))  # not NaN: the kernel must write it
+    nvidia_backend.prepare("softmax", [nvidia_backend.to_device(xt)], out, {"axis": axis})()
+    nvidia_backend.synchronize()
+    got = nvidia_backend.to_host(out).astype(np.float64)
+    assert np.isnan(got[nan_out]).all()
+    keep = np.ones(shape, bool)
+    keep[nan_out] = False
+    rest = got[keep].reshape(-1, shape[-1]) if axis == -1 else got[keep].reshape(shape[0], -1)
+    ref_in = xt[keep].reshape(rest.shape)
+    result = SPECS["softmax"].check(rest, [ref_in], dtype, SPECS["softmax"].validate_params({"axis": axis}))
+    assert result.ok, result.message
 
 
 # ---- reduce_sum ------------------------------------------------------------------------------------------
