@@ -17,6 +17,7 @@
 #include "oprt.h"
 #include "softmax_cols.cuh"  // the library's softmax kernels (fast rows, cluster columns), timed here in
 #include "softmax_rows.cuh"  // configurations the library does not pick
+#include "softmax_bands.cuh"  // tune-only: the banded axis-0 softmax experiment (not in the library)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -1043,13 +1044,32 @@ int main(int argc, char **argv) {
         CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 4, 2048, 4), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 8, 2048, 2), \
         CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 32, 512, 4, 2048, 2), \
         CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 8, 2048, 2)
+        // the banded experiment (softmax_bands.cuh): bands of LANES packs, NT threads, ROWS loads at once
+        void *bws = nullptr;
+        const size_t bws_bytes = 64ull << 20;
+        CK(cudaMalloc(&bws, bws_bytes));
+#define BD(TY, OUTP, INP, L, N, LANES, NT, ROWS)                                                             \
+    Variant {                                                                                               \
+        "bands lanes" #LANES " threads" #NT " rows" #ROWS, [=] {                                            \
+            if (!oprt_nv::launch_bands<TY, LANES, NT, ROWS>(nullptr, OUTP, INP, L, N, bws, bws_bytes, 0)) {   \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: bands lanes%d threads%d rows%d\n", LANES, NT, ROWS);          \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+#define BD_SET(TY, OUTP, INP, L, N)                                                                          \
+    BD(TY, OUTP, INP, L, N, 32, 512, 4), BD(TY, OUTP, INP, L, N, 32, 512, 2), BD(TY, OUTP, INP, L, N, 16, 512, 4), \
+        BD(TY, OUTP, INP, L, N, 64, 512, 4), BD(TY, OUTP, INP, L, N, 32, 256, 4)
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
-                                    CC_SET(float, O, A, 16384, n / 16384)};
+                                    CC_SET(float, O, A, 16384, n / 16384), BD_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
-                                    CC_SET(__half, HO, H, 16384, nh / 16384)};
+                                    CC_SET(__half, HO, H, 16384, nh / 16384), BD_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
+#undef BD_SET
+#undef BD
 #undef CC
     }
     printf("\ndone\n");
