@@ -400,6 +400,23 @@ def test_check_reports_shape_nan_and_inf():
     assert not res.ok
 
 
+def test_check_matches_nan_only_where_the_reference_is_nan():
+    """A NaN input propagated (numpy and torch give NaN there) is exact; a NaN anywhere else still fails,
+    and so does a finite value where the reference is NaN."""
+    spec = SPECS["softmax"]
+    x = np.array([[0.5, np.nan, -1.0], [0.25, 1.0, -2.0]], np.float32)
+    ref = spec.reference([x], {"axis": -1})
+    assert np.isnan(ref[0]).all() and np.isfinite(ref[1]).all()
+    assert spec.check(ref.astype(np.float32), [x], "f32", {"axis": -1}).ok
+    finite_row0 = ref.copy()
+    finite_row0[0] = 1.0 / 3.0
+    assert not spec.check(finite_row0.astype(np.float32), [x], "f32", {"axis": -1}).ok
+    nan_row1 = ref.copy()
+    nan_row1[1, 2] = np.nan
+    res = spec.check(nan_row1.astype(np.float32), [x], "f32", {"axis": -1})
+    assert not res.ok and "worst at (1, 2)" in res.message
+
+
 def test_budgets_are_documented_and_ordered():
     import oprt_core.core_ops as core_ops
 

@@ -270,7 +270,8 @@ class OpSpec:
 
     def check(self, out: np.ndarray, inputs: Sequence[np.ndarray], dtype: str | DType,
               params: Mapping[str, Any] | None = None, ref: np.ndarray | None = None) -> CheckResult:
-        """Compare a backend's output (host array) with the float64 reference within budget."""
+        """Compare a backend's output (host array) with the float64 reference within budget. A NaN output
+        matches a NaN reference (so a test of NaN inputs must poison its output with something else)."""
         dt = get_dtype(dtype)
         params = self.validate_params(params, [np.shape(x) for x in inputs])
         inputs64 = [np.asarray(x).astype(np.float64) for x in inputs]
@@ -300,7 +301,8 @@ class OpSpec:
             with np.errstate(invalid="ignore", over="ignore"):
                 err = np.abs(o - r)
                 err[np.isnan(o) & ~np.isnan(r)] = np.inf
-                same_inf = np.isinf(r) & (o == r)
+                # inf == inf and NaN where the reference is NaN (a NaN input propagated) are exact
+                same_inf = (np.isinf(r) & (o == r)) | (np.isnan(r) & np.isnan(o))
                 err[same_inf] = 0.0
                 abs_r = np.abs(r)
                 rel = err / np.maximum(abs_r, np.finfo(np.float64).tiny)
