@@ -548,9 +548,10 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
     case 256: launch_fast_rows<T, 128, 2, 128>(stream, out, x, f); return true;
     case 512: launch_fast_rows<T, 128, 4, 128>(stream, out, x, f); return true;
     case 1024: launch_fast_rows<T, 256, 4, 256>(stream, out, x, f); return true;
-    case 2048:  // 16-bit x 16384: raw packs, 256 x 8 (93.3% against 87.5% for 512 x 4 floats, tune-4.log)
-        // (partial 16-bit rows take 512 x 4 floats: the bounds-checked raw kernel spills ~200 bytes)
-        if (V == 4 || a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
+    case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune-s4-2.log)
+        // (partial 16-bit rows take 512 x 4 floats: the bounds-checked packed kernel spills ~200 bytes)
+        if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
+        else if (a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
         else launch_fast_rows<T, 256, 8, 256, kRawExp>(stream, out, x, f);
         return true;
     case 4096:
