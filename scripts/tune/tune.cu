@@ -1043,7 +1043,8 @@ int main(int argc, char **argv) {
         CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 0), CC(TY, OUTP, INP, L, INNER, 1, 16, 512, 4, 2048, 2), \
         CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 4, 2048, 4), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 8, 2048, 2), \
         CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 32, 512, 4, 2048, 2), \
-        CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 8, 2048, 2)
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 256, 8, 2048, 2), CC(TY, OUTP, INP, L, INNER, 1, 8, 1024, 4, 2048, 1), \
+        CC(TY, OUTP, INP, L, INNER, 1, 8, 1024, 8, 2048, 1), CC(TY, OUTP, INP, L, INNER, 1, 16, 1024, 4, 2048, 1)
         // the banded experiment (softmax_bands.cuh): bands of LANES packs, NT threads, ROWS loads at once
         void *bws = nullptr;
         const size_t bws_bytes = 64ull << 20;
