@@ -117,21 +117,32 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
 #pragma unroll
             for (int e = 0; e < V; ++e) tmax[e] = fmaxf(tmax[e], f[e]);
         }
+        // the running max moves on few trips once a column has seen some rows: the rescale (an exp a
+        // column) runs only where some lane of the warp needs it (a warp-uniform branch)
+        bool grow = false;
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-            const float mn = fmaxf(m[e], tmax[e]);
-            if (mn == -INFINITY) continue;
-            s[e] = s[e] == 0.f ? 0.f : s[e] * expf(m[e] - mn);
-            m[e] = mn;
+        for (int e = 0; e < V; ++e) grow |= tmax[e] > m[e];
+        if (__any_sync(kFullMask, grow)) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                const float mn = fmaxf(m[e], tmax[e]);
+                if (mn == -INFINITY) continue;
+                s[e] = s[e] == 0.f ? 0.f : s[e] * exp_t<T>(m[e] - mn);
+                m[e] = mn;
+            }
         }
+        // the exps are taken against mu: the max, or 0 while a column has seen only -inf (then a -inf adds
+        // exp(-inf) = 0 where exp(-inf - -inf) would be a NaN; a NaN still adds a NaN)
+        float mu[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) mu[e] = m[e] == -INFINITY ? 0.f : m[e];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
             if (!valid(k0 + u)) continue;
             float f[V];
             unpack_floats<T>(opaque(raw[u]), f);
 #pragma unroll
-            // a -inf adds 0 (exp(-inf - -inf) would be a NaN while this column's max is still -inf)
-            for (int e = 0; e < V; ++e) s[e] += f[e] == -INFINITY ? 0.f : expf(f[e] - m[e]);
+            for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
         }
     }
     // the row lanes of a warp (lanes lane, lane + kLanes, ...), then the warps, then the cluster
@@ -194,7 +205,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             unpack_floats<T>(raw[u], f);
             Pack<T> p;
 #pragma unroll
-            for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(expf(f[e] - m[e]) * inv[e]);
+            for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(exp_t<T>(f[e] - m[e]) * inv[e]);
             if constexpr (kMode == kColsL2Hint) st_policy(po + k * ostep, p, pol_first);
             else store_pack(po + k * ostep, p);
         }
