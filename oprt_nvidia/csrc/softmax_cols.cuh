@@ -223,16 +223,17 @@ inline const char *&cols_cluster_refusal() {
 // up to kMaxCluster blocks, at most max_blocks_per_sm resident blocks an SM (dynamic shared memory as the
 // limiter; 0: no cap), so that the segments in flight fit in L2. False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it: then the caller's fallback runs.
+// max_cluster: 8 (portable) or 16 (a non-portable size, allowed on the kernel here; sm_90 has it).
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
-                         int64_t seg_target, int max_blocks_per_sm) {
+                         int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
     why = "shape or device";
     if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1 || seg_target < 1) return false;
     int64_t nb = (a.L + seg_target - 1) / seg_target;
-    if (nb > kMaxCluster) return false;
+    if (nb > max_cluster || max_cluster > 16) return false;
     a.seg = (a.L + nb - 1) / nb;
     a.seg = (a.seg + RL - 1) / RL * RL;
     nb = (a.L + a.seg - 1) / a.seg;
@@ -243,6 +244,18 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
+    if (nb > kMaxCluster) {
+        static bool allowed16 = false;  // a benign race: every writer sets the same attribute
+        if (!allowed16) {
+            const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+            if (err != cudaSuccess) {
+                (void)cudaGetLastError();
+                why = cudaGetErrorString(err);
+                return false;
+            }
+            allowed16 = true;
+        }
+    }
     const DeviceLimits lim = device_limits();
     size_t dyn = 0;
     if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
