@@ -26,6 +26,7 @@ enum ColsMode : int {
     kColsL2 = 0,      // read again from global memory, hoping for L2 hits (last rows first)
     kColsAsync = 2,   // kColsL2Hint's hints, the loads staged through shared memory by cp.async: kStages
                       // trips of kUnroll packs a thread in flight, holding no registers while in flight
+    kColsAsyncPlain = 3,  // the same, the cp.async without a cache hint (stores and pass 2 keep theirs)
     kColsL2Hint = 1,  // the same with L2 eviction hints: first reads evict_last, second reads and the
                       // writes evict_first
     // (session 4 also tried keeping each segment in dynamic shared memory, 128 KB a block, so that DRAM
@@ -66,10 +67,14 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 // cp.async of one 16-byte pack into shared memory (L2 only, with an eviction policy); a plain copy before
 // sm_80. Each thread of the columns kernel reads back only its own packs, so cp.async.wait_group alone
 // orders them (no block barrier).
+template <bool kHintCp>
 __device__ __forceinline__ void cp_async16(uint4 *smem, const void *g, uint64_t pol) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(sa), "l"(g), "l"(pol) : "memory");
+    if constexpr (kHintCp)
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(sa), "l"(g), "l"(pol) : "memory");
+    else
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(g) : "memory");
 #else
     (void)pol;
     *smem = __ldg(reinterpret_cast<const uint4 *>(g));
@@ -118,7 +123,8 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     auto valid = [&](int k) { return live_col && k < K && r0 + rl + (int64_t)k * RL < end; };
 
     // pass 1: online (max, sum) per column over this thread's rows, kUnroll loads in flight
-    constexpr bool kHint = kMode == kColsL2Hint || kMode == kColsAsync;
+    constexpr bool kAsync = kMode == kColsAsync || kMode == kColsAsyncPlain;
+    constexpr bool kHint = kMode != kColsL2;
     const uint64_t pol_first = kHint ? l2_policy(false) : 0;
     const uint64_t pol_last = kHint ? l2_policy(true) : 0;
     // kColsAsync: this thread's ring of kStages trips; trip j (pass 1: rows k = j * kUnroll + u; pass 2:
@@ -133,12 +139,12 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
                 const int k = second ? K - 1 - (j * kUnroll + u) : j * kUnroll + u;
-                if (k >= 0 && valid(k)) cp_async16(st + u * kThreads, px + k * xstep, second ? pol_first : pol_last);
+                if (k >= 0 && valid(k)) cp_async16<kMode == kColsAsync>(st + u * kThreads, px + k * xstep, second ? pol_first : pol_last);
             }
         }
         cp_async_commit();
     };
-    if constexpr (kMode == kColsAsync) {
+    if constexpr (kAsync) {
         for (int j = 0; j < kStages - 1; ++j) issue(j, false);
     }
     float m[V], s[V];
@@ -146,7 +152,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
     for (int k0 = 0; k0 < K; k0 += kUnroll) {
         uint4 raw[kUnroll];
-        if constexpr (kMode == kColsAsync) {
+        if constexpr (kAsync) {
             const int j = k0 / kUnroll;
             issue(j + kStages - 1, false);
             cp_async_wait<kStages - 1>();
@@ -243,13 +249,13 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         inv[e] = gi[lane * V + e];
     }
     // pass 2: this thread's rows again, last read first (the likeliest still in L2), and the writes
-    if constexpr (kMode == kColsAsync) {
+    if constexpr (kAsync) {
         cp_async_wait<0>();  // pass 1's groups (empty by now) retire before the ring is refilled
         for (int j = 0; j < kStages - 1; ++j) issue(j, true);
     }
     for (int k0 = 0; k0 < K; k0 += kUnroll) {
         uint4 raw[kUnroll];
-        if constexpr (kMode == kColsAsync) {
+        if constexpr (kAsync) {
             const int j = k0 / kUnroll;
             issue(j + kStages - 1, true);
             cp_async_wait<kStages - 1>();
@@ -337,7 +343,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
         const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(max_blocks_per_sm + 1) + 1;
         dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
     }
-    if constexpr (kMode == kColsAsync) {  // the cp.async ring (its size may cap blocks an SM lower still)
+    if constexpr (kMode == kColsAsync || kMode == kColsAsyncPlain) {  // the cp.async ring (its size may cap blocks an SM lower still)
         const size_t ring = sizeof(uint4) * (size_t)kStages * kUnroll * kThreads;
         if (ring > dyn) dyn = ring;
     }
