@@ -24,13 +24,14 @@ struct ColsClusterArgs {
 // How a block's second sweep finds its segment (ColsMode):
 enum ColsMode : int {
     kColsL2 = 0,      // read again from global memory, hoping for L2 hits (last rows first)
-    kColsAsync = 2,   // kColsL2Hint's hints, the loads staged through shared memory by cp.async: kStages
-                      // trips of kUnroll packs a thread in flight, holding no registers while in flight
-    kColsAsyncPlain = 3,  // the same, the cp.async without a cache hint (stores and pass 2 keep theirs)
     kColsL2Hint = 1,  // the same with L2 eviction hints: first reads evict_last, second reads and the
                       // writes evict_first
     // (session 4 also tried keeping each segment in dynamic shared memory, 128 KB a block, so that DRAM
-    // saw one read and one write: 28-35% / 18-26% of cudaMemcpy, the worst; removed, docs/performance.md)
+    // saw one read and one write: 28-35% / 18-26% of cudaMemcpy, the worst; removed, docs/performance.md).
+    // Session 5 staged the loads through shared memory by cp.async (2-6 trips in flight without holding
+    // registers): no gain (f16 53.2% against 52.5%, f32 below); cp.async with an L2::cache_hint operand
+    // stopped the kernel with "illegal instruction" on the H200 (CUDA 13.0, driver 580). Removed
+    // (scripts/gpu-call-s5-4b.sh, results/h200/tune/tune-s5-4b-*.log).
 };
 
 __device__ __forceinline__ uint64_t l2_policy(bool last) {
@@ -64,39 +65,11 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 #endif
 }
 
-// cp.async of one 16-byte pack into shared memory (L2 only, with an eviction policy); a plain copy before
-// sm_80. Each thread of the columns kernel reads back only its own packs, so cp.async.wait_group alone
-// orders them (no block barrier).
-template <bool kHintCp>
-__device__ __forceinline__ void cp_async16(uint4 *smem, const void *g, uint64_t pol) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
-    if constexpr (kHintCp)
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(sa), "l"(g), "l"(pol) : "memory");
-    else
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(g) : "memory");
-#else
-    (void)pol;
-    *smem = __ldg(reinterpret_cast<const uint4 *>(g));
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#endif
-}
-
 // kLanes threads across a strip (a 16-byte pack each), kThreads / kLanes rows in flight, kUnroll packs
 // loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
 // cluster per (outer index, strip).
-// kMode: a ColsMode; kStages: trips in flight of kColsAsync (dynamic shared memory: kStages x kUnroll x
-// kThreads packs).
-template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2, int kStages = 1>
+// kMode: a ColsMode.
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)  // 64 registers a thread: 2 blocks of 512 an SM
 softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
     constexpr int V = Pack<T>::N;
@@ -123,50 +96,19 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     auto valid = [&](int k) { return live_col && k < K && r0 + rl + (int64_t)k * RL < end; };
 
     // pass 1: online (max, sum) per column over this thread's rows, kUnroll loads in flight
-    constexpr bool kAsync = kMode == kColsAsync || kMode == kColsAsyncPlain;
-    constexpr bool kHint = kMode != kColsL2;
-    const uint64_t pol_first = kHint ? l2_policy(false) : 0;
-    const uint64_t pol_last = kHint ? l2_policy(true) : 0;
-    // kColsAsync: this thread's ring of kStages trips; trip j (pass 1: rows k = j * kUnroll + u; pass 2:
-    // k = K - 1 - (j * kUnroll + u)) lands in stage j % kStages. Every trip commits a group (empty past
-    // the end), so waiting for all but the newest kStages - 1 groups means trip j has landed.
-    extern __shared__ uint4 ring[];
-    const int trips = (K + kUnroll - 1) / kUnroll;
-    auto stage = [&](int j) { return ring + (size_t)(j % kStages) * kUnroll * kThreads + t; };
-    auto issue = [&](int j, bool second) {
-        if (j < trips) {
-            uint4 *st = stage(j);
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                const int k = second ? K - 1 - (j * kUnroll + u) : j * kUnroll + u;
-                if (k >= 0 && valid(k)) cp_async16<kMode == kColsAsync>(st + u * kThreads, px + k * xstep, second ? pol_first : pol_last);
-            }
-        }
-        cp_async_commit();
-    };
-    if constexpr (kAsync) {
-        for (int j = 0; j < kStages - 1; ++j) issue(j, false);
-    }
+    const uint64_t pol_first = kMode == kColsL2Hint ? l2_policy(false) : 0;
+    const uint64_t pol_last = kMode == kColsL2Hint ? l2_policy(true) : 0;
     float m[V], s[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
     for (int k0 = 0; k0 < K; k0 += kUnroll) {
         uint4 raw[kUnroll];
-        if constexpr (kAsync) {
-            const int j = k0 / kUnroll;
-            issue(j + kStages - 1, false);
-            cp_async_wait<kStages - 1>();
-            const uint4 *st = stage(j);
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) raw[u] = valid(k0 + u) ? st[u * kThreads] : make_uint4(0u, 0u, 0u, 0u);
-        } else {
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                const T *p = px + (k0 + u) * xstep;
-                raw[u] = !valid(k0 + u)        ? make_uint4(0u, 0u, 0u, 0u)
-                         : kMode == kColsL2Hint ? ld_policy(p, pol_last)
-                                                : __ldg(reinterpret_cast<const uint4 *>(p));
-            }
+        for (int u = 0; u < kUnroll; ++u) {
+            const T *p = px + (k0 + u) * xstep;
+            raw[u] = !valid(k0 + u)        ? make_uint4(0u, 0u, 0u, 0u)
+                     : kMode == kColsL2Hint ? ld_policy(p, pol_last)
+                                            : __ldg(reinterpret_cast<const uint4 *>(p));
         }
         float tmax[V];
 #pragma unroll
@@ -249,31 +191,15 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         inv[e] = gi[lane * V + e];
     }
     // pass 2: this thread's rows again, last read first (the likeliest still in L2), and the writes
-    if constexpr (kAsync) {
-        cp_async_wait<0>();  // pass 1's groups (empty by now) retire before the ring is refilled
-        for (int j = 0; j < kStages - 1; ++j) issue(j, true);
-    }
     for (int k0 = 0; k0 < K; k0 += kUnroll) {
         uint4 raw[kUnroll];
-        if constexpr (kAsync) {
-            const int j = k0 / kUnroll;
-            issue(j + kStages - 1, true);
-            cp_async_wait<kStages - 1>();
-            const uint4 *st = stage(j);
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                const int k = K - 1 - (k0 + u);
-                raw[u] = k >= 0 && valid(k) ? st[u * kThreads] : make_uint4(0u, 0u, 0u, 0u);
-            }
-        } else {
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                const int k = K - 1 - (k0 + u);
-                const T *p = px + k * xstep;
-                raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
-                         : kMode == kColsL2Hint ? ld_policy(p, pol_first)
-                                                : __ldg(reinterpret_cast<const uint4 *>(p));
-            }
+        for (int u = 0; u < kUnroll; ++u) {
+            const int k = K - 1 - (k0 + u);
+            const T *p = px + k * xstep;
+            raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
+                     : kMode == kColsL2Hint ? ld_policy(p, pol_first)
+                                            : __ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -284,7 +210,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             Pack<T> p;
 #pragma unroll
             for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(exp_t<T>(f[e] - m[e]) * inv[e]);
-            if constexpr (kHint) st_policy(po + k * ostep, p, pol_first);
+            if constexpr (kMode == kColsL2Hint) st_policy(po + k * ostep, p, pol_first);
             else store_pack(po + k * ostep, p);
         }
     }
@@ -302,7 +228,7 @@ inline const char *&cols_cluster_refusal() {
 // limiter; 0: no cap), so that the segments in flight fit in L2. False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it: then the caller's fallback runs.
 // max_cluster: 8 (portable) or 16 (a non-portable size, allowed on the kernel here; sm_90 has it).
-template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2, int kStages = 1>
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                          int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster) {
     constexpr int V = Pack<T>::N;
@@ -318,7 +244,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     a.strips = (a.inner + (int64_t)kLanes * V - 1) / ((int64_t)kLanes * V);
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode, kStages>;
+    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
@@ -342,10 +268,6 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
         const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;
         const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(max_blocks_per_sm + 1) + 1;
         dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
-    }
-    if constexpr (kMode == kColsAsync || kMode == kColsAsyncPlain) {  // the cp.async ring (its size may cap blocks an SM lower still)
-        const size_t ring = sizeof(uint4) * (size_t)kStages * kUnroll * kThreads;
-        if (ring > dyn) dyn = ring;
     }
     if (dyn > 48 * 1024) {
         // what the kernel may ask for on each device without setting the attribute again (a function's
