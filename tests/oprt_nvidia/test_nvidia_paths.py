@@ -355,6 +355,23 @@ def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, dtype):
     _check_offsets(nvidia_backend, rng, "softmax", [(3000, 40)], {"axis": 0}, dtype, 1, 0, scale=6.0)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_cluster_cols_wide_range_and_moving_max(nvidia_backend, rng, dtype):
+    """Axis 0 over a whole cluster (16384 rows): 16-bit takes its exps through ex2.approx (exp_t), and pass 1
+    rescales a column's running sum only on trips where some lane of the warp saw its max grow. Inputs 40
+    units wide (most exps far below f16's normal range); columns whose max grows on every trip (ascending),
+    only on the first (descending), only in the last row, and near-equal exps (outputs ~1 / 16384)."""
+    n_rows, n_cols = 16384, 64
+    x = rng.uniform(-35.0, 5.0, (n_rows, n_cols)).astype(np.float32)
+    x[:, 1] = np.linspace(-35.0, 5.0, n_rows)
+    x[:, 2] = np.linspace(5.0, -35.0, n_rows)
+    x[:, 3] = -35.0
+    x[-1, 3] = 5.0
+    x[:, 4] = rng.uniform(-1.0, 1.0, n_rows)
+    _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": 0}, dtype)
+
+
 # (shape, axis, where -inf goes): every softmax path with -inf entries, including runs of them long enough
 # that a thread, a pack, a block of a cluster row or a segment of a cluster column sees nothing else (its
 # running max still -inf: exp(-inf - -inf) must count as 0, not NaN); no row or column is -inf throughout
