@@ -340,6 +340,114 @@ __global__ void __launch_bounds__(32 * BY) red_cols_kernel(float *__restrict__ o
     }
 }
 
+// The axis-0 softmax kernel's memory pattern without its math or its cluster (session 5's open question:
+// is the strip pattern itself what caps it near 60%?). x and out are L x N f32 (N % 4 == 0). One block per
+// (strip of kLanes 16-byte packs, segment of seg rows); kThreads / kLanes row lanes, kUnroll loads a trip.
+// kPasses 1: read the segment (a sum per thread, written once so the loads stay); 2: copy it (read + write,
+// one pass: what a strip kernel could reach with one read); 3: read it, then read it again last row
+// first and write it (the softmax kernel's three sweeps, from L2 where they hit).
+template <int kLanes, int kThreads, int kUnroll, int kPasses>
+__global__ void __launch_bounds__(kThreads) strip_probe_kernel(float *__restrict__ out, const float *__restrict__ x,
+                                                               int64_t L, int64_t N, int64_t seg) {
+    constexpr int RL = kThreads / kLanes;
+    const int64_t strips = N / (4 * kLanes);
+    const int64_t strip = blockIdx.x % strips, s = blockIdx.x / strips;
+    const int lane = threadIdx.x % kLanes, rl = threadIdx.x / kLanes;
+    const int64_t r0 = s * seg, r1 = r0 + seg < L ? r0 + seg : L;
+    const int64_t col = strip * 4 * kLanes + lane * 4;
+    float acc = 0.f;
+    if constexpr (kPasses != 2) {
+        for (int64_t r = r0 + rl; r < r1; r += (int64_t)RL * kUnroll) {
+            uint4 q[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t row = r + (int64_t)u * RL;
+                q[u] = row < r1 ? ld<kLdg>(reinterpret_cast<const uint4 *>(x + row * N + col)) : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) acc += __uint_as_float(q[u].x) + __uint_as_float(q[u].w);
+        }
+    }
+    if constexpr (kPasses >= 2) {
+        const int64_t rows = r1 - r0 - rl;
+        const int64_t trips = rows <= 0 ? 0 : (rows + (int64_t)RL * kUnroll - 1) / ((int64_t)RL * kUnroll);
+        for (int64_t j = 0; j < trips; ++j) {
+            // kPasses 3: last trip first (the rows read last are the likeliest in L2)
+            const int64_t r = r0 + rl + (kPasses == 3 ? trips - 1 - j : j) * (int64_t)RL * kUnroll;
+            uint4 q[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t row = r + (int64_t)u * RL;
+                q[u] = row < r1 ? ld<kLdg>(reinterpret_cast<const uint4 *>(x + row * N + col)) : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t row = r + (int64_t)u * RL;
+                if (row < r1) *reinterpret_cast<uint4 *>(out + row * N + col) = q[u];
+            }
+        }
+    }
+    if constexpr (kPasses == 1) {
+        if (acc == 12345.f) out[col] = acc;  // never true for these inputs; keeps the loads
+    }
+}
+
+// Sum over axis 0 in one kernel, no atomics, no workspace: a cluster per tile of LANES packs of columns,
+// its blocks split the rows (BY row lanes, U loads in flight a thread); each block's per-column sums go to
+// its shared memory and block 0 of the cluster adds the cluster's through distributed shared memory (the
+// library's cols path writes split partials to a workspace and runs a second kernel to add them).
+template <int LANES, int BY, int U>
+__global__ void __launch_bounds__(LANES * BY) red_cols_cluster_kernel(float *__restrict__ out,
+                                                                      const float *__restrict__ x, int64_t R,
+                                                                      int64_t C) {
+    __shared__ float4 sm[BY][LANES];
+    namespace cg = cooperative_groups;
+    const int nb = oprt_nv::cluster_blocks(), q = oprt_nv::cluster_rank();
+    const int64_t tile = blockIdx.x / nb;
+    const int64_t chunk = (R + nb - 1) / nb, r0 = q * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
+    const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * LANES + threadIdx.x;
+    float4 acc{0, 0, 0, 0};
+    int64_t r = r0 + threadIdx.y;
+    for (; r + (int64_t)(U - 1) * BY < r1; r += (int64_t)BY * U) {
+        uint4 v[U];
+#pragma unroll
+        for (int k = 0; k < U; ++k) v[k] = ld<kNcNoAllocL2_256>(px + (r + k * BY) * (C / 4));
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            float f[4];
+            memcpy(f, &v[k], 16);
+            acc.x += f[0], acc.y += f[1], acc.z += f[2], acc.w += f[3];
+        }
+    }
+    for (; r < r1; r += BY) {
+        float f[4];
+        const uint4 v = ld<kLdg>(px + r * (C / 4));
+        memcpy(f, &v, 16);
+        acc.x += f[0], acc.y += f[1], acc.z += f[2], acc.w += f[3];
+    }
+    sm[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0) {
+        float4 t = sm[0][threadIdx.x];
+        for (int k = 1; k < BY; ++k) {
+            const float4 o = sm[k][threadIdx.x];
+            t.x += o.x, t.y += o.y, t.z += o.z, t.w += o.w;
+        }
+        sm[0][threadIdx.x] = t;
+    }
+    oprt_nv::cluster_sync();
+    if (q == 0 && threadIdx.y == 0) {
+        float4 t{0, 0, 0, 0};
+        cg::cluster_group cl = cg::this_cluster();
+        for (int b = 0; b < nb; ++b) {
+            const float4 o = *cl.map_shared_rank(&sm[0][threadIdx.x], b);
+            t.x += o.x, t.y += o.y, t.z += o.z, t.w += o.w;
+        }
+        reinterpret_cast<float4 *>(out)[tile * LANES + threadIdx.x] = t;
+    }
+    oprt_nv::cluster_sync();  // every block's shared memory stays until block 0 has read it
+}
+
 // Sum over axis 0 with 1-D blocks across columns: NT threads x 16 bytes of one row (NT*4 floats), U rows
 // in flight a thread, a chunk of rows per block; chunk partials atomically added (out zeroed first).
 template <int NT, int U>
@@ -905,6 +1013,38 @@ int main(int argc, char **argv) {
             for (Variant v : {RC1(256, 8, 64), RC1(256, 8, 128), RC1(256, 4, 64), RC1(128, 8, 64), RC1(512, 4, 64),
                               RC1(256, 16, 128), RC1(128, 8, 32), RC1(256, 8, 256)})
                 rc.push_back(v);
+            // one kernel per reduction: a cluster of NB blocks per tile of LANES packs (red_cols_cluster_kernel)
+#define RCC(LANES, BY, U, NB)                                                                               \
+    Variant {                                                                                               \
+        "cluster cols lanes" #LANES " BY" #BY " U" #U " nb" #NB, [=] {                                      \
+            auto k = red_cols_cluster_kernel<LANES, BY, U>;                                                 \
+            if (NB > 8) {                                                                                   \
+                CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));           \
+            }                                                                                               \
+            cudaLaunchConfig_t cfg = {};                                                                    \
+            cfg.gridDim = dim3((unsigned)((L / (LANES * 4)) * NB), 1, 1);                                   \
+            cfg.blockDim = dim3(LANES, BY, 1);                                                              \
+            cudaLaunchAttribute attr[1];                                                                    \
+            attr[0].id = cudaLaunchAttributeClusterDimension;                                               \
+            attr[0].val.clusterDim.x = NB;                                                                  \
+            attr[0].val.clusterDim.y = 1;                                                                   \
+            attr[0].val.clusterDim.z = 1;                                                                   \
+            cfg.attrs = attr;                                                                               \
+            cfg.numAttrs = 1;                                                                               \
+            const cudaError_t err = cudaLaunchKernelEx(&cfg, k, o, (const float *)x, R, L);                 \
+            if (err != cudaSuccess) {                                                                       \
+                static bool said = false; /* reported once; the output stays as it was: WRONG */           \
+                if (!said) printf("  refused: cluster cols lanes%d BY%d U%d nb%d: %s\n", LANES, BY, U, NB,  \
+                                  cudaGetErrorString(err));                                                 \
+                said = true;                                                                                \
+                (void)cudaGetLastError();                                                                   \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+            for (Variant v : {RCC(32, 8, 8, 8), RCC(32, 8, 8, 16), RCC(32, 16, 4, 8), RCC(16, 16, 8, 8),
+                              RCC(16, 16, 8, 16), RCC(32, 4, 8, 16), RCC(64, 4, 8, 8), RCC(64, 8, 4, 16)})
+                rc.push_back(v);
+#undef RCC
             snprintf(title, sizeof title, "reduce_sum f32 %lldx%lld axis 0", (long long)R, (long long)L);
             rc.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0));
             run_group(title, (double)R * L * 4 + L * 4, peak, rc, O, L, 1e-3, filter);
@@ -1079,6 +1219,28 @@ int main(int argc, char **argv) {
 #define BD_SET(TY, OUTP, INP, L, N)                                                                          \
     BD(TY, OUTP, INP, L, N, 32, 512, 4), BD(TY, OUTP, INP, L, N, 32, 512, 2), BD(TY, OUTP, INP, L, N, 16, 512, 4), \
         BD(TY, OUTP, INP, L, N, 64, 512, 4), BD(TY, OUTP, INP, L, N, 32, 256, 4)
+        // the axis-0 pattern probes (strip_probe_kernel): no check (the outputs are not a softmax); compare
+        // each with the copy peak (bytes as the softmax counts them: one read, one write of 512 MiB)
+#define SP(LANES, NT, U, PASSES, SEG)                                                                         \
+    Variant {                                                                                               \
+        "probe passes" #PASSES " lanes" #LANES " threads" #NT " U" #U " seg" #SEG, [=] {                    \
+            const int64_t L = 16384, N = n / 16384;                                                        \
+            const unsigned grid = (unsigned)((N / (4 * LANES)) * ((L + SEG - 1) / SEG));                    \
+            strip_probe_kernel<LANES, NT, U, PASSES><<<grid, NT>>>(O, A, L, N, SEG);                        \
+        }                                                                                                   \
+    }
+        {
+            std::vector<Variant> probes = {
+                Variant{"cudaMemcpy (reference)", [=] { CK(cudaMemcpyAsync(O, A, n * 4, cudaMemcpyDeviceToDevice)); }},
+                SP(8, 512, 4, 2, 2048),  SP(32, 512, 4, 2, 2048), SP(128, 512, 4, 2, 2048), SP(8, 512, 4, 1, 2048),
+                SP(32, 512, 4, 1, 2048), SP(8, 512, 4, 3, 2048),  SP(8, 512, 8, 3, 2048),   SP(16, 512, 4, 3, 2048),
+                SP(32, 512, 4, 3, 2048), SP(8, 512, 4, 3, 1024),  SP(32, 512, 4, 3, 512),   SP(128, 512, 4, 3, 256)};
+            // the probes write what they read (or nothing): the check would compare them with a copy; the
+            // one-pass and three-pass probes leave NaN where they write nothing, so they show as WRONG only
+            // for kPasses 1 (expected)
+            run_group("softmax f32 16384x8192 axis 0 pattern probes", 2.0 * n * 4, peak, probes, O, n, 0, filter);
+        }
+#undef SP
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384), BD(float, O, A, 16384, n / 16384, 64, 512, 4)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
