@@ -1,4 +1,5 @@
-// softmax.cu: oprt.h's softmax, numerically stable (the row max is subtracted; expf, not __expf).
+// softmax.cu: oprt.h's softmax, numerically stable (the row max is subtracted; expf, not __expf, except the
+// fast rows and axis-0 cluster kernels' 16-bit outputs: exp_t in softmax_rows.cuh).
 //
 // The layout is canonicalised (layout.cuh) into the softmax axis and the kept dims, then:
 //  - fast rows (softmax_rows.cuh): unit-stride axis, at most one kept dim (one row stride), 16-byte aligned

@@ -249,15 +249,20 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     if (nb > kMaxCluster) {
-        static bool allowed16 = false;  // a benign race: every writer sets the same attribute
-        if (!allowed16) {
+        // a function's attribute is per device (a benign race: every writer sets the same attribute)
+        constexpr int kDevices = 64;
+        static bool allowed16[kDevices];
+        int dev = 0;
+        const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kDevices;
+        (void)cudaGetLastError();
+        if (!known || !allowed16[dev]) {
             const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
             if (err != cudaSuccess) {
                 (void)cudaGetLastError();
                 why = cudaGetErrorString(err);
                 return false;
             }
-            allowed16 = true;
+            if (known) allowed16[dev] = true;
         }
     }
     const DeviceLimits lim = device_limits();

@@ -358,17 +358,19 @@ def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_softmax_cluster_cols_wide_range_and_moving_max(nvidia_backend, rng, dtype):
-    """Axis 0 over a whole cluster (16384 rows): 16-bit takes its exps through ex2.approx (exp_t), and pass 1
-    rescales a column's running sum only on trips where some lane of the warp saw its max grow. Inputs 40
-    units wide (most exps far below f16's normal range); columns whose max grows on every trip (ascending),
-    only on the first (descending), only in the last row, and near-equal exps (outputs ~1 / 16384)."""
-    n_rows, n_cols = 16384, 64
+    """Axis 0 over a whole cluster (16384 rows, 8 blocks of 2048): 16-bit takes its exps through
+    ex2.approx.ftz (exp_t), and pass 1 rescales a column's running sum only on trips where some lane of the
+    warp saw its max grow. Strips (32 f32 / 64 16-bit columns) where the max grows on every trip (an
+    ascending column), and strips where it grows on a block's first trip only (every column descending:
+    the skip path), one of them with a single late spike, one -inf for its first rows; inputs 40 units wide
+    and one column 125 wide (exps that flush to zero below f32's normal range)."""
+    n_rows, n_cols = 16384, 256
     x = rng.uniform(-35.0, 5.0, (n_rows, n_cols)).astype(np.float32)
-    x[:, 1] = np.linspace(-35.0, 5.0, n_rows)
-    x[:, 2] = np.linspace(5.0, -35.0, n_rows)
-    x[:, 3] = -35.0
-    x[-1, 3] = 5.0
-    x[:, 4] = rng.uniform(-1.0, 1.0, n_rows)
+    x[:, 1] = np.linspace(-35.0, 5.0, n_rows)  # first strip: the max grows on every trip
+    x[:, 5] = rng.uniform(-120.0, 5.0, n_rows)  # exps down to e^-125
+    x[:, 128:] = np.linspace(5.0, -35.0, n_rows)[:, None] + rng.uniform(0.0, 0.5, (1, n_cols - 128))
+    x[15000, 200] = 9.0  # a descending column's max, late in the last block
+    x[:3000, 230] = -np.inf  # a descending column that starts with -inf rows
     _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": 0}, dtype)
 
 
