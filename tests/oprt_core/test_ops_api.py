@@ -328,7 +328,7 @@ def test_fast_path_follows_a_replaced_backend(host_lib_path, make_host_loader, m
     reg.backends["host"] = b2
     x2, o2 = b2.to_device(rand((2, 3), seed=5)), b2.empty((2, 3), "f32")
     ops.copy(x2, backend="host", out=o2)  # same layout; b1's cached entry must not be used
-    assert {launcher.backend for _, launcher in ops._fast.values()} == {b1, b2}
+    assert {launcher.backend for _, launcher, _be in ops._fast.values()} == {b1, b2}
     np.testing.assert_array_equal(b2.to_host(o2), b2.to_host(x2))
 
 

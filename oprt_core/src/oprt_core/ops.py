@@ -38,7 +38,8 @@ __all__ = ["run", "copy", "vector_add", "relu", "reduce_sum", "softmax", "clear_
 _CACHE_SIZE = 256
 _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, launcher)
 _cache_lock = threading.Lock()
-# fast path: (registry id, backend, op, params, out signature, input signatures) -> (registry, launcher)
+# fast path: (registry id, backend, op, params, out signature, input signatures) -> (registry, launcher,
+# the launcher's backend)
 _fast: dict[tuple, tuple[Any, Any]] = {}
 _FAST_MAX = _CACHE_SIZE
 _available: weakref.WeakSet = weakref.WeakSet()  # backends found available once (availability() can be slow)
@@ -91,19 +92,22 @@ def _params_key(params: Mapping[str, Any] | None) -> tuple:
 
 
 def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any
-              ) -> tuple[tuple, list[int]] | None:
+              ) -> tuple[tuple, int, list[int]] | None:
+    """(cache key, out pointer, input pointers) when ``out`` and every input are arrays the fast path
+    knows, else None. On the hot path of every op call with an ``out``: built in one pass, the key a
+    flat tuple."""
     so = _signature(out)
     if so is None:
         return None
     key = [id(get_registry()), backend, op, _params_key(params), so[0]]
-    ptrs = [so[1]]
+    ptrs = []
     for x in inputs:
         sx = _signature(x)
         if sx is None:
             return None
         key.append(sx[0])
         ptrs.append(sx[1])
-    return tuple(key), ptrs
+    return tuple(key), so[1], ptrs
 
 
 def _layout_key(array: Any) -> tuple:
@@ -127,7 +131,8 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
         out: Any | None = None, registry: Registry | None = None) -> Any:
     """Run ``op`` on ``inputs`` with ``backend``; returns ``out`` as given (a CuPy array stays one), or
     the backend's new array when ``out`` is None."""
-    inputs = list(inputs)  # an iterator is read once, by whichever path runs
+    if not isinstance(inputs, (list, tuple)):
+        inputs = list(inputs)  # an iterator is read once, by whichever path runs
     fast = None
     if out is not None and registry is None:
         try:
@@ -136,9 +141,10 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
         except Exception:  # noqa: BLE001 - an odd array or an unhashable param: the full path decides
             fast = hit = None
         # the entry's backend must still be the registry's (a plugin may have replaced it)
-        if hit is not None and hit[0].backends.get(backend) is hit[1].backend:
-            hit[1].launch_ptrs(fast[1][0], fast[1][1:])
+        if hit is not None and hit[0].backends.get(backend) is hit[2]:
+            hit[1].launch_ptrs(fast[1], fast[2])
             return out
+    inputs = list(inputs)
     caller_out = out
     reg = registry or get_registry()
     spec = reg.get_op(op)
@@ -177,7 +183,7 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
         launcher.run(arrays, out)
     if fast is not None and hasattr(launcher, "launch_ptrs"):
         with _cache_lock:
-            _fast[fast[0]] = (reg, launcher)
+            _fast[fast[0]] = (reg, launcher, launcher.backend)
             while len(_fast) > _FAST_MAX:  # oldest first (dicts keep insertion order)
                 del _fast[next(iter(_fast))]
     return caller_out  # the caller's own object when an out was given, on either path
@@ -206,21 +212,21 @@ def _dtype_name(array: Any) -> str:
 
 
 def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("copy", [x], backend=backend, out=out)
+    return run("copy", (x,), backend=backend, out=out)
 
 
 def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("vector_add", [a, b], backend=backend, out=out)
+    return run("vector_add", (a, b), backend=backend, out=out)
 
 
 def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("relu", [x], {"negative_slope": negative_slope}, backend=backend, out=out)
+    return run("relu", (x,), {"negative_slope": negative_slope}, backend=backend, out=out)
 
 
 def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend: str = "numpy",
                out: Any | None = None) -> Any:
-    return run("reduce_sum", [x], {"axis": axis, "keepdims": keepdims}, backend=backend, out=out)
+    return run("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend=backend, out=out)
 
 
 def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("softmax", [x], {"axis": axis}, backend=backend, out=out)
+    return run("softmax", (x,), {"axis": axis}, backend=backend, out=out)
