@@ -18,6 +18,7 @@
 #include "softmax_cols.cuh"  // the library's softmax kernels (fast rows, cluster columns), timed here in
 #include "softmax_rows.cuh"  // configurations the library does not pick
 #include "softmax_bands.cuh"  // tune-only: the banded axis-0 softmax experiment (not in the library)
+#include "softmax_bandpipe.cuh"  // tune-only: bands separated by kernel boundaries (session 5, never run)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -1213,6 +1214,22 @@ int main(int argc, char **argv) {
             }                                                                                               \
         }                                                                                                   \
     }
+        // bands separated by kernel boundaries (softmax_bandpipe.cuh), with and without programmatic
+        // dependent launch
+#define BP(TY, OUTP, INP, L, N, LANES, NT, U, PDL)                                                           \
+    Variant {                                                                                               \
+        "pipe lanes" #LANES " threads" #NT " U" #U " pdl" #PDL, [=] {                                       \
+            if (!oprt_nv::launch_bandpipe<TY, LANES, NT, U, PDL>(nullptr, OUTP, INP, L, N, bws, bws_bytes)) { \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: pipe lanes%d threads%d U%d pdl%d\n", LANES, NT, U, PDL);      \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+#define BP_SET(TY, OUTP, INP, L, N)                                                                          \
+    BP(TY, OUTP, INP, L, N, 64, 512, 2, false), BP(TY, OUTP, INP, L, N, 64, 512, 2, true),                  \
+        BP(TY, OUTP, INP, L, N, 32, 512, 4, true), BP(TY, OUTP, INP, L, N, 64, 512, 4, true),               \
+        BP(TY, OUTP, INP, L, N, 64, 256, 4, true)
 #define BD_SET(TY, OUTP, INP, L, N)                                                                          \
     BD(TY, OUTP, INP, L, N, 32, 512, 4), BD(TY, OUTP, INP, L, N, 32, 512, 2), BD(TY, OUTP, INP, L, N, 16, 512, 4), \
         BD(TY, OUTP, INP, L, N, 64, 512, 4), BD(TY, OUTP, INP, L, N, 32, 256, 4)
@@ -1240,13 +1257,16 @@ int main(int argc, char **argv) {
         }
 #undef SP
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
-                                    CC_SET(float, O, A, 16384, n / 16384), BD(float, O, A, 16384, n / 16384, 64, 512, 4)};
+                                    CC_SET(float, O, A, 16384, n / 16384), BD(float, O, A, 16384, n / 16384, 64, 512, 4),
+                                    BP_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
-                                    CC_SET(__half, HO, H, 16384, nh / 16384)};
+                                    CC_SET(__half, HO, H, 16384, nh / 16384), BP_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
 #undef BD_SET
+#undef BP_SET
+#undef BP
 #undef BD
 #undef CC
     }
