@@ -15,6 +15,10 @@
 // the boundaries cost is the question (B + 1 launches). kPdl launches each kernel with programmatic
 // dependent launch: a launch's stats part does not depend on the previous launch and may start while it
 // drains; `griddepcontrol.wait` comes before the apply part (which reads the previous launch's statistics).
+// (tune.cu launches on the legacy default stream; if pdl true and false time the same, try a created
+// stream.) A review (a helper reading the code) found no correctness bug; its performance points are in:
+// the grid is one wave of clusters (cudaOccupancyMaxActiveClusters), and the statistics rescale only where
+// a warp's max grew, as the library's columns kernel does.
 // Partials and statistics have a slot per band (a few MB at most), so a launch that starts early never
 // overwrites what an earlier one still reads.
 #pragma once
@@ -75,6 +79,9 @@ softmax_bandpipe_kernel(T *__restrict__ out, const T *__restrict__ x, PipeArgs a
                 const int64_t row = r + (int64_t)u * RL;
                 raw[u] = live && row < r1 ? ld_policy(px + row * a.N, pol_last) : make_uint4(0u, 0u, 0u, 0u);
             }
+            // as softmax_cols_cluster_kernel's pass 1: the running sum is rescaled only where some lane of
+            // the warp saw its max grow (warp-uniform), the exps taken against the running max (0 while a
+            // column has seen only -inf)
             float tmax[V];
 #pragma unroll
             for (int e = 0; e < V; ++e) tmax[e] = -INFINITY;
@@ -86,19 +93,29 @@ softmax_bandpipe_kernel(T *__restrict__ out, const T *__restrict__ x, PipeArgs a
 #pragma unroll
                 for (int e = 0; e < V; ++e) tmax[e] = fmaxf(tmax[e], f[e]);
             }
-            float mu[V], ts[V];
+            bool grow = false;
 #pragma unroll
-            for (int e = 0; e < V; ++e) mu[e] = tmax[e] == -INFINITY ? 0.f : tmax[e], ts[e] = 0.f;
+            for (int e = 0; e < V; ++e) grow |= tmax[e] > m[e];
+            if (__any_sync(kFullMask, grow)) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    const float mn = fmaxf(m[e], tmax[e]);
+                    if (mn == -INFINITY) continue;
+                    s[e] = s[e] == 0.f ? 0.f : s[e] * exp_t<T>(m[e] - mn);
+                    m[e] = mn;
+                }
+            }
+            float mu[V];
+#pragma unroll
+            for (int e = 0; e < V; ++e) mu[e] = m[e] == -INFINITY ? 0.f : m[e];
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
                 if (!(live && r + (int64_t)u * RL < r1)) continue;
                 float f[V];
                 unpack_floats<T>(opaque(raw[u]), f);
 #pragma unroll
-                for (int e = 0; e < V; ++e) ts[e] += exp_t<T>(f[e] - mu[e]);
+                for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
             }
-#pragma unroll
-            for (int e = 0; e < V; ++e) maxsum_merge(m[e], s[e], tmax[e], ts[e]);
         }
 #pragma unroll
         for (int e = 0; e < V; ++e) sm[rl][lane * V + e] = m[e], ss[rl][lane * V + e] = s[e];
@@ -201,7 +218,28 @@ bool launch_bandpipe(cudaStream_t stream, T *out, const T *x, int64_t L, int64_t
     constexpr int W = kLanes * V;
     auto kernel = softmax_bandpipe_kernel<T, kLanes, kThreads, kUnroll, kPdl>;
     if (N % V != 0 || L < 1 || !cluster_launch_supported()) return false;
+    static int built = 0;
+    if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
+    // one wave of clusters: what the device can hold at once (clusters stay inside a GPC, whose SM counts
+    // differ), at most (1024 / kThreads) blocks an SM
     int grid = (1024 / kThreads) * device_limits().sm_count;
+    {
+        cudaLaunchConfig_t occ = {};
+        occ.gridDim = dim3((unsigned)grid, 1, 1);
+        occ.blockDim = dim3(kThreads, 1, 1);
+        cudaLaunchAttribute ca[1];
+        ca[0].id = cudaLaunchAttributeClusterDimension;
+        ca[0].val.clusterDim.x = kPipeCluster;
+        ca[0].val.clusterDim.y = 1;
+        ca[0].val.clusterDim.z = 1;
+        occ.attrs = ca;
+        occ.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, (const void *)kernel, &occ) == cudaSuccess && clusters > 0 &&
+            clusters * kPipeCluster < grid)
+            grid = clusters * kPipeCluster;
+        (void)cudaGetLastError();
+    }
     grid -= grid % kPipeCluster;
     if (grid < kPipeCluster) return false;
     PipeArgs a{};
