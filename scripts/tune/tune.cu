@@ -709,40 +709,33 @@ static void fill_random(float *d, size_t n, uint64_t seed, float lo, float hi) {
     CK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
 }
 
+// Whether name contains one of the '|'-separated substrings of list; an empty one matches every name
+// where empty_matches (the group filter, as before) and none otherwise (OPRT_TUNE_VARIANTS).
+static bool matches_any(const std::string &name, const char *list, bool empty_matches) {
+    const std::string f(list);
+    size_t start = 0;
+    while (start <= f.size()) {
+        size_t end = f.find('|', start);
+        if (end == std::string::npos) end = f.size();
+        if ((end > start || empty_matches) && name.find(f.substr(start, end - start)) != std::string::npos)
+            return true;
+        start = end + 1;
+    }
+    return false;
+}
+
 // Times the variants interleaved; checks each one's output (out, nout floats) against the first's.
 // The check compares each variant's output with the first variant's: nout floats (or, with half_out, nout
 // halves converted to float), |got - ref| <= tol * (1 + |ref|), or tol * |ref| + 1e-7 with relative.
 static void run_group(const char *title, double bytes, double peak, std::vector<Variant> vs, float *out, size_t nout,
                       double tol, const char *filter, bool half_out = false, bool relative = false) {
-    if (filter) {  // '|'-separated substrings of group titles
-        bool any = false;
-        std::string f(filter);
-        size_t start = 0;
-        while (!any && start <= f.size()) {
-            size_t end = f.find('|', start);
-            if (end == std::string::npos) end = f.size();
-            any = strstr(title, f.substr(start, end - start).c_str()) != nullptr;
-            start = end + 1;
-        }
-        if (!any) return;
-    }
+    if (filter && !matches_any(title, filter, true)) return;  // '|'-separated substrings of group titles
     // OPRT_TUNE_VARIANTS: '|'-separated substrings of variant names to keep (the first variant, the
     // reference of the check, always runs), so that a variant that kills the context can be run alone
     if (const char *keep = getenv("OPRT_TUNE_VARIANTS")) {
         std::vector<Variant> kept{vs[0]};
-        const std::string f(keep);
-        for (size_t i = 1; i < vs.size(); ++i) {
-            size_t start = 0;
-            while (start <= f.size()) {
-                size_t end = f.find('|', start);
-                if (end == std::string::npos) end = f.size();
-                if (end > start && vs[i].name.find(f.substr(start, end - start)) != std::string::npos) {
-                    kept.push_back(vs[i]);
-                    break;
-                }
-                start = end + 1;
-            }
-        }
+        for (size_t i = 1; i < vs.size(); ++i)
+            if (matches_any(vs[i].name, keep, false)) kept.push_back(vs[i]);
         vs = kept;
     }
     printf("\n## %s (%.0f MiB moved)\n", title, bytes / (1 << 20));

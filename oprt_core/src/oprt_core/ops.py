@@ -144,7 +144,6 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
         if hit is not None and hit[0].backends.get(backend) is hit[2]:
             hit[1].launch_ptrs(fast[1], fast[2])
             return out
-    inputs = list(inputs)
     caller_out = out
     reg = registry or get_registry()
     spec = reg.get_op(op)
