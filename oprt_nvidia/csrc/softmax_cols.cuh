@@ -19,6 +19,10 @@ struct ColsClusterArgs {
     int64_t L, inner, xs, os;  // axis length; inner extent; x's and out's strides along the axis
     int64_t strips, seg;       // strips of kLanes packs per outer index; rows of the axis per block
     Indexer<2> outer;          // outer index -> x offset (0), out offset (1)
+    // strip order (0: identity): clusters taken in launch order cover strips in groups of swz_g adjacent
+    // ones, group k at (k * swz_p) mod (strips / swz_g), swz_p coprime with strips / swz_g, so that the
+    // clusters resident at once spread over the whole row rather than one narrow band of it
+    int64_t swz_g, swz_p;
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -83,7 +87,9 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
     const int64_t cid = (int64_t)blockIdx.x / nb;
-    const int64_t strip = cid % a.strips, o = cid / a.strips;
+    const int64_t o = cid / a.strips;
+    int64_t strip = cid % a.strips;
+    if (a.swz_g > 0) strip = (strip / a.swz_g * a.swz_p) % (a.strips / a.swz_g) * a.swz_g + strip % a.swz_g;
     int64_t off[2];
     a.outer.offsets(o, off);
     const int64_t col = strip * W + (int64_t)lane * V;
@@ -225,12 +231,15 @@ inline const char *&cols_cluster_refusal() {
 
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
 // up to kMaxCluster blocks, at most max_blocks_per_sm resident blocks an SM (dynamic shared memory as the
-// limiter; 0: no cap), so that the segments in flight fit in L2. False (nothing launched, no error
-// pending) where the device, the build or the shape does not allow it: then the caller's fallback runs.
+// limiter; 0: no cap), so that the segments in flight fit in L2; swizzle_group > 0: the strip order of
+// ColsClusterArgs::swz_g (0, or a group that does not divide the strips: launch order). False (nothing
+// launched, no error pending) where the device, the build or the shape does not allow it: then the
+// caller's fallback runs.
 // max_cluster: 8 (portable) or 16 (a non-portable size, allowed on the kernel here; sm_90 has it).
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
-                         int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster) {
+                         int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster,
+                         int64_t swizzle_group = 0) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
@@ -244,6 +253,25 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     a.strips = (a.inner + (int64_t)kLanes * V - 1) / ((int64_t)kLanes * V);
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
+    a.swz_g = a.swz_p = 0;
+    if (swizzle_group > 0 && a.strips % swizzle_group == 0 && a.strips / swizzle_group > 1) {
+        // groups of swizzle_group strips; ~32 clusters resident at once (2 blocks an SM, clusters of 8 on
+        // 132 SMs) cover 32 / swizzle_group groups: stride so that they span the row once
+        const int64_t G = a.strips / swizzle_group;
+        int64_t p = G * swizzle_group / 32 > 1 ? G * swizzle_group / 32 : 1;
+        auto gcd = [](int64_t u, int64_t v) {
+            while (v) {
+                const int64_t t = u % v;
+                u = v;
+                v = t;
+            }
+            return u;
+        };
+        while (gcd(p, G) != 1) ++p;
+        a.swz_g = swizzle_group;
+        a.swz_p = p % G;
+        if (a.swz_p == 0) a.swz_g = 0;
+    }
     auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode>;
     static int built = 0;
     why = "not built for sm_90";

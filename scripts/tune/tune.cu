@@ -346,12 +346,15 @@ __global__ void __launch_bounds__(32 * BY) red_cols_kernel(float *__restrict__ o
 // kPasses 1: read the segment (a sum per thread, written once so the loads stay); 2: copy it (read + write,
 // one pass: what a strip kernel could reach with one read); 3: read it, then read it again last row
 // first and write it (the softmax kernel's three sweeps, from L2 where they hit).
+// seg_fast: block order with the segment fastest (the library's clusters: the blocks resident at once
+// cover a narrow band of strips down all the rows) instead of the strip fastest (full rows at once).
 template <int kLanes, int kThreads, int kUnroll, int kPasses>
 __global__ void __launch_bounds__(kThreads) strip_probe_kernel(float *__restrict__ out, const float *__restrict__ x,
-                                                               int64_t L, int64_t N, int64_t seg) {
+                                                               int64_t L, int64_t N, int64_t seg, int seg_fast) {
     constexpr int RL = kThreads / kLanes;
-    const int64_t strips = N / (4 * kLanes);
-    const int64_t strip = blockIdx.x % strips, s = blockIdx.x / strips;
+    const int64_t strips = N / (4 * kLanes), segs = (L + seg - 1) / seg;
+    const int64_t strip = seg_fast ? blockIdx.x / segs : blockIdx.x % strips;
+    const int64_t s = seg_fast ? blockIdx.x % segs : blockIdx.x / strips;
     const int lane = threadIdx.x % kLanes, rl = threadIdx.x / kLanes;
     const int64_t r0 = s * seg, r1 = r0 + seg < L ? r0 + seg : L;
     const int64_t col = strip * 4 * kLanes + lane * 4;
@@ -1189,6 +1192,22 @@ int main(int argc, char **argv) {
             }                                                                                               \
         }                                                                                                   \
     }
+// session 6: the library's configuration with the strips taken in a swizzled order (groups of G adjacent
+// strips spread over the row; launch_cols_cluster's swizzle_group)
+#define CCZ(TY, OUTP, INP, L, INNER, U, G)                                                                    \
+    Variant {                                                                                               \
+        "swz cols lanes8 threads512 U" #U " group" #G, [=] {                                                \
+            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_nv::launch_cols_cluster<TY, 8, 512, U, 1>(nullptr, OUTP, INP, ca, 1, 2048, 2, 8, G)) { \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: swz U%d group%d: %s\n", U, G, oprt_nv::cols_cluster_refusal()); \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+#define CCZ_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
+    CCZ(TY, OUTP, INP, L, INNER, U, 1), CCZ(TY, OUTP, INP, L, INNER, U, 2), CCZ(TY, OUTP, INP, L, INNER, U, 4), \
+        CCZ(TY, OUTP, INP, L, INNER, U, 8), CCZ(TY, OUTP, INP, L, INNER, U, 16)
 #define CC_SET(TY, OUTP, INP, L, INNER)                                                                      \
     CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 2, 8), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 8, 2048, 2, 8),   \
         CC(TY, OUTP, INP, L, INNER, 1, 16, 512, 4, 2048, 2, 8), CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 2, 8), \
@@ -1229,34 +1248,42 @@ int main(int argc, char **argv) {
         // the axis-0 pattern probes (strip_probe_kernel), checked against the cudaMemcpy reference (the copy
         // and three-sweep probes write what they read); % of the copy peak with the softmax's bytes (one read,
         // one write of 512 MiB)
-#define SP(LANES, NT, U, PASSES, SEG)                                                                         \
+#define SPO(LANES, NT, U, PASSES, SEG, SEGFAST)                                                              \
     Variant {                                                                                               \
-        "probe passes" #PASSES " lanes" #LANES " threads" #NT " U" #U " seg" #SEG, [=] {                    \
+        "probe passes" #PASSES " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " segfast" #SEGFAST, [=] { \
             const int64_t L = 16384, N = n / 16384;                                                        \
             const unsigned grid = (unsigned)((N / (4 * LANES)) * ((L + SEG - 1) / SEG));                    \
-            strip_probe_kernel<LANES, NT, U, PASSES><<<grid, NT>>>(O, A, L, N, SEG);                        \
+            strip_probe_kernel<LANES, NT, U, PASSES><<<grid, NT>>>(O, A, L, N, SEG, SEGFAST);               \
         }                                                                                                   \
     }
+#define SP(LANES, NT, U, PASSES, SEG) SPO(LANES, NT, U, PASSES, SEG, 0)
         {
             std::vector<Variant> probes = {
                 Variant{"cudaMemcpy (reference)", [=] { CK(cudaMemcpyAsync(O, A, n * 4, cudaMemcpyDeviceToDevice)); }},
                 SP(8, 512, 4, 2, 2048),  SP(32, 512, 4, 2, 2048), SP(128, 512, 4, 2, 2048), SP(8, 512, 4, 1, 2048),
                 SP(32, 512, 4, 1, 2048), SP(8, 512, 4, 3, 2048),  SP(8, 512, 8, 3, 2048),   SP(16, 512, 4, 3, 2048),
-                SP(32, 512, 4, 3, 2048), SP(8, 512, 4, 3, 1024),  SP(32, 512, 4, 3, 512),   SP(128, 512, 4, 3, 256)};
+                SP(32, 512, 4, 3, 2048), SP(8, 512, 4, 3, 1024),  SP(32, 512, 4, 3, 512),   SP(128, 512, 4, 3, 256),
+                // session 6: the same with the library's block order (the segment fastest)
+                SPO(8, 512, 4, 3, 2048, 1), SPO(8, 512, 4, 2, 2048, 1), SPO(32, 512, 4, 3, 512, 1)};
             // the probes write what they read (or nothing): the check would compare them with a copy; the
             // one-pass and three-pass probes leave NaN where they write nothing, so they show as WRONG only
             // for kPasses 1 (expected)
             run_group("softmax f32 16384x8192 axis 0 pattern probes", 2.0 * n * 4, peak, probes, O, n, 0, filter);
         }
 #undef SP
+#undef SPO
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
-                                    CC_SET(float, O, A, 16384, n / 16384), BD(float, O, A, 16384, n / 16384, 64, 512, 4),
+                                    CC_SET(float, O, A, 16384, n / 16384), CCZ_SET(float, O, A, 16384, n / 16384, 8),
+                                    BD(float, O, A, 16384, n / 16384, 64, 512, 4),
                                     BP_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
-                                    CC_SET(__half, HO, H, 16384, nh / 16384), BP_SET(__half, HO, H, 16384, nh / 16384)};
+                                    CC_SET(__half, HO, H, 16384, nh / 16384), CCZ_SET(__half, HO, H, 16384, nh / 16384, 4),
+                                    BP_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
+#undef CCZ_SET
+#undef CCZ
 #undef BD_SET
 #undef BP_SET
 #undef BP
