@@ -73,9 +73,12 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 // loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
 // cluster per (outer index, strip).
 // kMode: a ColsMode.
-template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
+// kDiag (tune.cu's diagnostics only; the library uses 0): bit 0 replaces the exps by a subtraction, bit 1
+// skips the cluster's exchange (each block normalizes by its own segment): wrong results, for timing only.
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2, int kDiag = 0>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)  // 64 registers a thread: 2 blocks of 512 an SM
 softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
+    auto ex = [](float d) { return (kDiag & 1) ? d : exp_t<T>(d); };
     constexpr int V = Pack<T>::N;
     constexpr int W = kLanes * V;            // columns of a strip
     constexpr int RL = kThreads / kLanes;    // row lanes
@@ -137,7 +140,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             for (int e = 0; e < V; ++e) {
                 const float mn = fmaxf(m[e], tmax[e]);
                 if (mn == -INFINITY) continue;
-                s[e] = s[e] == 0.f ? 0.f : s[e] * exp_t<T>(m[e] - mn);
+                s[e] = s[e] == 0.f ? 0.f : s[e] * ex(m[e] - mn);
                 m[e] = mn;
             }
         }
@@ -152,7 +155,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             float f[V];
             unpack_floats<T>(opaque(raw[u]), f);
 #pragma unroll
-            for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
+            for (int e = 0; e < V; ++e) s[e] += ex(f[e] - mu[e]);
         }
     }
     // the row lanes of a warp (lanes lane, lane + kLanes, ...), then the warps, then the cluster
@@ -178,13 +181,16 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         bm[t] = cm;
         bs[t] = cs;
     }
-    cluster_sync();
+    if constexpr (kDiag & 2) __syncthreads();
+    else cluster_sync();
     if (t < W) {
         float cm = -INFINITY, cs = 0.f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-        for (int r = 0; r < nb; ++r)
-            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], r), *cluster.map_shared_rank(&bs[t], r));
+        for (int r = 0; r < nb; ++r) {
+            const int rr = (kDiag & 2) ? q : r;
+            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], rr), *cluster.map_shared_rank(&bs[t], rr));
+        }
 #endif
         gm[t] = cm;
         gi[t] = 1.f / cs;
@@ -215,12 +221,12 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             unpack_floats<T>(raw[u], f);
             Pack<T> p;
 #pragma unroll
-            for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(exp_t<T>(f[e] - m[e]) * inv[e]);
+            for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(ex(f[e] - m[e]) * inv[e]);
             if constexpr (kMode == kColsL2Hint) st_policy(po + k * ostep, p, pol_first);
             else store_pack(po + k * ostep, p);
         }
     }
-    cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
+    if constexpr (!(kDiag & 2)) cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
 }
 
 // Why the last launch_cols_cluster call launched nothing (diagnostics for tune.cu; not thread-safe).
@@ -236,7 +242,7 @@ inline const char *&cols_cluster_refusal() {
 // launched, no error pending) where the device, the build or the shape does not allow it: then the
 // caller's fallback runs.
 // max_cluster: 8 (portable) or 16 (a non-portable size, allowed on the kernel here; sm_90 has it).
-template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2, int kDiag = 0>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                          int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster,
                          int64_t swizzle_group = 0) {
@@ -272,7 +278,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
         a.swz_p = p % G;
         if (a.swz_p == 0) a.swz_g = 0;
     }
-    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode>;
+    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode, kDiag>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;

@@ -1205,6 +1205,21 @@ int main(int argc, char **argv) {
             }                                                                                               \
         }                                                                                                   \
     }
+// session 6: the library's configuration with diagnostics (softmax_cols_cluster_kernel's kDiag: 1 no exps,
+// 2 no cluster exchange, 3 neither): wrong results (WRONG), timing only
+#define CCD(TY, OUTP, INP, L, INNER, U, DIAG)                                                                 \
+    Variant {                                                                                               \
+        "diag" #DIAG " cols lanes8 threads512 U" #U, [=] {                                                  \
+            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_nv::launch_cols_cluster<TY, 8, 512, U, 1, DIAG>(nullptr, OUTP, INP, ca, 1, 2048, 2, 8)) { \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: diag%d U%d: %s\n", DIAG, U, oprt_nv::cols_cluster_refusal());  \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+#define CCD_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
+    CCD(TY, OUTP, INP, L, INNER, U, 1), CCD(TY, OUTP, INP, L, INNER, U, 2), CCD(TY, OUTP, INP, L, INNER, U, 3)
 #define CCZ_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
     CCZ(TY, OUTP, INP, L, INNER, U, 1), CCZ(TY, OUTP, INP, L, INNER, U, 2), CCZ(TY, OUTP, INP, L, INNER, U, 4), \
         CCZ(TY, OUTP, INP, L, INNER, U, 8), CCZ(TY, OUTP, INP, L, INNER, U, 16)
@@ -1274,15 +1289,19 @@ int main(int argc, char **argv) {
 #undef SPO
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384), CCZ_SET(float, O, A, 16384, n / 16384, 8),
+                                    CCD_SET(float, O, A, 16384, n / 16384, 8),
                                     BD(float, O, A, 16384, n / 16384, 64, 512, 4),
                                     BP_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
                                     CC_SET(__half, HO, H, 16384, nh / 16384), CCZ_SET(__half, HO, H, 16384, nh / 16384, 4),
+                                    CCD_SET(__half, HO, H, 16384, nh / 16384, 4),
                                     BP_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
 #undef CCZ_SET
+#undef CCD_SET
+#undef CCD
 #undef CCZ
 #undef BD_SET
 #undef BP_SET
