@@ -30,6 +30,13 @@ enum ColsMode : int {
     kColsL2 = 0,      // read again from global memory, hoping for L2 hits (last rows first)
     kColsL2Hint = 1,  // the same with L2 eviction hints: first reads evict_last, second reads and the
                       // writes evict_first
+    // session 6 experiments (tune.cu): 2 as 1, and each line read by pass 2 demoted to evict_normal
+    // (applypriority: a line kept evict_last after its last use would crowd the lines still to be read);
+    // 3 as 1 with evict_last on half the first reads (fraction 0.5); 4 first reads plain, the second reads
+    // and the writes evict_first
+    kColsDemote = 2,
+    kColsHalfLast = 3,
+    kColsFirstOnly = 4,
     // (session 4 also tried keeping each segment in dynamic shared memory, 128 KB a block, so that DRAM
     // saw one read and one write: 28-35% / 18-26% of cudaMemcpy, the worst; removed, docs/performance.md).
     // Session 5 staged the loads through shared memory by cp.async (2-6 trips in flight without holding
@@ -38,10 +45,11 @@ enum ColsMode : int {
     // (scripts/gpu-call-s5-4b.sh, results/h200/tune/tune-s5-4b-*.log).
 };
 
-__device__ __forceinline__ uint64_t l2_policy(bool last) {
+__device__ __forceinline__ uint64_t l2_policy(bool last, bool half = false) {
     uint64_t p = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (last) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    if (last && half) asm("createpolicy.fractional.L2::evict_last.b64 %0, 0.5;" : "=l"(p));
+    else if (last) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
     else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
 #endif
     return p;
@@ -56,6 +64,13 @@ __device__ __forceinline__ uint4 ld_policy(const void *ptr, uint64_t pol) {
     r = __ldg(reinterpret_cast<const uint4 *>(ptr));
 #endif
     return r;
+}
+// Demotes the 128-byte line holding ptr to evict_normal (a hint; no effect on the data).
+__device__ __forceinline__ void l2_demote(const void *ptr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uintptr_t line = reinterpret_cast<uintptr_t>(ptr) & ~uintptr_t(127);
+    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(line) : "memory");
+#endif
 }
 template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pack<T> &v, uint64_t pol) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -105,8 +120,9 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     auto valid = [&](int k) { return live_col && k < K && r0 + rl + (int64_t)k * RL < end; };
 
     // pass 1: online (max, sum) per column over this thread's rows, kUnroll loads in flight
-    const uint64_t pol_first = kMode == kColsL2Hint ? l2_policy(false) : 0;
-    const uint64_t pol_last = kMode == kColsL2Hint ? l2_policy(true) : 0;
+    constexpr bool kHint = kMode != kColsL2;
+    const uint64_t pol_first = kHint ? l2_policy(false) : 0;
+    const uint64_t pol_last = kHint ? l2_policy(true, kMode == kColsHalfLast) : 0;
     float m[V], s[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
@@ -116,7 +132,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         for (int u = 0; u < kUnroll; ++u) {
             const T *p = px + (k0 + u) * xstep;
             raw[u] = !valid(k0 + u)        ? make_uint4(0u, 0u, 0u, 0u)
-                     : kMode == kColsL2Hint ? ld_policy(p, pol_last)
+                     : kHint && kMode != kColsFirstOnly ? ld_policy(p, pol_last)
                                             : __ldg(reinterpret_cast<const uint4 *>(p));
         }
         float tmax[V];
@@ -210,7 +226,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             const int k = K - 1 - (k0 + u);
             const T *p = px + k * xstep;
             raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
-                     : kMode == kColsL2Hint ? ld_policy(p, pol_first)
+                     : kHint ? ld_policy(p, pol_first)
                                             : __ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
@@ -222,7 +238,10 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             Pack<T> p;
 #pragma unroll
             for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(ex(f[e] - m[e]) * inv[e]);
-            if constexpr (kMode == kColsL2Hint) st_policy(po + k * ostep, p, pol_first);
+            if constexpr (kMode == kColsDemote) {
+                if (lane % (128 / 16) == 0) l2_demote(px + k * xstep);
+            }
+            if constexpr (kHint) st_policy(po + k * ostep, p, pol_first);
             else store_pack(po + k * ostep, p);
         }
     }

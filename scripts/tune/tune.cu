@@ -1218,6 +1218,10 @@ int main(int argc, char **argv) {
             }                                                                                               \
         }                                                                                                   \
     }
+// session 6: the library's configuration in the other L2 hint modes (ColsMode 2-4)
+#define CCM_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
+    CC(TY, OUTP, INP, L, INNER, 2, 8, 512, U, 2048, 2, 8), CC(TY, OUTP, INP, L, INNER, 3, 8, 512, U, 2048, 2, 8), \
+        CC(TY, OUTP, INP, L, INNER, 4, 8, 512, U, 2048, 2, 8)
 #define CCD_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
     CCD(TY, OUTP, INP, L, INNER, U, 1), CCD(TY, OUTP, INP, L, INNER, U, 2), CCD(TY, OUTP, INP, L, INNER, U, 3)
 #define CCZ_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
@@ -1272,6 +1276,22 @@ int main(int argc, char **argv) {
         }                                                                                                   \
     }
 #define SP(LANES, NT, U, PASSES, SEG) SPO(LANES, NT, U, PASSES, SEG, 0)
+        // session 6: the library's block order launched as clusters of NB (1: plain) with at most MAXB blocks
+        // an SM (0: no cap; the cap through dynamic shared memory, as launch_cols_cluster's)
+#define SPC(LANES, NT, U, PASSES, SEG, NB, MAXB)                                                              \
+    Variant {                                                                                               \
+        "probe passes" #PASSES " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " cluster" #NB " maxB" #MAXB, [=] { \
+            const int64_t L = 16384, N = n / 16384;                                                        \
+            const int64_t grid = (N / (4 * LANES)) * ((L + SEG - 1) / SEG);                                 \
+            auto k = strip_probe_kernel<LANES, NT, U, PASSES>;                                             \
+            const size_t dyn = MAXB > 0 ? (size_t)(227 * 1024) / (MAXB + 1) : 0;                            \
+            static bool set = false;                                                                        \
+            if (!set && dyn > 48 * 1024) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn)); \
+            set = true;                                                                                     \
+            if (NB > 1) CK(oprt_nv::launch_clusters(k, grid, NT, NB, dyn, nullptr, O, A, L, N, (int64_t)SEG, 1)); \
+            else strip_probe_kernel<LANES, NT, U, PASSES><<<(unsigned)grid, NT, dyn>>>(O, A, L, N, SEG, 1);   \
+        }                                                                                                   \
+    }
         {
             std::vector<Variant> probes = {
                 Variant{"cudaMemcpy (reference)", [=] { CK(cudaMemcpyAsync(O, A, n * 4, cudaMemcpyDeviceToDevice)); }},
@@ -1279,7 +1299,9 @@ int main(int argc, char **argv) {
                 SP(32, 512, 4, 1, 2048), SP(8, 512, 4, 3, 2048),  SP(8, 512, 8, 3, 2048),   SP(16, 512, 4, 3, 2048),
                 SP(32, 512, 4, 3, 2048), SP(8, 512, 4, 3, 1024),  SP(32, 512, 4, 3, 512),   SP(128, 512, 4, 3, 256),
                 // session 6: the same with the library's block order (the segment fastest)
-                SPO(8, 512, 4, 3, 2048, 1), SPO(8, 512, 4, 2, 2048, 1), SPO(32, 512, 4, 3, 512, 1)};
+                SPO(8, 512, 4, 3, 2048, 1), SPO(8, 512, 4, 2, 2048, 1), SPO(32, 512, 4, 3, 512, 1),
+                SPC(8, 512, 4, 3, 2048, 1, 2), SPC(8, 512, 4, 3, 2048, 8, 0), SPC(8, 512, 4, 3, 2048, 8, 2),
+                SPC(8, 512, 8, 3, 2048, 8, 2)};
             // the probes write what they read (or nothing): the check would compare them with a copy; the
             // one-pass and three-pass probes leave NaN where they write nothing, so they show as WRONG only
             // for kPasses 1 (expected)
@@ -1287,20 +1309,22 @@ int main(int argc, char **argv) {
         }
 #undef SP
 #undef SPO
+#undef SPC
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384), CCZ_SET(float, O, A, 16384, n / 16384, 8),
-                                    CCD_SET(float, O, A, 16384, n / 16384, 8),
+                                    CCD_SET(float, O, A, 16384, n / 16384, 8), CCM_SET(float, O, A, 16384, n / 16384, 8),
                                     BD(float, O, A, 16384, n / 16384, 64, 512, 4),
                                     BP_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
                                     CC_SET(__half, HO, H, 16384, nh / 16384), CCZ_SET(__half, HO, H, 16384, nh / 16384, 4),
-                                    CCD_SET(__half, HO, H, 16384, nh / 16384, 4),
+                                    CCD_SET(__half, HO, H, 16384, nh / 16384, 4), CCM_SET(__half, HO, H, 16384, nh / 16384, 4),
                                     BP_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
 #undef CCZ_SET
 #undef CCD_SET
+#undef CCM_SET
 #undef CCD
 #undef CCZ
 #undef BD_SET
