@@ -390,8 +390,10 @@ __global__ void __launch_bounds__(kThreads) strip_probe_kernel(float *__restrict
             }
         }
     }
-    if constexpr (kPasses == 1) {
-        if (acc == 12345.f) out[col] = acc;  // never true for these inputs; keeps the loads
+    if constexpr (kPasses != 2) {
+        // never true for these inputs; keeps the first sweep's loads (session 6: until then only kPasses 1
+        // used acc, so the compiler dropped kPasses 3's first sweep and calls 1-4 timed a reversed copy)
+        if (acc == 12345.f) out[col] = acc;
     }
 }
 
@@ -1222,6 +1224,12 @@ int main(int argc, char **argv) {
 #define CCM_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
     CC(TY, OUTP, INP, L, INNER, 2, 8, 512, U, 2048, 2, 8), CC(TY, OUTP, INP, L, INNER, 3, 8, 512, U, 2048, 2, 8), \
         CC(TY, OUTP, INP, L, INNER, 4, 8, 512, U, 2048, 2, 8)
+// session 6: smaller L2 footprints (segment x strip a block, 2 blocks an SM): 128 KB a block (lanes 8 x 1024
+// rows in clusters of 16, lanes 4 x 2048 rows in clusters of 8), 64 KB (lanes 4 x 1024 rows, clusters of 16)
+#define CCF_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
+    CC(TY, OUTP, INP, L, INNER, 1, 8, 512, U, 1024, 2, 16), CC(TY, OUTP, INP, L, INNER, 1, 4, 512, U, 2048, 2, 8), \
+        CC(TY, OUTP, INP, L, INNER, 1, 4, 512, U, 1024, 2, 16), CC(TY, OUTP, INP, L, INNER, 1, 4, 256, U, 1024, 4, 16), \
+        CC(TY, OUTP, INP, L, INNER, 0, 8, 512, U, 1024, 2, 16)
 #define CCD_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
     CCD(TY, OUTP, INP, L, INNER, U, 1), CCD(TY, OUTP, INP, L, INNER, U, 2), CCD(TY, OUTP, INP, L, INNER, U, 3)
 #define CCZ_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
@@ -1313,18 +1321,21 @@ int main(int argc, char **argv) {
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384), CCZ_SET(float, O, A, 16384, n / 16384, 8),
                                     CCD_SET(float, O, A, 16384, n / 16384, 8), CCM_SET(float, O, A, 16384, n / 16384, 8),
+                                    CCF_SET(float, O, A, 16384, n / 16384, 8),
                                     BD(float, O, A, 16384, n / 16384, 64, 512, 4),
                                     BP_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
                                     CC_SET(__half, HO, H, 16384, nh / 16384), CCZ_SET(__half, HO, H, 16384, nh / 16384, 4),
                                     CCD_SET(__half, HO, H, 16384, nh / 16384, 4), CCM_SET(__half, HO, H, 16384, nh / 16384, 4),
+                                    CCF_SET(__half, HO, H, 16384, nh / 16384, 4),
                                     BP_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
 #undef CCZ_SET
 #undef CCD_SET
 #undef CCM_SET
+#undef CCF_SET
 #undef CCD
 #undef CCZ
 #undef BD_SET
