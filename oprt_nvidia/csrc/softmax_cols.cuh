@@ -23,6 +23,9 @@ struct ColsClusterArgs {
     // ones, group k at (k * swz_p) mod (strips / swz_g), swz_p coprime with strips / swz_g, so that the
     // clusters resident at once spread over the whole row rather than one narrow band of it
     int64_t swz_g, swz_p;
+    // rows a thread keeps in dynamic shared memory (0: none): its first `stash` rows, which pass 2 reads
+    // last (the likeliest to have left L2 by then), come back from shared memory instead (session 6)
+    int64_t stash;
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -102,6 +105,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     __shared__ float wm[kWarps][W], ws[kWarps][W];  // per-warp partials
     __shared__ float bm[W], bs[W];                  // this block's (max, sum) per column, read by the cluster
     __shared__ float gm[W], gi[W];                  // the column's max and 1 / sum
+    extern __shared__ uint4 stash[];                // [a.stash][kThreads]: this block's first rows
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
     const int64_t cid = (int64_t)blockIdx.x / nb;
@@ -135,6 +139,9 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
                      : kHint && kMode != kColsFirstOnly ? ld_policy(p, pol_last)
                                             : __ldg(reinterpret_cast<const uint4 *>(p));
         }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+            if (k0 + u < a.stash) stash[(int64_t)(k0 + u) * kThreads + t] = raw[u];
         float tmax[V];
 #pragma unroll
         for (int e = 0; e < V; ++e) tmax[e] = -INFINITY;
@@ -226,8 +233,9 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             const int k = K - 1 - (k0 + u);
             const T *p = px + k * xstep;
             raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
-                     : kHint ? ld_policy(p, pol_first)
-                                            : __ldg(reinterpret_cast<const uint4 *>(p));
+                     : k < a.stash           ? stash[(int64_t)k * kThreads + t]
+                     : kHint                 ? ld_policy(p, pol_first)
+                                             : __ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -239,7 +247,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
 #pragma unroll
             for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(ex(f[e] - m[e]) * inv[e]);
             if constexpr (kMode == kColsDemote) {
-                if (lane % (128 / 16) == 0) l2_demote(px + k * xstep);
+                if (lane % (128 / 16) == 0 && k >= a.stash) l2_demote(px + k * xstep);
             }
             if constexpr (kHint) st_policy(po + k * ostep, p, pol_first);
             else store_pack(po + k * ostep, p);
@@ -264,7 +272,7 @@ inline const char *&cols_cluster_refusal() {
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2, int kDiag = 0>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                          int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster,
-                         int64_t swizzle_group = 0) {
+                         int64_t swizzle_group = 0, bool stash = false) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
@@ -320,12 +328,25 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     }
     const DeviceLimits lim = device_limits();
     size_t dyn = 0;
+    a.stash = 0;
+    const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;
     if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
         // dynamic shared memory that lets at most max_blocks_per_sm blocks share an SM (1 KB per block is
         // the runtime's own reservation; the static arrays count too)
-        const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;
         const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(max_blocks_per_sm + 1) + 1;
         dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
+        if (stash) {
+            // all that max_blocks_per_sm blocks may have (capped at the per-block limit), a whole number of
+            // stash rows of kThreads 16-byte packs, at most the rows a thread visits
+            size_t most = (size_t)lim.smem_per_sm / (size_t)max_blocks_per_sm;
+            most = most > static_smem + 1024 ? most - static_smem - 1024 : 0;
+            if (most > 227 * 1024 - static_smem) most = 227 * 1024 - static_smem;
+            const int64_t K = (a.seg + RL - 1) / RL;
+            const int64_t rows = (int64_t)(most / (16 * (size_t)kThreads));
+            a.stash = rows < K ? rows : K;
+            const size_t need = (size_t)a.stash * 16 * kThreads;
+            if (need > dyn) dyn = need;
+        }
     }
     if (dyn > 48 * 1024) {
         // what the kernel may ask for on each device without setting the attribute again (a function's

@@ -1226,6 +1226,24 @@ int main(int argc, char **argv) {
         CC(TY, OUTP, INP, L, INNER, 4, 8, 512, U, 2048, 2, 8)
 // session 6: smaller L2 footprints (segment x strip a block, 2 blocks an SM): 128 KB a block (lanes 8 x 1024
 // rows in clusters of 16, lanes 4 x 2048 rows in clusters of 8), 64 KB (lanes 4 x 1024 rows, clusters of 16)
+// session 6: the first rows of each thread kept in shared memory (ColsClusterArgs::stash)
+#define CCS(TY, OUTP, INP, L, INNER, MODE, LANES, NT, U, SEG, MAXB, MAXC)                                    \
+    Variant {                                                                                               \
+        "stash cols mode" #MODE " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB " nb<=" #MAXC, [=] { \
+            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, MAXC, 0, \
+                                                                       true)) {                            \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: stash mode%d lanes%d threads%d U%d seg%d maxB%d: %s\n", MODE, LANES, \
+                                  NT, U, SEG, MAXB, oprt_nv::cols_cluster_refusal());                       \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+#define CCS_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
+    CCS(TY, OUTP, INP, L, INNER, 1, 8, 512, U, 2048, 2, 8), CCS(TY, OUTP, INP, L, INNER, 0, 8, 512, U, 2048, 2, 8), \
+        CCS(TY, OUTP, INP, L, INNER, 1, 8, 512, U, 1024, 2, 16), CCS(TY, OUTP, INP, L, INNER, 1, 16, 512, U, 1024, 2, 16), \
+        CCS(TY, OUTP, INP, L, INNER, 1, 16, 512, U, 2048, 2, 8), CCS(TY, OUTP, INP, L, INNER, 4, 8, 512, U, 2048, 2, 8)
 #define CCF_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
     CC(TY, OUTP, INP, L, INNER, 1, 8, 512, U, 1024, 2, 16), CC(TY, OUTP, INP, L, INNER, 1, 4, 512, U, 2048, 2, 8), \
         CC(TY, OUTP, INP, L, INNER, 1, 4, 512, U, 1024, 2, 16), CC(TY, OUTP, INP, L, INNER, 1, 4, 256, U, 1024, 4, 16), \
@@ -1321,14 +1339,15 @@ int main(int argc, char **argv) {
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
                                     CC_SET(float, O, A, 16384, n / 16384), CCZ_SET(float, O, A, 16384, n / 16384, 8),
                                     CCD_SET(float, O, A, 16384, n / 16384, 8), CCM_SET(float, O, A, 16384, n / 16384, 8),
-                                    CCF_SET(float, O, A, 16384, n / 16384, 8),
+                                    CCF_SET(float, O, A, 16384, n / 16384, 8), CCS_SET(float, O, A, 16384, n / 16384, 8),
+                                    CCS_SET(float, O, A, 16384, n / 16384, 4),
                                     BD(float, O, A, 16384, n / 16384, 64, 512, 4),
                                     BP_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
                                     CC_SET(__half, HO, H, 16384, nh / 16384), CCZ_SET(__half, HO, H, 16384, nh / 16384, 4),
                                     CCD_SET(__half, HO, H, 16384, nh / 16384, 4), CCM_SET(__half, HO, H, 16384, nh / 16384, 4),
-                                    CCF_SET(__half, HO, H, 16384, nh / 16384, 4),
+                                    CCF_SET(__half, HO, H, 16384, nh / 16384, 4), CCS_SET(__half, HO, H, 16384, nh / 16384, 4),
                                     BP_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
@@ -1336,6 +1355,8 @@ int main(int argc, char **argv) {
 #undef CCD_SET
 #undef CCM_SET
 #undef CCF_SET
+#undef CCS_SET
+#undef CCS
 #undef CCD
 #undef CCZ
 #undef BD_SET
