@@ -1045,6 +1045,22 @@ int main(int argc, char **argv) {
             rc.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0));
             run_group(title, (double)R * L * 4 + L * 4, peak, rc, O, L, 1e-3, filter);
         }
+        // session 6: 16384^2 f32 axis 0 (1 GiB, the large case where torch was 5% ahead): the library splits
+        // the rows into 16 chunks (2048 blocks, ~2 waves of 8 blocks an SM); one wave (chunks of 2048 rows)
+        // against two, and 1-D blocks
+        if (!filter || matches_any("reduce_sum f32 16384x16384 axis 0", filter, true)) {
+            const int64_t R = 16384, L = 16384;
+            float *X = nullptr;
+            CK(cudaMalloc(&X, (size_t)R * L * 4));
+            fill_random(X, (size_t)R * L, 3, -1.f, 1.f);
+            const float *x = X;
+            std::vector<Variant> rb = {RC(8, 8, 1024),  RC(8, 8, 2048),     RC(16, 8, 2048),    RC(8, 8, 4096),
+                                       RC(16, 4, 1024), RC(8, 8, 512),      RC1(256, 8, 256),   RC1(256, 8, 512),
+                                       RC1(256, 8, 1024)};
+            rb.push_back(lib_reduce(O, X, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0));
+            run_group("reduce_sum f32 16384x16384 axis 0", (double)R * L * 4 + L * 4, peak, rb, O, L, 1e-3, filter);
+            CK(cudaFree(X));
+        }
     }
     // transposed copy, 8192 x 8192 f32 (256 MiB each way)
     {
