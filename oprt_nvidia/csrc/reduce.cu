@@ -145,7 +145,10 @@ struct ColsArgs {
     Indexer<2> outer_idx;  // outer -> x offset (0), out offset (1)
 };
 
-template <typename T, bool kVec>
+// kRow: 1-D blocks (blockDim.y == 1: a block's threads across kBlock packs of one row, kUnroll rows in
+// flight per thread) with plain __ldg loads, the configuration tune.cu measured on wide rows
+// (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
+template <typename T, bool kVec, bool kRow = false>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
@@ -170,7 +173,8 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
                     Pack<T> v[kUnroll];
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_stream(p + (r + u * by) * a.rs);
+                    for (int u = 0; u < kUnroll; ++u)
+                        v[u] = kRow ? load_pack(p + (r + u * by) * a.rs) : load_pack_stream(p + (r + u * by) * a.rs);
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
@@ -249,6 +253,13 @@ constexpr int64_t kMinChunk = 16384;
 // 128 rows per thread row: chunks of 1024 rows for 8-row blocks. H200 (tune-5.log, f32 axis 0): chunks of
 // 1024 rows 87.4% (8192^2) / 91.8% (8192x16384) of cudaMemcpy; the library's 128-row chunks (16) 77% / 85%.
 constexpr int64_t kMinColChunkPerThreadRow = 128;
+// Rows of at least this many 16-byte packs (16384 f32, 32768 f16) get 1-D blocks (a block across kBlock
+// packs of a row) in chunks of at least kMinColChunkRow rows. H200, 16384^2 f32 axis 0 (tune-s6-7-
+// reduce16k.log): 1-D blocks in 512-row chunks 100.4% of cudaMemcpy (256: 99.8%, 1024: 100.0%), the 32 x 8
+// blocks 94.4-96.9%. Narrower rows keep 32 x 8 blocks: at 8192 f32 columns 1-D blocks were behind (83.2%
+// against 87.3%, tune-s5-3.log: too few tiles to fill the GPU without short chunks).
+constexpr int64_t kColRowPacks = 4096;
+constexpr int64_t kMinColChunkRow = 512;
 
 }  // namespace
 
@@ -347,7 +358,8 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
 template <typename T> void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int &bx, int &by) {
     const int V = vec ? Pack<T>::N : 1;
     c = d.cols;
-    bx = pow2_clamp(ceil_div(c.inner, V), 1, kWarp);
+    const bool row_blocks = vec && ceil_div(c.inner, V) >= kColRowPacks;
+    bx = row_blocks ? kBlock : pow2_clamp(ceil_div(c.inner, V), 1, kWarp);
     by = kBlock / bx;
     c.tiles = ceil_div(c.inner, (int64_t)bx * V);
     const DeviceLimits lim = device_limits();
@@ -356,7 +368,7 @@ template <typename T> void cols_shape(const oprt_reduce_sum_descriptor &d, bool 
     c.splits = 1;
     if (base < 2 * wave) {
         int64_t splits = ceil_div(2 * wave, base);
-        int64_t by_size = c.n / (by * kMinColChunkPerThreadRow);
+        int64_t by_size = c.n / (row_blocks ? kMinColChunkRow : by * kMinColChunkPerThreadRow);
         c.splits = splits < by_size ? splits : by_size;
         if (c.splits < 1) c.splits = 1;
     }
@@ -429,7 +441,8 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     cols_shape<T>(d, vec, c, bx, by);
     dim3 block(bx, by);
     unsigned grid = grid_all(c.outer * c.tiles * c.splits, 1);
-    if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
+    if (vec && by == 1) reduce_cols_kernel<T, true, true><<<grid, block, 0, stream>>>(out, w, x, c);
+    else if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
     else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));
     if (c.splits > 1) {

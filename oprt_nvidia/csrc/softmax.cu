@@ -595,9 +595,17 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
         vec = vec && (c.outer_idx.stride[0][i] * S) % 16 == 0 && (c.outer_idx.stride[1][i] * S) % 16 == 0;
     if (!vec) return false;
     ColsClusterArgs a{c.L, c.inner, c.xs, c.os, 0, 0, c.outer_idx};
-    // f32: 8 loads in flight a thread (57.2% against 54.5% with 4, tune-s4-4.log); 16-bit: 4 (40.0%; 8: 37.9%)
-    if constexpr (V == 4) return launch_cols_cluster<T, 8, 512, 8, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2);
-    else return launch_cols_cluster<T, 8, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2);
+    // Each thread's first rows stay in the shared memory that the 2-blocks-an-SM cap reserves (the stash:
+    // pass 2 reads them last, when they would most likely have left L2). H200, 16384 x 8192 (tune-s6-7-
+    // stash-{1,2}.log, two runs): f32 16 lanes, 4 loads in flight, stash 61.6% of cudaMemcpy against 53.4-53.6%
+    // for session 5's configuration (8 lanes, 8 loads, no stash) in the same runs; 16-bit 8 lanes, 4 loads,
+    // stash 53.1-53.3% against 51.4-51.5%.
+    if constexpr (V == 4)
+        return launch_cols_cluster<T, 16, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, 0,
+                                                               true);
+    else
+        return launch_cols_cluster<T, 8, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, 0,
+                                                              true);
 }
 
 template <typename T>

@@ -312,8 +312,10 @@ def test_softmax_cluster_rows_misaligned_and_batched(nvidia_backend, rng, dtype)
 # ---- softmax: cluster columns (a leading axis, 16-byte packs across the unit-stride kept dim) -------------------
 
 # (shape, axis): axis lengths around one segment (2048 rows) and several (clusters of up to 8 blocks), the
-# longest a cluster takes (16384) and one past it (the old columns kernel), partial strips (16 f32 / 32
-# 16-bit columns a strip), outer dims beside the inner one
+# longest a cluster takes (16384) and one past it (the old columns kernel), partial strips (64 columns a
+# strip: 16 lanes of 4 f32, 8 lanes of 8 16-bit), outer dims beside the inner one. Each thread keeps its
+# first rows in shared memory (the stash, up to 13 of them): short axes are stashed whole, a full segment
+# (64 f32 / 32 16-bit rows a thread) in part.
 COLS_CASES = [
     ((1, 64), 0),
     ((7, 40), 0),
@@ -323,6 +325,7 @@ COLS_CASES = [
     ((5000, 72), 0),
     ((16384, 16), 0),
     ((16385, 16), 0),
+    ((16383, 136), 0),  # a short last segment, a partial third strip
     ((3, 2100, 40), 1),
     ((2100, 3, 40), 0),
 ]
@@ -360,7 +363,7 @@ def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, dtype):
 def test_softmax_cluster_cols_wide_range_and_moving_max(nvidia_backend, rng, dtype):
     """Axis 0 over a whole cluster (16384 rows, 8 blocks of 2048): 16-bit takes its exps through
     ex2.approx.ftz (exp_t), and pass 1 rescales a column's running sum only on trips where some lane of the
-    warp saw its max grow. Strips (32 f32 / 64 16-bit columns) where the max grows on every trip (an
+    warp saw its max grow. Strips (64 columns) where the max grows on every trip (an
     ascending column), and strips where it grows on a block's first trip only (every column descending:
     the skip path), one of them with a single late spike, one -inf for its first rows; inputs 40 units wide
     and one column 125 wide (exps that flush to zero below f32's normal range)."""
@@ -453,6 +456,8 @@ def test_softmax_nan_block_reaches_the_whole_row(nvidia_backend, rng, shape, axi
         ((100003, 8), 0),  # narrow columns split over many chunks: 4-way finishing pass
         ((8192, 1024), 0),  # columns, 16-byte packs
         ((20000, 130), 0),  # columns, no packs (130 % pack != 0 for f16)
+        ((600, 16384), 0),  # f32: 1-D column blocks (rows of >= 4096 packs), one chunk; 16-bit: 32 x 8 blocks
+        ((1031, 32776), 0),  # 1-D column blocks in every dtype: two chunks, a predicated trip, a partial tile
     ],
 )
 def test_reduce_paths(nvidia_backend, rng, shape, axis, dtype):
