@@ -226,14 +226,19 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
     const int64_t total = a.outer * a.inner;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
-        float acc[4] = {};  // 4 independent loads in flight (splits is up to ~2 x resident blocks / tiles)
+        // 8 independent loads in flight (splits is up to ~2 x resident blocks / tiles; 32 for the 1-D blocks
+        // of 16384 f32 columns): one thread an output, so each round trip is on the critical path
+        float acc[8] = {};
         int64_t s = 0;
-        for (; s + 3 < a.splits; s += 4) {
+        for (; s + 7 < a.splits; s += 8) {
+            float v[8];
 #pragma unroll
-            for (int u = 0; u < 4; ++u) acc[u] += ws[(s + u) * total + i];
+            for (int u = 0; u < 8; ++u) v[u] = ws[(s + u) * total + i];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc[u] += v[u];
         }
         for (; s < a.splits; ++s) acc[0] += ws[s * total + i];
-        const float sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        const float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         const int64_t o = i / a.inner, col = i - o * a.inner;
         int64_t off[2];
         a.outer_idx.offsets(o, off);
