@@ -601,11 +601,9 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
     // for session 5's configuration (8 lanes, 8 loads, no stash) in the same runs; 16-bit 8 lanes, 4 loads,
     // stash 53.1-53.3% against 51.4-51.5%.
     if constexpr (V == 4)
-        return launch_cols_cluster<T, 16, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, 0,
-                                                               true);
+        return launch_cols_cluster<T, 16, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
     else
-        return launch_cols_cluster<T, 8, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, 0,
-                                                              true);
+        return launch_cols_cluster<T, 8, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
 }
 
 template <typename T>

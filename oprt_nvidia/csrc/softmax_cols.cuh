@@ -6,8 +6,12 @@
 // 16384^2. Here a strip of kLanes x 16 bytes of columns is split along the axis across the blocks of a
 // cluster; each block makes its online (max, sum) per column over its segment (pass 1), the blocks
 // exchange them through distributed shared memory, and each block sweeps its segment again (pass 2,
-// in reverse order) while it is still in L2: the segments in flight are sized to fit there (a cap of
-// resident blocks per SM, set through dynamic shared memory), so DRAM sees one read and one write.
+// in reverse order), hoping to find it still in L2 (at most 2 resident blocks an SM, a cap set through
+// dynamic shared memory). It mostly does not: ncu on the H200 counted 1.67x the ideal DRAM reads at 256 KB
+// a block (16384 x 8192 f32). Each thread therefore keeps its first rows, the ones pass 2 reads last, in
+// that dynamic shared memory (the stash, ~104 KB a block): 1.16x the ideal reads. Session 6 measured the
+// bare pattern (read, re-read, write without the math) at 62-68% of cudaMemcpy in this geometry
+// (docs/performance.md): the design, not its arithmetic, is what holds axis 0 near 55-63%.
 // scripts/tune/tune.cu includes this header to time configurations.
 #pragma once
 
@@ -19,10 +23,6 @@ struct ColsClusterArgs {
     int64_t L, inner, xs, os;  // axis length; inner extent; x's and out's strides along the axis
     int64_t strips, seg;       // strips of kLanes packs per outer index; rows of the axis per block
     Indexer<2> outer;          // outer index -> x offset (0), out offset (1)
-    // strip order (0: identity): clusters taken in launch order cover strips in groups of swz_g adjacent
-    // ones, group k at (k * swz_p) mod (strips / swz_g), swz_p coprime with strips / swz_g, so that the
-    // clusters resident at once spread over the whole row rather than one narrow band of it
-    int64_t swz_g, swz_p;
     // rows a thread keeps in dynamic shared memory (0: none): its first `stash` rows, which pass 2 reads
     // last (the likeliest to have left L2 by then), come back from shared memory instead (session 6)
     int64_t stash;
@@ -33,13 +33,8 @@ enum ColsMode : int {
     kColsL2 = 0,      // read again from global memory, hoping for L2 hits (last rows first)
     kColsL2Hint = 1,  // the same with L2 eviction hints: first reads evict_last, second reads and the
                       // writes evict_first
-    // session 6 experiments (tune.cu): 2 as 1, and each line read by pass 2 demoted to evict_normal
-    // (applypriority: a line kept evict_last after its last use would crowd the lines still to be read);
-    // 3 as 1 with evict_last on half the first reads (fraction 0.5); 4 first reads plain, the second reads
-    // and the writes evict_first
-    kColsDemote = 2,
-    kColsHalfLast = 3,
-    kColsFirstOnly = 4,
+    // (session 6 tried three more hint modes: each line demoted to evict_normal after its last read,
+    // evict_last on half the first reads, no evict_last: none better, docs/performance.md.)
     // (session 4 also tried keeping each segment in dynamic shared memory, 128 KB a block, so that DRAM
     // saw one read and one write: 28-35% / 18-26% of cudaMemcpy, the worst; removed, docs/performance.md).
     // Session 5 staged the loads through shared memory by cp.async (2-6 trips in flight without holding
@@ -48,11 +43,10 @@ enum ColsMode : int {
     // (scripts/gpu-call-s5-4b.sh, results/h200/tune/tune-s5-4b-*.log).
 };
 
-__device__ __forceinline__ uint64_t l2_policy(bool last, bool half = false) {
+__device__ __forceinline__ uint64_t l2_policy(bool last) {
     uint64_t p = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (last && half) asm("createpolicy.fractional.L2::evict_last.b64 %0, 0.5;" : "=l"(p));
-    else if (last) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    if (last) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
     else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
 #endif
     return p;
@@ -67,13 +61,6 @@ __device__ __forceinline__ uint4 ld_policy(const void *ptr, uint64_t pol) {
     r = __ldg(reinterpret_cast<const uint4 *>(ptr));
 #endif
     return r;
-}
-// Demotes the 128-byte line holding ptr to evict_normal (a hint; no effect on the data).
-__device__ __forceinline__ void l2_demote(const void *ptr) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const uintptr_t line = reinterpret_cast<uintptr_t>(ptr) & ~uintptr_t(127);
-    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(line) : "memory");
-#endif
 }
 template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pack<T> &v, uint64_t pol) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -91,12 +78,9 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 // loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
 // cluster per (outer index, strip).
 // kMode: a ColsMode.
-// kDiag (tune.cu's diagnostics only; the library uses 0): bit 0 replaces the exps by a subtraction, bit 1
-// skips the cluster's exchange (each block normalizes by its own segment): wrong results, for timing only.
-template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2, int kDiag = 0>
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)  // 64 registers a thread: 2 blocks of 512 an SM
 softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
-    auto ex = [](float d) { return (kDiag & 1) ? d : exp_t<T>(d); };
     constexpr int V = Pack<T>::N;
     constexpr int W = kLanes * V;            // columns of a strip
     constexpr int RL = kThreads / kLanes;    // row lanes
@@ -109,9 +93,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
     const int64_t cid = (int64_t)blockIdx.x / nb;
-    const int64_t o = cid / a.strips;
-    int64_t strip = cid % a.strips;
-    if (a.swz_g > 0) strip = (strip / a.swz_g * a.swz_p) % (a.strips / a.swz_g) * a.swz_g + strip % a.swz_g;
+    const int64_t strip = cid % a.strips, o = cid / a.strips;
     int64_t off[2];
     a.outer.offsets(o, off);
     const int64_t col = strip * W + (int64_t)lane * V;
@@ -124,9 +106,8 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     auto valid = [&](int k) { return live_col && k < K && r0 + rl + (int64_t)k * RL < end; };
 
     // pass 1: online (max, sum) per column over this thread's rows, kUnroll loads in flight
-    constexpr bool kHint = kMode != kColsL2;
-    const uint64_t pol_first = kHint ? l2_policy(false) : 0;
-    const uint64_t pol_last = kHint ? l2_policy(true, kMode == kColsHalfLast) : 0;
+    const uint64_t pol_first = kMode == kColsL2Hint ? l2_policy(false) : 0;
+    const uint64_t pol_last = kMode == kColsL2Hint ? l2_policy(true) : 0;
     float m[V], s[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
@@ -136,7 +117,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         for (int u = 0; u < kUnroll; ++u) {
             const T *p = px + (k0 + u) * xstep;
             raw[u] = !valid(k0 + u)        ? make_uint4(0u, 0u, 0u, 0u)
-                     : kHint && kMode != kColsFirstOnly ? ld_policy(p, pol_last)
+                     : kMode == kColsL2Hint ? ld_policy(p, pol_last)
                                             : __ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
@@ -163,7 +144,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             for (int e = 0; e < V; ++e) {
                 const float mn = fmaxf(m[e], tmax[e]);
                 if (mn == -INFINITY) continue;
-                s[e] = s[e] == 0.f ? 0.f : s[e] * ex(m[e] - mn);
+                s[e] = s[e] == 0.f ? 0.f : s[e] * exp_t<T>(m[e] - mn);
                 m[e] = mn;
             }
         }
@@ -178,7 +159,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             float f[V];
             unpack_floats<T>(opaque(raw[u]), f);
 #pragma unroll
-            for (int e = 0; e < V; ++e) s[e] += ex(f[e] - mu[e]);
+            for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
         }
     }
     // the row lanes of a warp (lanes lane, lane + kLanes, ...), then the warps, then the cluster
@@ -204,16 +185,13 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         bm[t] = cm;
         bs[t] = cs;
     }
-    if constexpr (kDiag & 2) __syncthreads();
-    else cluster_sync();
+    cluster_sync();
     if (t < W) {
         float cm = -INFINITY, cs = 0.f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-        for (int r = 0; r < nb; ++r) {
-            const int rr = (kDiag & 2) ? q : r;
-            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], rr), *cluster.map_shared_rank(&bs[t], rr));
-        }
+        for (int r = 0; r < nb; ++r)
+            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], r), *cluster.map_shared_rank(&bs[t], r));
 #endif
         gm[t] = cm;
         gi[t] = 1.f / cs;
@@ -234,7 +212,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             const T *p = px + k * xstep;
             raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
                      : k < a.stash           ? stash[(int64_t)k * kThreads + t]
-                     : kHint                 ? ld_policy(p, pol_first)
+                     : kMode == kColsL2Hint  ? ld_policy(p, pol_first)
                                              : __ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
@@ -245,15 +223,12 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             unpack_floats<T>(raw[u], f);
             Pack<T> p;
 #pragma unroll
-            for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(ex(f[e] - m[e]) * inv[e]);
-            if constexpr (kMode == kColsDemote) {
-                if (lane % (128 / 16) == 0 && k >= a.stash) l2_demote(px + k * xstep);
-            }
-            if constexpr (kHint) st_policy(po + k * ostep, p, pol_first);
+            for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(exp_t<T>(f[e] - m[e]) * inv[e]);
+            if constexpr (kMode == kColsL2Hint) st_policy(po + k * ostep, p, pol_first);
             else store_pack(po + k * ostep, p);
         }
     }
-    if constexpr (!(kDiag & 2)) cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
+    cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
 }
 
 // Why the last launch_cols_cluster call launched nothing (diagnostics for tune.cu; not thread-safe).
@@ -264,15 +239,15 @@ inline const char *&cols_cluster_refusal() {
 
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
 // up to kMaxCluster blocks, at most max_blocks_per_sm resident blocks an SM (dynamic shared memory as the
-// limiter; 0: no cap), so that the segments in flight fit in L2; swizzle_group > 0: the strip order of
-// ColsClusterArgs::swz_g (0, or a group that does not divide the strips: launch order). False (nothing
+// limiter; 0: no cap), so that the segments in flight fit in L2; stash: each thread's first rows in the
+// dynamic shared memory that max_blocks_per_sm blocks an SM leave (ColsClusterArgs::stash). False (nothing
 // launched, no error pending) where the device, the build or the shape does not allow it: then the
 // caller's fallback runs.
 // max_cluster: 8 (portable) or 16 (a non-portable size, allowed on the kernel here; sm_90 has it).
-template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2, int kDiag = 0>
+template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
 bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                          int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster,
-                         int64_t swizzle_group = 0, bool stash = false) {
+                         bool stash = false) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
@@ -286,26 +261,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     a.strips = (a.inner + (int64_t)kLanes * V - 1) / ((int64_t)kLanes * V);
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    a.swz_g = a.swz_p = 0;
-    if (swizzle_group > 0 && a.strips % swizzle_group == 0 && a.strips / swizzle_group > 1) {
-        // groups of swizzle_group strips; ~32 clusters resident at once (2 blocks an SM, clusters of 8 on
-        // 132 SMs) cover 32 / swizzle_group groups: stride so that they span the row once
-        const int64_t G = a.strips / swizzle_group;
-        int64_t p = G * swizzle_group / 32 > 1 ? G * swizzle_group / 32 : 1;
-        auto gcd = [](int64_t u, int64_t v) {
-            while (v) {
-                const int64_t t = u % v;
-                u = v;
-                v = t;
-            }
-            return u;
-        };
-        while (gcd(p, G) != 1) ++p;
-        a.swz_g = swizzle_group;
-        a.swz_p = p % G;
-        if (a.swz_p == 0) a.swz_g = 0;
-    }
-    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode, kDiag>;
+    auto kernel = softmax_cols_cluster_kernel<T, kLanes, kThreads, kUnroll, kMode>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;

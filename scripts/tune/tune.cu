@@ -1210,44 +1210,14 @@ int main(int argc, char **argv) {
             }                                                                                               \
         }                                                                                                   \
     }
-// session 6: the library's configuration with the strips taken in a swizzled order (groups of G adjacent
-// strips spread over the row; launch_cols_cluster's swizzle_group)
-#define CCZ(TY, OUTP, INP, L, INNER, U, G)                                                                    \
-    Variant {                                                                                               \
-        "swz cols lanes8 threads512 U" #U " group" #G, [=] {                                                \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, 8, 512, U, 1>(nullptr, OUTP, INP, ca, 1, 2048, 2, 8, G)) { \
-                static bool said = false;                                                                   \
-                if (!said) printf("  refused: swz U%d group%d: %s\n", U, G, oprt_nv::cols_cluster_refusal()); \
-                said = true;                                                                                \
-            }                                                                                               \
-        }                                                                                                   \
-    }
-// session 6: the library's configuration with diagnostics (softmax_cols_cluster_kernel's kDiag: 1 no exps,
-// 2 no cluster exchange, 3 neither): wrong results (WRONG), timing only
-#define CCD(TY, OUTP, INP, L, INNER, U, DIAG)                                                                 \
-    Variant {                                                                                               \
-        "diag" #DIAG " cols lanes8 threads512 U" #U, [=] {                                                  \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, 8, 512, U, 1, DIAG>(nullptr, OUTP, INP, ca, 1, 2048, 2, 8)) { \
-                static bool said = false;                                                                   \
-                if (!said) printf("  refused: diag%d U%d: %s\n", DIAG, U, oprt_nv::cols_cluster_refusal());  \
-                said = true;                                                                                \
-            }                                                                                               \
-        }                                                                                                   \
-    }
-// session 6: the library's configuration in the other L2 hint modes (ColsMode 2-4)
-#define CCM_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
-    CC(TY, OUTP, INP, L, INNER, 2, 8, 512, U, 2048, 2, 8), CC(TY, OUTP, INP, L, INNER, 3, 8, 512, U, 2048, 2, 8), \
-        CC(TY, OUTP, INP, L, INNER, 4, 8, 512, U, 2048, 2, 8)
-// session 6: smaller L2 footprints (segment x strip a block, 2 blocks an SM): 128 KB a block (lanes 8 x 1024
-// rows in clusters of 16, lanes 4 x 2048 rows in clusters of 8), 64 KB (lanes 4 x 1024 rows, clusters of 16)
-// session 6: the first rows of each thread kept in shared memory (ColsClusterArgs::stash)
+// session 6: the first rows of each thread kept in shared memory (ColsClusterArgs::stash). Session 6 also
+// ran here, and removed after: the strips in a swizzled order, the kernel without its exps or its cluster
+// exchange, and three more L2 hint modes (commits ec5454c, 52bc3e9, 7d5ae07; docs/performance.md)
 #define CCS(TY, OUTP, INP, L, INNER, MODE, LANES, NT, U, SEG, MAXB, MAXC)                                    \
     Variant {                                                                                               \
         "stash cols mode" #MODE " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB " nb<=" #MAXC, [=] { \
             oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, MAXC, 0, \
+            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, MAXC, \
                                                                        true)) {                            \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: stash mode%d lanes%d threads%d U%d seg%d maxB%d: %s\n", MODE, LANES, \
@@ -1259,16 +1229,13 @@ int main(int argc, char **argv) {
 #define CCS_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
     CCS(TY, OUTP, INP, L, INNER, 1, 8, 512, U, 2048, 2, 8), CCS(TY, OUTP, INP, L, INNER, 0, 8, 512, U, 2048, 2, 8), \
         CCS(TY, OUTP, INP, L, INNER, 1, 8, 512, U, 1024, 2, 16), CCS(TY, OUTP, INP, L, INNER, 1, 16, 512, U, 1024, 2, 16), \
-        CCS(TY, OUTP, INP, L, INNER, 1, 16, 512, U, 2048, 2, 8), CCS(TY, OUTP, INP, L, INNER, 4, 8, 512, U, 2048, 2, 8)
+        CCS(TY, OUTP, INP, L, INNER, 1, 16, 512, U, 2048, 2, 8)
+// session 6: smaller L2 footprints (segment x strip a block, 2 blocks an SM): 128 KB a block (lanes 8 x 1024
+// rows in clusters of 16, lanes 4 x 2048 rows in clusters of 8), 64 KB (lanes 4 x 1024 rows, clusters of 16)
 #define CCF_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
     CC(TY, OUTP, INP, L, INNER, 1, 8, 512, U, 1024, 2, 16), CC(TY, OUTP, INP, L, INNER, 1, 4, 512, U, 2048, 2, 8), \
         CC(TY, OUTP, INP, L, INNER, 1, 4, 512, U, 1024, 2, 16), CC(TY, OUTP, INP, L, INNER, 1, 4, 256, U, 1024, 4, 16), \
         CC(TY, OUTP, INP, L, INNER, 0, 8, 512, U, 1024, 2, 16)
-#define CCD_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
-    CCD(TY, OUTP, INP, L, INNER, U, 1), CCD(TY, OUTP, INP, L, INNER, U, 2), CCD(TY, OUTP, INP, L, INNER, U, 3)
-#define CCZ_SET(TY, OUTP, INP, L, INNER, U)                                                                  \
-    CCZ(TY, OUTP, INP, L, INNER, U, 1), CCZ(TY, OUTP, INP, L, INNER, U, 2), CCZ(TY, OUTP, INP, L, INNER, U, 4), \
-        CCZ(TY, OUTP, INP, L, INNER, U, 8), CCZ(TY, OUTP, INP, L, INNER, U, 16)
 #define CC_SET(TY, OUTP, INP, L, INNER)                                                                      \
     CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 4, 2048, 2, 8), CC(TY, OUTP, INP, L, INNER, 1, 8, 512, 8, 2048, 2, 8),   \
         CC(TY, OUTP, INP, L, INNER, 1, 16, 512, 4, 2048, 2, 8), CC(TY, OUTP, INP, L, INNER, 0, 8, 512, 4, 2048, 2, 8), \
@@ -1353,28 +1320,21 @@ int main(int argc, char **argv) {
 #undef SPO
 #undef SPC
         std::vector<Variant> c32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
-                                    CC_SET(float, O, A, 16384, n / 16384), CCZ_SET(float, O, A, 16384, n / 16384, 8),
-                                    CCD_SET(float, O, A, 16384, n / 16384, 8), CCM_SET(float, O, A, 16384, n / 16384, 8),
+                                    CC_SET(float, O, A, 16384, n / 16384),
                                     CCF_SET(float, O, A, 16384, n / 16384, 8), CCS_SET(float, O, A, 16384, n / 16384, 8),
                                     CCS_SET(float, O, A, 16384, n / 16384, 4),
                                     BD(float, O, A, 16384, n / 16384, 64, 512, 4),
                                     BP_SET(float, O, A, 16384, n / 16384)};
         run_group("softmax f32 16384x8192 axis 0", 2.0 * n * 4, peak, c32, O, n, 1e-6, filter);
         std::vector<Variant> c16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
-                                    CC_SET(__half, HO, H, 16384, nh / 16384), CCZ_SET(__half, HO, H, 16384, nh / 16384, 4),
-                                    CCD_SET(__half, HO, H, 16384, nh / 16384, 4), CCM_SET(__half, HO, H, 16384, nh / 16384, 4),
+                                    CC_SET(__half, HO, H, 16384, nh / 16384),
                                     CCF_SET(__half, HO, H, 16384, nh / 16384, 4), CCS_SET(__half, HO, H, 16384, nh / 16384, 4),
                                     BP_SET(__half, HO, H, 16384, nh / 16384)};
         run_group("softmax f16 16384x8192 axis 0", 2.0 * nh * 2, peak, c16, O, nh, 4e-3, filter, true, true);
 #undef CC_SET
-#undef CCZ_SET
-#undef CCD_SET
-#undef CCM_SET
 #undef CCF_SET
 #undef CCS_SET
 #undef CCS
-#undef CCD
-#undef CCZ
 #undef BD_SET
 #undef BP_SET
 #undef BP
