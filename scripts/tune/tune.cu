@@ -481,6 +481,41 @@ __global__ void __launch_bounds__(NT) red_cols1d_kernel(float *__restrict__ out,
     }
 }
 
+// Sum over axis 0 of an (R, C) 16-bit matrix with 1-D blocks (session 6's next step for reduce_sum's
+// 16-bit 16384^2 axis 0): NT threads x 16 bytes (8 elements) of one row, U rows in flight, chunk rows a
+// block, f32 partials atomically added into acc (zeroed first); acc_to_half_kernel rounds acc into the output.
+template <typename T, int NT, int U>
+__global__ void __launch_bounds__(NT) red_cols1d_16_kernel(float *__restrict__ acc, const T *__restrict__ x,
+                                                           int64_t R, int64_t C, int64_t chunk) {
+    const int64_t tiles = C / (NT * 8);
+    const int64_t chunks = (R + chunk - 1) / chunk;
+    for (int64_t item = blockIdx.x; item < tiles * chunks; item += gridDim.x) {
+        const int64_t tile = item % tiles, ch = item / tiles;
+        const int64_t r0 = ch * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
+        const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x;
+        float a[8] = {};
+        for (int64_t r = r0; r < r1; r += U) {  // chunk % U == 0
+            uint4 q[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) q[u] = ld<kLdg>(px + (r + u) * (C / 8));
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                float f[8];
+                oprt_nv::unpack_floats<T>(q[u], f);
+#pragma unroll
+                for (int e = 0; e < 8; ++e) a[e] += f[e];
+            }
+        }
+        float *po = acc + (tile * NT + threadIdx.x) * 8;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) atomicAdd(po + e, a[e]);
+    }
+}
+__global__ void acc_to_half_kernel(__half *__restrict__ out, const float *__restrict__ acc, int64_t n) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = __float2half_rn(acc[i]);
+}
+
 // out[r][c] = x[c][r] for an R x R f32 matrix (x's rows are out's columns): TILE x TILE tiles through
 // shared memory, blocks of 32 x BR threads, one tile per block.
 template <int TILE, int BR>
@@ -1060,6 +1095,35 @@ int main(int argc, char **argv) {
             rb.push_back(lib_reduce(O, X, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0));
             run_group("reduce_sum f32 16384x16384 axis 0", (double)R * L * 4 + L * 4, peak, rb, O, L, 1e-3, filter);
             CK(cudaFree(X));
+        }
+        // session 6, for session 7: 16384^2 f16 axis 0 (512 MiB; the library's 32 x 8 blocks make 89%): 1-D
+        // blocks (memset + kernel + rounding pass, the library's two launches against three)
+        if (!filter || matches_any("reduce_sum f16 16384x16384 axis 0", filter, true)) {
+            const int64_t R = 16384, L = 16384;
+            __half *X = nullptr;
+            float *acc = nullptr;
+            CK(cudaMalloc(&X, (size_t)R * L * 2));
+            CK(cudaMalloc(&acc, (size_t)L * 4));
+            for (int64_t h = 0; h < 2; ++h) to_half_kernel<<<1024, 256>>>(X + h * (int64_t)n, A, (int64_t)n);
+            CK(cudaGetLastError());
+            __half *HO = reinterpret_cast<__half *>(O);
+#define RH(NT, U, CHUNK)                                                                                    \
+    Variant {                                                                                               \
+        "cols1d f16 NT" #NT " U" #U " chunk" #CHUNK, [=] {                                                  \
+            CK(cudaMemsetAsync(acc, 0, L * 4));                                                             \
+            const int64_t items = (L / (NT * 8)) * ((R + CHUNK - 1) / CHUNK);                               \
+            red_cols1d_16_kernel<__half, NT, U><<<(unsigned)items, NT>>>(acc, X, R, L, CHUNK);              \
+            acc_to_half_kernel<<<(unsigned)((L + 255) / 256), 256>>>(HO, acc, L);                           \
+        }                                                                                                   \
+    }
+            std::vector<Variant> rh = {lib_reduce(O, X, tdesc(OPRT_DTYPE_F16, {L}), tdesc(OPRT_DTYPE_F16, {R, L}), 0),
+                                       RH(256, 8, 256), RH(256, 8, 512), RH(256, 8, 1024), RH(256, 4, 256),
+                                       RH(128, 8, 256), RH(128, 8, 512), RH(512, 4, 512)};
+#undef RH
+            run_group("reduce_sum f16 16384x16384 axis 0", (double)R * L * 2 + L * 2, peak, rh, O, L, 2e-3, filter,
+                      true, true);
+            CK(cudaFree(X));
+            CK(cudaFree(acc));
         }
     }
     // transposed copy, 8192 x 8192 f32 (256 MiB each way)
