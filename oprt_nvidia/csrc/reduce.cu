@@ -8,7 +8,8 @@
 //    workspace and a second pass adds them.
 //  - cols: a kept dim has unit stride (sum over a leading axis): threads across that dim (16-byte packs
 //    when rows stay aligned), blockDim.y rows in flight, partial sums combined in shared memory; the
-//    reduced dim is split across blocks through the workspace when outer x inner tiles are few.
+//    reduced dim is split across blocks through the workspace when outer x inner tiles are few. Rows of
+//    >= kColRowPacks packs take 1-D blocks (blockDim.y == 1: a block across 256 packs of one row).
 //  - anything else: the rows kernel with strided loads (or an index decomposition over several reduced
 //    dims that do not merge).
 #include <new>

@@ -239,8 +239,9 @@ inline const char *&cols_cluster_refusal() {
 
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
 // up to kMaxCluster blocks, at most max_blocks_per_sm resident blocks an SM (dynamic shared memory as the
-// limiter; 0: no cap), so that the segments in flight fit in L2; stash: each thread's first rows in the
-// dynamic shared memory that max_blocks_per_sm blocks an SM leave (ColsClusterArgs::stash). False (nothing
+// limiter; 0: no cap), meant to keep the segments in flight in L2 (they mostly are not: see the header);
+// stash: each thread's first rows in the dynamic shared memory that max_blocks_per_sm blocks an SM leave
+// (ColsClusterArgs::stash; none without a cap or where the SM's shared memory is unknown). False (nothing
 // launched, no error pending) where the device, the build or the shape does not allow it: then the
 // caller's fallback runs.
 // max_cluster: 8 (portable) or 16 (a non-portable size, allowed on the kernel here; sm_90 has it).
@@ -296,6 +297,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
             // stash rows of kThreads 16-byte packs, at most the rows a thread visits
             size_t most = (size_t)lim.smem_per_sm / (size_t)max_blocks_per_sm;
             most = most > static_smem + 1024 ? most - static_smem - 1024 : 0;
+            // sm_90's per-block opt-in limit (227 KB): binds only where an SM holds more than one block may
             if (most > 227 * 1024 - static_smem) most = 227 * 1024 - static_smem;
             const int64_t K = (a.seg + RL - 1) / RL;
             const int64_t rows = (int64_t)(most / (16 * (size_t)kThreads));

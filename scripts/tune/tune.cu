@@ -481,6 +481,37 @@ __global__ void __launch_bounds__(NT) red_cols1d_kernel(float *__restrict__ out,
     }
 }
 
+// Sum of all n f32 elements (reduce_sum axis=all; session 6's next step, torch was 3% ahead at 2^27): a block
+// a contiguous chunk (a multiple of NT x 4 x U elements), U packs in flight a thread, the block's sum
+// atomically added into out[0] (zeroed first). The library splits into ~2 waves of 65536-element chunks.
+template <int NT, int U>
+__global__ void __launch_bounds__(NT) red_all_kernel(float *__restrict__ out, const float *__restrict__ x, int64_t n,
+                                                     int64_t chunk) {
+    __shared__ float ws[NT / 32];
+    const int64_t b0 = (int64_t)blockIdx.x * chunk, b1 = b0 + chunk < n ? b0 + chunk : n;
+    const uint4 *px = reinterpret_cast<const uint4 *>(x);
+    float a = 0.f;
+    for (int64_t p = b0 / 4 + threadIdx.x; p < b1 / 4; p += (int64_t)NT * U) {  // n % 4 == 0
+        uint4 q[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int64_t pp = p + (int64_t)u * NT;
+            q[u] = pp < b1 / 4 ? ld<kLdg>(px + pp) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            a += (__uint_as_float(q[u].x) + __uint_as_float(q[u].y)) + (__uint_as_float(q[u].z) + __uint_as_float(q[u].w));
+    }
+    for (int d = 16; d > 0; d /= 2) a += __shfl_xor_sync(0xffffffffu, a, d);
+    if (threadIdx.x % 32 == 0) ws[threadIdx.x / 32] = a;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int w = 0; w < NT / 32; ++w) t += ws[w];
+        atomicAdd(out, t);
+    }
+}
+
 // Sum over axis 0 of an (R, C) 16-bit matrix with 1-D blocks (session 6's next step for reduce_sum's
 // 16-bit 16384^2 axis 0): NT threads x 16 bytes (8 elements) of one row, U rows in flight, chunk rows a
 // block, f32 partials atomically added into acc (zeroed first); acc_to_half_kernel rounds acc into the output.
@@ -1095,6 +1126,23 @@ int main(int argc, char **argv) {
             rb.push_back(lib_reduce(O, X, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0));
             run_group("reduce_sum f32 16384x16384 axis 0", (double)R * L * 4 + L * 4, peak, rb, O, L, 1e-3, filter);
             CK(cudaFree(X));
+        }
+        // session 6, for session 7: axis=all over 2^27 f32 (512 MiB): blocks of a wave or less against ~2 waves
+        if (!filter || matches_any("reduce_sum f32 2^27 axis all", filter, true)) {
+#define RA(NT, U, BLOCKS)                                                                                   \
+    Variant {                                                                                               \
+        "all NT" #NT " U" #U " blocks" #BLOCKS, [=] {                                                       \
+            CK(cudaMemsetAsync(O, 0, 4));                                                                   \
+            const int64_t q = (int64_t)NT * 4 * U;                                                          \
+            const int64_t chunk = ((int64_t)n / BLOCKS + q - 1) / q * q;                                    \
+            red_all_kernel<NT, U><<<(unsigned)(((int64_t)n + chunk - 1) / chunk), NT>>>(O, A, (int64_t)n, chunk); \
+        }                                                                                                   \
+    }
+            std::vector<Variant> ra = {lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {}), tdesc(OPRT_DTYPE_F32, {(int64_t)n}), OPRT_AXIS_ALL),
+                                       RA(256, 8, 528),  RA(256, 8, 1056), RA(256, 8, 2112), RA(256, 8, 4224),
+                                       RA(512, 4, 528),  RA(256, 4, 1056), RA(1024, 4, 132), RA(1024, 4, 264)};
+#undef RA
+            run_group("reduce_sum f32 2^27 axis all", (double)n * 4 + 4, peak, ra, O, 1, 1e-4, filter, false, true);
         }
         // session 6, for session 7: 16384^2 f16 axis 0 (512 MiB; the library's 32 x 8 blocks make 89%): 1-D
         // blocks (memset + kernel + rounding pass, the library's two launches against three)

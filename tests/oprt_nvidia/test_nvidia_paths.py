@@ -453,7 +453,7 @@ def test_softmax_nan_block_reaches_the_whole_row(nvidia_backend, rng, shape, axi
         ((512, 8192), -1),  # a block per row, full trips only
         ((2048, 5000), -1),  # a block per row, one predicated trip
         ((7, 4097), -1),  # split rows, predicated trips
-        ((100003, 8), 0),  # narrow columns split over many chunks: 4-way finishing pass
+        ((200003, 8), 0),  # narrow columns split over many chunks (f32: 12, the finishing pass's 8 loads + 4)
         ((8192, 1024), 0),  # columns, 16-byte packs
         ((20000, 130), 0),  # columns, no packs (130 % pack != 0 for f16)
         ((600, 16384), 0),  # f32: 1-D column blocks (rows of >= 4096 packs), one chunk; 16-bit: 32 x 8 blocks
