@@ -600,10 +600,8 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
     // stash-{1,2}.log, two runs): f32 16 lanes, 4 loads in flight, stash 61.6% of cudaMemcpy against 53.4-53.6%
     // for session 5's configuration (8 lanes, 8 loads, no stash) in the same runs; 16-bit 8 lanes, 4 loads,
     // stash 53.1-53.3% against 51.4-51.5%.
-    if constexpr (V == 4)
-        return launch_cols_cluster<T, 16, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
-    else
-        return launch_cols_cluster<T, 8, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
+    constexpr int kLanes = V == 4 ? 16 : 8;  // 256-byte (f32) / 128-byte (16-bit) strips
+    return launch_cols_cluster<T, kLanes, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
 }
 
 template <typename T>

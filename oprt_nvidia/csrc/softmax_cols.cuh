@@ -231,6 +231,25 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
 }
 
+// Sets a kernel attribute to value on the current device unless set[dev] records a value at least as
+// large there (a function's attribute is per device; set[] is the caller's per-kernel static record, a
+// benign race: every writer writes what it has set). An unknown device is always set, never recorded.
+constexpr int kAttrDevices = 64;
+inline cudaError_t func_attribute_at_least(const void *kernel, cudaFuncAttribute attr, int value,
+                                           int (&set)[kAttrDevices]) {
+    int dev = 0;
+    const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kAttrDevices;
+    (void)cudaGetLastError();
+    if (known && set[dev] >= value) return cudaSuccess;
+    const cudaError_t err = cudaFuncSetAttribute(kernel, attr, value);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return err;
+    }
+    if (known) set[dev] = value;
+    return cudaSuccess;
+}
+
 // Why the last launch_cols_cluster call launched nothing (diagnostics for tune.cu; not thread-safe).
 inline const char *&cols_cluster_refusal() {
     static const char *why = "";
@@ -267,20 +286,12 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     if (nb > kMaxCluster) {
-        // a function's attribute is per device (a benign race: every writer sets the same attribute)
-        constexpr int kDevices = 64;
-        static bool allowed16[kDevices];
-        int dev = 0;
-        const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kDevices;
-        (void)cudaGetLastError();
-        if (!known || !allowed16[dev]) {
-            const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-            if (err != cudaSuccess) {
-                (void)cudaGetLastError();
-                why = cudaGetErrorString(err);
-                return false;
-            }
-            if (known) allowed16[dev] = true;
+        static int allowed16[kAttrDevices];
+        const cudaError_t err = func_attribute_at_least((const void *)kernel,
+                                                        cudaFuncAttributeNonPortableClusterSizeAllowed, 1, allowed16);
+        if (err != cudaSuccess) {
+            why = cudaGetErrorString(err);
+            return false;
         }
     }
     const DeviceLimits lim = device_limits();
@@ -307,21 +318,12 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
         }
     }
     if (dyn > 48 * 1024) {
-        // what the kernel may ask for on each device without setting the attribute again (a function's
-        // attribute is per device; a benign race: every writer writes what it has set)
-        constexpr int kDevices = 64;
-        static size_t allowed[kDevices];
-        int dev = 0;
-        const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kDevices;
-        (void)cudaGetLastError();
-        if (!known || dyn > allowed[dev]) {
-            const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn);
-            if (err != cudaSuccess) {
-                (void)cudaGetLastError();
-                why = cudaGetErrorString(err);
-                return false;
-            }
-            if (known) allowed[dev] = dyn;
+        static int allowed[kAttrDevices];  // the dynamic shared memory each device already allows
+        const cudaError_t err = func_attribute_at_least((const void *)kernel,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed);
+        if (err != cudaSuccess) {
+            why = cudaGetErrorString(err);
+            return false;
         }
     }
     const cudaError_t err = launch_clusters(kernel, clusters * nb, kThreads, nb, dyn, stream, out, x, a);

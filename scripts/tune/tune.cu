@@ -453,32 +453,53 @@ __global__ void __launch_bounds__(LANES * BY) red_cols_cluster_kernel(float *__r
     oprt_nv::cluster_sync();  // every block's shared memory stays until block 0 has read it
 }
 
-// Sum over axis 0 with 1-D blocks across columns: NT threads x 16 bytes of one row (NT*4 floats), U rows
-// in flight a thread, a chunk of rows per block; chunk partials atomically added (out zeroed first).
-template <int NT, int U>
-__global__ void __launch_bounds__(NT) red_cols1d_kernel(float *__restrict__ out, const float *__restrict__ x,
+// Adds rows [r0, r1) of one 16-byte pack column (px: the pack in row 0, stride: packs a row) into a, U rows
+// in flight (full trips, then one row at a time): the 1-D column kernels' inner loop.
+template <typename T, int U, int V = 16 / sizeof(T)>
+__device__ __forceinline__ void add_pack_rows(float (&a)[V], const uint4 *px, int64_t r0, int64_t r1, int64_t stride) {
+    int64_t r = r0;
+    for (; r + U <= r1; r += U) {
+        uint4 q[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) q[u] = ld<kLdg>(px + (r + u) * stride);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            float f[V];
+            oprt_nv::unpack_floats<T>(q[u], f);
+#pragma unroll
+            for (int e = 0; e < V; ++e) a[e] += f[e];
+        }
+    }
+    for (; r < r1; ++r) {
+        float f[V];
+        oprt_nv::unpack_floats<T>(ld<kLdg>(px + r * stride), f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) a[e] += f[e];
+    }
+}
+
+// Sum over axis 0 with 1-D blocks across columns: NT threads x 16 bytes of one row (NT packs of 16 / sizeof(T)
+// elements), U rows in flight a thread, a chunk of rows per block; chunk partials atomically added into the
+// f32 acc (zeroed first; for 16-bit x, acc_to_half_kernel rounds it into the output).
+template <typename T, int NT, int U>
+__global__ void __launch_bounds__(NT) red_cols1d_kernel(float *__restrict__ acc, const T *__restrict__ x,
                                                         int64_t R, int64_t C, int64_t chunk) {
-    const int64_t tiles = C / (NT * 4);
+    constexpr int V = 16 / sizeof(T);
+    const int64_t tiles = C / (NT * V);
     const int64_t chunks = (R + chunk - 1) / chunk;
     for (int64_t item = blockIdx.x; item < tiles * chunks; item += gridDim.x) {
         const int64_t tile = item % tiles, ch = item / tiles;
         const int64_t r0 = ch * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
-        const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x;
-        float4 acc{0, 0, 0, 0};
-        for (int64_t r = r0; r < r1; r += U) {  // chunk % U == 0
-            uint4 q[U];
+        float a[V] = {};
+        add_pack_rows<T, U>(a, reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x, r0, r1, C / V);
+        float *po = acc + (tile * NT + threadIdx.x) * V;
 #pragma unroll
-            for (int u = 0; u < U; ++u) q[u] = ld<kLdg>(px + (r + u) * (C / 4));
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                float f[4];
-                memcpy(f, &q[u], 16);
-                acc.x += f[0], acc.y += f[1], acc.z += f[2], acc.w += f[3];
-            }
-        }
-        float *po = out + (tile * NT + threadIdx.x) * 4;
-        atomicAdd(po, acc.x), atomicAdd(po + 1, acc.y), atomicAdd(po + 2, acc.z), atomicAdd(po + 3, acc.w);
+        for (int e = 0; e < V; ++e) atomicAdd(po + e, a[e]);
     }
+}
+__global__ void acc_to_half_kernel(__half *__restrict__ out, const float *__restrict__ acc, int64_t n) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = __float2half_rn(acc[i]);
 }
 
 // Sum over axis 0 with 1-D blocks and no second launch (session 6's next step for 16384^2 f32 axis 0, where
@@ -494,27 +515,9 @@ __global__ void __launch_bounds__(NT) red_cols1d_cluster_kernel(float *__restric
     const int64_t tile = blockIdx.x / nb;
     const int64_t chunk = ((R + nb - 1) / nb + U - 1) / U * U;
     const int64_t r0 = q * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
-    const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x;
-    float4 acc{0, 0, 0, 0};
-    int64_t r = r0;
-    for (; r + U <= r1; r += U) {
-        uint4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = ld<kLdg>(px + (r + u) * (C / 4));
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            float f[4];
-            memcpy(f, &v[u], 16);
-            acc.x += f[0], acc.y += f[1], acc.z += f[2], acc.w += f[3];
-        }
-    }
-    for (; r < r1; ++r) {
-        float f[4];
-        const uint4 v = ld<kLdg>(px + r * (C / 4));
-        memcpy(f, &v, 16);
-        acc.x += f[0], acc.y += f[1], acc.z += f[2], acc.w += f[3];
-    }
-    part[threadIdx.x] = acc;
+    float a[4] = {};
+    add_pack_rows<float, U>(a, reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x, r0, r1, C / 4);
+    part[threadIdx.x] = make_float4(a[0], a[1], a[2], a[3]);
     oprt_nv::cluster_sync();
     if (q == 0) {
         float4 t{0, 0, 0, 0};
@@ -557,41 +560,6 @@ __global__ void __launch_bounds__(NT) red_all_kernel(float *__restrict__ out, co
         for (int w = 0; w < NT / 32; ++w) t += ws[w];
         atomicAdd(out, t);
     }
-}
-
-// Sum over axis 0 of an (R, C) 16-bit matrix with 1-D blocks (session 6's next step for reduce_sum's
-// 16-bit 16384^2 axis 0): NT threads x 16 bytes (8 elements) of one row, U rows in flight, chunk rows a
-// block, f32 partials atomically added into acc (zeroed first); acc_to_half_kernel rounds acc into the output.
-template <typename T, int NT, int U>
-__global__ void __launch_bounds__(NT) red_cols1d_16_kernel(float *__restrict__ acc, const T *__restrict__ x,
-                                                           int64_t R, int64_t C, int64_t chunk) {
-    const int64_t tiles = C / (NT * 8);
-    const int64_t chunks = (R + chunk - 1) / chunk;
-    for (int64_t item = blockIdx.x; item < tiles * chunks; item += gridDim.x) {
-        const int64_t tile = item % tiles, ch = item / tiles;
-        const int64_t r0 = ch * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
-        const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x;
-        float a[8] = {};
-        for (int64_t r = r0; r < r1; r += U) {  // chunk % U == 0
-            uint4 q[U];
-#pragma unroll
-            for (int u = 0; u < U; ++u) q[u] = ld<kLdg>(px + (r + u) * (C / 8));
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                float f[8];
-                oprt_nv::unpack_floats<T>(q[u], f);
-#pragma unroll
-                for (int e = 0; e < 8; ++e) a[e] += f[e];
-            }
-        }
-        float *po = acc + (tile * NT + threadIdx.x) * 8;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) atomicAdd(po + e, a[e]);
-    }
-}
-__global__ void acc_to_half_kernel(__half *__restrict__ out, const float *__restrict__ acc, int64_t n) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        out[i] = __float2half_rn(acc[i]);
 }
 
 // out[r][c] = x[c][r] for an R x R f32 matrix (x's rows are out's columns): TILE x TILE tiles through
@@ -1118,7 +1086,7 @@ int main(int argc, char **argv) {
         "cols1d NT" #NT " U" #U " chunk" #CHUNK, [=] {                                                      \
             CK(cudaMemsetAsync(o, 0, L * 4));                                                               \
             const int64_t items = (L / (NT * 4)) * ((R + CHUNK - 1) / CHUNK);                               \
-            red_cols1d_kernel<NT, U><<<(unsigned)items, NT>>>(o, x, R, L, CHUNK);                           \
+            red_cols1d_kernel<float, NT, U><<<(unsigned)items, NT>>>(o, x, R, L, CHUNK);                    \
         }                                                                                                   \
     }
             for (Variant v : {RC1(256, 8, 64), RC1(256, 8, 128), RC1(256, 4, 64), RC1(128, 8, 64), RC1(512, 4, 64),
@@ -1225,7 +1193,7 @@ int main(int argc, char **argv) {
         "cols1d f16 NT" #NT " U" #U " chunk" #CHUNK, [=] {                                                  \
             CK(cudaMemsetAsync(acc, 0, L * 4));                                                             \
             const int64_t items = (L / (NT * 8)) * ((R + CHUNK - 1) / CHUNK);                               \
-            red_cols1d_16_kernel<__half, NT, U><<<(unsigned)items, NT>>>(acc, X, R, L, CHUNK);              \
+            red_cols1d_kernel<__half, NT, U><<<(unsigned)items, NT>>>(acc, X, R, L, CHUNK);                 \
             acc_to_half_kernel<<<(unsigned)((L + 255) / 256), 256>>>(HO, acc, L);                           \
         }                                                                                                   \
     }

@@ -40,7 +40,7 @@ _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, 
 _cache_lock = threading.Lock()
 # fast path: (registry id, backend, op, params, out signature, input signatures) -> (registry, launcher,
 # the launcher's backend)
-_fast: dict[tuple, tuple[Any, Any]] = {}
+_fast: dict[tuple, tuple[Any, Any, Any]] = {}
 _FAST_MAX = _CACHE_SIZE
 _available: weakref.WeakSet = weakref.WeakSet()  # backends found available once (availability() can be slow)
 _sig_of_type: dict[type, Any] = {}  # array type -> signature function, or None for "full path only"
