@@ -231,6 +231,188 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
 }
 
+// ---- whole segments on chip (session 7) --------------------------------------------------------------
+// Every pass above re-reads its segment from L2 or DRAM: the bare pattern caps near two thirds of the copy
+// bandwidth (session 6). Here each block keeps its whole segment on chip: kRegRows rows a thread in
+// registers, kSmemRows in dynamic shared memory (filled by cp.async, no registers held), so DRAM sees one
+// read and one write. A cluster of up to 16 blocks covers the axis: 16 x 1024 rows at 256 threads x 32
+// rows (128 KB a block, 2 blocks an SM). Session 4's shared-memory mode (every row in shared memory, 32-64
+// byte strips, one 128 KB block an SM) ran at 28-35%: narrow strips read badly and one block an SM left its
+// load and store phases without overlap; here strips are 128 bytes or more and two blocks share an SM.
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+#endif
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+// The two halves of a cluster barrier: arrive once this block is done reading the others' shared memory,
+// wait before it exits (its own shared memory stays alive until all have arrived).
+__device__ __forceinline__ void cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+// kLanes threads across a strip (a 16-byte pack each), RL = kThreads / kLanes row lanes; thread (lane, rl)
+// holds rows r0 + rl + k * RL of its pack, k < kRegRows in registers, the next kSmemRows in shared memory.
+// Grid: clusters of nb = ceil(L / a.seg) blocks, a.seg <= RL * (kRegRows + kSmemRows); one cluster per
+// (outer index, strip). Dynamic shared memory: kSmemRows * kThreads * 16 bytes.
+// kHint: loads and stores evict_first in L2 (the data is read once and written once).
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false>
+__global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
+softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
+    constexpr int V = Pack<T>::N;
+    constexpr int W = kLanes * V;          // columns of a strip
+    constexpr int RL = kThreads / kLanes;  // row lanes
+    constexpr int kWarps = kThreads / kWarp;
+    static_assert(kWarp % kLanes == 0 && kThreads % kWarp == 0, "lanes of a strip divide a warp");
+    __shared__ float wm[kWarps][W], ws[kWarps][W];
+    __shared__ float bm[W], bs[W];
+    __shared__ float gm[W], gi[W];
+    extern __shared__ uint4 held[];  // [kSmemRows][kThreads]
+    const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
+    const int nb = cluster_blocks(), q = cluster_rank();
+    const int64_t cid = (int64_t)blockIdx.x / nb;
+    const int64_t strip = cid % a.strips, o = cid / a.strips;
+    int64_t off[2];
+    a.outer.offsets(o, off);
+    const int64_t col = strip * W + (int64_t)lane * V;
+    const bool live_col = col < a.inner;  // inner % V == 0: a pack is all in or all out
+    const int64_t r0 = (int64_t)q * a.seg, end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
+    const T *px = x + off[0] + col + (r0 + rl) * a.xs;
+    T *po = out + off[1] + col + (r0 + rl) * a.os;
+    const int64_t xstep = RL * a.xs, ostep = RL * a.os;
+    // rows left to this thread: k < n are valid
+    const int64_t left = live_col && end > r0 + rl ? (end - r0 - rl + RL - 1) / RL : 0;
+    const int n = left < kRegRows + kSmemRows ? (int)left : kRegRows + kSmemRows;
+    const uint64_t pol = kHint ? l2_policy(false) : 0;
+
+    uint4 reg[kRegRows];
+#pragma unroll
+    for (int k = 0; k < kRegRows; ++k)
+        reg[k] = k >= n ? make_uint4(0u, 0u, 0u, 0u)
+                 : kHint ? ld_policy(px + k * xstep, pol)
+                         : __ldg(reinterpret_cast<const uint4 *>(px + k * xstep));
+#pragma unroll
+    for (int k = 0; k < kSmemRows; ++k)
+        if (kRegRows + k < n) cp_async16(&held[k * kThreads + t], px + (kRegRows + k) * xstep);
+
+    // max, then the sum of exp(x - max) (against 0 while a column has seen only -inf: exp(-inf) adds 0, a
+    // NaN still adds a NaN), over the rows this thread holds
+    float m[V], s[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
+#pragma unroll
+    for (int k = 0; k < kRegRows; ++k) {
+        if (k >= n) break;
+        float f[V];
+        unpack_floats<T>(reg[k], f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
+    }
+    cp_async_wait_all();  // this thread's own copies: visible to it, no block barrier needed
+#pragma unroll 4
+    for (int k = 0; k < kSmemRows; ++k) {
+        if (kRegRows + k >= n) break;
+        float f[V];
+        unpack_floats<T>(held[k * kThreads + t], f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
+    }
+    float mu[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) mu[e] = m[e] == -INFINITY ? 0.f : m[e];
+#pragma unroll
+    for (int k = 0; k < kRegRows; ++k) {
+        if (k >= n) break;
+        float f[V];
+        unpack_floats<T>(opaque(reg[k]), f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
+    }
+#pragma unroll 4
+    for (int k = 0; k < kSmemRows; ++k) {
+        if (kRegRows + k >= n) break;
+        float f[V];
+        unpack_floats<T>(held[k * kThreads + t], f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
+    }
+    // the row lanes of a warp, the warps, then the cluster
+#pragma unroll
+    for (int d = kLanes; d < kWarp; d *= 2) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
+            maxsum_merge(m[e], s[e], m2, s2);
+        }
+    }
+    if (t % kWarp < kLanes) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            wm[t / kWarp][lane * V + e] = m[e];
+            ws[t / kWarp][lane * V + e] = s[e];
+        }
+    }
+    __syncthreads();
+    if (t < W) {
+        float cm = -INFINITY, cs = 0.f;
+        for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, wm[w][t], ws[w][t]);
+        bm[t] = cm;
+        bs[t] = cs;
+    }
+    cluster_sync();
+    if (t < W) {
+        float cm = -INFINITY, cs = 0.f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+        for (int r = 0; r < nb; ++r)
+            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], r), *cluster.map_shared_rank(&bs[t], r));
+#endif
+        gm[t] = cm;
+        gi[t] = 1.f / cs;
+    }
+    cluster_arrive();  // done with the other blocks' bm / bs
+    __syncthreads();
+    float inv[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+        m[e] = gm[lane * V + e];
+        inv[e] = gi[lane * V + e];
+    }
+    auto emit = [&](const uint4 &raw, int k) {
+        float f[V];
+        unpack_floats<T>(raw, f);
+        Pack<T> p;
+#pragma unroll
+        for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(exp_t<T>(f[e] - m[e]) * inv[e]);
+        if constexpr (kHint) st_policy(po + k * ostep, p, pol);
+        else store_pack(po + k * ostep, p);
+    };
+#pragma unroll
+    for (int k = 0; k < kRegRows; ++k) {
+        if (k >= n) break;
+        emit(opaque(reg[k]), k);
+    }
+#pragma unroll 4
+    for (int k = 0; k < kSmemRows; ++k) {
+        if (kRegRows + k >= n) break;
+        emit(held[k * kThreads + t], kRegRows + k);
+    }
+    cluster_wait();  // bm / bs stay alive until every block of the cluster has read them
+}
+
 // Sets a kernel attribute to value on the current device unless set[dev] records a value at least as
 // large there (a function's attribute is per device; set[] is the caller's per-kernel static record, a
 // benign race: every writer writes what it has set). An unknown device is always set, never recorded.
@@ -319,6 +501,56 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     }
     if (dyn > 48 * 1024) {
         static int allowed[kAttrDevices];  // the dynamic shared memory each device already allows
+        const cudaError_t err = func_attribute_at_least((const void *)kernel,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed);
+        if (err != cudaSuccess) {
+            why = cudaGetErrorString(err);
+            return false;
+        }
+    }
+    const cudaError_t err = launch_clusters(kernel, clusters * nb, kThreads, nb, dyn, stream, out, x, a);
+    if (err != cudaSuccess) {
+        why = cudaGetErrorString(err);
+        return false;
+    }
+    why = "";
+    return true;
+}
+
+// Launches softmax_cols_onchip_kernel: segments of at most RL * (kRegRows + kSmemRows) rows, as few blocks
+// a cluster as cover the axis (at most 16: sizes above 8 are opted in). False (nothing launched, no error
+// pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false>
+bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer) {
+    constexpr int V = Pack<T>::N;
+    constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
+    const char *&why = cols_cluster_refusal();
+    why = "shape or device";
+    if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1) return false;
+    const int64_t nb = (a.L + kCap - 1) / kCap;
+    if (nb > 16) return false;
+    a.seg = (a.L + nb - 1) / nb;
+    a.seg = (a.seg + RL - 1) / RL * RL;  // <= kCap: kCap is a multiple of RL
+    a.strips = (a.inner + (int64_t)kLanes * V - 1) / ((int64_t)kLanes * V);
+    a.stash = 0;
+    const int64_t clusters = outer * a.strips;
+    if (clusters > 0x7fffffff / nb) return false;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint>;
+    static int built = 0;
+    why = "not built for sm_90";
+    if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
+    if (nb > kMaxCluster) {
+        static int allowed16[kAttrDevices];
+        const cudaError_t err = func_attribute_at_least((const void *)kernel,
+                                                        cudaFuncAttributeNonPortableClusterSizeAllowed, 1, allowed16);
+        if (err != cudaSuccess) {
+            why = cudaGetErrorString(err);
+            return false;
+        }
+    }
+    const size_t dyn = (size_t)kSmemRows * kThreads * 16;
+    if (dyn > 48 * 1024) {
+        static int allowed[kAttrDevices];
         const cudaError_t err = func_attribute_at_least((const void *)kernel,
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed);
         if (err != cudaSuccess) {
