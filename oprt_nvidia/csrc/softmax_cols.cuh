@@ -269,7 +269,9 @@ __device__ __forceinline__ void cluster_wait() {
 // Grid: clusters of nb = ceil(L / a.seg) blocks, a.seg <= RL * (kRegRows + kSmemRows); one cluster per
 // (outer index, strip). Dynamic shared memory: kSmemRows * kThreads * 16 bytes.
 // kHint: loads and stores evict_first in L2 (the data is read once and written once).
-template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false>
+// kStoreExp: the sum pass overwrites each held pack with exp(x - the thread's max) rounded to T, and the
+// writing pass multiplies it by exp(thread max - column max) / sum: one exp an element instead of two.
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
 softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
     constexpr int V = Pack<T>::N;
@@ -333,22 +335,29 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     float mu[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) mu[e] = m[e] == -INFINITY ? 0.f : m[e];
+    auto add_exps = [&](uint4 &raw) {
+        float f[V];
+        unpack_floats<T>(opaque(raw), f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            f[e] = exp_t<T>(f[e] - mu[e]);
+            s[e] += f[e];
+        }
+        if constexpr (kStoreExp) raw = pack_floats<T>(f);
+    };
 #pragma unroll
     for (int k = 0; k < kRegRows; ++k) {
         if (k >= n) break;
-        float f[V];
-        unpack_floats<T>(opaque(reg[k]), f);
-#pragma unroll
-        for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
+        add_exps(reg[k]);
     }
 #pragma unroll 4
     for (int k = 0; k < kSmemRows; ++k) {
         if (kRegRows + k >= n) break;
-        float f[V];
-        unpack_floats<T>(held[k * kThreads + t], f);
-#pragma unroll
-        for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
+        add_exps(held[k * kThreads + t]);
     }
+    float mt[V];  // this thread's own max per column (before the merges below overwrite m)
+#pragma unroll
+    for (int e = 0; e < V; ++e) mt[e] = m[e];
     // the row lanes of a warp, the warps, then the cluster
 #pragma unroll
     for (int d = kLanes; d < kWarp; d *= 2) {
@@ -390,13 +399,20 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     for (int e = 0; e < V; ++e) {
         m[e] = gm[lane * V + e];
         inv[e] = gi[lane * V + e];
+        if constexpr (kStoreExp) {
+            // the held exps are exp(x - mt): out = that * exp(mt - M) / sum. A thread that saw only -inf
+            // (or NaN) holds 0 (or NaN): scale 0 keeps its 0s (exp(mt - M) would be inf at M < -88); a
+            // column of only -inf gives NaN, as exp(-inf - -inf) does on the direct path
+            inv[e] = m[e] == -INFINITY ? NAN : mt[e] == -INFINITY ? 0.f : expf(mt[e] - m[e]) * inv[e];
+        }
     }
     auto emit = [&](const uint4 &raw, int k) {
         float f[V];
         unpack_floats<T>(raw, f);
         Pack<T> p;
 #pragma unroll
-        for (int e = 0; e < V; ++e) p.v[e] = from_f<T>(exp_t<T>(f[e] - m[e]) * inv[e]);
+        for (int e = 0; e < V; ++e)
+            p.v[e] = from_f<T>(kStoreExp ? f[e] * inv[e] : exp_t<T>(f[e] - m[e]) * inv[e]);
         if constexpr (kHint) st_policy(po + k * ostep, p, pol);
         else store_pack(po + k * ostep, p);
     };
@@ -520,7 +536,8 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
 // Launches softmax_cols_onchip_kernel: segments of at most RL * (kRegRows + kSmemRows) rows, as few blocks
 // a cluster as cover the axis (at most 16: sizes above 8 are opted in). False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
-template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false>
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
+          bool kStoreExp = true>
 bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
@@ -535,7 +552,7 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     a.stash = 0;
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint>;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
