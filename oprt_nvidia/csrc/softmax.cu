@@ -13,12 +13,15 @@
 //  - online rows: longer rows (or no cluster launch): a block per row, pass 1 keeps a running (max, sum)
 //    per thread (one read), combined across the block; pass 2 re-reads the row (from L2) and writes;
 //  - cols: the axis is strided and a kept dim has unit stride (softmax over a leading axis): with 16-byte
-//    packs and an axis of up to 8 x 2048 rows the cluster-columns kernel (softmax_cols.cuh: the axis split
-//    across a cluster, the second sweep from L2); otherwise threads across that dim, blockDim.y rows in
+//    packs and an axis of up to 16 x 1024 rows the on-chip kernel (softmax_cols.cuh: the axis split across
+//    a cluster of up to 16 blocks, each holding its segment in registers and shared memory: one read);
+//    longer axes of up to 8 x 2048 rows the cluster-columns kernel (the second sweep from L2); otherwise threads across that dim, blockDim.y rows in
 //    flight, an online (max, sum) per column combined in shared memory, then a second sweep that writes,
 //    in reverse order so its first reads hit L2.
 #include <cooperative_groups.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "layout.cuh"
@@ -600,6 +603,21 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
     // stash-{1,2}.log, two runs): f32 16 lanes, 4 loads in flight, stash 61.6% of cudaMemcpy against 53.4-53.6%
     // for session 5's configuration (8 lanes, 8 loads, no stash) in the same runs; 16-bit 8 lanes, 4 loads,
     // stash 53.1-53.3% against 51.4-51.5%.
+    // Session 7: axes of up to 16 x 1024 rows keep each block's whole segment on chip (softmax_cols_onchip_
+    // kernel: one DRAM read, one write). H200 (tune-s7-{2,3}-onchip.log, % of cudaMemcpy against this
+    // kernel in the same run): 16384 x 8192 f32 68.1-69.8% (61.4-61.6%), f16 59.1% (53.3-53.4%; 12 rows a
+    // thread in registers, 20 in shared memory, one exp an element), 4096 x 32768 f32 76.2% (66.0%), 1000 x
+    // 134208 f32 84.5% (71.2%). Longer axes, or a cluster of 16 that does not fit, take the stash kernel.
+    // OPRT_NVIDIA_SOFTMAX_COLS=stash skips it (read at each launch, so that tests reach the fallback on a GPU
+    // where the on-chip kernel always launches).
+    const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");
+    if (!(force && strcmp(force, "stash") == 0)) {
+        if constexpr (V == 4) {
+            if (launch_cols_onchip<T, 8, 256, 16, 16, false, false>(stream, out, x, a, c.outer)) return true;
+        } else {
+            if (launch_cols_onchip<T, 8, 256, 12, 20, false, true>(stream, out, x, a, c.outer)) return true;
+        }
+    }
     constexpr int kLanes = V == 4 ? 16 : 8;  // 256-byte (f32) / 128-byte (16-bit) strips
     return launch_cols_cluster<T, kLanes, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
 }

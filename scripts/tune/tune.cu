@@ -534,7 +534,9 @@ __global__ void __launch_bounds__(NT) red_cols1d_cluster_kernel(float *__restric
 // Sum of all n f32 elements (reduce_sum axis=all; session 6's next step, torch was 3% ahead at 2^27): a block
 // a contiguous chunk (a multiple of NT x 4 x U elements), U packs in flight a thread, the block's sum
 // atomically added into out[0] (zeroed first). The library splits into ~2 waves of 65536-element chunks.
-template <int NT, int U>
+// Session 7: LD the load (kLdg, or the library's kNcNoAllocL2_256); PART: the block's sum stored to out[1 +
+// block] for a finishing kernel (the library's two launches) instead of the atomic.
+template <int NT, int U, int LD = kLdg, bool PART = false>
 __global__ void __launch_bounds__(NT) red_all_kernel(float *__restrict__ out, const float *__restrict__ x, int64_t n,
                                                      int64_t chunk) {
     __shared__ float ws[NT / 32];
@@ -546,7 +548,7 @@ __global__ void __launch_bounds__(NT) red_all_kernel(float *__restrict__ out, co
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int64_t pp = p + (int64_t)u * NT;
-            q[u] = pp < b1 / 4 ? ld<kLdg>(px + pp) : make_uint4(0, 0, 0, 0);
+            q[u] = pp < b1 / 4 ? ld<LD>(px + pp) : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -558,7 +560,29 @@ __global__ void __launch_bounds__(NT) red_all_kernel(float *__restrict__ out, co
     if (threadIdx.x == 0) {
         float t = 0.f;
         for (int w = 0; w < NT / 32; ++w) t += ws[w];
-        atomicAdd(out, t);
+        if (PART) out[1 + blockIdx.x] = t;
+        else atomicAdd(out, t);
+    }
+}
+
+// The finishing pass of red_all_kernel<..., PART = true>: one block adds the nb partials in out[1..nb].
+__global__ void __launch_bounds__(256) red_all_finish_kernel(float *__restrict__ out, int64_t nb) {
+    __shared__ float ws[8];
+    float a[4] = {};
+    int64_t s = threadIdx.x;
+    for (; s + 768 < nb; s += 1024) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) a[u] += out[1 + s + u * 256];
+    }
+    for (; s < nb; s += 256) a[0] += out[1 + s];
+    float t = (a[0] + a[1]) + (a[2] + a[3]);
+    for (int d = 16; d > 0; d /= 2) t += __shfl_xor_sync(0xffffffffu, t, d);
+    if (threadIdx.x % 32 == 0) ws[threadIdx.x / 32] = t;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float u = 0.f;
+        for (int w = 0; w < 8; ++w) u += ws[w];
+        out[0] = u;
     }
 }
 
@@ -1171,10 +1195,25 @@ int main(int argc, char **argv) {
             red_all_kernel<NT, U><<<(unsigned)(((int64_t)n + chunk - 1) / chunk), NT>>>(O, A, (int64_t)n, chunk); \
         }                                                                                                   \
     }
+        // session 7: the library's load (ld.global.nc.L1::no_allocate.L2::256B) and its two launches
+#define RA2(NT, U, BLOCKS, LD, PART)                                                                         \
+    Variant {                                                                                               \
+        "all NT" #NT " U" #U " blocks" #BLOCKS " ld" #LD " part" #PART, [=] {                               \
+            if (!PART) CK(cudaMemsetAsync(O, 0, 4));                                                        \
+            const int64_t q = (int64_t)NT * 4 * U;                                                          \
+            const int64_t chunk = ((int64_t)n / BLOCKS + q - 1) / q * q;                                    \
+            const int64_t nb = ((int64_t)n + chunk - 1) / chunk;                                            \
+            red_all_kernel<NT, U, LD, PART><<<(unsigned)nb, NT>>>(O, A, (int64_t)n, chunk);                 \
+            if (PART) red_all_finish_kernel<<<1, 256>>>(O, nb);                                             \
+        }                                                                                                   \
+    }
             std::vector<Variant> ra = {lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {}), tdesc(OPRT_DTYPE_F32, {(int64_t)n}), OPRT_AXIS_ALL),
-                                       RA(256, 8, 528),  RA(256, 8, 1056), RA(256, 8, 2112), RA(256, 8, 4224),
-                                       RA(512, 4, 528),  RA(256, 4, 1056), RA(1024, 4, 132), RA(1024, 4, 264)};
+                                       RA(256, 8, 2112), RA(256, 8, 4224), RA(1024, 4, 264),
+                                       RA2(256, 8, 2112, kNcNoAllocL2_256, false), RA2(256, 8, 2112, kLdg, true),
+                                       RA2(256, 8, 2112, kNcNoAllocL2_256, true), RA2(256, 8, 4224, kLdg, true),
+                                       RA2(256, 8, 528, kLdg, true)};
 #undef RA
+#undef RA2
             run_group("reduce_sum f32 2^27 axis all", (double)n * 4 + 4, peak, ra, O, 1, 1e-4, filter, false, true);
         }
         // session 6, for session 7: 16384^2 f16 axis 0 (512 MiB; the library's 32 x 8 blocks make 89%): 1-D
@@ -1491,6 +1530,36 @@ int main(int argc, char **argv) {
             std::vector<Variant> o16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
                                         OC_SET(__half, HO, H, 16384, nh / 16384)};
             run_group("softmax f16 16384x8192 axis 0 onchip", 2.0 * nh * 2, peak, o16, O, nh, 4e-3, filter, true, true);
+            // what the clusters of 16 cost (diagnostics: wrong results, each 1024-row segment normalised on
+            // its own): the same kernel launched without clusters over 16 x 1024-row segments, in the
+            // clustered kernel's block order (the 16 segments of a strip one after another: "strip order")
+            // and in band order (every strip of one 1024-row band, then the next: resident blocks cover
+            // whole rows)
+            auto diag = [&](bool strip_order) {
+                return Variant{strip_order ? "diag: no cluster, strip order" : "diag: no cluster, band order", [=] {
+                    const int64_t N = n / 16384;
+                    auto k = oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, false>;
+                    static bool set = false;
+                    if (!set) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+                    set = true;
+                    oprt_nv::ColsClusterArgs ca{1024, strip_order ? 32 : N, N, N, 1, 1024, {}, 0};
+                    if (strip_order) {  // the segment fastest, then the strip
+                        ca.outer.ndim = 2;
+                        ca.outer.ext[0] = N / 32, ca.outer.ext[1] = 16;
+                        ca.outer.stride[0][0] = ca.outer.stride[1][0] = 32;
+                        ca.outer.stride[0][1] = ca.outer.stride[1][1] = 1024 * N;
+                    } else {
+                        ca.strips = N / 32;
+                        ca.outer.ndim = 1;
+                        ca.outer.ext[0] = 16;
+                        ca.outer.stride[0][0] = ca.outer.stride[1][0] = 1024 * N;
+                    }
+                    k<<<(unsigned)(16 * (N / 32)), 256, 64 * 1024>>>(O, A, ca);
+                }};
+            };
+            std::vector<Variant> d32 = {OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, false), diag(true),
+                                        diag(false)};
+            run_group("softmax f32 16384x8192 axis 0 onchip diagnostics", 2.0 * n * 4, peak, d32, O, n, 1e-6, filter);
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
                                         OC(float, O, A, 4096, n / 4096, 8, 256, 16, 16, false, false),

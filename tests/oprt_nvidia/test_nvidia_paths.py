@@ -12,9 +12,11 @@
 - softmax block rows (512 threads, up to 32 values a thread) and cluster rows (a thread-block cluster per
   row of up to 8 x 16384 elements on sm_90, maxima and sums exchanged through distributed shared memory;
   longer rows, unaligned rows and devices without clusters take the online kernel);
-- softmax cluster columns (softmax_cols.cuh: a leading axis split across a cluster, 16-byte packs across the
-  inner dim): axis lengths around the 2048-row segments, partial strips, outer dims, extremes in one segment,
-  sliced and reversed views, and the cases the old columns kernel keeps;
+- softmax columns (softmax_cols.cuh: a leading axis split across a cluster, 16-byte packs across the inner
+  dim): the on-chip kernel (segments of up to 1024 rows held in registers and shared memory, clusters of up
+  to 16) and, with OPRT_NVIDIA_SOFTMAX_COLS=stash, the stash kernel it falls back to (2048-row segments,
+  clusters of up to 8): axis lengths around the segments, partial strips, outer dims, extremes in one
+  segment, sliced and reversed views, and the cases the old columns kernel keeps;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
   pass), split columns (4-way finishing pass).
 """
@@ -313,9 +315,10 @@ def test_softmax_cluster_rows_misaligned_and_batched(nvidia_backend, rng, dtype)
 
 # (shape, axis): axis lengths around one segment (2048 rows) and several (clusters of up to 8 blocks), the
 # longest a cluster takes (16384) and one past it (the old columns kernel), partial strips (64 columns a
-# strip: 16 lanes of 4 f32, 8 lanes of 8 16-bit), outer dims beside the inner one. Each thread keeps its
-# first rows in shared memory (the stash, up to 13 of them): short axes are stashed whole, a full segment
-# (64 f32 / 32 16-bit rows a thread) in part.
+# strip: 16 lanes of 4 f32, 8 lanes of 8 16-bit), outer dims beside the inner one. In the stash kernel each
+# thread keeps its first rows in shared memory (up to 13 of them): short axes are stashed whole, a full
+# segment (64 f32 / 32 16-bit rows a thread) in part. Axes of up to 16384 rows take the on-chip kernel by
+# default (test_softmax_cluster_cols), the stash kernel under OPRT_NVIDIA_SOFTMAX_COLS=stash.
 COLS_CASES = [
     ((1, 64), 0),
     ((7, 40), 0),
@@ -328,6 +331,14 @@ COLS_CASES = [
     ((16383, 136), 0),  # a short last segment, a partial third strip
     ((3, 2100, 40), 1),
     ((2100, 3, 40), 0),
+    # the on-chip kernel (session 7): 32 rows a thread over 32 row lanes, 1024 rows a block, f32 strips of 32
+    # columns and 16-bit of 64: one block's rows exactly, one past it, a thread with rows in registers only
+    # (<= 16 f32 / 12 16-bit), a cluster of 9 (a non-portable size) with a partial strip
+    ((1024, 8), 0),
+    ((1025, 8), 0),
+    ((300, 72), 0),
+    ((9000, 200), 0),
+    ((3, 1500, 96), 1),
 ]
 
 
@@ -337,6 +348,18 @@ COLS_CASES = [
     "shape, axis", COLS_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
 )
 def test_softmax_cluster_cols(nvidia_backend, rng, shape, axis, dtype):
+    x = rng.uniform(-8, 8, shape).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize(
+    "shape, axis", COLS_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
+)
+def test_softmax_stash_cols(nvidia_backend, rng, monkeypatch, shape, axis, dtype):
+    """The stash kernel, which the on-chip kernel falls back to where its clusters do not launch."""
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_COLS", "stash")
     x = rng.uniform(-8, 8, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
 
