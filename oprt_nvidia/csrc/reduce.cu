@@ -30,7 +30,10 @@ struct RowsArgs {
 
 // Partial sum of n elements p[0], p[stride], ... over lanes lane, lane + nlanes, ...; kUnroll packs in
 // flight per thread (8: 128 bytes), fewer where a row has fewer than 8 packs per lane (launch_reduce).
-template <typename T, bool kVec, int kUnroll>
+// kLdg: full trips load through plain __ldg instead of load_pack_stream's L2::256B prefetch hint: for the chunks
+// of split rows (axis=all). H200, 2^27 f32 (tune-s7-4.log): the same kernel 97.4% of cudaMemcpy with __ldg,
+// 91.1% with the hint; whole rows (16384^2 axis -1) keep the hint (97.8-98.3% in oprt-bench).
+template <typename T, bool kVec, int kUnroll, bool kLdg = false>
 __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stride, int lane, int nlanes) {
     constexpr int V = Pack<T>::N;
     float acc = 0.f;
@@ -45,7 +48,8 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
         for (; i + (kUnroll - 1) * (int64_t)nlanes < nv; i += kUnroll * (int64_t)nlanes) {
             Pack<T> v[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_stream(q + (i + u * (int64_t)nlanes) * V);
+            for (int u = 0; u < kUnroll; ++u)
+                v[u] = kLdg ? load_pack(q + (i + u * (int64_t)nlanes) * V) : load_pack_stream(q + (i + u * (int64_t)nlanes) * V);
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
@@ -81,7 +85,7 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
 // 88% of cudaMemcpy on 8192x8192 f32 axis -1; 1 with a block per row 95.5% (results/h200/tune/tune-1.log).
 constexpr int kReduceMinBlocks = 1;
 
-template <typename T, bool kVec, bool kMulti, bool kWarpItems, int kUnroll>
+template <typename T, bool kVec, bool kMulti, bool kWarpItems, int kUnroll, bool kLdg = false>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, RowsArgs a) {
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
@@ -105,7 +109,7 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                 acc += to_f(x[off[0] + ro[0]]);
             }
         } else {
-            acc = row_partial<T, kVec, kUnroll>(x + off[0] + begin * a.rs, len, a.rs, lane, lanes);
+            acc = row_partial<T, kVec, kUnroll, kLdg>(x + off[0] + begin * a.rs, len, a.rs, lane, lanes);
         }
         acc = kWarpItems ? warp_reduce(acc, SumOp{}) : block_reduce(acc, SumOp{}, 0.f, smem);
         if (lane == 0) {
@@ -407,6 +411,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
         unsigned grid = d.warp_items ? grid_all(items, kBlock / kWarp) : grid_all(items, 1);
 #define OPRT_ROWS(VEC, MULTI, WARP, U) \
     reduce_rows_kernel<T, VEC, MULTI, WARP, U><<<grid, kBlock, 0, stream>>>(out, w, x, a)
+#define OPRT_ROWS_LDG(U) reduce_rows_kernel<T, true, false, false, U, true><<<grid, kBlock, 0, stream>>>(out, w, x, a)
         if (d.multi) {
             if (d.warp_items) OPRT_ROWS(false, true, true, 8);
             else OPRT_ROWS(false, true, false, 8);
@@ -423,8 +428,15 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     case 2: OPRT_ROWS(true, false, WARP, 2); break; \
     default: OPRT_ROWS(true, false, WARP, 1); break; \
     }
-            if (d.warp_items) OPRT_ROWS_U(true) else OPRT_ROWS_U(false)
+            if (d.warp_items) {
+                OPRT_ROWS_U(true)
+            } else if (a.splits > 1 && u == 8) {
+                OPRT_ROWS_LDG(8);  // chunks of split rows (axis=all): plain __ldg (row_partial's kLdg)
+            } else {
+                OPRT_ROWS_U(false)
+            }
 #undef OPRT_ROWS_U
+#undef OPRT_ROWS_LDG
         } else {
             if (d.warp_items) OPRT_ROWS(false, false, true, 8);
             else OPRT_ROWS(false, false, false, 8);
