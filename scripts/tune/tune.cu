@@ -19,6 +19,7 @@
 #include "softmax_rows.cuh"  // configurations the library does not pick
 #include "softmax_bands.cuh"  // tune-only: the banded axis-0 softmax experiment (not in the library)
 #include "softmax_bandpipe.cuh"  // tune-only: bands separated by kernel boundaries (session 5, never run)
+#include "softmax_persist.cuh"  // tune-only: persistent on-chip clusters, loads overlapping writes (session 7, never run)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -1735,6 +1736,60 @@ int main(int argc, char **argv) {
             std::vector<Variant> d32 = {OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, false), diag(true),
                                         diag(false), coop(true, 16), coop(true, 8), coop(false, 16)};
             run_group("softmax f32 16384x8192 axis 0 onchip diagnostics", 2.0 * n * 4, peak, d32, O, n, 1e-6, filter);
+            // session 7, for session 8 (never run): persistent clusters whose next strip's loads overlap the
+            // current strip's writes (softmax_persist.cuh); CL clusters (0: as many as fit; 1 << 30: one
+            // cluster a strip, i.e. not persistent, the on-chip kernel's schedule)
+#define PC(TY, OUTP, INP, INNER, RR, SR, CL)                                                                 \
+    Variant {                                                                                               \
+        "persist reg" #RR " smem" #SR " clusters" #CL, [=] {                                                \
+            oprt_nv::ColsClusterArgs ca{16384, INNER, INNER, INNER, 0, 0, {}};                             \
+            if (!oprt_nv::launch_cols_persist<TY, RR, SR, false>(nullptr, OUTP, INP, ca, CL, nullptr)) {   \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: persist reg%d smem%d clusters%d: %s\n", RR, SR, (int)(CL),     \
+                                  oprt_nv::cols_cluster_refusal());                                         \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+            {
+                std::vector<Variant> p32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
+                                            PC(float, O, A, n / 16384, 16, 16, 0), PC(float, O, A, n / 16384, 16, 16, 8),
+                                            PC(float, O, A, n / 16384, 16, 16, 1 << 30),
+                                            PC(float, O, A, n / 16384, 12, 20, 0)};
+                run_group("softmax f32 16384x8192 axis 0 onchip persist", 2.0 * n * 4, peak, p32, O, n, 1e-6, filter);
+                std::vector<Variant> p16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
+                                            PC(__half, HO, H, nh / 16384, 12, 20, 0),
+                                            PC(__half, HO, H, nh / 16384, 12, 20, 1 << 30)};
+                run_group("softmax f16 16384x8192 axis 0 onchip persist", 2.0 * nh * 2, peak, p16, O, nh, 4e-3, filter,
+                          true, true);
+                // where a block's time goes: cycles inside the cluster barrier against whole strips
+                if (!filter || matches_any("softmax f32 16384x8192 axis 0 onchip persist", filter, true)) {
+                    unsigned long long *st = nullptr;
+                    const size_t nst = 2 * 16 * 8192;
+                    CK(cudaMalloc(&st, nst * sizeof(unsigned long long)));
+                    for (int64_t cl : {(int64_t)0, (int64_t)1 << 30}) {
+                        CK(cudaMemset(st, 0, nst * sizeof(unsigned long long)));
+                        oprt_nv::ColsClusterArgs ca{16384, n / 16384, n / 16384, n / 16384, 0, 0, {}};
+                        if (!oprt_nv::launch_cols_persist<float, 16, 16, true>(nullptr, O, A, ca, cl, st)) {
+                            printf("  stamps: refused (%s)\n", oprt_nv::cols_cluster_refusal());
+                            continue;
+                        }
+                        CK(cudaDeviceSynchronize());
+                        std::vector<unsigned long long> h(nst);
+                        CK(cudaMemcpy(h.data(), st, nst * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+                        double wait = 0, all = 0;
+                        int blocks = 0;
+                        for (size_t b = 0; b < nst / 2; ++b)
+                            if (h[2 * b + 1]) wait += (double)h[2 * b], all += (double)h[2 * b + 1], ++blocks;
+                        printf("  stamps, clusters %s: %d blocks, %.1f%% of their strip cycles inside the cluster "
+                               "barrier (%.0f of %.0f cycles a block)\n",
+                               cl == 0 ? "as many as fit" : "one a strip", blocks, all > 0 ? 100.0 * wait / all : 0.0,
+                               blocks ? wait / blocks : 0.0, blocks ? all / blocks : 0.0);
+                    }
+                    CK(cudaFree(st));
+                }
+            }
+#undef PC
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
                                         OC(float, O, A, 4096, n / 4096, 8, 256, 16, 16, false, false),
