@@ -14,8 +14,9 @@
 //    per thread (one read), combined across the block; pass 2 re-reads the row (from L2) and writes;
 //  - cols: the axis is strided and a kept dim has unit stride (softmax over a leading axis): with 16-byte
 //    packs and an axis of up to 16 x 1024 rows the on-chip kernel (softmax_cols.cuh: the axis split across
-//    a cluster of up to 16 blocks, each holding its segment in registers and shared memory: one read);
-//    longer axes of up to 8 x 2048 rows the cluster-columns kernel (the second sweep from L2); otherwise threads across that dim, blockDim.y rows in
+//    a cluster of up to 16 blocks, each holding its segment in registers and shared memory: one read), or
+//    where its cluster does not launch the stash kernel (clusters of up to 8 x 2048 rows, the second sweep
+//    from L2); otherwise (longer axes, no 16-byte packs) threads across that dim, blockDim.y rows in
 //    flight, an online (max, sum) per column combined in shared memory, then a second sweep that writes,
 //    in reverse order so its first reads hit L2.
 #include <cooperative_groups.h>
@@ -583,13 +584,13 @@ template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, cons
     else return launch_fast_cluster_rows<T, 512, 8, kRawExp>(stream, out, x, f);
 }
 
-// Columns through softmax_cols.cuh's cluster kernel where 16-byte packs work (aligned pointers, strides
-// and inner extent, out unit-stride along inner) and the axis fits a cluster of 2048-row segments: a strip
-// of 8 packs (128 bytes), 512 threads x 8 (f32) or 4 (16-bit) loads in flight, at most 2 blocks an SM, L2
-// eviction hints (the first sweep's loads evict_last, the second sweep's loads and the writes evict_first).
-// H200, 16384 x 8192 (tune-s4-3/4.log, % of cudaMemcpy): f32 57.2%, f16 40.0%; the session-3 shape (4
-// packs, no hints) 44.3% / 33.6%; segments kept in shared memory (a mode since removed) 34% / 23%. False
-// where it does not apply.
+// Columns through softmax_cols.cuh's cluster kernels where 16-byte packs work (aligned pointers, strides
+// and inner extent, out unit-stride along inner) and the axis has at most 16384 rows: the on-chip kernel
+// (session 7, below), else the stash kernel (2048-row segments in clusters of up to 8, with L2 eviction
+// hints: the first sweep's loads evict_last, the second sweep's loads and the writes evict_first; H200,
+// 16384 x 8192 (tune-s4-3/4.log, % of cudaMemcpy), before the stash: f32 57.2%, f16 40.0%; the session-3
+// shape (4 packs, no hints) 44.3% / 33.6%; segments kept in shared memory (a mode since removed) 34% / 23%).
+// False where neither applies (the caller's old columns kernel runs).
 template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c) {
     constexpr int64_t V = Pack<T>::N, S = sizeof(T);
     bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&
@@ -607,7 +608,8 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
     // kernel: one DRAM read, one write). H200 (tune-s7-{2,3}-onchip.log, % of cudaMemcpy against this
     // kernel in the same run): 16384 x 8192 f32 68.1-69.8% (61.4-61.6%), f16 59.1% (53.3-53.4%; 12 rows a
     // thread in registers, 20 in shared memory, one exp an element), 4096 x 32768 f32 76.2% (66.0%), 1000 x
-    // 134208 f32 84.5% (71.2%). Longer axes, or a cluster of 16 that does not fit, take the stash kernel.
+    // 134208 f32 84.5% (71.2%). Where its cluster does not launch the stash kernel runs; longer axes
+    // (> 16384 rows, past both) return false.
     // OPRT_NVIDIA_SOFTMAX_COLS=stash skips it (read at each launch, so that tests reach the fallback on a GPU
     // where the on-chip kernel always launches).
     const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");

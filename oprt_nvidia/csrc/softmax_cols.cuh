@@ -403,10 +403,12 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         m[e] = gm[lane * V + e];
         inv[e] = gi[lane * V + e];
         if constexpr (kStoreExp) {
-            // the held exps are exp(x - mt): out = that * exp(mt - M) / sum. A thread that saw only -inf
-            // (or NaN) holds 0 (or NaN): scale 0 keeps its 0s (exp(mt - M) would be inf at M < -88); a
-            // column of only -inf gives NaN, as exp(-inf - -inf) does on the direct path
-            inv[e] = m[e] == -INFINITY ? NAN : mt[e] == -INFINITY ? 0.f : expf(mt[e] - m[e]) * inv[e];
+            // the held exps are exp(x - mt) (against 0 where mt is -inf): out = that * exp(mt - M) / sum. A
+            // thread that saw only -inf (or NaN) holds 0s (or NaN) and gets exp(-inf - M) = 0 times 1 / sum:
+            // 0 where the sum is finite, NaN where a NaN or +inf elsewhere made the column's sum NaN (as on
+            // the direct path; forcing the scale to 0 there wrote 0s, found in review after session 7's last
+            // GPU call). A column of only -inf gives NaN, as exp(-inf - -inf) does on the direct path.
+            inv[e] = m[e] == -INFINITY ? NAN : expf(mt[e] - m[e]) * inv[e];
         }
     }
     auto emit = [&](const uint4 &raw, int k) {

@@ -297,7 +297,8 @@ inline bool kernel_built_for_sm90(const void *kernel, int &state) {
 }
 
 // The portable cluster size. (Clusters of 16, Hopper's non-portable largest, ran at 35-64% of cudaMemcpy
-// on 65536-wide rows and 45% on axis-0 columns in session 4, against 74-81% / 54% at 8: not used.)
+// on 65536-wide rows and 45% on axis-0 columns in session 4, against 74-81% / 54% at 8: not used by these
+// kernels. Session 7's on-chip columns kernel does use 16, opted in per kernel: softmax_cols.cuh.)
 constexpr int kMaxCluster = 8;
 
 // Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),

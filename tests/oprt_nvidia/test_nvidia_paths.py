@@ -364,11 +364,25 @@ def test_softmax_stash_cols(nvidia_backend, rng, monkeypatch, shape, axis, dtype
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
 
 
+# the two columns kernels of an axis of up to 16384 rows: the on-chip kernel (the default) and the stash
+# kernel it falls back to where its cluster does not launch (OPRT_NVIDIA_SOFTMAX_COLS=stash)
+COLS_KERNELS = ["onchip", "stash"]
+
+
+def _use_cols_kernel(monkeypatch, kernel):
+    if kernel == "stash":
+        monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_COLS", "stash")
+    else:
+        monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_COLS", raising=False)
+
+
 @pytest.mark.gpu
+@pytest.mark.parametrize("cols_kernel", COLS_KERNELS)
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, dtype):
+def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, monkeypatch, cols_kernel, dtype):
     """The column max in one block's segment only; a sliced inner dim (row stride != inner extent); a
     misaligned start (the old columns kernel)."""
+    _use_cols_kernel(monkeypatch, cols_kernel)
     np_dtype = DTYPES[dtype].numpy
     x = np.full((6000, 32), -30.0, np.float32)
     x[4500, :] = 30.0  # third block of the cluster
@@ -382,14 +396,17 @@ def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("cols_kernel", COLS_KERNELS)
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_softmax_cluster_cols_wide_range_and_moving_max(nvidia_backend, rng, dtype):
-    """Axis 0 over a whole cluster (16384 rows, 8 blocks of 2048): 16-bit takes its exps through
-    ex2.approx.ftz (exp_t), and pass 1 rescales a column's running sum only on trips where some lane of the
-    warp saw its max grow. Strips (64 columns) where the max grows on every trip (an
-    ascending column), and strips where it grows on a block's first trip only (every column descending:
-    the skip path), one of them with a single late spike, one -inf for its first rows; inputs 40 units wide
-    and one column 125 wide (exps that flush to zero below f32's normal range)."""
+def test_softmax_cluster_cols_wide_range_and_moving_max(nvidia_backend, rng, monkeypatch, cols_kernel, dtype):
+    """Axis 0 over a whole cluster (16384 rows: the on-chip kernel's 16 blocks of 1024, the stash kernel's 8
+    of 2048): 16-bit takes its exps through ex2.approx.ftz (exp_t); the stash kernel's pass 1 rescales a
+    column's running sum only on trips where some lane of the warp saw its max grow. Strips (64 columns)
+    where the max grows on every trip (an ascending column), and strips where it grows on a block's first
+    trip only (every column descending: the skip path), one of them with a single late spike, one -inf for
+    its first rows; inputs 40 units wide and one column 125 wide (exps that flush to zero below f32's normal
+    range)."""
+    _use_cols_kernel(monkeypatch, cols_kernel)
     n_rows, n_cols = 16384, 256
     x = rng.uniform(-35.0, 5.0, (n_rows, n_cols)).astype(np.float32)
     x[:, 1] = np.linspace(-35.0, 5.0, n_rows)  # first strip: the max grows on every trip
@@ -460,6 +477,38 @@ def test_softmax_nan_block_reaches_the_whole_row(nvidia_backend, rng, shape, axi
     rest = got[keep].reshape(-1, shape[-1]) if axis == -1 else got[keep].reshape(shape[0], -1)
     ref_in = xt[keep].reshape(rest.shape)
     result = SPECS["softmax"].check(rest, [ref_in], dtype, SPECS["softmax"].validate_params({"axis": axis}))
+    assert result.ok, result.message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cols_kernel", COLS_KERNELS)
+@pytest.mark.parametrize("special", [np.nan, np.inf], ids=["nan", "posinf"])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_cols_special_beside_negative_infinity(nvidia_backend, rng, monkeypatch, cols_kernel, special, dtype):
+    """Axis 0, 100 rows: a thread of 32 row lanes holds rows r, r + 32, r + 64, r + 96. Column 5 is -inf but
+    for one NaN / +inf in row 0, so every thread but one sees only -inf; column 12 is finite but for that NaN /
+    +inf in row 0 and -inf in the rows of one thread (1, 33, 65, 97). Both must come out NaN throughout
+    (numpy: the max is NaN / +inf, the sum NaN). Column 9 is -inf below row 2, so threads that see only -inf
+    must write 0 beside a finite sum. 16-bit on-chip keeps exp(x - its thread's max) and scales it after: a
+    scale forced to 0 for threads that saw only -inf once wrote 0s into such NaN columns."""
+    _use_cols_kernel(monkeypatch, cols_kernel)
+    np_dtype = DTYPES[dtype].numpy
+    shape = (100, 16)
+    x = rng.uniform(-8, 8, shape).astype(np.float32)
+    x[1:, 5] = -np.inf
+    x[0, 5] = special
+    x[2:, 9] = -np.inf
+    x[1::32, 12] = -np.inf
+    x[0, 12] = special
+    xt = x.astype(np_dtype)
+    out = nvidia_backend.to_device(np.full(shape, 7.0, np_dtype))  # not NaN: the kernel must write it
+    nvidia_backend.prepare("softmax", [nvidia_backend.to_device(xt)], out, {"axis": 0})()
+    nvidia_backend.synchronize()
+    got = nvidia_backend.to_host(out).astype(np.float64)
+    assert np.isnan(got[:, [5, 12]]).all()
+    keep = [c for c in range(shape[1]) if c not in (5, 12)]
+    assert (got[2:, 9] == 0).all()
+    result = SPECS["softmax"].check(got[:, keep], [xt[:, keep]], dtype, SPECS["softmax"].validate_params({"axis": 0}))
     assert result.ok, result.message
 
 
