@@ -120,6 +120,13 @@ template <typename T> __device__ __forceinline__ Pack<T> load_pack_stream(const 
 #endif
 }
 
+// load_pack where kPlain, else load_pack_stream: for kernels whose template picks the load (the L2::256B hint
+// costs on some access patterns: reduce.cu's split rows and 1-D column blocks).
+template <bool kPlain, typename T> __device__ __forceinline__ Pack<T> load_pack_as(const T *p) {
+    if constexpr (kPlain) return load_pack(p);
+    else return load_pack_stream(p);
+}
+
 // An explicit st.global.v4: a plain uint4 store was split by the compiler into four 4-byte stores for
 // some packs (seen in the relu kernel's PTX: it could not prove the 16-byte alignment of one address).
 template <typename T> __device__ __forceinline__ void store_pack(T *p, const Pack<T> &v) {

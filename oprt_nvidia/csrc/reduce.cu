@@ -48,8 +48,7 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
         for (; i + (kUnroll - 1) * (int64_t)nlanes < nv; i += kUnroll * (int64_t)nlanes) {
             Pack<T> v[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u)
-                v[u] = kLdg ? load_pack(q + (i + u * (int64_t)nlanes) * V) : load_pack_stream(q + (i + u * (int64_t)nlanes) * V);
+            for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_as<kLdg>(q + (i + u * (int64_t)nlanes) * V);
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
@@ -178,8 +177,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
                     Pack<T> v[kUnroll];
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u)
-                        v[u] = kRow ? load_pack(p + (r + u * by) * a.rs) : load_pack_stream(p + (r + u * by) * a.rs);
+                    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_as<kRow>(p + (r + u * by) * a.rs);
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll

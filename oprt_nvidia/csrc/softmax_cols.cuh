@@ -77,6 +77,59 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 #endif
 }
 
+// The per-column statistics of the columns kernels, in shared memory: per-warp partials, this block's (max,
+// sum) (read by the other blocks of the cluster) and the column's merged max and 1 / sum.
+template <int W, int kWarps> struct ColsStats {
+    float wm[kWarps][W], ws[kWarps][W];
+    float bm[W], bs[W];
+    float gm[W], gi[W];
+};
+
+// Merges each thread's (max, sum of exp(x - max)) per column (lane's V columns) over the row lanes of a warp,
+// the warps of the block, then the cluster's blocks through distributed shared memory: st.gm / st.gi hold
+// the column's max and 1 / sum on return, for the caller to read after a block barrier. One cluster barrier;
+// st.bm / st.bs must stay alive until every block of the cluster has read them (a cluster barrier, or its
+// arrive + wait, before the block exits).
+template <int kLanes, int kThreads, int V>
+__device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
+                                                 int nb) {
+    constexpr int W = kLanes * V, kWarps = kThreads / kWarp;
+    const int t = threadIdx.x, lane = t % kLanes;
+#pragma unroll
+    for (int d = kLanes; d < kWarp; d *= 2) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
+            maxsum_merge(m[e], s[e], m2, s2);
+        }
+    }
+    if (t % kWarp < kLanes) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            st.wm[t / kWarp][lane * V + e] = m[e];
+            st.ws[t / kWarp][lane * V + e] = s[e];
+        }
+    }
+    __syncthreads();
+    if (t < W) {
+        float cm = -INFINITY, cs = 0.f;
+        for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
+        st.bm[t] = cm;
+        st.bs[t] = cs;
+    }
+    cluster_sync();
+    if (t < W) {
+        float cm = -INFINITY, cs = 0.f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+        for (int r = 0; r < nb; ++r)
+            maxsum_merge(cm, cs, *cluster.map_shared_rank(&st.bm[t], r), *cluster.map_shared_rank(&st.bs[t], r));
+#endif
+        st.gm[t] = cm;
+        st.gi[t] = 1.f / cs;
+    }
+}
+
 // kLanes threads across a strip (a 16-byte pack each), kThreads / kLanes rows in flight, kUnroll packs
 // loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
 // cluster per (outer index, strip).
@@ -89,10 +142,8 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     constexpr int RL = kThreads / kLanes;    // row lanes
     constexpr int kWarps = kThreads / kWarp;
     static_assert(kWarp % kLanes == 0 && kThreads % kWarp == 0, "lanes of a strip divide a warp");
-    __shared__ float wm[kWarps][W], ws[kWarps][W];  // per-warp partials
-    __shared__ float bm[W], bs[W];                  // this block's (max, sum) per column, read by the cluster
-    __shared__ float gm[W], gi[W];                  // the column's max and 1 / sum
-    extern __shared__ uint4 stash[];                // [a.stash][kThreads]: this block's first rows
+    __shared__ ColsStats<W, kWarps> st;
+    extern __shared__ uint4 stash[];  // [a.stash][kThreads]: this block's first rows
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
     const int64_t cid = (int64_t)blockIdx.x / nb;
@@ -165,46 +216,13 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
         }
     }
-    // the row lanes of a warp (lanes lane, lane + kLanes, ...), then the warps, then the cluster
-#pragma unroll
-    for (int d = kLanes; d < kWarp; d *= 2) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
-            maxsum_merge(m[e], s[e], m2, s2);
-        }
-    }
-    if (t % kWarp < kLanes) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            wm[t / kWarp][lane * V + e] = m[e];
-            ws[t / kWarp][lane * V + e] = s[e];
-        }
-    }
-    __syncthreads();
-    if (t < W) {
-        float cm = -INFINITY, cs = 0.f;
-        for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, wm[w][t], ws[w][t]);
-        bm[t] = cm;
-        bs[t] = cs;
-    }
-    cluster_sync();
-    if (t < W) {
-        float cm = -INFINITY, cs = 0.f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-        for (int r = 0; r < nb; ++r)
-            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], r), *cluster.map_shared_rank(&bs[t], r));
-#endif
-        gm[t] = cm;
-        gi[t] = 1.f / cs;
-    }
+    cols_merge_stats<kLanes, kThreads>(m, s, st, nb);
     __syncthreads();
     float inv[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-        m[e] = gm[lane * V + e];
-        inv[e] = gi[lane * V + e];
+        m[e] = st.gm[lane * V + e];
+        inv[e] = st.gi[lane * V + e];
     }
     // pass 2: this thread's rows again, last read first (the likeliest still in L2), and the writes
     for (int k0 = 0; k0 < K; k0 += kUnroll) {
@@ -231,7 +249,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             else store_pack(po + k * ostep, p);
         }
     }
-    cluster_sync();  // bm / bs stay alive until every block of the cluster has read them
+    cluster_sync();  // st.bm / st.bs stay alive until every block of the cluster has read them
 }
 
 // ---- whole segments on chip (session 7) --------------------------------------------------------------
@@ -282,9 +300,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     constexpr int RL = kThreads / kLanes;  // row lanes
     constexpr int kWarps = kThreads / kWarp;
     static_assert(kWarp % kLanes == 0 && kThreads % kWarp == 0, "lanes of a strip divide a warp");
-    __shared__ float wm[kWarps][W], ws[kWarps][W];
-    __shared__ float bm[W], bs[W];
-    __shared__ float gm[W], gi[W];
+    __shared__ ColsStats<W, kWarps> st;
     extern __shared__ uint4 held[];  // [kSmemRows][kThreads]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
@@ -361,47 +377,14 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     float mt[V];  // this thread's own max per column (before the merges below overwrite m)
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
-    // the row lanes of a warp, the warps, then the cluster
-#pragma unroll
-    for (int d = kLanes; d < kWarp; d *= 2) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
-            maxsum_merge(m[e], s[e], m2, s2);
-        }
-    }
-    if (t % kWarp < kLanes) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            wm[t / kWarp][lane * V + e] = m[e];
-            ws[t / kWarp][lane * V + e] = s[e];
-        }
-    }
-    __syncthreads();
-    if (t < W) {
-        float cm = -INFINITY, cs = 0.f;
-        for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, wm[w][t], ws[w][t]);
-        bm[t] = cm;
-        bs[t] = cs;
-    }
-    cluster_sync();
-    if (t < W) {
-        float cm = -INFINITY, cs = 0.f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-        for (int r = 0; r < nb; ++r)
-            maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], r), *cluster.map_shared_rank(&bs[t], r));
-#endif
-        gm[t] = cm;
-        gi[t] = 1.f / cs;
-    }
-    cluster_arrive();  // done with the other blocks' bm / bs
+    cols_merge_stats<kLanes, kThreads>(m, s, st, nb);
+    cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
     float inv[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-        m[e] = gm[lane * V + e];
-        inv[e] = gi[lane * V + e];
+        m[e] = st.gm[lane * V + e];
+        inv[e] = st.gi[lane * V + e];
         if constexpr (kStoreExp) {
             // the held exps are exp(x - mt) (against 0 where mt is -inf): out = that * exp(mt - M) / sum. A
             // thread that saw only -inf (or NaN) holds 0s (or NaN) and gets exp(-inf - M) = 0 times 1 / sum:
@@ -431,7 +414,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         if (kRegRows + k >= n) break;
         emit(held[k * kThreads + t], kRegRows + k);
     }
-    cluster_wait();  // bm / bs stay alive until every block of the cluster has read them
+    cluster_wait();  // st.bm / st.bs stay alive until every block of the cluster has read them
 }
 
 // Sets a kernel attribute to value on the current device unless set[dev] records a value at least as
@@ -457,6 +440,26 @@ inline cudaError_t func_attribute_at_least(const void *kernel, cudaFuncAttribute
 inline const char *&cols_cluster_refusal() {
     static const char *why = "";
     return why;
+}
+
+// The end of both columns launchers: opts `kernel` in to clusters of more than kMaxCluster blocks and to
+// `dyn` bytes of dynamic shared memory above 48 KB on the current device (allowed16 / allowed: the caller's
+// per-kernel records, see func_attribute_at_least), then launches `blocks` blocks in clusters of nb. False
+// (no error pending, cols_cluster_refusal() says why) where an attribute or the launch is refused.
+template <typename... P, typename... A>
+bool launch_cols_clusters(void (*kernel)(P...), int (&allowed16)[kAttrDevices], int (&allowed)[kAttrDevices],
+                          int64_t blocks, int threads, int64_t nb, size_t dyn, cudaStream_t stream, A &&...args) {
+    const char *&why = cols_cluster_refusal();
+    cudaError_t err = cudaSuccess;
+    if (nb > kMaxCluster)
+        err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1,
+                                      allowed16);
+    if (err == cudaSuccess && dyn > 48 * 1024)
+        err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn,
+                                      allowed);
+    if (err == cudaSuccess) err = launch_clusters(kernel, blocks, threads, nb, dyn, stream, std::forward<A>(args)...);
+    why = err == cudaSuccess ? "" : cudaGetErrorString(err);
+    return err == cudaSuccess;
 }
 
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
@@ -488,15 +491,6 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
-    if (nb > kMaxCluster) {
-        static int allowed16[kAttrDevices];
-        const cudaError_t err = func_attribute_at_least((const void *)kernel,
-                                                        cudaFuncAttributeNonPortableClusterSizeAllowed, 1, allowed16);
-        if (err != cudaSuccess) {
-            why = cudaGetErrorString(err);
-            return false;
-        }
-    }
     const DeviceLimits lim = device_limits();
     size_t dyn = 0;
     a.stash = 0;
@@ -520,22 +514,8 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
             if (need > dyn) dyn = need;
         }
     }
-    if (dyn > 48 * 1024) {
-        static int allowed[kAttrDevices];  // the dynamic shared memory each device already allows
-        const cudaError_t err = func_attribute_at_least((const void *)kernel,
-                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed);
-        if (err != cudaSuccess) {
-            why = cudaGetErrorString(err);
-            return false;
-        }
-    }
-    const cudaError_t err = launch_clusters(kernel, clusters * nb, kThreads, nb, dyn, stream, out, x, a);
-    if (err != cudaSuccess) {
-        why = cudaGetErrorString(err);
-        return false;
-    }
-    why = "";
-    return true;
+    static int allowed16[kAttrDevices], allowed[kAttrDevices];
+    return launch_cols_clusters(kernel, allowed16, allowed, clusters * nb, kThreads, nb, dyn, stream, out, x, a);
 }
 
 // Launches softmax_cols_onchip_kernel: segments of at most RL * (kRegRows + kSmemRows) rows, as few blocks
@@ -561,32 +541,9 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
-    if (nb > kMaxCluster) {
-        static int allowed16[kAttrDevices];
-        const cudaError_t err = func_attribute_at_least((const void *)kernel,
-                                                        cudaFuncAttributeNonPortableClusterSizeAllowed, 1, allowed16);
-        if (err != cudaSuccess) {
-            why = cudaGetErrorString(err);
-            return false;
-        }
-    }
-    const size_t dyn = (size_t)kSmemRows * kThreads * 16;
-    if (dyn > 48 * 1024) {
-        static int allowed[kAttrDevices];
-        const cudaError_t err = func_attribute_at_least((const void *)kernel,
-                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed);
-        if (err != cudaSuccess) {
-            why = cudaGetErrorString(err);
-            return false;
-        }
-    }
-    const cudaError_t err = launch_clusters(kernel, clusters * nb, kThreads, nb, dyn, stream, out, x, a);
-    if (err != cudaSuccess) {
-        why = cudaGetErrorString(err);
-        return false;
-    }
-    why = "";
-    return true;
+    static int allowed16[kAttrDevices], allowed[kAttrDevices];
+    return launch_cols_clusters(kernel, allowed16, allowed, clusters * nb, kThreads, nb,
+                                (size_t)kSmemRows * kThreads * 16, stream, out, x, a);
 }
 
 }  // namespace oprt_nv

@@ -303,21 +303,28 @@ constexpr int kMaxCluster = 8;
 
 // Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),
 // with `smem` bytes of dynamic shared memory. A refused launch leaves no error pending.
-template <typename... P, typename... A>
-cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, int64_t nb, size_t smem,
-                            cudaStream_t stream, A &&...args) {
+// The configuration of such a launch (also what cudaOccupancyMaxActiveClusters takes); `attr` is the caller's
+// storage for the cluster attribute, which the configuration points to.
+inline cudaLaunchConfig_t cluster_config(int64_t blocks, int threads, int64_t nb, size_t smem, cudaStream_t stream,
+                                         cudaLaunchAttribute &attr) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)blocks, 1, 1);
     cfg.blockDim = dim3((unsigned)threads, 1, 1);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)nb;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = (unsigned)nb;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
     cfg.numAttrs = 1;
+    return cfg;
+}
+template <typename... P, typename... A>
+cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, int64_t nb, size_t smem,
+                            cudaStream_t stream, A &&...args) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config(blocks, threads, nb, smem, stream, attr);
     const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
     if (err != cudaSuccess) (void)cudaGetLastError();
     return err;

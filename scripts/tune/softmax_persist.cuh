@@ -9,9 +9,10 @@
 // (registers by __ldg, shared memory by cp.async after the store that consumed the slot's value). When the
 // block reaches the next barrier its loads have been in flight for a whole write pass.
 //
-// kStamps: each block adds the clock64() cycles it spends inside the cluster barrier, and the cycles of
-// whole strips, to stamps[2 * blockIdx.x + {0, 1}] (the wait's share of the time, per block: what step (2)
-// of docs/performance.md's "Next" asks).
+// kStamps: each block adds the clock64() cycles of its exchanges (from the end of its exp pass to the merged
+// statistics: the cluster barriers and the merge, which is short), and the cycles of whole strips, to
+// stamps[2 * blockIdx.x + {0, 1}] (the wait's share of the time, per block: what step (2) of
+// docs/performance.md's "Next" asks).
 #pragma once
 
 #include "softmax_cols.cuh"
@@ -27,9 +28,7 @@ softmax_cols_persist_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     constexpr int W = kLanes * V;
     constexpr int RL = kThreads / kLanes;
     constexpr int kWarps = kThreads / kWarp;
-    __shared__ float wm[kWarps][W], ws[kWarps][W];
-    __shared__ float bm[W], bs[W];
-    __shared__ float gm[W], gi[W];
+    __shared__ ColsStats<W, kWarps> st;
     extern __shared__ uint4 held[];  // [kSmemRows][kThreads]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
@@ -97,49 +96,19 @@ softmax_cols_persist_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
 #pragma unroll
             for (int e = 0; e < V; ++e) s[e] += exp_t<T>(f[e] - mu[e]);
         }
-#pragma unroll
-        for (int d = kLanes; d < kWarp; d *= 2) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
-                maxsum_merge(m[e], s[e], m2, s2);
-            }
-        }
-        if (t % kWarp < kLanes) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                wm[t / kWarp][lane * V + e] = m[e];
-                ws[t / kWarp][lane * V + e] = s[e];
-            }
-        }
-        __syncthreads();
+        // cols_merge_stats with this loop's split barrier: wait (the previous strip's st.bm / st.bs read by
+        // every block) before this strip's are written
         const unsigned long long w0 = kStamps ? clock64() : 0;
-        if (it > 0) cluster_wait();  // every block has read this block's previous bm / bs
-        if (t < W) {
-            float cm = -INFINITY, cs = 0.f;
-            for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, wm[w][t], ws[w][t]);
-            bm[t] = cm;
-            bs[t] = cs;
-        }
-        cluster_sync();
+        if (it > 0) cluster_wait();
+        cols_merge_stats<kLanes, kThreads>(m, s, st, nb);
         if (kStamps) wait_cycles += clock64() - w0;
-        if (t < W) {
-            float cm = -INFINITY, cs = 0.f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-            for (int r = 0; r < nb; ++r)
-                maxsum_merge(cm, cs, *cluster.map_shared_rank(&bm[t], r), *cluster.map_shared_rank(&bs[t], r));
-#endif
-            gm[t] = cm;
-            gi[t] = 1.f / cs;
-        }
         cluster_arrive();
         __syncthreads();
         float inv[V];
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            m[e] = gm[lane * V + e];
-            inv[e] = gi[lane * V + e];
+            m[e] = st.gm[lane * V + e];
+            inv[e] = st.gi[lane * V + e];
         }
         // the write pass; each emptied slot takes the same row of the next strip
         const int64_t next = strip + clusters;
@@ -169,7 +138,7 @@ softmax_cols_persist_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         strip = next;
         n = nn;
     }
-    cluster_wait();  // bm / bs stay alive until every block of the cluster has read them
+    cluster_wait();  // st.bm / st.bs stay alive until every block of the cluster has read them
     if (kStamps && t == 0) {
         atomicAdd(&stamps[2 * blockIdx.x], wait_cycles);
         atomicAdd(&stamps[2 * blockIdx.x + 1], strip_cycles);
@@ -193,37 +162,35 @@ bool launch_cols_persist(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     a.strips = (a.inner + 8 * V - 1) / (8 * V);
     auto kernel = softmax_cols_persist_kernel<T, kRegRows, kSmemRows, kStamps>;
     const size_t dyn = (size_t)kSmemRows * 256 * 16;
-    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-    if (err == cudaSuccess) err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn);
-    if (err == cudaSuccess && clusters <= 0) {
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3((unsigned)(nb * 64), 1, 1);
-        cfg.blockDim = dim3(256, 1, 1);
-        cfg.dynamicSmemBytes = dyn;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = (unsigned)nb;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        int most = 0;
-        err = cudaOccupancyMaxActiveClusters(&most, (const void *)kernel, &cfg);
+    static int allowed16[kAttrDevices], allowed[kAttrDevices];
+    if (clusters <= 0) {  // as many as fit: asked once (the launches are timed)
+        static int64_t most = -1;
+        if (most < 0) {
+            cudaError_t err = func_attribute_at_least((const void *)kernel,
+                                                      cudaFuncAttributeNonPortableClusterSizeAllowed, 1, allowed16);
+            if (err == cudaSuccess)
+                err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)dyn, allowed);
+            cudaLaunchAttribute attr;
+            const cudaLaunchConfig_t cfg = cluster_config(nb * 64, 256, nb, dyn, nullptr, attr);
+            int n = 0;
+            if (err == cudaSuccess) err = cudaOccupancyMaxActiveClusters(&n, (const void *)kernel, &cfg);
+            if (err != cudaSuccess) {
+                (void)cudaGetLastError();
+                why = cudaGetErrorString(err);
+                return false;
+            }
+            most = n;
+        }
         clusters = most;
     }
-    if (err != cudaSuccess || clusters < 1) {
-        (void)cudaGetLastError();
-        why = err != cudaSuccess ? cudaGetErrorString(err) : "no cluster fits";
+    if (clusters < 1) {
+        why = "no cluster fits";
         return false;
     }
     if (clusters > a.strips) clusters = a.strips;
-    err = launch_clusters(kernel, clusters * nb, 256, nb, dyn, stream, out, x, a, clusters, stamps);
-    if (err != cudaSuccess) {
-        why = cudaGetErrorString(err);
-        return false;
-    }
-    why = "";
-    return true;
+    return launch_cols_clusters(kernel, allowed16, allowed, clusters * nb, 256, nb, dyn, stream, out, x, a, clusters,
+                                stamps);
 }
 
 }  // namespace oprt_nv

@@ -587,151 +587,6 @@ __global__ void __launch_bounds__(256) red_all_finish_kernel(float *__restrict__
     }
 }
 
-// Session 7: softmax over axis 0 (f32, 128-byte strips) with softmax_cols_onchip_kernel's on-chip segments but
-// no clusters (without them the same kernel ran at 81.8% against 68.5%, tune-s7-4.log): a persistent
-// cooperative grid of `groups` x NB blocks (all resident at once, so waiting on each other is safe); group g
-// takes strips g, g + groups, ...; block q of a group holds rows [q * seg, (q + 1) * seg) of the strip in 16
-// registers + 16 shared-memory rows a thread. The blocks of a group exchange their per-column (max, sum)
-// through global memory: partials to part[parity][block][W][2], a fence, an arrival count per group, a spin
-// until the group's count reaches NB x (iteration + 1). kWait false: no exchange (each block normalises its
-// own segment; wrong, the cost of the exchange by difference).
-template <int NB, bool kWait>
-__global__ void __launch_bounds__(256, 2) onchip_coop_kernel(float *__restrict__ out, const float *__restrict__ x,
-                                                             int64_t L, int64_t N, int64_t seg, int groups,
-                                                             float *__restrict__ part, unsigned *__restrict__ cnt) {
-    constexpr int V = 4, W = 32, RL = 32, RR = 16, SR = 16, kWarps = 8, kT = 256;
-    __shared__ float wm[kWarps][W], ws[kWarps][W], gm[W], gi[W];
-    extern __shared__ uint4 held[];  // [SR][kT]
-    const int t = threadIdx.x, lane = t % 8, rl = t / 8;
-    const int g = blockIdx.x / NB, q = blockIdx.x % NB;
-    const int64_t strips = N / W;
-    const int64_t r0 = (int64_t)q * seg, end = r0 + seg < L ? r0 + seg : L;
-    const int64_t left = end > r0 + rl ? (end - r0 - rl + RL - 1) / RL : 0;
-    const int n = left < RR + SR ? (int)left : RR + SR;
-    int it = 0;
-    for (int64_t strip = g; strip < strips; strip += groups, ++it) {
-        const int64_t col = strip * W + lane * V;
-        const float *px = x + col + (r0 + rl) * N;
-        float *po = out + col + (r0 + rl) * N;
-        const int64_t step = RL * N;
-        uint4 reg[RR];
-#pragma unroll
-        for (int k = 0; k < RR; ++k)
-            reg[k] = k < n ? __ldg(reinterpret_cast<const uint4 *>(px + k * step)) : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-        for (int k = 0; k < SR; ++k)
-            if (RR + k < n) oprt_nv::cp_async16(&held[k * kT + t], px + (RR + k) * step);
-        float m[V], sm[V];
-#pragma unroll
-        for (int e = 0; e < V; ++e) m[e] = -INFINITY, sm[e] = 0.f;
-#pragma unroll
-        for (int k = 0; k < RR; ++k) {
-            if (k >= n) break;
-            const float f[4] = {__uint_as_float(reg[k].x), __uint_as_float(reg[k].y), __uint_as_float(reg[k].z),
-                                __uint_as_float(reg[k].w)};
-#pragma unroll
-            for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
-        }
-        oprt_nv::cp_async_wait_all();
-#pragma unroll 4
-        for (int k = 0; k < SR; ++k) {
-            if (RR + k >= n) break;
-            const uint4 r = held[k * kT + t];
-            const float f[4] = {__uint_as_float(r.x), __uint_as_float(r.y), __uint_as_float(r.z), __uint_as_float(r.w)};
-#pragma unroll
-            for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
-        }
-#pragma unroll
-        for (int k = 0; k < RR; ++k) {
-            if (k >= n) break;
-            const uint4 r = oprt_nv::opaque(reg[k]);
-            const float f[4] = {__uint_as_float(r.x), __uint_as_float(r.y), __uint_as_float(r.z), __uint_as_float(r.w)};
-#pragma unroll
-            for (int e = 0; e < V; ++e) sm[e] += expf(f[e] - m[e]);
-        }
-#pragma unroll 4
-        for (int k = 0; k < SR; ++k) {
-            if (RR + k >= n) break;
-            const uint4 r = held[k * kT + t];
-            const float f[4] = {__uint_as_float(r.x), __uint_as_float(r.y), __uint_as_float(r.z), __uint_as_float(r.w)};
-#pragma unroll
-            for (int e = 0; e < V; ++e) sm[e] += expf(f[e] - m[e]);
-        }
-#pragma unroll
-        for (int d = 8; d < 32; d *= 2)
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                const float m2 = __shfl_xor_sync(0xffffffffu, m[e], d), s2 = __shfl_xor_sync(0xffffffffu, sm[e], d);
-                oprt_nv::maxsum_merge(m[e], sm[e], m2, s2);
-            }
-        if (t % 32 < 8)
-#pragma unroll
-            for (int e = 0; e < V; ++e) wm[t / 32][lane * V + e] = m[e], ws[t / 32][lane * V + e] = sm[e];
-        __syncthreads();
-        float *slot = part + ((size_t)(it & 1) * gridDim.x * W) * 2;
-        if (t < W) {
-            float cm = -INFINITY, cs = 0.f;
-            for (int w = 0; w < kWarps; ++w) oprt_nv::maxsum_merge(cm, cs, wm[w][t], ws[w][t]);
-            if (kWait) {
-                slot[((size_t)blockIdx.x * W + t) * 2] = cm;
-                slot[((size_t)blockIdx.x * W + t) * 2 + 1] = cs;
-                __threadfence();
-            } else {
-                gm[t] = cm;
-                gi[t] = 1.f / cs;
-            }
-        }
-        __syncthreads();
-        if (kWait) {
-            if (t == 0) {
-                atomicAdd(&cnt[g], 1u);
-                const unsigned want = (unsigned)NB * (unsigned)(it + 1);
-                unsigned seen;
-                for (;;) {
-                    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(&cnt[g]) : "memory");
-                    if (seen >= want) break;
-                    __nanosleep(32);
-                }
-            }
-            __syncthreads();
-            if (t < W) {
-                float cm = -INFINITY, cs = 0.f;
-                for (int b = 0; b < NB; ++b) {
-                    const size_t i = ((size_t)(g * NB + b) * W + t) * 2;
-                    oprt_nv::maxsum_merge(cm, cs, __ldcg(slot + i), __ldcg(slot + i + 1));
-                }
-                gm[t] = cm;
-                gi[t] = 1.f / cs;
-            }
-            __syncthreads();
-        }
-        float mm[V], inv[V];
-#pragma unroll
-        for (int e = 0; e < V; ++e) mm[e] = gm[lane * V + e], inv[e] = gi[lane * V + e];
-#pragma unroll
-        for (int k = 0; k < RR; ++k) {
-            if (k >= n) break;
-            const uint4 r = oprt_nv::opaque(reg[k]);
-            const float f[4] = {__uint_as_float(r.x), __uint_as_float(r.y), __uint_as_float(r.z), __uint_as_float(r.w)};
-            float4 o;
-            o.x = expf(f[0] - mm[0]) * inv[0], o.y = expf(f[1] - mm[1]) * inv[1];
-            o.z = expf(f[2] - mm[2]) * inv[2], o.w = expf(f[3] - mm[3]) * inv[3];
-            *reinterpret_cast<float4 *>(po + k * step) = o;
-        }
-#pragma unroll 4
-        for (int k = 0; k < SR; ++k) {
-            if (RR + k >= n) break;
-            const uint4 r = held[k * kT + t];
-            const float f[4] = {__uint_as_float(r.x), __uint_as_float(r.y), __uint_as_float(r.z), __uint_as_float(r.w)};
-            float4 o;
-            o.x = expf(f[0] - mm[0]) * inv[0], o.y = expf(f[1] - mm[1]) * inv[1];
-            o.z = expf(f[2] - mm[2]) * inv[2], o.w = expf(f[3] - mm[3]) * inv[3];
-            *reinterpret_cast<float4 *>(po + (RR + k) * step) = o;
-        }
-        __syncthreads();  // gm / gi and held are rewritten by the next strip
-    }
-}
-
 // out[r][c] = x[c][r] for an R x R f32 matrix (x's rows are out's columns): TILE x TILE tiles through
 // shared memory, blocks of 32 x BR threads, one tile per block.
 template <int TILE, int BR>
@@ -1703,38 +1558,10 @@ int main(int argc, char **argv) {
                     k<<<(unsigned)(16 * (N / 32)), 256, 64 * 1024>>>(O, A, ca);
                 }};
             };
-            // the persistent cooperative grid exchanging through global memory (onchip_coop_kernel)
-            float *xch = nullptr;
-            unsigned *cnt = nullptr;
-            CK(cudaMalloc(&xch, 2ull * 2 * 4096 * 32 * sizeof(float)));
-            CK(cudaMalloc(&cnt, 4096 * sizeof(unsigned)));
-            auto coop = [&](bool wait, int groups) {
-                char name[96];
-                snprintf(name, sizeof name, "coop groups%d%s", groups, wait ? "" : " (no exchange: wrong)");
-                return Variant{name, [=] {
-                    const int64_t N = n / 16384;
-                    auto k = wait ? onchip_coop_kernel<16, true> : onchip_coop_kernel<16, false>;
-                    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
-                    CK(cudaMemsetAsync(cnt, 0, 4096 * sizeof(unsigned)));
-                    int64_t L = 16384, Nn = N, seg = 1024;
-                    float *o = O;
-                    const float *a = A;
-                    int gr = groups;
-                    float *p = xch;
-                    unsigned *c = cnt;
-                    void *args[] = {&o, &a, &L, &Nn, &seg, &gr, &p, &c};
-                    const cudaError_t err = cudaLaunchCooperativeKernel((const void *)k, dim3((unsigned)(groups * 16)),
-                                                                        dim3(256), args, 64 * 1024, nullptr);
-                    if (err != cudaSuccess) {
-                        static bool said = false;
-                        if (!said) printf("  refused: coop groups%d: %s\n", groups, cudaGetErrorString(err));
-                        said = true;
-                        (void)cudaGetLastError();
-                    }
-                }};
-            };
+            // (session 7 also ran onchip_coop_kernel here, a persistent cooperative grid exchanging through
+            // global memory: 58.8%, 75.1% without the exchange, tune-s7-5.log; removed after, code at 6a8619c)
             std::vector<Variant> d32 = {OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, false), diag(true),
-                                        diag(false), coop(true, 16), coop(true, 8), coop(false, 16)};
+                                        diag(false)};
             run_group("softmax f32 16384x8192 axis 0 onchip diagnostics", 2.0 * n * 4, peak, d32, O, n, 1e-6, filter);
             // session 7, for session 8 (never run): persistent clusters whose next strip's loads overlap the
             // current strip's writes (softmax_persist.cuh); CL clusters (0: as many as fit; 1 << 30: one
@@ -1762,7 +1589,7 @@ int main(int argc, char **argv) {
                                             PC(__half, HO, H, nh / 16384, 12, 20, 1 << 30)};
                 run_group("softmax f16 16384x8192 axis 0 onchip persist", 2.0 * nh * 2, peak, p16, O, nh, 4e-3, filter,
                           true, true);
-                // where a block's time goes: cycles inside the cluster barrier against whole strips
+                // where a block's time goes: cycles in the exchange (cluster barriers + merge) against whole strips
                 if (!filter || matches_any("softmax f32 16384x8192 axis 0 onchip persist", filter, true)) {
                     unsigned long long *st = nullptr;
                     const size_t nst = 2 * 16 * 8192;
@@ -1781,8 +1608,8 @@ int main(int argc, char **argv) {
                         int blocks = 0;
                         for (size_t b = 0; b < nst / 2; ++b)
                             if (h[2 * b + 1]) wait += (double)h[2 * b], all += (double)h[2 * b + 1], ++blocks;
-                        printf("  stamps, clusters %s: %d blocks, %.1f%% of their strip cycles inside the cluster "
-                               "barrier (%.0f of %.0f cycles a block)\n",
+                        printf("  stamps, clusters %s: %d blocks, %.1f%% of their strip cycles in the exchange "
+                               "(cluster barriers + merge; %.0f of %.0f cycles a block)\n",
                                cl == 0 ? "as many as fit" : "one a strip", blocks, all > 0 ? 100.0 * wait / all : 0.0,
                                blocks ? wait / blocks : 0.0, blocks ? all / blocks : 0.0);
                     }
