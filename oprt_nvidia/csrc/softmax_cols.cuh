@@ -292,9 +292,20 @@ __device__ __forceinline__ void cluster_wait() {
 // kHint: loads and stores evict_first in L2 (the data is read once and written once).
 // kStoreExp: the sum pass overwrites each held pack with exp(x - the thread's max) rounded to T, and the
 // writing pass multiplies it by exp(thread max - column max) / sum: one exp an element instead of two.
+// Admission to the loading phase (g.ctr non-null): a block takes a ticket (ctr[0]) and loads only once
+// ctr[1], the blocks that have finished loading, reaches ticket - window + 1: at most `window` blocks load
+// at a time, in ticket order, so a cluster's blocks are served together instead of each waiting at the
+// exchange for the slowest of 16 blocks whose loads DRAM interleaved with every other resident cluster's.
+// The block that finishes loading last (ctr[1] reaches gridDim.x) sets both counters back to 0 for the
+// next launch; a launch needs counters of its own (no other launch may use them at the same time).
+struct ColsGate {
+    unsigned *ctr = nullptr;
+    unsigned window = 0;
+};
+
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
-softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a) {
+softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsGate g) {
     constexpr int V = Pack<T>::N;
     constexpr int W = kLanes * V;          // columns of a strip
     constexpr int RL = kThreads / kLanes;  // row lanes
@@ -318,6 +329,16 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     const int64_t left = live_col && end > r0 + rl ? (end - r0 - rl + RL - 1) / RL : 0;
     const int n = left < kRegRows + kSmemRows ? (int)left : kRegRows + kSmemRows;
     const uint64_t pol = kHint ? l2_policy(false) : 0;
+    if (g.ctr != nullptr) {
+        if (t == 0) {
+            const unsigned ticket = atomicAdd(&g.ctr[0], 1u);
+            if (ticket >= g.window) {
+                const unsigned need = ticket - g.window + 1;
+                while (*(volatile unsigned *)&g.ctr[1] < need) __nanosleep(100);
+            }
+        }
+        __syncthreads();
+    }
 
     uint4 reg[kRegRows];
 #pragma unroll
@@ -350,6 +371,13 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         unpack_floats<T>(held[k * kThreads + t], f);
 #pragma unroll
         for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
+    }
+    if (g.ctr != nullptr) {
+        __syncthreads();  // every thread's loads have landed
+        if (t == 0 && atomicAdd(&g.ctr[1], 1u) + 1 == gridDim.x) {
+            atomicExch(&g.ctr[0], 0u);  // every block has taken its ticket and loaded: ready for the next launch
+            atomicExch(&g.ctr[1], 0u);
+        }
     }
     float mu[V];
 #pragma unroll
@@ -523,7 +551,8 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
           bool kStoreExp = true>
-bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer) {
+bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
+                        ColsGate gate = {}) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
     const char *&why = cols_cluster_refusal();
@@ -543,7 +572,7 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     static int allowed16[kAttrDevices], allowed[kAttrDevices];
     return launch_cols_clusters(kernel, allowed16, allowed, clusters * nb, kThreads, nb,
-                                (size_t)kSmemRows * kThreads * 16, stream, out, x, a);
+                                (size_t)kSmemRows * kThreads * 16, stream, out, x, a, gate);
 }
 
 }  // namespace oprt_nv

@@ -1555,7 +1555,7 @@ int main(int argc, char **argv) {
                         ca.outer.ext[0] = 16;
                         ca.outer.stride[0][0] = ca.outer.stride[1][0] = 1024 * N;
                     }
-                    k<<<(unsigned)(16 * (N / 32)), 256, 64 * 1024>>>(O, A, ca);
+                    k<<<(unsigned)(16 * (N / 32)), 256, 64 * 1024>>>(O, A, ca, oprt_nv::ColsGate{});
                 }};
             };
             // (session 7 also ran onchip_coop_kernel here, a persistent cooperative grid exchanging through
@@ -1617,6 +1617,50 @@ int main(int argc, char **argv) {
                 }
             }
 #undef PC
+            // session 8: admission to the loading phase (ColsGate): at most WIN blocks load at a time, in ticket
+            // order, so that a cluster's 16 blocks are served together (call 1 of session 8: blocks spent 47% of
+            // their strip cycles in the exchange, waiting for the slowest sibling)
+            static unsigned *gate_ctr = nullptr;
+            if (!gate_ctr) {
+                CK(cudaMalloc(&gate_ctr, 2 * sizeof(unsigned)));
+                CK(cudaMemset(gate_ctr, 0, 2 * sizeof(unsigned)));
+            }
+#define OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, WIN)                                                     \
+    Variant {                                                                                               \
+        "onchip reg" #RR " smem" #SR " exp1" #EXP1 " gate" #WIN, [=] {                                       \
+            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_nv::launch_cols_onchip<TY, 8, 256, RR, SR, false, EXP1>(                             \
+                    nullptr, OUTP, INP, ca, 1, oprt_nv::ColsGate{(WIN) ? gate_ctr : nullptr, (unsigned)(WIN)})) { \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: onchip gate%d: %s\n", (int)(WIN), oprt_nv::cols_cluster_refusal()); \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+#define OCG_SET(TY, OUTP, INP, L, INNER, RR, SR, EXP1)                                                      \
+    OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 0), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 16),          \
+        OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 32), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 48),     \
+        OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 64), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 96),     \
+        OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 128), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 192)
+            {
+                std::vector<Variant> g32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
+                                            OCG_SET(float, O, A, 16384, n / 16384, 16, 16, false)};
+                run_group("softmax f32 16384x8192 axis 0 onchip gate", 2.0 * n * 4, peak, g32, O, n, 1e-6, filter);
+                std::vector<Variant> g16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
+                                            OCG_SET(__half, HO, H, 16384, nh / 16384, 12, 20, true)};
+                run_group("softmax f16 16384x8192 axis 0 onchip gate", 2.0 * nh * 2, peak, g16, O, nh, 4e-3, filter,
+                          true, true);
+                std::vector<Variant> g4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
+                                            OCG_SET(float, O, A, 4096, n / 4096, 16, 16, false)};
+                run_group("softmax f32 4096x32768 axis 0 onchip gate", 2.0 * n * 4, peak, g4k, O, n, 1e-6, filter);
+                const int64_t w1k = (n / 1000) / 64 * 64;
+                std::vector<Variant> g1k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {1000, w1k}), 0),
+                                            OCG_SET(float, O, A, 1000, w1k, 16, 16, false)};
+                run_group("softmax f32 1000x134208 axis 0 onchip gate", 2.0 * 1000 * w1k * 4, peak, g1k, O,
+                          1000 * w1k, 1e-6, filter);
+            }
+#undef OCG_SET
+#undef OCG
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
                                         OC(float, O, A, 4096, n / 4096, 8, 256, 16, 16, false, false),
