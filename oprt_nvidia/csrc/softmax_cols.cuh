@@ -118,13 +118,40 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         st.bs[t] = cs;
     }
     cluster_sync();
-    if (t < W) {
-        float cm = -INFINITY, cs = 0.f;
+    // The blocks' pairs, read through distributed shared memory by every thread at once: G groups of W
+    // threads (one column each), group g reading ranks g, g + G, ... with all its loads issued before the
+    // first merge (session 8: one thread a column reading the 16 ranks in turn waited out 32 DSMEM round
+    // trips in a row), then the groups merged through shared memory.
+    constexpr int G = kThreads / W < kWarps ? kThreads / W : kWarps;  // st.wm holds kWarps rows
+    constexpr int R = (16 + G - 1) / G;  // ranks a group reads (clusters of at most 16 blocks)
+    static_assert(G >= 1, "a group of W threads per column set");
+    if (t < G * W) {
+        const int c = t % W, g = t / W;
+        float rm[R], rs[R];
+#pragma unroll
+        for (int i = 0; i < R; ++i) rm[i] = -INFINITY, rs[i] = 0.f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-        for (int r = 0; r < nb; ++r)
-            maxsum_merge(cm, cs, *cluster.map_shared_rank(&st.bm[t], r), *cluster.map_shared_rank(&st.bs[t], r));
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            const int r = g + i * G;
+            if (r < nb) {
+                rm[i] = *cluster.map_shared_rank(&st.bm[c], r);
+                rs[i] = *cluster.map_shared_rank(&st.bs[c], r);
+            }
+        }
 #endif
+        float cm = -INFINITY, cs = 0.f;
+#pragma unroll
+        for (int i = 0; i < R; ++i) maxsum_merge(cm, cs, rm[i], rs[i]);
+        st.wm[g][c] = cm;  // the per-warp partials were consumed before the cluster barrier
+        st.ws[g][c] = cs;
+    }
+    __syncthreads();
+    if (t < W) {
+        float cm = -INFINITY, cs = 0.f;
+#pragma unroll
+        for (int g = 0; g < G; ++g) maxsum_merge(cm, cs, st.wm[g][t], st.ws[g][t]);
         st.gm[t] = cm;
         st.gi[t] = 1.f / cs;
     }
