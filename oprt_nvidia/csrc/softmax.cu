@@ -610,12 +610,16 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
     // thread in registers, 20 in shared memory, one exp an element), 4096 x 32768 f32 76.2% (66.0%), 1000 x
     // 134208 f32 84.5% (71.2%). Where its cluster does not launch the stash kernel runs; longer axes
     // (> 16384 rows, past both) return false.
+    // Session 8 (tune-s8-3-merge.log, tune-s8-4-narrow.log, after the DSMEM exchange read every rank at once):
+    // f32 also keeps exp(x - thread max) and scales in the writing pass, 16384 x 8192 71.1-71.4% against
+    // 69.5-69.9% with the second exp, 4096 x 32768 75.2% (72.8%), 1000 x 134208 82.2% (81.1%), 4096 x 4096
+    // 63.3% (61.7%); 16-bit 16384 x 8192 65.3-65.6% (59.1-59.4% before the exchange change).
     // OPRT_NVIDIA_SOFTMAX_COLS=stash skips it (read at each launch, so that tests reach the fallback on a GPU
     // where the on-chip kernel always launches).
     const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");
     if (!(force && strcmp(force, "stash") == 0)) {
         if constexpr (V == 4) {
-            if (launch_cols_onchip<T, 8, 256, 16, 16, false, false>(stream, out, x, a, c.outer)) return true;
+            if (launch_cols_onchip<T, 8, 256, 16, 16, false, true>(stream, out, x, a, c.outer)) return true;
         } else {
             if (launch_cols_onchip<T, 8, 256, 12, 20, false, true>(stream, out, x, a, c.outer)) return true;
         }

@@ -1661,6 +1661,38 @@ int main(int argc, char **argv) {
             }
 #undef OCG_SET
 #undef OCG
+            // session 8: narrower strips, more blocks an SM (the same 32 rows a thread): 4 lanes x 128 threads
+            // (64-byte strips, 64 KB blocks, 4 an SM), 2 lanes x 64 threads (32-byte strips, 8 an SM), so that
+            // a block waiting at the exchange leaves more of its SM to blocks that load or write
+            {
+                std::vector<Variant> n32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
+                                            OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, true),
+                                            OC(float, O, A, 16384, n / 16384, 4, 128, 16, 16, false, false),
+                                            OC(float, O, A, 16384, n / 16384, 4, 128, 16, 16, false, true),
+                                            OC(float, O, A, 16384, n / 16384, 4, 128, 12, 20, false, true),
+                                            OC(float, O, A, 16384, n / 16384, 2, 64, 16, 16, false, true),
+                                            OC(float, O, A, 16384, n / 16384, 4, 256, 16, 16, false, true)};
+                run_group("softmax f32 16384x8192 axis 0 onchip narrow", 2.0 * n * 4, peak, n32, O, n, 1e-6, filter);
+                std::vector<Variant> n16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
+                                            OC(__half, HO, H, 16384, nh / 16384, 4, 128, 12, 20, false, true),
+                                            OC(__half, HO, H, 16384, nh / 16384, 4, 128, 16, 16, false, true),
+                                            OC(__half, HO, H, 16384, nh / 16384, 2, 64, 12, 20, false, true),
+                                            OC(__half, HO, H, 16384, nh / 16384, 4, 256, 12, 20, false, true)};
+                run_group("softmax f16 16384x8192 axis 0 onchip narrow", 2.0 * nh * 2, peak, n16, O, nh, 4e-3, filter,
+                          true, true);
+                std::vector<Variant> n4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, 4096}), 0),
+                                            OC(float, O, A, 4096, 4096, 8, 256, 16, 16, false, true),
+                                            OC(float, O, A, 4096, 4096, 4, 128, 16, 16, false, true),
+                                            OC(float, O, A, 4096, 4096, 2, 64, 16, 16, false, true)};
+                run_group("softmax f32 4096x4096 axis 0 onchip narrow", 2.0 * 4096 * 4096 * 4, peak, n4k, O,
+                          4096 * 4096, 1e-6, filter);
+                std::vector<Variant> n4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
+                                            OC(__half, HO, H, 4096, 4096, 8, 256, 12, 20, false, true),
+                                            OC(__half, HO, H, 4096, 4096, 4, 128, 12, 20, false, true),
+                                            OC(__half, HO, H, 4096, 4096, 2, 64, 12, 20, false, true)};
+                run_group("softmax f16 4096x4096 axis 0 onchip narrow", 2.0 * 4096 * 4096 * 2, peak, n4h, O,
+                          4096 * 4096, 4e-3, filter, true, true);
+            }
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
                                         OC(float, O, A, 4096, n / 4096, 8, 256, 16, 16, false, false),
