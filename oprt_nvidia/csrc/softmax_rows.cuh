@@ -80,18 +80,14 @@ __device__ __forceinline__ void cluster_combine_maxsum(float &m, float &s, float
     cg::cluster_group cluster = cg::this_cluster();
     if (threadIdx.x == 0) slot[0] = m, slot[1] = s;
     cluster.sync();
-    // lane q of every warp reads block q's pair (all at once), then the warp merges them by shuffles (session
-    // 8: one thread reading the blocks in turn waited out a DSMEM round trip per block)
-    const int nb = (int)cluster.num_blocks(), lane = (int)(threadIdx.x % kWarp);
+    // (session 8 read the blocks' pairs one per lane and merged them by shuffles, as the columns kernels now
+    // do: 65536-wide 16-bit rows, clusters of 2, fell from 81.8-83.9% to 79.9-81.0% in oprt-bench, f32 (4)
+    // unchanged; bench-large-softmax-s8)
+    const int nb = (int)cluster.num_blocks();
     m = -INFINITY, s = 0.f;
-    if (lane < nb) {
-        const float *r = cluster.map_shared_rank(slot, lane);
-        m = r[0], s = r[1];
-    }
-#pragma unroll
-    for (int d = 1; d < kWarp; d *= 2) {
-        const float m2 = __shfl_xor_sync(kFullMask, m, d), s2 = __shfl_xor_sync(kFullMask, s, d);
-        maxsum_merge(m, s, m2, s2);
+    for (int q = 0; q < nb; ++q) {
+        const float *r = cluster.map_shared_rank(slot, q);
+        maxsum_merge(m, s, r[0], r[1]);
     }
 #else
     __trap();
