@@ -20,6 +20,7 @@
 #include "softmax_bands.cuh"  // tune-only: the banded axis-0 softmax experiment (not in the library)
 #include "softmax_bandpipe.cuh"  // tune-only: bands separated by kernel boundaries (session 5, never run)
 #include "softmax_persist.cuh"  // tune-only: persistent on-chip clusters, loads overlapping writes (session 7, never run)
+#include "softmax_slab.cuh"  // tune-only: two passes over L2-sized column slabs, persistent (session 8)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -1692,6 +1693,50 @@ int main(int argc, char **argv) {
                                             OC(__half, HO, H, 4096, 4096, 2, 64, 12, 20, false, true)};
                 run_group("softmax f16 4096x4096 axis 0 onchip narrow", 2.0 * 4096 * 4096 * 2, peak, n4h, O,
                           4096 * 4096, 4e-3, filter, true, true);
+            }
+            // session 8: two passes over column slabs sized to stay in L2, a persistent grid interleaving pass A
+            // (statistics) of slab g with pass B (re-read, write) of slab g - LAG (softmax_slab.cuh)
+            static void *slab_scratch = nullptr;
+            if (!slab_scratch) CK(cudaMalloc(&slab_scratch, oprt_nv::slab_scratch_bytes(16384, 8192, 256)));
+#define SLB(TY, OUTP, INP, L, N, K, HA, HB, S, LAG)                                                         \
+    Variant {                                                                                               \
+        "slab rows" #K "x32 S" #S " lag" #LAG " hintA" #HA " hintB" #HB, [=] {                              \
+            if (!oprt_nv::launch_softmax_slab<TY, K, HA, HB>(nullptr, OUTP, INP, L, N, S, LAG, slab_scratch)) { \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: slab S%d lag%d\n", (int)(S), (int)(LAG));                     \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+            {
+                const int64_t N32 = n / 16384, N16 = nh / 16384;
+                std::vector<Variant> l32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N32}), 0),
+                                            SLB(float, O, A, 16384, N32, 16, false, false, 128, 1),
+                                            SLB(float, O, A, 16384, N32, 16, false, false, 128, 2),
+                                            SLB(float, O, A, 16384, N32, 16, false, true, 128, 1),
+                                            SLB(float, O, A, 16384, N32, 16, true, true, 128, 1),
+                                            SLB(float, O, A, 16384, N32, 16, false, false, 256, 1),
+                                            SLB(float, O, A, 16384, N32, 16, false, false, 64, 2),
+                                            SLB(float, O, A, 16384, N32, 8, false, false, 128, 1),
+                                            SLB(float, O, A, 16384, N32, 8, false, true, 256, 1)};
+                run_group("softmax f32 16384x8192 axis 0 slab", 2.0 * n * 4, peak, l32, O, n, 1e-6, filter);
+                std::vector<Variant> l16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, N16}), 0),
+                                            SLB(__half, HO, H, 16384, N16, 16, false, false, 256, 1),
+                                            SLB(__half, HO, H, 16384, N16, 16, false, true, 256, 1),
+                                            SLB(__half, HO, H, 16384, N16, 16, false, false, 512, 1),
+                                            SLB(__half, HO, H, 16384, N16, 16, false, false, 256, 2),
+                                            SLB(__half, HO, H, 16384, N16, 8, false, false, 256, 1)};
+                run_group("softmax f16 16384x8192 axis 0 slab", 2.0 * nh * 2, peak, l16, O, nh, 4e-3, filter, true,
+                          true);
+            }
+#undef SLB
+            // session 8: is the power-of-two row pitch part of the cost? The on-chip kernel at 8160 and 8064
+            // columns (pitches of 32640 and 32256 bytes) against 8192 (32768) in the group above
+            for (int64_t w : {(int64_t)8160, (int64_t)8064}) {
+                std::vector<Variant> pv = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, w}), 0),
+                                           OC(float, O, A, 16384, w, 8, 256, 16, 16, false, true)};
+                const std::string title = "softmax f32 16384x" + std::to_string(w) + " axis 0 onchip pitch";
+                run_group(title.c_str(), 2.0 * 16384 * w * 4, peak, pv, O, 16384 * w, 1e-6, filter);
             }
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
