@@ -319,20 +319,29 @@ __device__ __forceinline__ void cluster_wait() {
 // kHint: loads and stores evict_first in L2 (the data is read once and written once).
 // kStoreExp: the sum pass overwrites each held pack with exp(x - the thread's max) rounded to T, and the
 // writing pass multiplies it by exp(thread max - column max) / sum: one exp an element instead of two.
-// Admission to the loading phase (g.ctr non-null): a block takes a ticket (ctr[0]) and loads only once
-// ctr[1], the blocks that have finished loading, reaches ticket - window + 1: at most `window` blocks load
-// at a time, in ticket order, so a cluster's blocks are served together instead of each waiting at the
-// exchange for the slowest of 16 blocks whose loads DRAM interleaved with every other resident cluster's.
-// The block that finishes loading last (ctr[1] reaches gridDim.x) sets both counters back to 0 for the
-// next launch; a launch needs counters of its own (no other launch may use them at the same time).
-struct ColsGate {
-    unsigned *ctr = nullptr;
-    unsigned window = 0;
+// Timestamps for tune.cu (stamps non-null): block b writes globaltimer readings (ns) at its start, once
+// thread 0's loads have landed, before the exchange, after it, after its writes and at exit to
+// stamps[8 * b + 0..5], and its SM to stamps[8 * b + 6]. Session 8 tried an admission gate here (at most
+// `window` blocks loading at a time, in ticket order, 7df3a52): no better (tune-s8-2/3-*.log).
+struct ColsProbe {
+    unsigned long long *stamps = nullptr;
 };
+__device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
+    if (p.stamps != nullptr && threadIdx.x == 0) {
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        p.stamps[8 * (size_t)blockIdx.x + i] = now;
+        if (i == 0) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            p.stamps[8 * (size_t)blockIdx.x + 6] = sm;
+        }
+    }
+}
 
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
-softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsGate g) {
+softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsProbe probe) {
     constexpr int V = Pack<T>::N;
     constexpr int W = kLanes * V;          // columns of a strip
     constexpr int RL = kThreads / kLanes;  // row lanes
@@ -356,16 +365,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     const int64_t left = live_col && end > r0 + rl ? (end - r0 - rl + RL - 1) / RL : 0;
     const int n = left < kRegRows + kSmemRows ? (int)left : kRegRows + kSmemRows;
     const uint64_t pol = kHint ? l2_policy(false) : 0;
-    if (g.ctr != nullptr) {
-        if (t == 0) {
-            const unsigned ticket = atomicAdd(&g.ctr[0], 1u);
-            if (ticket >= g.window) {
-                const unsigned need = ticket - g.window + 1;
-                while (*(volatile unsigned *)&g.ctr[1] < need) __nanosleep(100);
-            }
-        }
-        __syncthreads();
-    }
+    probe_stamp(probe, 0);
 
     uint4 reg[kRegRows];
 #pragma unroll
@@ -399,13 +399,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
         for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
     }
-    if (g.ctr != nullptr) {
-        __syncthreads();  // every thread's loads have landed
-        if (t == 0 && atomicAdd(&g.ctr[1], 1u) + 1 == gridDim.x) {
-            atomicExch(&g.ctr[0], 0u);  // every block has taken its ticket and loaded: ready for the next launch
-            atomicExch(&g.ctr[1], 0u);
-        }
-    }
+    probe_stamp(probe, 1);
     float mu[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) mu[e] = m[e] == -INFINITY ? 0.f : m[e];
@@ -432,9 +426,11 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     float mt[V];  // this thread's own max per column (before the merges below overwrite m)
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
+    probe_stamp(probe, 2);
     cols_merge_stats<kLanes, kThreads>(m, s, st, nb);
     cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
+    probe_stamp(probe, 3);
     float inv[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) {
@@ -469,7 +465,9 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         if (kRegRows + k >= n) break;
         emit(held[k * kThreads + t], kRegRows + k);
     }
+    probe_stamp(probe, 4);
     cluster_wait();  // st.bm / st.bs stay alive until every block of the cluster has read them
+    probe_stamp(probe, 5);
 }
 
 // Sets a kernel attribute to value on the current device unless set[dev] records a value at least as
@@ -579,7 +577,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
           bool kStoreExp = true>
 bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
-                        ColsGate gate = {}) {
+                        ColsProbe probe = {}) {
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
     const char *&why = cols_cluster_refusal();
@@ -599,7 +597,7 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     static int allowed16[kAttrDevices], allowed[kAttrDevices];
     return launch_cols_clusters(kernel, allowed16, allowed, clusters * nb, kThreads, nb,
-                                (size_t)kSmemRows * kThreads * 16, stream, out, x, a, gate);
+                                (size_t)kSmemRows * kThreads * 16, stream, out, x, a, probe);
 }
 
 }  // namespace oprt_nv

@@ -1556,7 +1556,7 @@ int main(int argc, char **argv) {
                         ca.outer.ext[0] = 16;
                         ca.outer.stride[0][0] = ca.outer.stride[1][0] = 1024 * N;
                     }
-                    k<<<(unsigned)(16 * (N / 32)), 256, 64 * 1024>>>(O, A, ca, oprt_nv::ColsGate{});
+                    k<<<(unsigned)(16 * (N / 32)), 256, 64 * 1024>>>(O, A, ca, oprt_nv::ColsProbe{});
                 }};
             };
             // (session 7 also ran onchip_coop_kernel here, a persistent cooperative grid exchanging through
@@ -1618,50 +1618,89 @@ int main(int argc, char **argv) {
                 }
             }
 #undef PC
-            // session 8: admission to the loading phase (ColsGate): at most WIN blocks load at a time, in ticket
-            // order, so that a cluster's 16 blocks are served together (call 1 of session 8: blocks spent 47% of
-            // their strip cycles in the exchange, waiting for the slowest sibling)
-            static unsigned *gate_ctr = nullptr;
-            if (!gate_ctr) {
-                CK(cudaMalloc(&gate_ctr, 2 * sizeof(unsigned)));
-                CK(cudaMemset(gate_ctr, 0, 2 * sizeof(unsigned)));
+            // session 8: admission to the loading phase (at most WIN blocks loading at a time, in ticket order):
+            // no better, tune-s8-2-gate.log / tune-s8-3-merge.log; code at 7df3a52, removed after.
+            // session 8: where a block's time goes, from globaltimer stamps (ColsProbe): per block the load (to
+            // thread 0's loads landed), the local statistics, the exchange (cluster barrier + merge), the writes
+            // and the exit wait; per cluster the spread of start and load-landed times; and, sampled every
+            // 0.5 us over the middle 80% of the kernel, how many blocks are in each phase.
+            if (!filter || matches_any("softmax f32 axis 0 onchip timeline", filter, true)) {
+                unsigned long long *stp = nullptr;
+                const size_t nstp = 8 * 16 * 8192;
+                CK(cudaMalloc(&stp, nstp * sizeof(unsigned long long)));
+                struct Shape {
+                    const char *name;
+                    int64_t L, N;
+                };
+                for (const Shape &sh : {Shape{"16384x8192", 16384, n / 16384}, Shape{"4096x32768", 4096, n / 4096},
+                                        Shape{"1000x134208", 1000, (n / 1000) / 64 * 64}}) {
+                    oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
+                    auto launch = [&](oprt_nv::ColsProbe pr) {
+                        return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true>(nullptr, O, A, ca, 1, pr);
+                    };
+                    for (int w = 0; w < 3; ++w) launch({});  // warm
+                    CK(cudaMemset(stp, 0, nstp * sizeof(unsigned long long)));
+                    if (!launch({stp})) {
+                        printf("  timeline %s: refused (%s)\n", sh.name, oprt_nv::cols_cluster_refusal());
+                        continue;
+                    }
+                    CK(cudaDeviceSynchronize());
+                    std::vector<unsigned long long> h(nstp);
+                    CK(cudaMemcpy(h.data(), stp, nstp * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+                    const int nb = (int)((sh.L + 1023) / 1024);
+                    size_t blocks = 0;
+                    while (blocks < nstp / 8 && h[8 * blocks + 5] != 0) ++blocks;
+                    if (blocks == 0) continue;
+                    unsigned long long t0 = ~0ull, t1 = 0;
+                    for (size_t b = 0; b < blocks; ++b) t0 = std::min(t0, h[8 * b]), t1 = std::max(t1, h[8 * b + 5]);
+                    const char *ph[5] = {"load", "stats", "exchange", "write", "exit wait"};
+                    std::vector<double> d[5];
+                    for (size_t b = 0; b < blocks; ++b)
+                        for (int i = 0; i < 5; ++i) d[i].push_back((double)(h[8 * b + i + 1] - h[8 * b + i]) / 1000.0);
+                    auto pct = [](std::vector<double> v, double q) {
+                        std::sort(v.begin(), v.end());
+                        return v[(size_t)(q * (double)(v.size() - 1))];
+                    };
+                    printf("\n## softmax f32 %s axis 0 onchip timeline (clusters of %d; %zu blocks, kernel %.1f us by the "
+                           "stamps)\n  phase       mean us   p10    p50    p90\n",
+                           sh.name, nb, blocks, (double)(t1 - t0) / 1000.0);
+                    for (int i = 0; i < 5; ++i) {
+                        double sum = 0;
+                        for (double v : d[i]) sum += v;
+                        printf("  %-10s %7.2f %6.2f %6.2f %6.2f\n", ph[i], sum / (double)d[i].size(), pct(d[i], 0.1),
+                               pct(d[i], 0.5), pct(d[i], 0.9));
+                    }
+                    std::vector<double> sp0, sp1;
+                    for (size_t c = 0; c + nb <= blocks; c += nb) {
+                        unsigned long long a0 = ~0ull, a1 = 0, b0 = ~0ull, b1 = 0;
+                        for (int q = 0; q < nb; ++q) {
+                            a0 = std::min(a0, h[8 * (c + q)]), a1 = std::max(a1, h[8 * (c + q)]);
+                            b0 = std::min(b0, h[8 * (c + q) + 1]), b1 = std::max(b1, h[8 * (c + q) + 1]);
+                        }
+                        sp0.push_back((double)(a1 - a0) / 1000.0), sp1.push_back((double)(b1 - b0) / 1000.0);
+                    }
+                    printf("  per cluster: start spread p50 %.2f / p90 %.2f us; loads-landed spread p50 %.2f / p90 %.2f us\n",
+                           pct(sp0, 0.5), pct(sp0, 0.9), pct(sp1, 0.5), pct(sp1, 0.9));
+                    // blocks in each phase, sampled over the middle 80% of the kernel
+                    const double span = (double)(t1 - t0);
+                    double cnt[6] = {0};  // 5 phases + resident
+                    int samples = 0;
+                    for (double f = 0.1; f <= 0.9; f += 0.5e3 / span) {
+                        const unsigned long long at = t0 + (unsigned long long)(f * span);
+                        ++samples;
+                        for (size_t b = 0; b < blocks; ++b) {
+                            if (at < h[8 * b] || at >= h[8 * b + 5]) continue;
+                            cnt[5] += 1;
+                            for (int i = 0; i < 5; ++i)
+                                if (at >= h[8 * b + i] && at < h[8 * b + i + 1]) cnt[i] += 1;
+                        }
+                    }
+                    printf("  blocks resident on average %.1f: load %.1f, stats %.1f, exchange %.1f, write %.1f, exit wait %.1f\n",
+                           cnt[5] / samples, cnt[0] / samples, cnt[1] / samples, cnt[2] / samples, cnt[3] / samples,
+                           cnt[4] / samples);
+                }
+                CK(cudaFree(stp));
             }
-#define OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, WIN)                                                     \
-    Variant {                                                                                               \
-        "onchip reg" #RR " smem" #SR " exp1" #EXP1 " gate" #WIN, [=] {                                       \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_onchip<TY, 8, 256, RR, SR, false, EXP1>(                             \
-                    nullptr, OUTP, INP, ca, 1, oprt_nv::ColsGate{(WIN) ? gate_ctr : nullptr, (unsigned)(WIN)})) { \
-                static bool said = false;                                                                   \
-                if (!said) printf("  refused: onchip gate%d: %s\n", (int)(WIN), oprt_nv::cols_cluster_refusal()); \
-                said = true;                                                                                \
-            }                                                                                               \
-        }                                                                                                   \
-    }
-#define OCG_SET(TY, OUTP, INP, L, INNER, RR, SR, EXP1)                                                      \
-    OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 0), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 16),          \
-        OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 32), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 48),     \
-        OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 64), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 96),     \
-        OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 128), OCG(TY, OUTP, INP, L, INNER, RR, SR, EXP1, 192)
-            {
-                std::vector<Variant> g32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
-                                            OCG_SET(float, O, A, 16384, n / 16384, 16, 16, false)};
-                run_group("softmax f32 16384x8192 axis 0 onchip gate", 2.0 * n * 4, peak, g32, O, n, 1e-6, filter);
-                std::vector<Variant> g16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
-                                            OCG_SET(__half, HO, H, 16384, nh / 16384, 12, 20, true)};
-                run_group("softmax f16 16384x8192 axis 0 onchip gate", 2.0 * nh * 2, peak, g16, O, nh, 4e-3, filter,
-                          true, true);
-                std::vector<Variant> g4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
-                                            OCG_SET(float, O, A, 4096, n / 4096, 16, 16, false)};
-                run_group("softmax f32 4096x32768 axis 0 onchip gate", 2.0 * n * 4, peak, g4k, O, n, 1e-6, filter);
-                const int64_t w1k = (n / 1000) / 64 * 64;
-                std::vector<Variant> g1k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {1000, w1k}), 0),
-                                            OCG_SET(float, O, A, 1000, w1k, 16, 16, false)};
-                run_group("softmax f32 1000x134208 axis 0 onchip gate", 2.0 * 1000 * w1k * 4, peak, g1k, O,
-                          1000 * w1k, 1e-6, filter);
-            }
-#undef OCG_SET
-#undef OCG
             // session 8: narrower strips, more blocks an SM (the same 32 rows a thread): 4 lanes x 128 threads
             // (64-byte strips, 64 KB blocks, 4 an SM), 2 lanes x 64 threads (32-byte strips, 8 an SM), so that
             // a block waiting at the exchange leaves more of its SM to blocks that load or write
