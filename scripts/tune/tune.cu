@@ -1632,11 +1632,17 @@ int main(int argc, char **argv) {
                     const char *name;
                     int64_t L, N;
                 };
+                // session 8's shapes with the library's f32 kernel (16 rows a thread in registers, 16 in shared
+                // memory: 1024-row blocks), then (written after session 8's last call) 16384 rows with 27 rows in
+                // shared memory (1376-row blocks, clusters of 12: does the fuller shared memory raise residency?)
                 for (const Shape &sh : {Shape{"16384x8192", 16384, n / 16384}, Shape{"4096x32768", 4096, n / 4096},
-                                        Shape{"1000x134208", 1000, (n / 1000) / 64 * 64}}) {
+                                        Shape{"1000x134208", 1000, (n / 1000) / 64 * 64},
+                                        Shape{"16384x8192 smem27", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
+                    const bool s27 = strstr(sh.name, "smem27") != nullptr;
                     auto launch = [&](oprt_nv::ColsProbe pr) {
-                        return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true>(nullptr, O, A, ca, 1, pr);
+                        return s27 ? oprt_nv::launch_cols_onchip<float, 8, 256, 16, 27, false, true>(nullptr, O, A, ca, 1, pr)
+                                   : oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true>(nullptr, O, A, ca, 1, pr);
                     };
                     for (int w = 0; w < 3; ++w) launch({});  // warm
                     CK(cudaMemset(stp, 0, nstp * sizeof(unsigned long long)));
@@ -1647,7 +1653,8 @@ int main(int argc, char **argv) {
                     CK(cudaDeviceSynchronize());
                     std::vector<unsigned long long> h(nstp);
                     CK(cudaMemcpy(h.data(), stp, nstp * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-                    const int nb = (int)((sh.L + 1023) / 1024);
+                    const int64_t cap = s27 ? 32 * 43 : 1024;
+                    const int nb = (int)((sh.L + cap - 1) / cap);
                     size_t blocks = 0;
                     while (blocks < nstp / 8 && h[8 * blocks + 5] != 0) ++blocks;
                     if (blocks == 0) continue;
@@ -1700,6 +1707,29 @@ int main(int argc, char **argv) {
                            cnt[4] / samples);
                 }
                 CK(cudaFree(stp));
+                // how many clusters of each size fit at once (cudaOccupancyMaxActiveClusters), for the library's
+                // kernel (64 KB of dynamic shared memory) and the 27-row one (108 KB): GPC arithmetic, measured
+                auto fit = [&](auto kernel, size_t dyn, const char *name) {
+                    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn));
+                    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+                    printf("  %s: clusters that fit (size x count = blocks):", name);
+                    for (int cs : {1, 2, 4, 8, 12, 16}) {
+                        cudaLaunchAttribute attr;
+                        cudaLaunchConfig_t cfg = oprt_nv::cluster_config(cs * 1024, 256, cs, dyn, nullptr, attr);
+                        int count = 0;
+                        if (cudaOccupancyMaxActiveClusters(&count, kernel, &cfg) != cudaSuccess) {
+                            (void)cudaGetLastError();
+                            printf(" %d: refused", cs);
+                        } else {
+                            printf(" %d x %d = %d;", cs, count, cs * count);
+                        }
+                    }
+                    printf("\n");
+                };
+                fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
+                    "reg16 smem16 (64 KB)");
+                fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 27, false, true>, 27 * 256 * 16,
+                    "reg16 smem27 (108 KB)");
             }
             // session 8: narrower strips, more blocks an SM (the same 32 rows a thread): 4 lanes x 128 threads
             // (64-byte strips, 64 KB blocks, 4 an SM), 2 lanes x 64 threads (32-byte strips, 8 an SM), so that
@@ -1776,6 +1806,29 @@ int main(int argc, char **argv) {
                                            OC(float, O, A, 16384, w, 8, 256, 16, 16, false, true)};
                 const std::string title = "softmax f32 16384x" + std::to_string(w) + " axis 0 onchip pitch";
                 run_group(title.c_str(), 2.0 * 16384 * w * 4, peak, pv, O, 16384 * w, 1e-6, filter);
+            }
+            // written after session 8's last call (never run): the SM's shared memory is half used (2 x 64 KB of
+            // 228 KB). 27 rows a thread in shared memory (108 KB a block, still 2 blocks an SM) make 1376-row
+            // blocks: 16384 rows in clusters of 12 (GPCs of 18 SMs hold 3 of them), 45 MB on chip if 240 blocks
+            // stay resident, against 28 MB at 224 x 128 KB; 24 rows: clusters of 13
+            {
+                std::vector<Variant> f32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
+                                            OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, true),
+                                            OC(float, O, A, 16384, n / 16384, 8, 256, 16, 27, false, true),
+                                            OC(float, O, A, 16384, n / 16384, 8, 256, 16, 24, false, true),
+                                            OC(float, O, A, 16384, n / 16384, 8, 256, 12, 27, false, true)};
+                run_group("softmax f32 16384x8192 axis 0 onchip fuller smem", 2.0 * n * 4, peak, f32, O, n, 1e-6, filter);
+                std::vector<Variant> f16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
+                                            OC(__half, HO, H, 16384, nh / 16384, 8, 256, 12, 20, false, true),
+                                            OC(__half, HO, H, 16384, nh / 16384, 8, 256, 16, 27, false, true),
+                                            OC(__half, HO, H, 16384, nh / 16384, 8, 256, 12, 27, false, true)};
+                run_group("softmax f16 16384x8192 axis 0 onchip fuller smem", 2.0 * nh * 2, peak, f16, O, nh, 4e-3,
+                          filter, true, true);
+                std::vector<Variant> f4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, 4096}), 0),
+                                            OC(float, O, A, 4096, 4096, 8, 256, 16, 16, false, true),
+                                            OC(float, O, A, 4096, 4096, 8, 256, 16, 27, false, true)};
+                run_group("softmax f32 4096x4096 axis 0 onchip fuller smem", 2.0 * 4096 * 4096 * 4, peak, f4k, O,
+                          4096 * 4096, 1e-6, filter);
             }
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Prepared in session 8 for the next session's first call (never run; ~5 device minutes):
+#  1. every nvidia GPU test and compute-sanitizer memcheck + racecheck over the column / cluster tests at the
+#     final session-8 commit (59687a1 changed the on-chip kernel's last argument to ColsProbe after the
+#     last full run; call 10 ran only the 174 column / cluster tests on it);
+#  2. tune: the on-chip kernel with fuller shared memory (27 rows a thread: 1376-row blocks, clusters of 12
+#     for 16384 rows) against the library, its timeline (resident blocks), and how many clusters of each
+#     size fit (cudaOccupancyMaxActiveClusters): docs/performance.md, "Session 8", "Where the time goes".
+# Build the tune binary here first (scripts/tune/build.sh build/tune.bin, ~70 s on 2 cores) and pass
+# carry: [".whl", "build/tune.bin"]; without it this script builds it on the device (~70 s more).
+# Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s9-1.sh
+set -u
+S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
+export OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia"
+BIN=build/tune.bin
+if [ ! -x "$BIN" ]; then
+    mkdir -p build && bash scripts/tune/build.sh "$BIN" >"$OUT/tune-build.log" 2>&1 &
+fi
+OPRT_SUITE_TESTS=tests/oprt_nvidia OPRT_SUITE_STEP_TIMEOUT=200 OPRT_SUITE_SANITIZERS="memcheck racecheck" \
+    OPRT_SUITE_SANITIZE="s9=tests/oprt_nvidia/test_nvidia_paths.py;-k;cols or cluster or negative_infinity or nan_block" \
+    bash scripts/gpu-suite.sh "$S/t" install test sanitize >/dev/null 2>&1
+wait
+cp "$S/t/pytest.log" "$OUT/pytest.log"; cp "$S/t/summary.txt" "$OUT/summary-t.txt"
+mkdir -p "$OUT/sanitizer"; for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
+grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
+grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
+timeout 120 "$BIN" "onchip fuller smem|onchip timeline" 2>&1 | tee "$OUT/tune-s9-1-fuller.log"
