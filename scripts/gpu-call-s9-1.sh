@@ -5,7 +5,8 @@
 #     last full run; call 10 ran only the 174 column / cluster tests on it);
 #  2. tune: the on-chip kernel with fuller shared memory (27 rows a thread: 1376-row blocks, clusters of 12
 #     for 16384 rows) against the library, its timeline (resident blocks), and how many clusters of each
-#     size fit (cudaOccupancyMaxActiveClusters): docs/performance.md, "Session 8", "Where the time goes".
+#     size fit (cudaOccupancyMaxActiveClusters), and two clusters of 8 a strip exchanging through global
+#     memory (softmax_pair.cuh; its timeline too): docs/performance.md, "Session 8", "Where the time goes".
 # Build the tune binary here first (scripts/tune/build.sh build/tune.bin, ~70 s on 2 cores) and pass
 # carry: [".whl", "build/tune.bin"]; without it this script builds it on the device (~70 s more).
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s9-1.sh
@@ -24,4 +25,4 @@ cp "$S/t/pytest.log" "$OUT/pytest.log"; cp "$S/t/summary.txt" "$OUT/summary-t.tx
 mkdir -p "$OUT/sanitizer"; for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
 grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
 grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
-timeout 120 "$BIN" "onchip fuller smem|onchip timeline" 2>&1 | tee "$OUT/tune-s9-1-fuller.log"
+timeout 150 "$BIN" "onchip fuller smem|onchip pairs|onchip timeline" 2>&1 | tee "$OUT/tune-s9-1-fuller.log"

@@ -82,7 +82,7 @@ template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pa
 template <int W, int kWarps> struct ColsStats {
     float wm[kWarps][W], ws[kWarps][W];
     float bm[W], bs[W];
-    float gm[W], gi[W];
+    float gm[W], gi[W], gs[W];
 };
 
 // Merges each thread's (max, sum of exp(x - max)) per column (lane's V columns) over the row lanes of a warp,
@@ -154,6 +154,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         for (int g = 0; g < G; ++g) maxsum_merge(cm, cs, st.wm[g][t], st.ws[g][t]);
         st.gm[t] = cm;
         st.gi[t] = 1.f / cs;
+        st.gs[t] = cs;
     }
 }
 
@@ -323,8 +324,14 @@ __device__ __forceinline__ void cluster_wait() {
 // thread 0's loads have landed, before the exchange, after it, after its writes and at exit to
 // stamps[8 * b + 0..5], and its SM to stamps[8 * b + 6]. Session 8 tried an admission gate here (at most
 // `window` blocks loading at a time, in ticket order, 7df3a52): no better (tune-s8-2/3-*.log).
+// kPair (tune only, scripts/tune/softmax_pair.cuh): two clusters cover a strip's axis, clusters 2c and 2c + 1,
+// and exchange their merged (max, sum) through global memory: pair_slots[cluster][W], then pair_flags[cluster]
+// = epoch (a value no earlier launch on these buffers used).
 struct ColsProbe {
     unsigned long long *stamps = nullptr;
+    float2 *pair_slots = nullptr;
+    unsigned *pair_flags = nullptr;
+    unsigned epoch = 0;
 };
 __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
     if (p.stamps != nullptr && threadIdx.x == 0) {
@@ -339,7 +346,8 @@ __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
     }
 }
 
-template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true>
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
+          bool kPair = false>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
 softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsProbe probe) {
     constexpr int V = Pack<T>::N;
@@ -352,12 +360,13 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
     const int nb = cluster_blocks(), q = cluster_rank();
     const int64_t cid = (int64_t)blockIdx.x / nb;
-    const int64_t strip = cid % a.strips, o = cid / a.strips;
+    const int64_t sc = kPair ? cid / 2 : cid;  // kPair: clusters 2c, 2c + 1 share a strip
+    const int64_t strip = sc % a.strips, o = sc / a.strips;
     int64_t off[2];
     a.outer.offsets(o, off);
     const int64_t col = strip * W + (int64_t)lane * V;
     const bool live_col = col < a.inner;  // inner % V == 0: a pack is all in or all out
-    const int64_t r0 = (int64_t)q * a.seg, end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
+    const int64_t r0 = ((kPair ? (cid % 2) * nb : 0) + q) * a.seg, end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
     const T *px = x + off[0] + col + (r0 + rl) * a.xs;
     T *po = out + off[1] + col + (r0 + rl) * a.os;
     const int64_t xstep = RL * a.xs, ostep = RL * a.os;
@@ -430,6 +439,28 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     cols_merge_stats<kLanes, kThreads>(m, s, st, nb);
     cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
+    if constexpr (kPair) {
+        // the cluster's rank 0 publishes its (max, sum); every block waits for the partner cluster's and merges
+        // (the same merge, commutative, in both clusters)
+        if (q == 0 && t < W) {
+            __stcg(&probe.pair_slots[cid * W + t], make_float2(st.gm[t], st.gs[t]));
+            __threadfence();
+        }
+        __syncthreads();
+        if (t == 0) {
+            if (q == 0) atomicExch(&probe.pair_flags[cid], probe.epoch);
+            while (*(volatile unsigned *)&probe.pair_flags[cid ^ 1] != probe.epoch) __nanosleep(64);
+            __threadfence();
+        }
+        __syncthreads();
+        if (t < W) {
+            const float2 other = __ldcg(&probe.pair_slots[(cid ^ 1) * W + t]);
+            float cm = st.gm[t], cs = st.gs[t];
+            maxsum_merge(cm, cs, other.x, other.y);
+            st.gm[t] = cm, st.gi[t] = 1.f / cs;
+        }
+        __syncthreads();
+    }
     probe_stamp(probe, 3);
     float inv[V];
 #pragma unroll

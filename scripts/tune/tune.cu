@@ -21,6 +21,7 @@
 #include "softmax_bandpipe.cuh"  // tune-only: bands separated by kernel boundaries (session 5, never run)
 #include "softmax_persist.cuh"  // tune-only: persistent on-chip clusters, loads overlapping writes (session 7, never run)
 #include "softmax_slab.cuh"  // tune-only: two passes over L2-sized column slabs, persistent (session 8)
+#include "softmax_pair.cuh"  // tune-only: two clusters of 8 a strip exchanging through global memory (session 8, never run)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -1618,6 +1619,39 @@ int main(int argc, char **argv) {
                 }
             }
 #undef PC
+            // session 8 (never run): two clusters of 8 a strip, exchanging through global memory (softmax_pair.cuh)
+            static float2 *pair_slots = nullptr;
+            static unsigned *pair_flags = nullptr;
+            static unsigned pair_epoch = 0;
+            if (!pair_slots) {
+                CK(cudaMalloc(&pair_slots, (size_t)1 << 22));
+                CK(cudaMalloc(&pair_flags, (size_t)1 << 16));
+                CK(cudaMemset(pair_flags, 0, (size_t)1 << 16));
+            }
+#define PR(TY, OUTP, INP, L, INNER, RR, SR, EXP1)                                                          \
+    Variant {                                                                                               \
+        "pairs of clusters reg" #RR " smem" #SR " exp1" #EXP1, [=] {                                         \
+            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_nv::launch_cols_onchip_pair<TY, RR, SR, EXP1>(nullptr, OUTP, INP, ca, pair_slots, pair_flags, \
+                                                                    ++pair_epoch)) {                        \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: pairs reg%d smem%d: %s\n", RR, SR, oprt_nv::cols_cluster_refusal()); \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+            {
+                std::vector<Variant> p32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, n / 16384}), 0),
+                                            PR(float, O, A, 16384, n / 16384, 16, 16, true),
+                                            PR(float, O, A, 16384, n / 16384, 16, 27, true)};
+                run_group("softmax f32 16384x8192 axis 0 onchip pairs", 2.0 * n * 4, peak, p32, O, n, 1e-6, filter);
+                std::vector<Variant> p16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, nh / 16384}), 0),
+                                            PR(__half, HO, H, 16384, nh / 16384, 12, 20, true),
+                                            PR(__half, HO, H, 16384, nh / 16384, 16, 27, true)};
+                run_group("softmax f16 16384x8192 axis 0 onchip pairs", 2.0 * nh * 2, peak, p16, O, nh, 4e-3, filter,
+                          true, true);
+            }
+#undef PR
             // session 8: admission to the loading phase (at most WIN blocks loading at a time, in ticket order):
             // no better, tune-s8-2-gate.log / tune-s8-3-merge.log; code at 7df3a52, removed after.
             // session 8: where a block's time goes, from globaltimer stamps (ColsProbe): per block the load (to
@@ -1637,10 +1671,14 @@ int main(int argc, char **argv) {
                 // shared memory (1376-row blocks, clusters of 12: does the fuller shared memory raise residency?)
                 for (const Shape &sh : {Shape{"16384x8192", 16384, n / 16384}, Shape{"4096x32768", 4096, n / 4096},
                                         Shape{"1000x134208", 1000, (n / 1000) / 64 * 64},
-                                        Shape{"16384x8192 smem27", 16384, n / 16384}}) {
+                                        Shape{"16384x8192 smem27", 16384, n / 16384},
+                                        Shape{"16384x8192 pairs", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
-                    const bool s27 = strstr(sh.name, "smem27") != nullptr;
+                    const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
                     auto launch = [&](oprt_nv::ColsProbe pr) {
+                        if (pairs)
+                            return oprt_nv::launch_cols_onchip_pair<float, 16, 16, true>(nullptr, O, A, ca, pair_slots,
+                                                                                         pair_flags, ++pair_epoch, pr);
                         return s27 ? oprt_nv::launch_cols_onchip<float, 8, 256, 16, 27, false, true>(nullptr, O, A, ca, 1, pr)
                                    : oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true>(nullptr, O, A, ca, 1, pr);
                     };
@@ -1654,7 +1692,7 @@ int main(int argc, char **argv) {
                     std::vector<unsigned long long> h(nstp);
                     CK(cudaMemcpy(h.data(), stp, nstp * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
                     const int64_t cap = s27 ? 32 * 43 : 1024;
-                    const int nb = (int)((sh.L + cap - 1) / cap);
+                    const int nb = (int)((sh.L + cap - 1) / cap) / (pairs ? 2 : 1);
                     size_t blocks = 0;
                     while (blocks < nstp / 8 && h[8 * blocks + 5] != 0) ++blocks;
                     if (blocks == 0) continue;
