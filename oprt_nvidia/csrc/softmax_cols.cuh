@@ -86,10 +86,10 @@ template <int W, int kWarps> struct ColsStats {
 };
 
 // Merges each thread's (max, sum of exp(x - max)) per column (lane's V columns) over the row lanes of a warp,
-// the warps of the block, then the cluster's blocks through distributed shared memory: st.gm / st.gi hold
-// the column's max and 1 / sum on return, for the caller to read after a block barrier. One cluster barrier;
-// st.bm / st.bs must stay alive until every block of the cluster has read them (a cluster barrier, or its
-// arrive + wait, before the block exits).
+// the warps of the block, then the cluster's blocks through distributed shared memory: st.gm / st.gi / st.gs
+// hold the column's max, 1 / sum and sum on return, for the caller to read after a block barrier. One
+// cluster barrier; st.bm / st.bs must stay alive until every block of the cluster has read them (a cluster
+// barrier, or its arrive + wait, before the block exits).
 template <int kLanes, int kThreads, int V>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb) {
