@@ -11,18 +11,11 @@
 # carry: [".whl", "build/tune.bin"]; without it this script builds it on the device (~70 s more).
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s9-1.sh
 set -u
-S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
-export OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia"
+source scripts/gpu-call-lib.sh
 BIN=build/tune.bin
 if [ ! -x "$BIN" ]; then
     mkdir -p build && bash scripts/tune/build.sh "$BIN" >"$OUT/tune-build.log" 2>&1 &
 fi
-OPRT_SUITE_TESTS=tests/oprt_nvidia OPRT_SUITE_STEP_TIMEOUT=200 OPRT_SUITE_SANITIZERS="memcheck racecheck" \
-    OPRT_SUITE_SANITIZE="s9=tests/oprt_nvidia/test_nvidia_paths.py;-k;cols or cluster or negative_infinity or nan_block" \
-    bash scripts/gpu-suite.sh "$S/t" install test sanitize >/dev/null 2>&1
+gpu_call_suite s9 "cols or cluster or negative_infinity or nan_block"
 wait
-cp "$S/t/pytest.log" "$OUT/pytest.log"; cp "$S/t/summary.txt" "$OUT/summary-t.txt"
-mkdir -p "$OUT/sanitizer"; for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
-grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
-grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
 timeout 150 "$BIN" "onchip fuller smem|onchip pairs|onchip timeline" 2>&1 | tee "$OUT/tune-s9-1-fuller.log"

@@ -1,0 +1,23 @@
+# Sourced by scripts/gpu-call-*.sh (session 9 on): the setup and the GPU-suite step every device call repeats.
+#   source scripts/gpu-call-lib.sh
+#   gpu_call_suite NAME 'PYTEST -k EXPRESSION'   # install, every nvidia test, memcheck + racecheck over
+#                                                # test_nvidia_paths.py -k EXPRESSION; logs into $OUT
+# Sets S (scratch) and OUT (what comes back); OPRT_GIT_COMMIT must be set by the caller (a full hash computed
+# on the machine that holds the checkout: the device's own git may report a stale commit).
+S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
+export OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia"
+
+gpu_call_suite() {
+    local name=$1 expr=$2
+    OPRT_SUITE_TESTS=tests/oprt_nvidia OPRT_SUITE_STEP_TIMEOUT=${OPRT_SUITE_STEP_TIMEOUT:-200} \
+        OPRT_SUITE_SANITIZERS="memcheck racecheck" \
+        OPRT_SUITE_SANITIZE="$name=tests/oprt_nvidia/test_nvidia_paths.py;-k;$expr" \
+        bash scripts/gpu-suite.sh "$S/t" install test sanitize >/dev/null 2>&1
+    cp "$S/t/pytest.log" "$OUT/pytest.log"
+    cp "$S/t/summary.txt" "$OUT/summary-t.txt"
+    mkdir -p "$OUT/sanitizer"
+    local f
+    for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
+    grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
+    grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
+}
