@@ -449,7 +449,13 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         __syncthreads();
         if (t == 0) {
             if (q == 0) atomicExch(&probe.pair_flags[cid], probe.epoch);
-            while (*(volatile unsigned *)&probe.pair_flags[cid ^ 1] != probe.epoch) __nanosleep(64);
+            unsigned long long t0, now;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+            while (*(volatile unsigned *)&probe.pair_flags[cid ^ 1] != probe.epoch) {
+                __nanosleep(64);
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                if (now - t0 > 200000000ull) __trap();  // 0.2 s: the partner never ran (out-of-order dispatch)
+            }
             __threadfence();
         }
         __syncthreads();
