@@ -322,7 +322,7 @@ __device__ __forceinline__ void cluster_wait() {
 // writing pass multiplies it by exp(thread max - column max) / sum: one exp an element instead of two.
 // Timestamps for tune.cu (stamps non-null): block b writes globaltimer readings (ns) at its start, once
 // thread 0's loads have landed, before the exchange, after it, after its writes and at exit to
-// stamps[8 * b + 0..5], and its SM to stamps[8 * b + 6]. Session 8 tried an admission gate here (at most
+// stamps[8 * b + 0..5], its SM to stamps[8 * b + 6] and its cluster's size to stamps[8 * b + 7]. Session 8 tried an admission gate here (at most
 // `window` blocks loading at a time, in ticket order, 7df3a52): no better (tune-s8-2/3-*.log).
 // kPair (tune only, scripts/tune/softmax_pair.cuh): two clusters cover a strip's axis, clusters 2c and 2c + 1,
 // and exchange their merged (max, sum) through global memory: pair_slots[cluster][W], then pair_flags[cluster]
@@ -333,15 +333,19 @@ struct ColsProbe {
     unsigned *pair_flags = nullptr;
     unsigned epoch = 0;
 };
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
 __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
     if (p.stamps != nullptr && threadIdx.x == 0) {
-        unsigned long long now;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        p.stamps[8 * (size_t)blockIdx.x + i] = now;
+        p.stamps[8 * (size_t)blockIdx.x + i] = globaltimer_ns();
         if (i == 0) {
             unsigned sm;
             asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
             p.stamps[8 * (size_t)blockIdx.x + 6] = sm;
+            p.stamps[8 * (size_t)blockIdx.x + 7] = (unsigned long long)cluster_blocks();
         }
     }
 }
@@ -449,12 +453,10 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         __syncthreads();
         if (t == 0) {
             if (q == 0) atomicExch(&probe.pair_flags[cid], probe.epoch);
-            unsigned long long t0, now;
-            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+            const unsigned long long t0 = globaltimer_ns();
             while (*(volatile unsigned *)&probe.pair_flags[cid ^ 1] != probe.epoch) {
                 __nanosleep(64);
-                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-                if (now - t0 > 200000000ull) __trap();  // 0.2 s: the partner never ran (out-of-order dispatch)
+                if (globaltimer_ns() - t0 > 200000000ull) __trap();  // 0.2 s: the partner never ran
             }
             __threadfence();
         }

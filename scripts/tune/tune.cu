@@ -1694,11 +1694,10 @@ int main(int argc, char **argv) {
                     CK(cudaDeviceSynchronize());
                     std::vector<unsigned long long> h(nstp);
                     CK(cudaMemcpy(h.data(), stp, nstp * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-                    const int64_t cap = s27 ? 32 * 43 : 1024;
-                    const int nb = (int)((sh.L + cap - 1) / cap) / (pairs ? 2 : 1);
+                    const int nb = (int)h[7];  // the cluster size, as the kernel saw it
                     size_t blocks = 0;
                     while (blocks < nstp / 8 && h[8 * blocks + 5] != 0) ++blocks;
-                    if (blocks == 0) continue;
+                    if (blocks == 0 || nb < 1) continue;
                     unsigned long long t0 = ~0ull, t1 = 0;
                     for (size_t b = 0; b < blocks; ++b) t0 = std::min(t0, h[8 * b]), t1 = std::max(t1, h[8 * b + 5]);
                     const char *ph[5] = {"load", "stats", "exchange", "write", "exit wait"};
