@@ -17,6 +17,8 @@ if [ ! -x "$BIN" ]; then
     mkdir -p build && bash scripts/tune/build.sh "$BIN" >"$OUT/tune-build.log" 2>&1 &
 fi
 gpu_call_suite s9 "cols or cluster or negative_infinity or nan_block"
+# added in session 9 before the run: what the flush's dirty L2 lines cost a small read-only sample
+timeout 120 python scripts/flush_probe.py --csv "$OUT/flush-probe-s9.csv" 2>&1 | tee "$OUT/flush-probe-s9.log"
 wait
 timeout 90 "$BIN" "onchip timeline|onchip fuller smem" 2>&1 | tee "$OUT/tune-s9-1-fuller.log"
 # the paired clusters wait on each other through global memory (a spin that traps after 0.2 s): run apart
