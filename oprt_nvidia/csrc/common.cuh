@@ -60,6 +60,40 @@ inline unsigned grid_all(int64_t work_items, int threads) {
     return (unsigned)(need < 1 ? 1 : need < kMaxGrid ? need : kMaxGrid);
 }
 
+// ---- programmatic dependent launch (sm_90): a second pass scheduled before the first one ends -----------
+// The finishing kernels of split reductions read what the first kernel wrote to the workspace. Launched by
+// launch_dependent, their blocks are scheduled as soon as every block of the first kernel has started (it
+// calls allow_dependent_grid() first thing) and wait inside the GPU (wait_for_prerequisite_grid(): the first
+// kernel complete and its writes visible) instead of the launch beginning after the first kernel ends.
+// Elsewhere (no cluster launch, i.e. before Hopper) a plain launch in stream order; both device calls are
+// no-ops below sm_90 and for kernels launched without the attribute.
+__device__ __forceinline__ void allow_dependent_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+template <typename... KArgs, typename... Args>
+cudaError_t launch_dependent(void (*kernel)(KArgs...), unsigned grid, unsigned block, cudaStream_t stream,
+                             Args... args) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = cluster_launch_supported() ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 // ---- dtypes ----------------------------------------------------------------------------------
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }

@@ -88,6 +88,7 @@ template <typename T, bool kVec, bool kMulti, bool kWarpItems, int kUnroll, bool
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, RowsArgs a) {
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
+    allow_dependent_grid();  // the finishing kernel of split rows may be scheduled (it waits for this one)
     const int64_t items = a.rows * a.splits;
     const int lanes = kWarpItems ? kWarp : blockDim.x;
     const int lane = kWarpItems ? threadIdx.x % kWarp : threadIdx.x;
@@ -124,6 +125,7 @@ template <typename T>
 __global__ void __launch_bounds__(kBlock)
 reduce_rows_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, RowsArgs a) {
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
+    wait_for_prerequisite_grid();  // launched by launch_dependent: the rows kernel's chunk sums are in ws
     const int nt = blockDim.x;
     for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {  // uniform per block
         const float *w = ws + row * a.splits;
@@ -158,6 +160,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
     constexpr int VV = kVec ? Pack<T>::N : 1;
     constexpr int kUnroll = 8;
     __shared__ float smem[kBlock * VV];
+    allow_dependent_grid();  // the finishing kernel of split columns may be scheduled (it waits for this one)
     const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
     const int64_t items = a.outer * a.tiles * a.splits;
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -226,6 +229,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 template <typename T>
 __global__ void __launch_bounds__(kBlock)
 reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, ColsArgs a) {
+    wait_for_prerequisite_grid();  // launched by launch_dependent: the column kernel's partial sums are in ws
     const int64_t total = a.outer * a.inner;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -442,8 +446,9 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
 #undef OPRT_ROWS
         OPRT_CHECK(check_launch("reduce_sum rows kernel"));
         if (a.splits > 1) {
-            reduce_rows_finish_kernel<T><<<grid_for(a.rows * kBlock, kBlock), kBlock, 0, stream>>>(out, w, a);
-            OPRT_CHECK(check_launch("reduce_sum rows finishing kernel"));
+            OPRT_CHECK(cuda_status(launch_dependent(reduce_rows_finish_kernel<T>, grid_for(a.rows * kBlock, kBlock),
+                                                    kBlock, stream, out, (const float *)w, a),
+                                   "reduce_sum rows finishing kernel"));
         }
         return OPRT_STATUS_SUCCESS;
     }
@@ -462,8 +467,9 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));
     if (c.splits > 1) {
-        reduce_cols_finish_kernel<T><<<grid_for(c.outer * c.inner, kBlock), kBlock, 0, stream>>>(out, w, c);
-        OPRT_CHECK(check_launch("reduce_sum cols finishing kernel"));
+        OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_finish_kernel<T>, grid_for(c.outer * c.inner, kBlock),
+                                                kBlock, stream, out, (const float *)w, c),
+                               "reduce_sum cols finishing kernel"));
     }
     return OPRT_STATUS_SUCCESS;
 }
