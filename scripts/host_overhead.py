@@ -15,6 +15,12 @@ and reports the median and p90 in microseconds of:
 
 The stream is synchronised every 200 calls so the launch queue never fills (a full queue would
 make a launch wait for the GPU, and the GPU time would be measured instead of the host's).
+
+The calls are taken in ``--rounds`` rounds (default 5), each round visiting every op and every way of
+calling it in turn, and the median and p90 are over all of a cell's calls. Measured one cell after the
+other (sessions 5-8), copy, always first, was 1-3 us slower than relu through every path, torch's own
+copy included; rounds show whether that was the order or the op. The per-round medians go to the CSV
+(``round_medians_us``), so a drift shows.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ import time
 from functools import partial
 
 
-def measure(fn, calls: int, sync) -> tuple[float, float]:
+def measure(fn, calls: int, sync) -> list[int]:
+    """Nanoseconds of each of ``calls`` calls of ``fn``, after 200 warm-up calls."""
     for _ in range(200):  # warm-up: caches, lazy module state
         fn()
     sync()
@@ -39,14 +46,19 @@ def measure(fn, calls: int, sync) -> tuple[float, float]:
         if i % 200 == 199:
             sync()
     sync()
-    ts.sort()
-    return statistics.median(ts) / 1e3, ts[int(0.9 * len(ts))] / 1e3
+    return ts
+
+
+def summary_us(ts: list[int]) -> tuple[float, float]:
+    s = sorted(ts)
+    return statistics.median(s) / 1e3, s[int(0.9 * len(s))] / 1e3
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="nvidia")
-    ap.add_argument("--calls", type=int, default=5000)
+    ap.add_argument("--calls", type=int, default=5000, help="calls per op and way of calling, over all rounds")
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--csv", default=None)
     args = ap.parse_args()
 
@@ -81,25 +93,39 @@ def main() -> int:
         ("softmax", [xc], {"axis": -1}, oc, [xt], ot, lambda: torch.softmax(xt, -1)),  # no out= in torch
     ]
     rows = []
-    print(f"backend {args.backend}, shape {shape} f32, {args.calls} calls each, microseconds (median / p90)")
+    per_round = max(1, args.calls // max(1, args.rounds))
+    print(f"backend {args.backend}, shape {shape} f32, {args.rounds} rounds x {per_round} calls each, "
+          "microseconds (median / p90)")
     print(f"{'op':<11} {'launcher()':>16} {'launcher.run':>16} {'ops(cupy)':>16} {'ops(torch)':>16} {'torch':>16}")
+    calls = {}  # op -> {way of calling: fn}
     for op, ins_c, params, out_c, ins_t, out_t, torch_fn in cases:
         dev_in = [be.asarray(a) for a in ins_c]
         dev_out = be.asarray(out_c)
         launcher = be.prepare(op, dev_in, dev_out, params)
         fn = getattr(ops, op)
         kw = {k: v for k, v in params.items()}
-        res = {
-            "launcher()": measure(launcher, args.calls, sync),
-            "launcher.run": measure(partial(launcher.run, ins_c, out_c), args.calls, sync),
-            "ops(cupy)": measure(partial(fn, *ins_c, backend=args.backend, out=out_c, **kw), args.calls, sync),
-            "ops(torch)": measure(partial(fn, *ins_t, backend=args.backend, out=out_t, **kw), args.calls, sync),
-            "torch": measure(torch_fn, args.calls, sync),
+        calls[op] = {
+            "launcher()": launcher,
+            "launcher.run": partial(launcher.run, ins_c, out_c),
+            "ops(cupy)": partial(fn, *ins_c, backend=args.backend, out=out_c, **kw),
+            "ops(torch)": partial(fn, *ins_t, backend=args.backend, out=out_t, **kw),
+            "torch": torch_fn,
         }
+    samples: dict[tuple[str, str], list[int]] = {}
+    medians: dict[tuple[str, str], list[float]] = {}
+    for _ in range(args.rounds):
+        for op, ways in calls.items():
+            for how, f in ways.items():
+                ts = measure(f, per_round, sync)
+                samples.setdefault((op, how), []).extend(ts)
+                medians.setdefault((op, how), []).append(round(statistics.median(ts) / 1e3, 3))
+    for op, ways in calls.items():
+        res = {how: summary_us(samples[(op, how)]) for how in ways}
         print(f"{op:<11} " + " ".join(f"{m:7.2f} / {p:6.2f}" for m, p in res.values()))
         for how, (m, p) in res.items():
             rows.append({"op": op, "call": how, "median_us": round(m, 3), "p90_us": round(p, 3),
-                         "backend": args.backend, "calls": args.calls})
+                         "backend": args.backend, "calls": len(samples[(op, how)]), "rounds": args.rounds,
+                         "round_medians_us": " ".join(str(v) for v in medians[(op, how)])})
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
