@@ -15,6 +15,7 @@
 #include <new>
 
 #include "layout.cuh"
+#include "reduce_cols.cuh"
 
 using namespace oprt_nv;
 
@@ -80,10 +81,6 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
     return acc;
 }
 
-// Blocks of 256 per SM the register budget must allow. 3 (<= 85 registers) with a one-wave grid gave
-// 88% of cudaMemcpy on 8192x8192 f32 axis -1; 1 with a block per row 95.5% (results/h200/tune/tune-1.log).
-constexpr int kReduceMinBlocks = 1;
-
 template <typename T, bool kVec, bool kMulti, bool kWarpItems, int kUnroll, bool kLdg = false>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, RowsArgs a) {
@@ -142,114 +139,6 @@ reduce_rows_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Row
             a.kept.offsets(row, off);
             out[off[1]] = from_f<T>(total);
         }
-    }
-}
-
-struct ColsArgs {
-    int64_t outer, inner, n, rs, splits, chunk, tiles;
-    int64_t o_si;          // out stride along inner
-    Indexer<2> outer_idx;  // outer -> x offset (0), out offset (1)
-};
-
-// kRow: 1-D blocks (blockDim.y == 1: a block's threads across kBlock packs of one row, kUnroll rows in
-// flight per thread) with plain __ldg loads, the configuration tune.cu measured on wide rows
-// (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
-template <typename T, bool kVec, bool kRow = false>
-__global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
-reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
-    constexpr int VV = kVec ? Pack<T>::N : 1;
-    constexpr int kUnroll = 8;
-    __shared__ float smem[kBlock * VV];
-    allow_dependent_grid();  // the finishing kernel of split columns may be scheduled (it waits for this one)
-    const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
-    const int64_t items = a.outer * a.tiles * a.splits;
-    for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-        const int64_t s = item % a.splits, rest = item / a.splits;
-        const int64_t tile = rest % a.tiles, o = rest / a.tiles;
-        int64_t off[2];
-        a.outer_idx.offsets(o, off);
-        const int64_t col0 = (tile * bx + tx) * VV;
-        const int64_t begin = s * a.chunk;
-        const int64_t end = begin + a.chunk < a.n ? begin + a.chunk : a.n;
-        float acc[VV] = {};
-        if (col0 < a.inner) {
-            const T *p = x + off[0] + col0;
-            // full trips: kUnroll unpredicated row loads in flight per thread; then at most one predicated trip
-            int64_t r = begin + ty;
-            if (kVec) {
-                for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
-                    Pack<T> v[kUnroll];
-#pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_as<kRow>(p + (r + u * by) * a.rs);
-#pragma unroll
-                    for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-                        for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
-                }
-                if (r < end) {
-                    Pack<T> v[kUnroll];
-#pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) {
-                        const int64_t rr = r + u * by;
-                        v[u] = rr < end ? load_pack(p + rr * a.rs) : zero_pack<T>();
-                    }
-#pragma unroll
-                    for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-                        for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
-                }
-            } else {
-                for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
-                    T v[kUnroll];
-#pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) v[u] = p[(r + u * by) * a.rs];
-#pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) acc[0] += to_f(v[u]);
-                }
-                for (; r < end; r += by) acc[0] += to_f(p[r * a.rs]);
-            }
-        }
-#pragma unroll
-        for (int e = 0; e < VV; ++e) smem[(ty * bx + tx) * VV + e] = acc[e];
-        __syncthreads();
-        // the by partial sums of each column: thread (tx, ty) finishes columns e = ty, ty + by, ... of its pack
-        for (int e = ty; e < VV; e += by) {
-            float sum = 0.f;
-            for (int k = 0; k < by; ++k) sum += smem[(k * bx + tx) * VV + e];
-            const int64_t col = col0 + e;
-            if (col < a.inner) {
-                if (a.splits == 1) out[off[1] + col * a.o_si] = from_f<T>(sum);
-                else ws[(s * a.outer + o) * a.inner + col] = sum;
-            }
-        }
-        __syncthreads();
-    }
-}
-
-template <typename T>
-__global__ void __launch_bounds__(kBlock)
-reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, ColsArgs a) {
-    wait_for_prerequisite_grid();  // launched by launch_dependent: the column kernel's partial sums are in ws
-    const int64_t total = a.outer * a.inner;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        // 8 independent loads in flight (splits is up to ~2 x resident blocks / tiles; 32 for the 1-D blocks
-        // of 16384 f32 columns): one thread an output, so each round trip is on the critical path
-        float acc[8] = {};
-        int64_t s = 0;
-        for (; s + 7 < a.splits; s += 8) {
-            float v[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) v[u] = ws[(s + u) * total + i];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) acc[u] += v[u];
-        }
-        for (; s < a.splits; ++s) acc[0] += ws[s * total + i];
-        const float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        const int64_t o = i / a.inner, col = i - o * a.inner;
-        int64_t off[2];
-        a.outer_idx.offsets(o, off);
-        out[off[1] + col * a.o_si] = from_f<T>(sum);
     }
 }
 

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include "oprt.h"
+#include "reduce_cols.cuh"  // the library's reduce_sum column kernel, timed here in other block shapes
 #include "softmax_cols.cuh"  // the library's softmax kernels (fast rows, cluster columns), timed here in
 #include "softmax_rows.cuh"  // configurations the library does not pick
 #include "softmax_bands.cuh"  // tune-only: the banded axis-0 softmax experiment (not in the library)
@@ -1247,6 +1248,68 @@ int main(int argc, char **argv) {
                       true, true);
             CK(cudaFree(X));
             CK(cudaFree(acc));
+        }
+    }
+    // session 9: the library's own column kernel (reduce_cols.cuh) in block shapes and chunkings the library
+    // does not pick, its finishing pass launched as the library does (launch_dependent). The library: 32 x 8
+    // blocks below 4096 packs a row with chunks of >= 1024 rows (8192^2 f32: 8 chunks; 16384^2 f16: 16), 1-D
+    // blocks (256 x 1) above in chunks of >= 512 rows. torch was ~5% ahead on 16384^2 f16 in the flush probe.
+    {
+        const char *title_fmt = "reduce_sum %s %lldx%lld axis 0 cols shapes";
+        struct Shape { int bx, by; int64_t chunk; };
+        const std::vector<Shape> shapes = {{32, 8, 1024}, {32, 8, 512}, {32, 8, 2048}, {32, 8, 256},
+                                           {64, 4, 1024}, {64, 4, 512}, {16, 16, 1024}, {16, 16, 512},
+                                           {128, 2, 512}, {128, 2, 256}, {256, 1, 512}, {256, 1, 256},
+                                           {256, 1, 128}};
+        auto cols_variants = [&](auto tag, const void *xv, void *ov, int64_t R, int64_t L) {
+            using T = decltype(tag);
+            constexpr int V = 16 / sizeof(T);
+            std::vector<Variant> vs;
+            const int32_t dt = sizeof(T) == 4 ? OPRT_DTYPE_F32 : OPRT_DTYPE_F16;
+            vs.push_back(lib_reduce(ov, xv, tdesc(dt, {L}), tdesc(dt, {R, L}), 0));
+            float *ws = nullptr;
+            CK(cudaMalloc(&ws, (size_t)(R / 128 + 1) * L * 4));
+            for (const Shape &sh : shapes) {
+                oprt_tune::ColsArgs c{};
+                c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
+                c.outer_idx.ndim = 0;
+                c.tiles = (L + (int64_t)sh.bx * V - 1) / ((int64_t)sh.bx * V);
+                c.chunk = sh.chunk;
+                c.splits = (R + sh.chunk - 1) / sh.chunk;
+                char name[96];
+                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)", sh.bx, sh.by, (long long)sh.chunk,
+                         (long long)(c.tiles * c.splits));
+                const T *x = static_cast<const T *>(xv);
+                T *o = static_cast<T *>(ov);
+                const int bx = sh.bx, by = sh.by;
+                vs.push_back(Variant{name, [=] {
+                    const unsigned grid = (unsigned)(c.tiles * c.splits);
+                    if (by == 1) oprt_tune::reduce_cols_kernel<T, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else oprt_tune::reduce_cols_kernel<T, true, false><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    if (c.splits > 1)
+                        CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_finish_kernel<T>,
+                                                       (unsigned)((L + 255) / 256), 256, (cudaStream_t)0, o,
+                                                       (const float *)ws, c));
+                }});
+            }
+            return vs;
+        };
+        char title[96];
+        snprintf(title, sizeof title, title_fmt, "f32", 8192ll, 8192ll);
+        if (!filter || matches_any(title, filter, true))
+            run_group(title, 8192.0 * 8192 * 4 + 8192 * 4, peak, cols_variants(float{}, A, O, 8192, 8192), O, 8192,
+                      1e-3, filter, false, true);
+        for (int64_t R : {8192ll, 16384ll}) {
+            snprintf(title, sizeof title, title_fmt, "f16", (long long)R, (long long)R);
+            if (filter && !matches_any(title, filter, true)) continue;
+            __half *X = nullptr;
+            CK(cudaMalloc(&X, (size_t)R * R * 2));
+            for (int64_t h = 0; h < R * R / (int64_t)n; ++h) to_half_kernel<<<1024, 256>>>(X + h * (int64_t)n, A, (int64_t)n);
+            if (R * R < (int64_t)n) to_half_kernel<<<1024, 256>>>(X, A, R * R);
+            CK(cudaGetLastError());
+            run_group(title, (double)R * R * 2 + R * 2, peak, cols_variants(__half{}, X, O, R, R), O, R, 2e-3,
+                      filter, true, true);
+            CK(cudaFree(X));
         }
     }
     // transposed copy, 8192 x 8192 f32 (256 MiB each way)
