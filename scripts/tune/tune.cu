@@ -1261,7 +1261,8 @@ int main(int argc, char **argv) {
                                            {64, 4, 1024}, {64, 4, 512}, {16, 16, 1024}, {16, 16, 512},
                                            {128, 2, 512}, {128, 2, 256}, {256, 1, 512}, {256, 1, 256},
                                            {256, 1, 128}};
-        auto cols_variants = [&](auto tag, const void *xv, void *ov, int64_t R, int64_t L) {
+        auto cols_variants = [&](auto tag, const void *xv, void *ov, int64_t R, int64_t L,
+                                 const std::vector<Shape> &shapes) {
             using T = decltype(tag);
             constexpr int V = 16 / sizeof(T);
             std::vector<Variant> vs;
@@ -1297,8 +1298,8 @@ int main(int argc, char **argv) {
         char title[96];
         snprintf(title, sizeof title, title_fmt, "f32", 8192ll, 8192ll);
         if (!filter || matches_any(title, filter, true))
-            run_group(title, 8192.0 * 8192 * 4 + 8192 * 4, peak, cols_variants(float{}, A, O, 8192, 8192), O, 8192,
-                      1e-3, filter, false, true);
+            run_group(title, 8192.0 * 8192 * 4 + 8192 * 4, peak, cols_variants(float{}, A, O, 8192, 8192, shapes), O,
+                      8192, 1e-3, filter, false, true);
         for (int64_t R : {8192ll, 16384ll}) {
             snprintf(title, sizeof title, title_fmt, "f16", (long long)R, (long long)R);
             if (filter && !matches_any(title, filter, true)) continue;
@@ -1307,8 +1308,33 @@ int main(int argc, char **argv) {
             for (int64_t h = 0; h < R * R / (int64_t)n; ++h) to_half_kernel<<<1024, 256>>>(X + h * (int64_t)n, A, (int64_t)n);
             if (R * R < (int64_t)n) to_half_kernel<<<1024, 256>>>(X, A, R * R);
             CK(cudaGetLastError());
-            run_group(title, (double)R * R * 2 + R * 2, peak, cols_variants(__half{}, X, O, R, R), O, R, 2e-3,
+            run_group(title, (double)R * R * 2 + R * 2, peak, cols_variants(__half{}, X, O, R, R, shapes), O, R, 2e-3,
                       filter, true, true);
+            CK(cudaFree(X));
+        }
+        // the 1-D blocks around the one-run winner above (16384^2 f16: 256 x 1 in 512-row chunks, 256 blocks), three
+        // runs each, and 16384^2 f32 (the library: 1-D blocks, 512-row chunks, 512 blocks) in the same terms
+        const std::vector<Shape> near1d = {{32, 8, 1024}, {256, 1, 512}, {256, 1, 1024}, {256, 1, 768}, {256, 1, 384},
+                                           {16, 16, 512}, {16, 16, 256}};
+        const std::vector<Shape> near1d32 = {{256, 1, 512}, {256, 1, 1024}, {256, 1, 2048}, {256, 1, 256},
+                                             {32, 8, 1024}};
+        for (int dt = 0; dt < 2; ++dt) {
+            const int64_t R = 16384;
+            snprintf(title, sizeof title, "reduce_sum %s 16384x16384 axis 0 cols 1-D repeat", dt ? "f16" : "f32");
+            if (filter && !matches_any(title, filter, true)) continue;
+            void *X = nullptr;
+            CK(cudaMalloc(&X, (size_t)R * R * (dt ? 2 : 4)));
+            for (int64_t h = 0; h < R * R / (int64_t)n; ++h) {
+                if (dt) to_half_kernel<<<1024, 256>>>(static_cast<__half *>(X) + h * (int64_t)n, A, (int64_t)n);
+                else CK(cudaMemcpy(static_cast<float *>(X) + h * (int64_t)n, A, n * 4, cudaMemcpyDeviceToDevice));
+            }
+            CK(cudaGetLastError());
+            for (int rep = 0; rep < 3; ++rep) {
+                if (dt) run_group(title, (double)R * R * 2 + R * 2, peak, cols_variants(__half{}, X, O, R, R, near1d), O,
+                                  R, 2e-3, filter, true, true);
+                else run_group(title, (double)R * R * 4 + R * 4, peak, cols_variants(float{}, X, O, R, R, near1d32), O,
+                               R, 1e-3, filter, false, true);
+            }
             CK(cudaFree(X));
         }
     }
