@@ -9,7 +9,8 @@
 //  - cols: a kept dim has unit stride (sum over a leading axis): threads across that dim (16-byte packs
 //    when rows stay aligned), blockDim.y rows in flight, partial sums combined in shared memory; the
 //    reduced dim is split across blocks through the workspace when outer x inner tiles are few. Rows of
-//    >= kColRowPacks packs take 1-D blocks (blockDim.y == 1: a block across 256 packs of one row).
+//    >= kColRowPacks packs take 1-D blocks (blockDim.y == 1: a block across 256 packs of one row), and so do
+//    rows of >= kColWidePacks packs when two blocks an SM still get >= 512 rows each (cols_shape).
 //  - anything else: the rows kernel with strided loads (or an index decomposition over several reduced
 //    dims that do not merge).
 #include <new>
@@ -161,6 +162,14 @@ constexpr int64_t kMinColChunkPerThreadRow = 128;
 // against 87.3%, tune-s5-3.log: too few tiles to fill the GPU without short chunks).
 constexpr int64_t kColRowPacks = 4096;
 constexpr int64_t kMinColChunkRow = 512;
+// Rows of at least kColWidePacks packs (32 KB: 8192 f32 / 16384 f16 columns) take 1-D blocks at about two an
+// SM when that still gives every block chunks of >= kMinColChunkRow rows (>= 2 MB): splits = the largest
+// power of two <= 2 x SMs / column tiles. H200 (tune-s9-4-cols1d.log, three runs): 16384^2 f16 axis 0 in
+// 256 blocks of 512 rows 95.2-95.5% of cudaMemcpy against 91.2-91.9% (32 x 8 blocks, 1024 chunks of 1024
+// rows); 16384^2 f32 in 256 blocks of 1024 rows 104.0-104.2% against 101.4-101.8% (512 blocks of 512 rows);
+// 344 blocks (f16, 384 rows) 90.8-91.3%, 128 blocks 92.2-92.5%. Smaller tensors keep the rules above
+// (8192^2 f32 in 1-D blocks of 256 rows: 84.1% against 86.7%, tune-s9-3-cols.log).
+constexpr int64_t kColWidePacks = 2048;
 
 }  // namespace
 
@@ -259,11 +268,27 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
 template <typename T> void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int &bx, int &by) {
     const int V = vec ? Pack<T>::N : 1;
     c = d.cols;
-    const bool row_blocks = vec && ceil_div(c.inner, V) >= kColRowPacks;
-    bx = row_blocks ? kBlock : pow2_clamp(ceil_div(c.inner, V), 1, kWarp);
+    const DeviceLimits lim = device_limits();
+    const int64_t packs = ceil_div(c.inner, V);
+    const int64_t wide_base = c.outer * ceil_div(packs, (int64_t)kBlock);
+    if (vec && packs >= kColWidePacks && wide_base <= 2 * (int64_t)lim.sm_count) {
+        // about two long-running 1-D blocks an SM (kColWidePacks)
+        const int64_t base = wide_base;
+        int64_t splits = 1;
+        while (splits * 2 * base <= 2 * (int64_t)lim.sm_count) splits *= 2;
+        const int64_t chunk = ceil_div(c.n, splits);
+        if (chunk >= kMinColChunkRow) {
+            bx = kBlock, by = 1;
+            c.tiles = ceil_div(packs, (int64_t)kBlock);
+            c.chunk = chunk;
+            c.splits = c.n == 0 ? 1 : ceil_div(c.n, c.chunk);
+            return;
+        }
+    }
+    const bool row_blocks = vec && packs >= kColRowPacks;
+    bx = row_blocks ? kBlock : pow2_clamp(packs, 1, kWarp);
     by = kBlock / bx;
     c.tiles = ceil_div(c.inner, (int64_t)bx * V);
-    const DeviceLimits lim = device_limits();
     const int64_t wave = (int64_t)lim.sm_count * (lim.max_threads_per_sm / kBlock);
     const int64_t base = c.outer * c.tiles;
     c.splits = 1;

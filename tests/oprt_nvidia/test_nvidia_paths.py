@@ -18,7 +18,7 @@
   clusters of up to 8): axis lengths around the segments, partial strips, outer dims, extremes in one
   segment, sliced and reversed views, and the cases the old columns kernel keeps;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
-  pass), split columns (4-way finishing pass).
+  pass), split columns (4-way finishing pass), wide columns in ~2 long 1-D blocks an SM.
 """
 
 from __future__ import annotations
@@ -535,6 +535,19 @@ def test_softmax_cols_special_beside_negative_infinity(nvidia_backend, rng, monk
 def test_reduce_paths(nvidia_backend, rng, shape, axis, dtype):
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "reduce_sum", [x], {"axis": axis, "keepdims": False}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("outer", [(), (3,)], ids=["2d", "3d"])
+def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
+    """Rows of >= 2048 packs with >= 512 rows for each of ~2 blocks an SM take 1-D column blocks in long chunks
+    (reduce.cu, kColWidePacks): ~540 MB, a partial column tile (2050 packs) and a short last chunk; with an
+    outer dim (3, 5501 rows: 8 chunks of 688 rows on 132 SMs) and without (16411 rows: 16 chunks of 1026)."""
+    inner = 8200 if dtype == "f32" else 16400
+    shape = (*outer, 5501 if outer else 16411, inner)
+    x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "reduce_sum", [x], {"axis": len(outer), "keepdims": False}, dtype)
 
 
 @pytest.mark.gpu
