@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Session 9, call 3: the large sweeps of the ops that call 2 did not sweep (copy, vector_add, relu; softmax) and
-# the default set of every op, at the final library commit (reduce_sum's large sweep ran in call 2 at the same
-# library: the commits after 5cc2e47 change scripts and docs only). Install only: the GPU suite ran in call 2.
+# Session 9, the last call (written as call 3, run as call 6 after the reduce work of calls 3-5): the large
+# sweeps of the ops that call 5 did not sweep (softmax; copy, vector_add, relu) and the default set of every op,
+# at the final library commit (reduce_sum's large sweep ran in call 5 at the same library: the commits after
+# d15ca48 change results and docs only). Install only: the GPU suite ran in call 5.
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s9-3.sh   (carry: [".whl"])
 set -u
 S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
@@ -16,8 +17,8 @@ bench() {  # NAME TIMEOUT ARGS...
     tail -n 1 "$S/$name.log"
     python3 scripts/perf_table.py "$S/$name/results.csv" 2>&1 | grep -E "rows with"
 }
+bench bench-large-softmax-s9 200 --cases large --ops softmax
 bench bench-large-ew-s9 200 --cases large --ops copy,vector_add,relu
-bench bench-large-softmax-s9 210 --cases large --ops softmax
-bench bench-default-s9 80 --cases default --ops all
+bench bench-default-s9 50 --cases default --ops all
 tar -czf "$OUT/benches.tar.gz" -C "$S" bench-large-ew-s9 bench-large-ew-s9.log bench-large-softmax-s9 \
     bench-large-softmax-s9.log bench-default-s9 bench-default-s9.log
