@@ -86,7 +86,9 @@ template <typename T, bool kVec, bool kMulti, bool kWarpItems, int kUnroll, bool
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, RowsArgs a) {
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
-    allow_dependent_grid();  // the finishing kernel of split rows may be scheduled (it waits for this one)
+    // split rows: the finishing kernel (launch_dependent) may be scheduled now; it waits for this grid. Only
+    // then: an early trigger would also release a caller's own programmatic launch after a whole reduction.
+    if (a.splits > 1) allow_dependent_grid();
     const int64_t items = a.rows * a.splits;
     const int lanes = kWarpItems ? kWarp : blockDim.x;
     const int lane = kWarpItems ? threadIdx.x % kWarp : threadIdx.x;

@@ -28,7 +28,9 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
     constexpr int VV = kVec ? Pack<T>::N : 1;
     constexpr int kUnroll = 8;
     __shared__ float smem[kBlock * VV];
-    allow_dependent_grid();  // the finishing kernel of split columns may be scheduled (it waits for this one)
+    // split columns: the finishing kernel (launch_dependent) may be scheduled now; it waits for this grid. Only
+    // then: an early trigger would also release a caller's own programmatic launch after a whole reduction.
+    if (a.splits > 1) allow_dependent_grid();
     const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
     const int64_t items = a.outer * a.tiles * a.splits;
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
