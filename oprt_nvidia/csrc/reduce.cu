@@ -272,16 +272,15 @@ template <typename T> void cols_shape(const oprt_reduce_sum_descriptor &d, bool 
     c = d.cols;
     const DeviceLimits lim = device_limits();
     const int64_t packs = ceil_div(c.inner, V);
-    const int64_t wide_base = c.outer * ceil_div(packs, (int64_t)kBlock);
-    if (vec && packs >= kColWidePacks && wide_base <= 2 * (int64_t)lim.sm_count) {
+    const int64_t row_tiles = ceil_div(packs, (int64_t)kBlock), two_an_sm = 2 * (int64_t)lim.sm_count;
+    if (vec && packs >= kColWidePacks && c.outer * row_tiles <= two_an_sm) {
         // about two long-running 1-D blocks an SM (kColWidePacks)
-        const int64_t base = wide_base;
         int64_t splits = 1;
-        while (splits * 2 * base <= 2 * (int64_t)lim.sm_count) splits *= 2;
+        while (splits * 2 * c.outer * row_tiles <= two_an_sm) splits *= 2;
         const int64_t chunk = ceil_div(c.n, splits);
         if (chunk >= kMinColChunkRow) {
             bx = kBlock, by = 1;
-            c.tiles = ceil_div(packs, (int64_t)kBlock);
+            c.tiles = row_tiles;
             c.chunk = chunk;
             c.splits = c.n == 0 ? 1 : ceil_div(c.n, c.chunk);
             return;

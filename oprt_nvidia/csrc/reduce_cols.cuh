@@ -103,8 +103,8 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
     const int64_t total = a.outer * a.inner;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
-        // 8 independent loads in flight (splits is up to ~2 x resident blocks / tiles; 32 for the 1-D blocks
-        // of 16384 f32 columns): one thread an output, so each round trip is on the critical path
+        // 8 independent loads in flight (splits is up to ~2 x resident blocks / tiles; 16-32 for the 1-D blocks
+        // of 16384 columns): one thread an output, so each round trip is on the critical path
         float acc[8] = {};
         int64_t s = 0;
         for (; s + 7 < a.splits; s += 8) {
