@@ -658,6 +658,16 @@ __global__ void to_half_kernel(__half *__restrict__ h, const float *__restrict__
         h[i] = __float2half_rn(f[i]);
 }
 
+// dst (elems f32 or f16 elements) filled with copies of src's n random f32 values, rounded for f16
+static void fill_tiled(void *dst, bool half, const float *src, int64_t n, int64_t elems) {
+    for (int64_t h = 0; h < elems; h += n) {
+        const int64_t m = elems - h < n ? elems - h : n;
+        if (half) to_half_kernel<<<1024, 256>>>(static_cast<__half *>(dst) + h, src, m);
+        else CK(cudaMemcpy(static_cast<float *>(dst) + h, src, (size_t)m * 4, cudaMemcpyDeviceToDevice));
+    }
+    CK(cudaGetLastError());
+}
+
 // ---- dtype-generic variants (f32 or f16 storage, f32 math) for the 16-bit groups ------------------
 __device__ __forceinline__ float tf(float v) { return v; }
 __device__ __forceinline__ float tf(__half v) { return __half2float(v); }
@@ -1257,6 +1267,8 @@ int main(int argc, char **argv) {
     {
         const char *title_fmt = "reduce_sum %s %lldx%lld axis 0 cols shapes";
         struct Shape { int bx, by; int64_t chunk; };
+        float *ws = nullptr;  // partial sums of every group below: at most 16384 / 128 + 1 chunks x 16384 columns
+        CK(cudaMalloc(&ws, (size_t)(16384 / 128 + 1) * 16384 * 4));
         const std::vector<Shape> shapes = {{32, 8, 1024}, {32, 8, 512}, {32, 8, 2048}, {32, 8, 256},
                                            {64, 4, 1024}, {64, 4, 512}, {16, 16, 1024}, {16, 16, 512},
                                            {128, 2, 512}, {128, 2, 256}, {256, 1, 512}, {256, 1, 256},
@@ -1268,8 +1280,6 @@ int main(int argc, char **argv) {
             std::vector<Variant> vs;
             const int32_t dt = sizeof(T) == 4 ? OPRT_DTYPE_F32 : OPRT_DTYPE_F16;
             vs.push_back(lib_reduce(ov, xv, tdesc(dt, {L}), tdesc(dt, {R, L}), 0));
-            float *ws = nullptr;
-            CK(cudaMalloc(&ws, (size_t)(R / 128 + 1) * L * 4));
             for (const Shape &sh : shapes) {
                 oprt_tune::ColsArgs c{};
                 c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
@@ -1305,9 +1315,7 @@ int main(int argc, char **argv) {
             if (filter && !matches_any(title, filter, true)) continue;
             __half *X = nullptr;
             CK(cudaMalloc(&X, (size_t)R * R * 2));
-            for (int64_t h = 0; h < R * R / (int64_t)n; ++h) to_half_kernel<<<1024, 256>>>(X + h * (int64_t)n, A, (int64_t)n);
-            if (R * R < (int64_t)n) to_half_kernel<<<1024, 256>>>(X, A, R * R);
-            CK(cudaGetLastError());
+            fill_tiled(X, true, A, (int64_t)n, R * R);
             run_group(title, (double)R * R * 2 + R * 2, peak, cols_variants(__half{}, X, O, R, R, shapes), O, R, 2e-3,
                       filter, true, true);
             CK(cudaFree(X));
@@ -1324,11 +1332,7 @@ int main(int argc, char **argv) {
             if (filter && !matches_any(title, filter, true)) continue;
             void *X = nullptr;
             CK(cudaMalloc(&X, (size_t)R * R * (dt ? 2 : 4)));
-            for (int64_t h = 0; h < R * R / (int64_t)n; ++h) {
-                if (dt) to_half_kernel<<<1024, 256>>>(static_cast<__half *>(X) + h * (int64_t)n, A, (int64_t)n);
-                else CK(cudaMemcpy(static_cast<float *>(X) + h * (int64_t)n, A, n * 4, cudaMemcpyDeviceToDevice));
-            }
-            CK(cudaGetLastError());
+            fill_tiled(X, dt != 0, A, (int64_t)n, R * R);
             for (int rep = 0; rep < 3; ++rep) {
                 if (dt) run_group(title, (double)R * R * 2 + R * 2, peak, cols_variants(__half{}, X, O, R, R, near1d), O,
                                   R, 2e-3, filter, true, true);
@@ -1337,6 +1341,7 @@ int main(int argc, char **argv) {
             }
             CK(cudaFree(X));
         }
+        CK(cudaFree(ws));
     }
     // transposed copy, 8192 x 8192 f32 (256 MiB each way)
     {
