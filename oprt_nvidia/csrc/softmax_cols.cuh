@@ -29,6 +29,20 @@ struct ColsClusterArgs {
     // rows a thread keeps in dynamic shared memory (0: none): its first `stash` rows, which pass 2 reads
     // last (the likeliest to have left L2 by then), come back from shared memory instead (session 6)
     int64_t stash;
+    // kXGroup (softmax_cols_onchip_kernel without clusters, session 10): blocks a strip (nb), strips a
+    // chunk of the ticket order (chunk), strips in all (groups = outer x strips), and the workspace:
+    // counters[0] the ticket, counters[1 + g] strip g's arrivals (zeroed before each launch), slots[g][rank][W]
+    // each block's (max, sum) per column
+    int64_t nb = 0, chunk = 1, groups = 0;
+    unsigned *counters = nullptr;
+    float2 *slots = nullptr;
+};
+
+// How the blocks covering one strip's axis exchange their (max, sum) pairs (softmax_cols_onchip_kernel):
+enum ColsExchange : int {
+    kXCluster = 0,  // a thread-block cluster of up to 16 blocks, through distributed shared memory
+    kXPair = 1,     // tune only (scripts/tune/softmax_pair.cuh): two clusters, through global memory
+    kXGroup = 2,    // no cluster: nb blocks of consecutive tickets, through the workspace (session 10)
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -90,9 +104,27 @@ template <int W, int kWarps> struct ColsStats {
 // hold the column's max, 1 / sum and sum on return, for the caller to read after a block barrier. One
 // cluster barrier; st.bm / st.bs must stay alive until every block of the cluster has read them (a cluster
 // barrier, or its arrive + wait, before the block exits).
-template <int kLanes, int kThreads, int V>
+// kGlobal (kXGroup): the blocks are not a cluster; block q of strip g publishes its pairs to ga.slots[g][q], counts
+// itself in ga.counters[1 + g] and waits for the strip's nb blocks there (each is running or done: see
+// launch_cols_group), then reads the pairs back from global memory; the cluster barrier is not used.
+__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned *p) {
+    unsigned v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else
+    v = *(const volatile unsigned *)p;
+#endif
+    return v;
+}
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
+template <int kLanes, int kThreads, int V, bool kGlobal = false>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
-                                                 int nb) {
+                                                 int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
+                                                 int q = 0) {
     constexpr int W = kLanes * V, kWarps = kThreads / kWarp;
     const int t = threadIdx.x, lane = t % kLanes;
 #pragma unroll
@@ -116,42 +148,70 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
         st.bm[t] = cm;
         st.bs[t] = cs;
+        if constexpr (kGlobal) __stcg(&ga->slots[(g * nb + q) * W + t], make_float2(cm, cs));
     }
-    cluster_sync();
+    if constexpr (kGlobal) {
+        __syncthreads();
+        if (t == 0) {
+            __threadfence();  // the block's pairs (ordered before by the barrier) before its count
+            atomicAdd(&ga->counters[1 + g], 1u);
+            const unsigned long long t0 = globaltimer_ns();
+            while (ld_acquire_u32(&ga->counters[1 + g]) < (unsigned)nb) {
+                __nanosleep(100);
+                // 10 s: a sibling that never ran (cannot happen with the launcher's residency check); a trap
+                // fails the launch where a hang would stop the process
+                if (globaltimer_ns() - t0 > 10000000000ull) __trap();
+            }
+        }
+        __syncthreads();
+    } else {
+        cluster_sync();
+    }
     // The blocks' pairs, read through distributed shared memory by every thread at once: G groups of W
     // threads (one column each), group g reading ranks g, g + G, ... with all its loads issued before the
     // first merge (session 8: one thread a column reading the 16 ranks in turn waited out 32 DSMEM round
     // trips in a row), then the groups merged through shared memory.
     constexpr int G = kThreads / W < kWarps ? kThreads / W : kWarps;  // st.wm holds kWarps rows
-    constexpr int R = (16 + G - 1) / G;  // ranks a group reads (clusters of at most 16 blocks)
+    constexpr int R = (16 + G - 1) / G;  // ranks a group reads (clusters, and kGlobal strips, of at most 16 blocks)
     static_assert(G >= 1, "a group of W threads per column set");
     if (t < G * W) {
-        const int c = t % W, g = t / W;
+        const int c = t % W, gi = t / W;
         float rm[R], rs[R];
 #pragma unroll
         for (int i = 0; i < R; ++i) rm[i] = -INFINITY, rs[i] = 0.f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+        if constexpr (kGlobal) {
 #pragma unroll
-        for (int i = 0; i < R; ++i) {
-            const int r = g + i * G;
-            if (r < nb) {
-                rm[i] = *cluster.map_shared_rank(&st.bm[c], r);
-                rs[i] = *cluster.map_shared_rank(&st.bs[c], r);
+            for (int i = 0; i < R; ++i) {
+                const int r = gi + i * G;
+                if (r < nb) {
+                    const float2 v = __ldcg(&ga->slots[(g * nb + r) * W + c]);
+                    rm[i] = v.x, rs[i] = v.y;
+                }
             }
-        }
+        } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+            cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int r = gi + i * G;
+                if (r < nb) {
+                    rm[i] = *cluster.map_shared_rank(&st.bm[c], r);
+                    rs[i] = *cluster.map_shared_rank(&st.bs[c], r);
+                }
+            }
 #endif
+        }
         float cm = -INFINITY, cs = 0.f;
 #pragma unroll
         for (int i = 0; i < R; ++i) maxsum_merge(cm, cs, rm[i], rs[i]);
-        st.wm[g][c] = cm;  // the per-warp partials were consumed before the cluster barrier
-        st.ws[g][c] = cs;
+        st.wm[gi][c] = cm;  // the per-warp partials were consumed before the cluster barrier
+        st.ws[gi][c] = cs;
     }
     __syncthreads();
     if (t < W) {
         float cm = -INFINITY, cs = 0.f;
 #pragma unroll
-        for (int g = 0; g < G; ++g) maxsum_merge(cm, cs, st.wm[g][t], st.ws[g][t]);
+        for (int k = 0; k < G; ++k) maxsum_merge(cm, cs, st.wm[k][t], st.ws[k][t]);
         st.gm[t] = cm;
         st.gi[t] = 1.f / cs;
         st.gs[t] = cs;
@@ -324,7 +384,10 @@ __device__ __forceinline__ void cluster_wait() {
 // thread 0's loads have landed, before the exchange, after it, after its writes and at exit to
 // stamps[8 * b + 0..5], its SM to stamps[8 * b + 6] and its cluster's size to stamps[8 * b + 7]. Session 8 tried an admission gate here (at most
 // `window` blocks loading at a time, in ticket order, 7df3a52): no better (tune-s8-2/3-*.log).
-// kPair (tune only, scripts/tune/softmax_pair.cuh): two clusters cover a strip's axis, clusters 2c and 2c + 1,
+// kX (a ColsExchange): kXGroup launches without clusters (launch_cols_group): each block takes a ticket at
+// its start and the ticket names its strip and rank, so that a block waits only for blocks that are running
+// or will be (see launch_cols_group), and the strip's blocks exchange through the workspace.
+// kXPair (tune only, scripts/tune/softmax_pair.cuh): two clusters cover a strip's axis, clusters 2c and 2c + 1,
 // and exchange their merged (max, sum) through global memory: pair_slots[cluster][W], then pair_flags[cluster]
 // = epoch (a value no earlier launch on these buffers used).
 struct ColsProbe {
@@ -333,11 +396,6 @@ struct ColsProbe {
     unsigned *pair_flags = nullptr;
     unsigned epoch = 0;
 };
-__device__ __forceinline__ unsigned long long globaltimer_ns() {
-    unsigned long long now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    return now;
-}
 __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
     if (p.stamps != nullptr && threadIdx.x == 0) {
         p.stamps[8 * (size_t)blockIdx.x + i] = globaltimer_ns();
@@ -351,7 +409,7 @@ __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
 }
 
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
-          bool kPair = false>
+          int kX = kXCluster>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
 softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsProbe probe) {
     constexpr int V = Pack<T>::N;
@@ -362,8 +420,21 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     __shared__ ColsStats<W, kWarps> st;
     extern __shared__ uint4 held[];  // [kSmemRows][kThreads]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
-    const int nb = cluster_blocks(), q = cluster_rank();
-    const int64_t cid = (int64_t)blockIdx.x / nb;
+    constexpr bool kPair = kX == kXPair, kGroup = kX == kXGroup;
+    int nb, q;
+    int64_t cid;
+    if constexpr (kGroup) {
+        // tickets in chunks of a.chunk strips: within a chunk, rank-major (the chunk's strips side by side
+        // for each rank's band of rows); a.chunk 1: one strip's blocks after another
+        __shared__ unsigned ticket;
+        if (t == 0) ticket = atomicAdd(&a.counters[0], 1u);
+        __syncthreads();
+        const int64_t tk = ticket, first = tk / (a.chunk * a.nb) * a.chunk;
+        const int64_t here = a.groups - first < a.chunk ? a.groups - first : a.chunk, j = tk - first * a.nb;
+        nb = (int)a.nb, q = (int)(j / here), cid = first + j % here;
+    } else {
+        nb = cluster_blocks(), q = cluster_rank(), cid = (int64_t)blockIdx.x / nb;
+    }
     const int64_t sc = kPair ? cid / 2 : cid;  // kPair: clusters 2c, 2c + 1 share a strip
     const int64_t strip = sc % a.strips, o = sc / a.strips;
     int64_t off[2];
@@ -440,8 +511,8 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
-    cols_merge_stats<kLanes, kThreads>(m, s, st, nb);
-    cluster_arrive();  // done with the other blocks' st.bm / st.bs
+    cols_merge_stats<kLanes, kThreads, V, kGroup>(m, s, st, nb, &a, cid, q);
+    if constexpr (!kGroup) cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
     if constexpr (kPair) {
         // the cluster's rank 0 publishes its (max, sum); every block waits for the partner cluster's and merges
@@ -505,7 +576,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         emit(held[k * kThreads + t], kRegRows + k);
     }
     probe_stamp(probe, 4);
-    cluster_wait();  // st.bm / st.bs stay alive until every block of the cluster has read them
+    if constexpr (!kGroup) cluster_wait();  // st.bm / st.bs stay alive until every block of the cluster has read them
     probe_stamp(probe, 5);
 }
 
@@ -637,6 +708,87 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     static int allowed16[kAttrDevices], allowed[kAttrDevices];
     return launch_cols_clusters(kernel, allowed16, allowed, clusters * nb, kThreads, nb,
                                 (size_t)kSmemRows * kThreads * 16, stream, out, x, a, probe);
+}
+
+// ---- strips without clusters (session 10) --------------------------------------------------------------
+// A cluster of 16 blocks needs 16 free slots in one GPC at once: on the H200 ~209 of 264 slots stay
+// resident (session 8's timeline), and that residency held the 16384-row axis near 70% of cudaMemcpy.
+// launch_cols_group launches the same on-chip kernel without clusters (kXGroup): every slot refills as soon
+// as a block exits, and a strip's nb blocks exchange their (max, sum) pairs through the workspace.
+// Waiting is safe by construction: a block's ticket (an atomic taken at its start) fixes its strip and
+// rank, so every ticket below the highest taken belongs to a running or finished block; the blocks of a
+// fully ticketed chunk all reach the exchange and exit; only the chunk being ticketed can wait on blocks not
+// yet started, at most chunk x nb - 1 of them, and the launcher keeps chunk x nb within half the device's
+// resident blocks, so a slot always frees for the next ticket.
+// The workspace: the counters (zeroed by the launch, stream-ordered), then the slots.
+inline size_t cols_group_counter_bytes(int64_t groups) { return ((size_t)(1 + groups) * 4 + 255) / 256 * 256; }
+inline size_t cols_group_workspace(int64_t groups, int64_t nb, int64_t cols) {
+    return cols_group_counter_bytes(groups) + (size_t)groups * (size_t)nb * (size_t)cols * sizeof(float2);
+}
+// Blocks a strip (at most 16), the strips, and the workspace launch_cols_group needs for them (0: the shape
+// does not qualify); the same arithmetic as the launcher, for descriptor creation.
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows>
+size_t cols_group_workspace_for(int64_t L, int64_t inner, int64_t outer) {
+    constexpr int V = Pack<T>::N, W = kLanes * V;
+    constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
+    if (inner % V != 0 || L < 1 || inner < 1 || outer < 1) return 0;
+    const int64_t nb = (L + kCap - 1) / kCap, strips = (inner + W - 1) / W;
+    if (nb > 16 || outer > 0x7fffffff / strips || outer * strips > 0x7fffffff / nb) return 0;
+    return cols_group_workspace(outer * strips, nb, W);
+}
+
+// Launches softmax_cols_onchip_kernel<..., kXGroup>: segments of at most RL * (kRegRows + kSmemRows) rows,
+// nb = ceil(L / that) <= 16 blocks a strip, tickets in chunks of `chunk` strips (fewer where the device holds
+// too few blocks). False (nothing launched, no error pending; cols_cluster_refusal() says why) where the
+// build, the shape, the workspace or the device's residency does not allow it.
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kStoreExp = true>
+bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer, void *ws,
+                       size_t ws_size, int64_t chunk = 1, ColsProbe probe = {}) {
+    constexpr int V = Pack<T>::N, W = kLanes * V;
+    constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
+    const char *&why = cols_cluster_refusal();
+    why = "shape";
+    if (a.inner % V != 0 || a.L < 1 || chunk < 1) return false;
+    const int64_t nb = (a.L + kCap - 1) / kCap;
+    if (nb > 16) return false;
+    a.seg = (a.L + nb - 1) / nb;
+    a.seg = (a.seg + RL - 1) / RL * RL;  // <= kCap: kCap is a multiple of RL
+    a.strips = (a.inner + W - 1) / W;
+    a.stash = 0;
+    if (outer > 0x7fffffff / a.strips || outer * a.strips > 0x7fffffff / nb) return false;
+    a.groups = outer * a.strips, a.nb = nb;
+    why = "workspace too small";
+    if (ws == nullptr || ws_size < cols_group_workspace(a.groups, nb, W)) return false;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, kStoreExp, kXGroup>;
+    static int built = 0;
+    why = "not built for sm_90";
+    if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
+    const size_t dyn = (size_t)kSmemRows * kThreads * 16;
+    static int allowed[kAttrDevices];
+    cudaError_t err = cudaSuccess;
+    if (dyn > 48 * 1024)
+        err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed);
+    int per_sm = 0;
+    if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, dyn);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        why = cudaGetErrorString(err);
+        return false;
+    }
+    const int64_t resident = (int64_t)per_sm * device_limits().sm_count;
+    why = "too few resident blocks";
+    if (2 * nb > resident) return false;
+    while (chunk > 1 && 2 * chunk * nb > resident) chunk /= 2;
+    a.chunk = chunk;
+    a.counters = static_cast<unsigned *>(ws);
+    a.slots = reinterpret_cast<float2 *>(static_cast<char *>(ws) + cols_group_counter_bytes(a.groups));
+    err = cudaMemsetAsync(ws, 0, (size_t)(1 + a.groups) * sizeof(unsigned), stream);
+    if (err == cudaSuccess) {
+        kernel<<<(unsigned)(a.groups * nb), kThreads, dyn, stream>>>(out, x, a, probe);
+        err = cudaGetLastError();
+    }
+    why = err == cudaSuccess ? "" : cudaGetErrorString(err);
+    return err == cudaSuccess;
 }
 
 }  // namespace oprt_nv

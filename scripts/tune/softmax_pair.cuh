@@ -31,7 +31,7 @@ bool launch_cols_onchip_pair(cudaStream_t stream, T *out, const T *x, ColsCluste
     a.strips = (a.inner + W - 1) / W;
     a.stash = 0;
     extra.pair_slots = slots, extra.pair_flags = flags, extra.epoch = epoch;
-    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, kStoreExp, true>;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, kStoreExp, kXPair>;
     static int allowed16[kAttrDevices], allowed[kAttrDevices];
     return launch_cols_clusters(kernel, allowed16, allowed, 2 * a.strips * nb, kThreads, nb,
                                 (size_t)kSmemRows * kThreads * 16, stream, out, x, a, extra);

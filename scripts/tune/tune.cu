@@ -1965,6 +1965,56 @@ int main(int argc, char **argv) {
                 run_group("softmax f32 4096x4096 axis 0 onchip fuller smem", 2.0 * 4096 * 4096 * 4, peak, f4k, O,
                           4096 * 4096, 1e-6, filter);
             }
+            // session 10: the on-chip kernel without clusters (launch_cols_group, kXGroup): every block slot
+            // refills as soon as a block exits; a strip's blocks exchange through a workspace. CH: strips a
+            // ticket chunk (1: a strip's blocks one after another; more: the chunk's strips side by side)
+            static void *group_ws = nullptr;
+            const size_t group_ws_bytes = (size_t)64 << 20;
+            if (!group_ws) CK(cudaMalloc(&group_ws, group_ws_bytes));
+#define GR(TY, OUTP, INP, L, INNER, RR, SR, CH)                                                              \
+    Variant {                                                                                               \
+        "group reg" #RR " smem" #SR " chunk" #CH, [=] {                                                      \
+            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_nv::launch_cols_group<TY, 8, 256, RR, SR, true>(nullptr, OUTP, INP, ca, 1, group_ws,   \
+                                                                      group_ws_bytes, CH)) {                \
+                static bool said = false;                                                                   \
+                if (!said) printf("  refused: group reg%d smem%d chunk%d: %s\n", RR, SR, CH,                 \
+                                  oprt_nv::cols_cluster_refusal());                                         \
+                said = true;                                                                                \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+            {
+                const int64_t N = n / 16384, NH = nh / 16384;
+                std::vector<Variant> g32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
+                                            GR(float, O, A, 16384, N, 16, 16, 1), GR(float, O, A, 16384, N, 16, 16, 2),
+                                            GR(float, O, A, 16384, N, 16, 16, 4), GR(float, O, A, 16384, N, 16, 16, 8),
+                                            GR(float, O, A, 16384, N, 16, 27, 1), GR(float, O, A, 16384, N, 16, 27, 4),
+                                            GR(float, O, A, 16384, N, 16, 24, 2)};
+                run_group("softmax f32 16384x8192 axis 0 onchip group", 2.0 * n * 4, peak, g32, O, n, 1e-6, filter);
+                std::vector<Variant> g16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
+                                            GR(__half, HO, H, 16384, NH, 12, 20, 1), GR(__half, HO, H, 16384, NH, 12, 20, 2),
+                                            GR(__half, HO, H, 16384, NH, 12, 20, 4), GR(__half, HO, H, 16384, NH, 12, 27, 1),
+                                            GR(__half, HO, H, 16384, NH, 12, 27, 4), GR(__half, HO, H, 16384, NH, 16, 27, 2)};
+                run_group("softmax f16 16384x8192 axis 0 onchip group", 2.0 * nh * 2, peak, g16, O, nh, 4e-3, filter,
+                          true, true);
+                std::vector<Variant> g4 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
+                                           GR(float, O, A, 4096, n / 4096, 16, 16, 1),
+                                           GR(float, O, A, 4096, n / 4096, 16, 16, 4),
+                                           GR(float, O, A, 4096, n / 4096, 16, 16, 16)};
+                run_group("softmax f32 4096x32768 axis 0 onchip group", 2.0 * n * 4, peak, g4, O, n, 1e-6, filter);
+                std::vector<Variant> gd = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, 4096}), 0),
+                                           GR(float, O, A, 4096, 4096, 16, 16, 1), GR(float, O, A, 4096, 4096, 16, 16, 4),
+                                           GR(float, O, A, 4096, 4096, 16, 16, 16)};
+                run_group("softmax f32 4096x4096 axis 0 onchip group", 2.0 * 4096 * 4096 * 4, peak, gd, O, 4096 * 4096,
+                          1e-6, filter);
+                std::vector<Variant> gdh = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
+                                            GR(__half, HO, H, 4096, 4096, 12, 20, 1),
+                                            GR(__half, HO, H, 4096, 4096, 12, 20, 4)};
+                run_group("softmax f16 4096x4096 axis 0 onchip group", 2.0 * 4096 * 4096 * 2, peak, gdh, O, 4096 * 4096,
+                          4e-3, filter, true, true);
+            }
+#undef GR
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
                                         OC(float, O, A, 4096, n / 4096, 8, 256, 16, 16, false, false),
