@@ -30,19 +30,18 @@ struct ColsClusterArgs {
     // last (the likeliest to have left L2 by then), come back from shared memory instead (session 6)
     int64_t stash;
     // kXGroup (softmax_cols_onchip_kernel without clusters, session 10): blocks a strip (nb), strips a
-    // chunk of the ticket order (chunk), strips in all (groups = outer x strips), and the workspace:
-    // counters[0] the ticket, counters[1 + g] strip g's arrivals (zeroed before each launch), slots[g][rank][W]
-    // each block's (max, sum) per column
+    // chunk of the ticket order (chunk), strips in all (groups = outer x strips), and the workspace (all
+    // ones before each launch): the ticket counter, and slots[g][rank][W], each block's (max, sum) per column
     int64_t nb = 0, chunk = 1, groups = 0;
-    unsigned *counters = nullptr;
-    float2 *slots = nullptr;
+    unsigned *ticket = nullptr;
+    unsigned long long *slots = nullptr;
 };
 
 // How the blocks covering one strip's axis exchange their (max, sum) pairs (softmax_cols_onchip_kernel):
 enum ColsExchange : int {
     kXCluster = 0,  // a thread-block cluster of up to 16 blocks, through distributed shared memory
     kXPair = 1,     // tune only (scripts/tune/softmax_pair.cuh): two clusters, through global memory
-    kXGroup = 2,    // no cluster: nb blocks of consecutive tickets, through the workspace (session 10)
+    kXGroup = 2,    // no cluster: a strip's nb blocks (by ticket) through the workspace (session 10)
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -99,28 +98,42 @@ template <int W, int kWarps> struct ColsStats {
     float gm[W], gi[W], gs[W];
 };
 
-// Merges each thread's (max, sum of exp(x - max)) per column (lane's V columns) over the row lanes of a warp,
-// the warps of the block, then the cluster's blocks through distributed shared memory: st.gm / st.gi / st.gs
-// hold the column's max, 1 / sum and sum on return, for the caller to read after a block barrier. One
-// cluster barrier; st.bm / st.bs must stay alive until every block of the cluster has read them (a cluster
-// barrier, or its arrive + wait, before the block exits).
-// kGlobal (kXGroup): the blocks are not a cluster; block q of strip g publishes its pairs to ga.slots[g][q], counts
-// itself in ga.counters[1 + g] and waits for the strip's nb blocks there (each is running or done: see
-// launch_cols_group), then reads the pairs back from global memory; the cluster barrier is not used.
-__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned *p) {
-    unsigned v;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-#else
-    v = *(const volatile unsigned *)p;
-#endif
-    return v;
-}
 __device__ __forceinline__ unsigned long long globaltimer_ns() {
     unsigned long long now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     return now;
 }
+__device__ __forceinline__ void st_relaxed_u64(unsigned long long *p, unsigned long long v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+    *(volatile unsigned long long *)p = v;
+#endif
+}
+__device__ __forceinline__ unsigned long long ld_relaxed_u64(const unsigned long long *p) {
+    unsigned long long v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+#else
+    v = *(const volatile unsigned long long *)p;
+#endif
+    return v;
+}
+// kXGroup's slots: a (max, sum) pair as one 64-bit word, written once; all ones (the workspace's fill
+// before the launch) is "not yet" and is never written (it would be two NaNs; another NaN pair stands in)
+constexpr unsigned long long kSlotEmpty = ~0ull;
+__device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
+    const unsigned long long v = (unsigned long long)__float_as_uint(s) << 32 | __float_as_uint(m);
+    return v == kSlotEmpty ? 0x7fffffff7fffffffull : v;
+}
+// Merges each thread's (max, sum of exp(x - max)) per column (lane's V columns) over the row lanes of a warp,
+// the warps of the block, then the cluster's blocks through distributed shared memory: st.gm / st.gi / st.gs
+// hold the column's max, 1 / sum and sum on return, for the caller to read after a block barrier. One
+// cluster barrier; st.bm / st.bs must stay alive until every block of the cluster has read them (a cluster
+// barrier, or its arrive + wait, before the block exits).
+// kGlobal (kXGroup): the blocks are not a cluster; block q of strip g publishes each column's pair to
+// ga->slots[g][q][column] and reads the strip's nb pairs from there, waiting on each until it is written
+// (its writer is running or will run: see launch_cols_group). No cluster barrier.
 template <int kLanes, int kThreads, int V, bool kGlobal = false>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
@@ -148,25 +161,10 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
         st.bm[t] = cm;
         st.bs[t] = cs;
-        if constexpr (kGlobal) __stcg(&ga->slots[(g * nb + q) * W + t], make_float2(cm, cs));
+        if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + t, pack_pair(cm, cs));
     }
-    if constexpr (kGlobal) {
-        __syncthreads();
-        if (t == 0) {
-            __threadfence();  // the block's pairs (ordered before by the barrier) before its count
-            atomicAdd(&ga->counters[1 + g], 1u);
-            const unsigned long long t0 = globaltimer_ns();
-            while (ld_acquire_u32(&ga->counters[1 + g]) < (unsigned)nb) {
-                __nanosleep(100);
-                // 10 s: a sibling that never ran (cannot happen with the launcher's residency check); a trap
-                // fails the launch where a hang would stop the process
-                if (globaltimer_ns() - t0 > 10000000000ull) __trap();
-            }
-        }
-        __syncthreads();
-    } else {
-        cluster_sync();
-    }
+    if constexpr (kGlobal) __syncthreads();  // st.wm is read above before the groups below overwrite it
+    else cluster_sync();
     // The blocks' pairs, read through distributed shared memory by every thread at once: G groups of W
     // threads (one column each), group g reading ranks g, g + G, ... with all its loads issued before the
     // first merge (session 8: one thread a column reading the 16 ranks in turn waited out 32 DSMEM round
@@ -180,13 +178,23 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
 #pragma unroll
         for (int i = 0; i < R; ++i) rm[i] = -INFINITY, rs[i] = 0.f;
         if constexpr (kGlobal) {
+            const unsigned long long *sl = ga->slots + g * nb * W + c;
+            unsigned long long v[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) v[i] = gi + i * G < nb ? ld_relaxed_u64(sl + (gi + i * G) * W) : 0ull;
+            const unsigned long long t0 = globaltimer_ns();
 #pragma unroll
             for (int i = 0; i < R; ++i) {
                 const int r = gi + i * G;
-                if (r < nb) {
-                    const float2 v = __ldcg(&ga->slots[(g * nb + r) * W + c]);
-                    rm[i] = v.x, rs[i] = v.y;
+                if (r >= nb) continue;
+                while (v[i] == kSlotEmpty) {
+                    __nanosleep(32);
+                    v[i] = ld_relaxed_u64(sl + r * W);
+                    // 10 s: a writer that never ran (the launcher's residency check rules it out); a trap fails
+                    // the launch where a hang would stop the process
+                    if (globaltimer_ns() - t0 > 10000000000ull) __trap();
                 }
+                rm[i] = __uint_as_float((unsigned)v[i]), rs[i] = __uint_as_float((unsigned)(v[i] >> 32));
             }
         } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -427,7 +435,8 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         // tickets in chunks of a.chunk strips: within a chunk, rank-major (the chunk's strips side by side
         // for each rank's band of rows); a.chunk 1: one strip's blocks after another
         __shared__ unsigned ticket;
-        if (t == 0) ticket = atomicAdd(&a.counters[0], 1u);
+        // the counter starts all ones: the first ticket is 0xffffffff + 1
+        if (t == 0) ticket = atomicAdd(a.ticket, 1u) + 1u;
         __syncthreads();
         const int64_t tk = ticket, first = tk / (a.chunk * a.nb) * a.chunk;
         const int64_t here = a.groups - first < a.chunk ? a.groups - first : a.chunk, j = tk - first * a.nb;
@@ -720,10 +729,11 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
 // fully ticketed chunk all reach the exchange and exit; only the chunk being ticketed can wait on blocks not
 // yet started, at most chunk x nb - 1 of them, and the launcher keeps chunk x nb within half the device's
 // resident blocks, so a slot always frees for the next ticket.
-// The workspace: the counters (zeroed by the launch, stream-ordered), then the slots.
-inline size_t cols_group_counter_bytes(int64_t groups) { return ((size_t)(1 + groups) * 4 + 255) / 256 * 256; }
+// The workspace, filled with ones by the launch (stream-ordered, before the kernel): the ticket counter (256
+// bytes), then the slots, a 64-bit (max, sum) word a block and column.
+constexpr size_t kGroupTicketBytes = 256;
 inline size_t cols_group_workspace(int64_t groups, int64_t nb, int64_t cols) {
-    return cols_group_counter_bytes(groups) + (size_t)groups * (size_t)nb * (size_t)cols * sizeof(float2);
+    return kGroupTicketBytes + (size_t)groups * (size_t)nb * (size_t)cols * sizeof(unsigned long long);
 }
 // Blocks a strip (at most 16), the strips, and the workspace launch_cols_group needs for them (0: the shape
 // does not qualify); the same arithmetic as the launcher, for descriptor creation.
@@ -780,9 +790,9 @@ bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
     if (2 * nb > resident) return false;
     while (chunk > 1 && 2 * chunk * nb > resident) chunk /= 2;
     a.chunk = chunk;
-    a.counters = static_cast<unsigned *>(ws);
-    a.slots = reinterpret_cast<float2 *>(static_cast<char *>(ws) + cols_group_counter_bytes(a.groups));
-    err = cudaMemsetAsync(ws, 0, (size_t)(1 + a.groups) * sizeof(unsigned), stream);
+    a.ticket = static_cast<unsigned *>(ws);
+    a.slots = reinterpret_cast<unsigned long long *>(static_cast<char *>(ws) + kGroupTicketBytes);
+    err = cudaMemsetAsync(ws, 0xff, cols_group_workspace(a.groups, nb, W), stream);
     if (err == cudaSuccess) {
         kernel<<<(unsigned)(a.groups * nb), kThreads, dyn, stream>>>(out, x, a, probe);
         err = cudaGetLastError();

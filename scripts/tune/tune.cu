@@ -1986,31 +1986,29 @@ int main(int argc, char **argv) {
     }
             {
                 const int64_t N = n / 16384, NH = nh / 16384;
+                // session 10: call 1 (tune-s10-1-group.log) exchanged through a per-strip arrival counter (74.0%
+                // f32, chunks 4 and 8 69.8 / 65.8%, 24-27 rows in shared memory 67.2-67.7%; f16 62.5% against
+                // the library's 65.7%); call 2 (tune-s10-2-poll.log) timed the polled 64-bit slots kept here
+                // (75.3-76.3% f32 before a missing block barrier was found: those outputs were WRONG)
                 std::vector<Variant> g32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
                                             GR(float, O, A, 16384, N, 16, 16, 1), GR(float, O, A, 16384, N, 16, 16, 2),
-                                            GR(float, O, A, 16384, N, 16, 16, 4), GR(float, O, A, 16384, N, 16, 16, 8),
-                                            GR(float, O, A, 16384, N, 16, 27, 1), GR(float, O, A, 16384, N, 16, 27, 4),
-                                            GR(float, O, A, 16384, N, 16, 24, 2)};
+                                            GR(float, O, A, 16384, N, 12, 20, 1), GR(float, O, A, 16384, N, 8, 24, 1)};
                 run_group("softmax f32 16384x8192 axis 0 onchip group", 2.0 * n * 4, peak, g32, O, n, 1e-6, filter);
                 std::vector<Variant> g16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
-                                            GR(__half, HO, H, 16384, NH, 12, 20, 1), GR(__half, HO, H, 16384, NH, 12, 20, 2),
-                                            GR(__half, HO, H, 16384, NH, 12, 20, 4), GR(__half, HO, H, 16384, NH, 12, 27, 1),
-                                            GR(__half, HO, H, 16384, NH, 12, 27, 4), GR(__half, HO, H, 16384, NH, 16, 27, 2)};
+                                            GR(__half, HO, H, 16384, NH, 12, 20, 1),
+                                            GR(__half, HO, H, 16384, NH, 12, 20, 2), GR(__half, HO, H, 16384, NH, 8, 24, 1),
+                                            GR(__half, HO, H, 16384, NH, 16, 16, 1)};
                 run_group("softmax f16 16384x8192 axis 0 onchip group", 2.0 * nh * 2, peak, g16, O, nh, 4e-3, filter,
                           true, true);
                 std::vector<Variant> g4 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
-                                           GR(float, O, A, 4096, n / 4096, 16, 16, 1),
-                                           GR(float, O, A, 4096, n / 4096, 16, 16, 4),
-                                           GR(float, O, A, 4096, n / 4096, 16, 16, 16)};
+                                           GR(float, O, A, 4096, n / 4096, 16, 16, 1)};
                 run_group("softmax f32 4096x32768 axis 0 onchip group", 2.0 * n * 4, peak, g4, O, n, 1e-6, filter);
                 std::vector<Variant> gd = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, 4096}), 0),
-                                           GR(float, O, A, 4096, 4096, 16, 16, 1), GR(float, O, A, 4096, 4096, 16, 16, 4),
-                                           GR(float, O, A, 4096, 4096, 16, 16, 16)};
+                                           GR(float, O, A, 4096, 4096, 16, 16, 1)};
                 run_group("softmax f32 4096x4096 axis 0 onchip group", 2.0 * 4096 * 4096 * 4, peak, gd, O, 4096 * 4096,
                           1e-6, filter);
                 std::vector<Variant> gdh = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
-                                            GR(__half, HO, H, 4096, 4096, 12, 20, 1),
-                                            GR(__half, HO, H, 4096, 4096, 12, 20, 4)};
+                                            GR(__half, HO, H, 4096, 4096, 12, 20, 1)};
                 run_group("softmax f16 4096x4096 axis 0 onchip group", 2.0 * 4096 * 4096 * 2, peak, gdh, O, 4096 * 4096,
                           4e-3, filter, true, true);
             }
