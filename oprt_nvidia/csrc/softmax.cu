@@ -386,13 +386,28 @@ struct oprt_softmax_descriptor {
     int64_t x_off, o_off;
     RowsArgs rows;
     ColsArgs cols;
+    size_t workspace;  // bytes: the strip exchange of f32 columns over long axes (cols_group_workspace_f32)
 };
 
 namespace {
 
+// f32 columns over axes of more than 8 x 1024 rows: the on-chip kernel without clusters (launch_cols_group,
+// session 10). H200, 16384 x 8192 (tune-s10-3-poll.log, % of cudaMemcpy): 75.7-76.7% against 69.9% for the
+// clusters of 16; 4096-row axes (clusters of 4) no better (75.1 / 75.0%; 4096 x 4096 54.8 / 62.0%), 16-bit
+// no better (f16 16384 x 8192 62.7-64.3% / 64.5%): those keep their clusters. The workspace is sized from the
+// shape alone (0 where the kernel cannot take it); whether it runs also depends on the pointers.
+constexpr int kGroupLanes = 8, kGroupThreads = 256, kGroupRegRows = 16, kGroupSmemRows = 16, kGroupChunk = 2;
+constexpr int64_t kGroupMinRows = 8 * (kGroupThreads / kGroupLanes) * (kGroupRegRows + kGroupSmemRows);
+size_t cols_group_workspace_f32(const ColsArgs &c) {
+    if (c.L <= kGroupMinRows) return 0;
+    return cols_group_workspace_for<float, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows>(c.L, c.inner,
+                                                                                                       c.outer);
+}
+
 void plan_softmax(oprt_softmax_descriptor *d) {
     const oprt_axis_plan_t &p = d->plan;
     d->x_off = d->o_off = 0;
+    d->workspace = 0;
     if (p.numel_in == 0) {
         d->path = SoftmaxPath::kEmpty;
         return;
@@ -423,6 +438,7 @@ void plan_softmax(oprt_softmax_descriptor *d) {
         c.os = ax.os;
         c.tiles = ceil_div(c.inner, kColsX);
         d->path = SoftmaxPath::kCols;
+        if (p.dtype == OPRT_DTYPE_F32) d->workspace = cols_group_workspace_f32(c);
         return;
     }
     RowsArgs &r = d->rows;
@@ -591,7 +607,8 @@ template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, cons
 // 16384 x 8192 (tune-s4-3/4.log, % of cudaMemcpy), before the stash: f32 57.2%, f16 40.0%; the session-3
 // shape (4 packs, no hints) 44.3% / 33.6%; segments kept in shared memory (a mode since removed) 34% / 23%).
 // False where neither applies (the caller's old columns kernel runs).
-template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c) {
+template <typename T>
+bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c, void *ws, size_t ws_size) {
     constexpr int64_t V = Pack<T>::N, S = sizeof(T);
     bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&
                (c.os * S) % 16 == 0;
@@ -616,8 +633,17 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
     // 63.3% (61.7%); 16-bit 16384 x 8192 65.3-65.6% (59.1-59.4% before the exchange change).
     // OPRT_NVIDIA_SOFTMAX_COLS=stash skips it (read at each launch, so that tests reach the fallback on a GPU
     // where the on-chip kernel always launches).
+    // Session 10: f32 over more than 8192 rows without clusters (the descriptor sized the workspace for it);
+    // OPRT_NVIDIA_SOFTMAX_COLS=cluster skips it for the clustered on-chip kernel.
     const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");
-    if (!(force && strcmp(force, "stash") == 0)) {
+    const bool stash_only = force && strcmp(force, "stash") == 0;
+    if constexpr (V == 4) {
+        if (!stash_only && !(force && strcmp(force, "cluster") == 0) && ws_size > 0 &&
+            launch_cols_group<T, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows, true>(
+                stream, out, x, a, c.outer, ws, ws_size, kGroupChunk))
+            return true;
+    }
+    if (!stash_only) {
         if constexpr (V == 4) {
             if (launch_cols_onchip<T, 8, 256, 16, 16, false, true>(stream, out, x, a, c.outer)) return true;
         } else {
@@ -629,13 +655,14 @@ template <typename T> bool launch_cols_fast(cudaStream_t stream, T *out, const T
 }
 
 template <typename T>
-oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *out_, const void *x_, cudaStream_t stream) {
+oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t ws_size, void *out_, const void *x_,
+                             cudaStream_t stream) {
     T *out = static_cast<T *>(out_) + d.o_off;
     const T *x = static_cast<const T *>(x_) + d.x_off;
     constexpr int V = Pack<T>::N;
     if (d.path == SoftmaxPath::kCols) {
         const ColsArgs &c = d.cols;
-        if (launch_cols_fast<T>(stream, out, x, c)) return check_launch("softmax cols cluster kernel");
+        if (launch_cols_fast<T>(stream, out, x, c, ws, ws_size)) return check_launch("softmax cols cluster kernel");
         unsigned grid = grid_all(c.outer * c.tiles, 1);
         softmax_cols_kernel<T><<<grid, dim3(kColsX, kColsY), 0, stream>>>(out, x, c);
         return check_launch("softmax cols kernel");
@@ -695,20 +722,20 @@ oprt_status_t oprt_create_softmax_descriptor(oprt_softmax_descriptor_t *desc, co
 oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, size_t *size) {
     OPRT_CHECK_NOT_NULL(desc);
     OPRT_CHECK_NOT_NULL(size);
-    *size = 0;
+    *size = desc->workspace;
     return OPRT_STATUS_SUCCESS;
 }
 
 oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
                            const void *x, oprt_stream_t stream) {
-    (void)workspace;
-    (void)workspace_size;
     OPRT_CHECK_NOT_NULL(desc);
     if (desc->path == SoftmaxPath::kEmpty) return OPRT_STATUS_SUCCESS;
     if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "softmax: out is NULL");
     if (x == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "softmax: x is NULL");
+    OPRT_CHECK(check_workspace("softmax", desc->workspace, workspace, workspace_size));
     return dispatch_dtype(desc->plan.dtype, [&](auto tag) {
-        return launch_softmax<decltype(tag)>(*desc, out, x, (cudaStream_t)stream);
+        return launch_softmax<decltype(tag)>(*desc, desc->workspace ? workspace : nullptr, desc->workspace, out, x,
+                                             (cudaStream_t)stream);
     });
 }
 

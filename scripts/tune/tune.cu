@@ -926,7 +926,11 @@ static Variant lib_add(void *o, const void *a, const void *b, oprt_tensor_desc_t
 static Variant lib_softmax(void *o, const void *x, oprt_tensor_desc_t t, int32_t axis) {
     oprt_softmax_descriptor_t d;
     CKO(oprt_create_softmax_descriptor(&d, &t, &t, axis));
-    return Variant{"library: oprt_softmax", [=] { CKO(oprt_softmax(d, nullptr, 0, o, x, nullptr)); }};
+    size_t ws = 0;
+    CKO(oprt_get_softmax_workspace_size(d, &ws));
+    void *w = nullptr;
+    if (ws) CK(cudaMalloc(&w, ws));
+    return Variant{"library: oprt_softmax", [=] { CKO(oprt_softmax(d, w, ws, o, x, nullptr)); }};
 }
 static Variant lib_reduce(void *o, const void *x, oprt_tensor_desc_t tout, oprt_tensor_desc_t tx, int32_t axis) {
     oprt_reduce_sum_descriptor_t d;

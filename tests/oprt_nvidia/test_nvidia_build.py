@@ -144,3 +144,31 @@ def test_reduce_sum_wide_columns_plan(nvidia_ext, nvidia_raw, tdesc, shape, dtyp
     assert lib.oprt_get_reduce_sum_workspace_size(p[0], size) == 0
     lib.oprt_destroy_reduce_sum_descriptor(p[0])
     assert size[0] == splits * shape[1] * 4
+
+
+@pytest.mark.parametrize(
+    "shape, axis, dtype, size",
+    [
+        # f32 over more than 8192 rows: 256 bytes of ticket, then 8 bytes a block (1024 rows) and column, blocks
+        # a strip ceil(L / 1024), strips of 32 columns
+        ((16384, 16384), 0, 0, 256 + 16 * 16384 * 8),
+        ((9000, 200), 0, 0, 256 + 9 * 7 * 32 * 8),  # 9 blocks, a partial seventh strip
+        ((2, 9000, 72), 1, 0, 256 + 2 * 9 * 3 * 32 * 8),  # an outer dim
+        ((8192, 8192), 0, 0, 0),  # 8 blocks a strip: clusters, no workspace
+        ((16385, 64), 0, 0, 0),  # past 16 blocks: the old columns kernel
+        ((16384, 16384), 0, 1, 0),  # 16-bit keeps its clusters
+        ((16384, 16384), -1, 0, 0),  # rows
+        ((9000, 201), 0, 0, 0),  # inner not a whole number of 16-byte packs
+    ],
+    ids=["16384sq", "9000x200", "outer", "8192sq", "16385", "f16", "rows", "odd-inner"],
+)
+def test_softmax_group_cols_workspace(nvidia_ext, tdesc, shape, axis, dtype, size):
+    """Which softmax descriptors ask for the strip-exchange workspace (softmax.cu, cols_group_workspace_f32),
+    and its size: fails with the rule off (every size 0) or a changed slot layout."""
+    ffi, lib = nvidia_ext.ffi, nvidia_ext.lib
+    p = ffi.new("oprt_softmax_descriptor_t *")
+    assert lib.oprt_create_softmax_descriptor(p, tdesc(shape, dtype), tdesc(shape, dtype), axis) == 0
+    got = ffi.new("size_t *")
+    assert lib.oprt_get_softmax_workspace_size(p[0], got) == 0
+    lib.oprt_destroy_softmax_descriptor(p[0])
+    assert got[0] == size

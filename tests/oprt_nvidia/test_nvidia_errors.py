@@ -139,6 +139,22 @@ def test_workspace_too_small(nvidia_ext, tdesc):
     lib.oprt_destroy_reduce_sum_descriptor(p[0])
 
 
+def test_softmax_workspace_too_small(nvidia_ext, tdesc):
+    """f32 softmax over a long leading axis exchanges each strip's (max, sum) through a workspace (session 10)."""
+    ffi, lib = nvidia_ext.ffi, nvidia_ext.lib
+    st, p = create(nvidia_ext, "softmax", tdesc((9000, 200)), tdesc((9000, 200)), 0)
+    assert st == 0
+    size = ffi.new("size_t *")
+    assert lib.oprt_get_softmax_workspace_size(p[0], size) == 0
+    need = int(size[0])
+    assert need > 0
+    fake = ffi.cast("void *", FAKE)
+    expect(nvidia_ext, lib.oprt_softmax(p[0], fake, need - 1, fake, fake, ffi.NULL), "INSUFFICIENT_WORKSPACE",
+           "softmax", str(need))
+    expect(nvidia_ext, lib.oprt_softmax(p[0], ffi.NULL, need, fake, fake, ffi.NULL), "NULL_POINTER", "workspace")
+    lib.oprt_destroy_softmax_descriptor(p[0])
+
+
 def test_runtime_null_arguments(nvidia_ext):
     ffi, lib = nvidia_ext.ffi, nvidia_ext.lib
     expect(nvidia_ext, lib.oprt_get_library_info(ffi.NULL), "NULL_POINTER")

@@ -16,7 +16,10 @@
   dim): the on-chip kernel (segments of up to 1024 rows held in registers and shared memory, clusters of up
   to 16) and, with OPRT_NVIDIA_SOFTMAX_COLS=stash, the stash kernel it falls back to (2048-row segments,
   clusters of up to 8): axis lengths around the segments, partial strips, outer dims, extremes in one
-  segment, sliced and reversed views, and the cases the old columns kernel keeps;
+  segment, sliced and reversed views, and the cases the old columns kernel keeps; f32 axes of more than 8192
+  rows take the on-chip kernel without clusters (session 10: ticketed blocks exchanging through the
+  workspace; OPRT_NVIDIA_SOFTMAX_COLS=cluster keeps the clusters): 9 to 16 blocks a strip, partial strips,
+  outer dims, more blocks than the device holds at once, -inf and NaN in one block's segment;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
   pass), split columns (4-way finishing pass), wide columns in ~2 long 1-D blocks an SM.
 """
@@ -364,16 +367,62 @@ def test_softmax_stash_cols(nvidia_backend, rng, monkeypatch, shape, axis, dtype
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
 
 
-# the two columns kernels of an axis of up to 16384 rows: the on-chip kernel (the default) and the stash
+# the columns kernels of an axis of up to 16384 rows: the on-chip kernel (the default; without clusters for f32
+# over more than 8192 rows), the same with clusters only (OPRT_NVIDIA_SOFTMAX_COLS=cluster) and the stash
 # kernel it falls back to where its cluster does not launch (OPRT_NVIDIA_SOFTMAX_COLS=stash)
-COLS_KERNELS = ["onchip", "stash"]
+COLS_KERNELS = ["onchip", "cluster", "stash"]
 
 
 def _use_cols_kernel(monkeypatch, kernel):
-    if kernel == "stash":
-        monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_COLS", "stash")
+    if kernel in ("stash", "cluster"):
+        monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_COLS", kernel)
     else:
         monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_COLS", raising=False)
+
+
+# f32 axes of more than 8192 rows (session 10): strips of 32 columns, 9 to 16 blocks a strip that wait for
+# each other's (max, sum) in the workspace; a strip's blocks are consecutive tickets, in chunks of 2 strips
+GROUP_CASES = [
+    ((8193, 8), 0),  # 9 blocks of 928 rows, the last of 769
+    ((16384, 16), 0),  # 16 full blocks, half a strip
+    ((12345, 100), 0),  # 13 blocks, a partial fourth strip
+    ((2, 9000, 72), 1),  # an outer dim: 2 x 3 strips
+    ((9000, 3, 40), 0),  # inner dims that merge (120 columns)
+    ((8500, 4096), 0),  # 128 strips x 9 blocks: more blocks than the device holds at once
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cols_kernel", ["onchip", "cluster"])
+@pytest.mark.parametrize(
+    "shape, axis", GROUP_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
+)
+def test_softmax_group_cols(nvidia_backend, rng, monkeypatch, cols_kernel, shape, axis):
+    _use_cols_kernel(monkeypatch, cols_kernel)
+    x = rng.uniform(-8, 8, shape).astype(np.float32)
+    _check(nvidia_backend, "softmax", [x], {"axis": axis}, "f32")
+
+
+@pytest.mark.gpu
+def test_softmax_group_cols_views_and_repeats(nvidia_backend, rng):
+    """Sliced and reversed views over a long axis (the workspace is sized from the shape), and one prepared
+    launcher run three times on fresh data: the ticket and the slots start over at each launch."""
+    base = rng.uniform(-8, 8, (9001, 48)).astype(np.float32)
+    _check(nvidia_backend, "softmax", [base[:, :40]], {"axis": 0}, "f32")
+    _check(nvidia_backend, "softmax", [base[::-1, 8:]], {"axis": 0}, "f32")
+    shape = (10000, 64)
+    run = nvidia_backend.prepare(
+        "softmax", [nvidia_backend.to_device(np.zeros(shape, np.float32))],
+        nvidia_backend.to_device(np.zeros(shape, np.float32)), {"axis": 0})
+    assert run.workspace_size > 0
+    for _ in range(3):
+        xh = rng.uniform(-8, 8, shape).astype(np.float32)
+        out = nvidia_backend.to_device(np.full(shape, 7.0, np.float32))
+        run.run([nvidia_backend.to_device(xh)], out)
+        nvidia_backend.synchronize()
+        got = nvidia_backend.to_host(out)
+        result = SPECS["softmax"].check(got, [xh], "f32", SPECS["softmax"].validate_params({"axis": 0}))
+        assert result.ok, result.message
 
 
 @pytest.mark.gpu
@@ -434,6 +483,7 @@ NEG_INF_CASES = [
     ((100, 16), 0, np.s_[0, 0]),  # cluster columns: one thread's only row
     ((6000, 32), 0, np.s_[:2048, 5]),  # cluster columns: a whole segment of a column
     ((3000, 37), 0, np.s_[:10, 3]),  # the older columns kernel (inner not a multiple of a pack)
+    ((9000, 40), 0, np.s_[:1000, 3]),  # f32 without clusters: a whole block's segment of a column
 ]
 
 
@@ -455,12 +505,13 @@ NAN_CASES = [
     ((2, 65536), -1, np.s_[0, :32768], np.s_[0]),  # f32: the first two blocks of 16384; 16-bit: the first block
     ((2, 65536), -1, np.s_[1, 32768:], np.s_[1]),  # the last blocks, merged after finite ones
     ((6000, 32), 0, np.s_[:2048, 5], np.s_[:, 5]),  # cluster columns: a whole segment of a column
+    ((16384, 40), 0, np.s_[5000:6024, 5], np.s_[:, 5]),  # f32 without clusters: a block's whole segment
 ]
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-@pytest.mark.parametrize("shape, axis, where, nan_out", NAN_CASES, ids=["rows-first", "rows-last", "cols"])
+@pytest.mark.parametrize("shape, axis, where, nan_out", NAN_CASES, ids=["rows-first", "rows-last", "cols", "cols-long"])
 def test_softmax_nan_block_reaches_the_whole_row(nvidia_backend, rng, shape, axis, where, nan_out, dtype):
     x = rng.uniform(-8, 8, shape).astype(np.float32)
     x[where] = np.nan
