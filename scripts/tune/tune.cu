@@ -1767,16 +1767,34 @@ int main(int argc, char **argv) {
                 // session 8's shapes with the library's f32 kernel (16 rows a thread in registers, 16 in shared
                 // memory: 1024-row blocks), then (written after session 8's last call) 16384 rows with 27 rows in
                 // shared memory (1376-row blocks, clusters of 12: does the fuller shared memory raise residency?)
+                // session 10: the same without clusters (launch_cols_group, "group"), and f16 (12 rows a thread in
+                // registers, 20 in shared memory) with clusters and without
+                void *tws = nullptr;
+                const size_t tws_bytes = (size_t)16 << 20;
+                CK(cudaMalloc(&tws, tws_bytes));
                 for (const Shape &sh : {Shape{"16384x8192", 16384, n / 16384}, Shape{"4096x32768", 4096, n / 4096},
                                         Shape{"1000x134208", 1000, (n / 1000) / 64 * 64},
                                         Shape{"16384x8192 smem27", 16384, n / 16384},
+                                        Shape{"16384x8192 group", 16384, n / 16384},
+                                        Shape{"16384x8192 f16", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 group", 16384, n / 16384},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
+                    const bool group = strstr(sh.name, "group") != nullptr, f16 = strstr(sh.name, "f16") != nullptr;
                     // the paired shape (which may trap: see softmax_pair.cuh) only where the filter names "pairs",
                     // and then alone, so that it cannot take the other shapes' results with it
                     if (pairs != (filter != nullptr && strstr(filter, "pairs") != nullptr)) continue;
                     auto launch = [&](oprt_nv::ColsProbe pr) {
+                        if (f16 && group)
+                            return oprt_nv::launch_cols_group<__half, 8, 256, 12, 20, true>(nullptr, HO, H, ca, 1, tws,
+                                                                                             tws_bytes, 2, pr);
+                        if (f16)
+                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true>(nullptr, HO, H, ca,
+                                                                                                     1, pr);
+                        if (group)
+                            return oprt_nv::launch_cols_group<float, 8, 256, 16, 16, true>(nullptr, O, A, ca, 1, tws,
+                                                                                            tws_bytes, 2, pr);
                         if (pairs)
                             return oprt_nv::launch_cols_onchip_pair<float, 16, 16, true>(nullptr, O, A, ca, pair_slots,
                                                                                          pair_flags, ++pair_epoch, pr);
@@ -1806,9 +1824,9 @@ int main(int argc, char **argv) {
                         std::sort(v.begin(), v.end());
                         return v[(size_t)(q * (double)(v.size() - 1))];
                     };
-                    printf("\n## softmax f32 %s axis 0 onchip timeline (clusters of %d; %zu blocks, kernel %.1f us by the "
+                    printf("\n## softmax %s %s axis 0 onchip timeline (clusters of %d; %zu blocks, kernel %.1f us by the "
                            "stamps)\n  phase       mean us   p10    p50    p90\n",
-                           sh.name, nb, blocks, (double)(t1 - t0) / 1000.0);
+                           f16 ? "f16" : "f32", sh.name, nb, blocks, (double)(t1 - t0) / 1000.0);
                     for (int i = 0; i < 5; ++i) {
                         double sum = 0;
                         for (double v : d[i]) sum += v;
@@ -1846,6 +1864,7 @@ int main(int argc, char **argv) {
                     fflush(stdout);
                 }
                 CK(cudaFree(stp));
+                CK(cudaFree(tws));
                 // how many clusters of each size fit at once (cudaOccupancyMaxActiveClusters), for the library's
                 // kernel (64 KB of dynamic shared memory) and the 27-row one (108 KB): GPC arithmetic, measured
                 auto fit = [&](auto kernel, size_t dyn, const char *name) {
