@@ -1660,9 +1660,44 @@ int main(int argc, char **argv) {
             };
             // (session 7 also ran onchip_coop_kernel here, a persistent cooperative grid exchanging through
             // global memory: 58.8%, 75.1% without the exchange, tune-s7-5.log; removed after, code at 6a8619c)
+            // session 10: the same for the library's kernels (one exp an element), f32 and f16 (12 rows a thread in
+            // registers, 20 in shared memory): is 16-bit's gap to f32 in the exchange or in the blocks themselves?
+            auto diag_t = [&](auto tag, auto kern, int smem_rows, bool strip_order, void *outp, const void *inp,
+                              int64_t N) {
+                using TT = decltype(tag);
+                constexpr int64_t W = 8 * oprt_nv::Pack<TT>::N;
+                return Variant{std::string(strip_order ? "diag: no cluster, strip order" : "diag: no cluster, band order") +
+                                   " (library's kernel)",
+                               [=] {
+                    const int dyn = smem_rows * 256 * 16;
+                    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+                    oprt_nv::ColsClusterArgs ca{1024, strip_order ? W : N, N, N, 1, 1024, {}, 0};
+                    if (strip_order) {
+                        ca.outer.ndim = 2;
+                        ca.outer.ext[0] = N / W, ca.outer.ext[1] = 16;
+                        ca.outer.stride[0][0] = ca.outer.stride[1][0] = W;
+                        ca.outer.stride[0][1] = ca.outer.stride[1][1] = 1024 * N;
+                    } else {
+                        ca.strips = N / W;
+                        ca.outer.ndim = 1;
+                        ca.outer.ext[0] = 16;
+                        ca.outer.stride[0][0] = ca.outer.stride[1][0] = 1024 * N;
+                    }
+                    kern<<<(unsigned)(16 * (N / W)), 256, dyn>>>(static_cast<TT *>(outp), static_cast<const TT *>(inp), ca,
+                                                                oprt_nv::ColsProbe{});
+                }};
+            };
+            auto k32 = oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>;
+            auto k16 = oprt_nv::softmax_cols_onchip_kernel<__half, 8, 256, 12, 20, false, true>;
             std::vector<Variant> d32 = {OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, false), diag(true),
-                                        diag(false)};
+                                        diag(false), diag_t(float{}, k32, 16, true, O, A, n / 16384),
+                                        diag_t(float{}, k32, 16, false, O, A, n / 16384)};
             run_group("softmax f32 16384x8192 axis 0 onchip diagnostics", 2.0 * n * 4, peak, d32, O, n, 1e-6, filter);
+            std::vector<Variant> d16 = {OC(__half, HO, H, 16384, nh / 16384, 8, 256, 12, 20, false, true),
+                                        diag_t(__half{}, k16, 20, true, HO, H, nh / 16384),
+                                        diag_t(__half{}, k16, 20, false, HO, H, nh / 16384)};
+            run_group("softmax f16 16384x8192 axis 0 onchip diagnostics", 2.0 * nh * 2, peak, d16, O, nh, 4e-3, filter,
+                      true, true);
             // session 7, for session 8 (never run): persistent clusters whose next strip's loads overlap the
             // current strip's writes (softmax_persist.cuh); CL clusters (0: as many as fit; 1 << 30: one
             // cluster a strip, i.e. not persistent, the on-chip kernel's schedule)
