@@ -134,10 +134,12 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // kGlobal (kXGroup): the blocks are not a cluster; block q of strip g publishes each column's pair to
 // ga->slots[g][q][column] and reads the strip's nb pairs from there, waiting on each until it is written
 // (its writer is running or will run: see launch_cols_group). No cluster barrier.
+// barrier_stamp (tune's timelines; null in the library): thread 0 writes %globaltimer there once the block's own
+// warps have all reached the merge, i.e. between waiting for this block and waiting for the others.
 template <int kLanes, int kThreads, int V, bool kGlobal = false>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
-                                                 int q = 0) {
+                                                 int q = 0, unsigned long long *barrier_stamp = nullptr) {
     constexpr int W = kLanes * V, kWarps = kThreads / kWarp;
     const int t = threadIdx.x, lane = t % kLanes;
 #pragma unroll
@@ -156,6 +158,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         }
     }
     __syncthreads();
+    if (barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns();
     if (t < W) {
         float cm = -INFINITY, cs = 0.f;
         for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
@@ -400,6 +403,7 @@ __device__ __forceinline__ void cluster_wait() {
 // = epoch (a value no earlier launch on these buffers used).
 struct ColsProbe {
     unsigned long long *stamps = nullptr;
+    unsigned long long *barrier = nullptr;  // [block]: when the block's own warps reached the merge
     float2 *pair_slots = nullptr;
     unsigned *pair_flags = nullptr;
     unsigned epoch = 0;
@@ -520,7 +524,8 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
-    cols_merge_stats<kLanes, kThreads, V, kGroup>(m, s, st, nb, &a, cid, q);
+    cols_merge_stats<kLanes, kThreads, V, kGroup>(m, s, st, nb, &a, cid, q,
+                                                  probe.barrier ? probe.barrier + blockIdx.x : nullptr);
     if constexpr (!kGroup) cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
     if constexpr (kPair) {

@@ -1795,6 +1795,8 @@ int main(int argc, char **argv) {
                 unsigned long long *stp = nullptr;
                 const size_t nstp = 8 * 16 * 8192;
                 CK(cudaMalloc(&stp, nstp * sizeof(unsigned long long)));
+                unsigned long long *bar = nullptr;  // session 10: when each block's own warps reached the merge
+                CK(cudaMalloc(&bar, nstp / 8 * sizeof(unsigned long long)));
                 struct Shape {
                     const char *name;
                     int64_t L, N;
@@ -1838,7 +1840,10 @@ int main(int argc, char **argv) {
                     };
                     for (int w = 0; w < 3; ++w) launch({});  // warm
                     CK(cudaMemset(stp, 0, nstp * sizeof(unsigned long long)));
-                    if (!launch({stp})) {
+                    CK(cudaMemset(bar, 0, nstp / 8 * sizeof(unsigned long long)));
+                    oprt_nv::ColsProbe probe{};
+                    probe.stamps = stp, probe.barrier = bar;
+                    if (!launch(probe)) {
                         printf("  timeline %s: refused (%s)\n", sh.name, oprt_nv::cols_cluster_refusal());
                         continue;
                     }
@@ -1879,6 +1884,24 @@ int main(int argc, char **argv) {
                     }
                     printf("  per cluster: start spread p50 %.2f / p90 %.2f us; loads-landed spread p50 %.2f / p90 %.2f us\n",
                            pct(sp0, 0.5), pct(sp0, 0.9), pct(sp1, 0.5), pct(sp1, 0.9));
+                    {  // the exchange split at the block's own barrier (stamps 2 -> barrier -> 3)
+                        std::vector<unsigned long long> hb(blocks);
+                        CK(cudaMemcpy(hb.data(), bar, blocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+                        std::vector<double> own, rest;
+                        for (size_t b = 0; b < blocks; ++b)
+                            if (hb[b] >= h[8 * b + 2] && hb[b] <= h[8 * b + 3])
+                                own.push_back((double)(hb[b] - h[8 * b + 2]) / 1000.0),
+                                    rest.push_back((double)(h[8 * b + 3] - hb[b]) / 1000.0);
+                        if (!own.empty()) {
+                            double so = 0, sr = 0;
+                            for (double v : own) so += v;
+                            for (double v : rest) sr += v;
+                            printf("  exchange split (%zu blocks): own warps %.2f us (p50 %.2f, p90 %.2f), then the merge "
+                                   "and the other blocks %.2f us (p50 %.2f, p90 %.2f)\n",
+                                   own.size(), so / own.size(), pct(own, 0.5), pct(own, 0.9), sr / rest.size(),
+                                   pct(rest, 0.5), pct(rest, 0.9));
+                        }
+                    }
                     // blocks in each phase, sampled over the middle 80% of the kernel
                     const double span = (double)(t1 - t0);
                     double cnt[6] = {0};  // 5 phases + resident
@@ -1899,6 +1922,7 @@ int main(int argc, char **argv) {
                     fflush(stdout);
                 }
                 CK(cudaFree(stp));
+                CK(cudaFree(bar));
                 CK(cudaFree(tws));
                 // how many clusters of each size fit at once (cudaOccupancyMaxActiveClusters), for the library's
                 // kernel (64 KB of dynamic shared memory) and the 27-row one (108 KB): GPC arithmetic, measured
