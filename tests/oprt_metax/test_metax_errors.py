@@ -11,8 +11,20 @@ from gpu_helpers import check_device_index_out_of_range, reuse_tests
 
 MAPPING = {"nvidia_backend": "metax_backend", "nvidia_ext": "metax_ext", "nvidia_raw": "metax_raw"}
 
+# test_softmax_workspace_too_small: the metax sources do not have session 10's softmax columns without clusters,
+# so no metax softmax descriptor asks for a workspace (test_metax_softmax_needs_no_workspace below)
 globals().update(reuse_tests("oprt_nvidia/test_nvidia_errors.py", MAPPING,
-                             exclude=("test_python_device_index_out_of_range",)))
+                             exclude=("test_python_device_index_out_of_range", "test_softmax_workspace_too_small")))
+
+
+def test_metax_softmax_needs_no_workspace(metax_ext, tdesc):
+    ffi, lib = metax_ext.ffi, metax_ext.lib
+    p = ffi.new("oprt_softmax_descriptor_t *")
+    assert lib.oprt_create_softmax_descriptor(p, tdesc((9000, 200)), tdesc((9000, 200)), 0) == 0
+    size = ffi.new("size_t *")
+    assert lib.oprt_get_softmax_workspace_size(p[0], size) == 0
+    lib.oprt_destroy_softmax_descriptor(p[0])
+    assert size[0] == 0
 
 
 def test_python_device_index_out_of_range(metax_backend):
