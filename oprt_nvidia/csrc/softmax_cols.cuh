@@ -136,7 +136,43 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // (its writer is running or will run: see launch_cols_group). No cluster barrier.
 // barrier_stamp (tune's timelines; null in the library): thread 0 writes %globaltimer there once the block's own
 // warps have all reached the merge, i.e. between waiting for this block and waiting for the others.
-template <int kLanes, int kThreads, int V, bool kGlobal = false>
+// kMerge (session 10, written after the last device call, tune only so far): 0 the library's merges, one
+// thread a column folding the 8 warps' (and then the G groups') pairs in a dependent chain; 1 the same pairs
+// folded by shuffle trees (P lanes a column, log2(P) levels); 2 the trees with maxsum_merge_fast.
+__device__ __forceinline__ void maxsum_merge_fast(float &m, float &s, float m2, float s2) {
+    // maxsum_merge with __expf (ex2.approx): the scale of a part's sum errs by ~|m - max| * 2^-24 relatively,
+    // a part whose weight exp(m - max) is that much smaller; inside f32 softmax's 130 eps budget
+    const float mn = fmaxf(m, m2);
+    if (mn == -INFINITY) {
+        s += s2;
+        return;
+    }
+    s = (s == 0.f ? 0.f : s * __expf(m - mn)) + (s2 == 0.f ? 0.f : s2 * __expf(m2 - mn));
+    m = mn;
+}
+template <int kMerge> __device__ __forceinline__ void merge_pair(float &m, float &s, float m2, float s2) {
+    if constexpr (kMerge == 2) maxsum_merge_fast(m, s, m2, s2);
+    else maxsum_merge(m, s, m2, s2);
+}
+// Folds the P pairs per column st_m[0..P)[c], st_s[..] of W columns with a shuffle tree: thread t takes pair
+// t % P of column t / P (+ kThreads / P per further round); the lane holding pair 0 calls put(c, m, s).
+template <int kMerge, int kThreads, int P, int W, typename Put>
+__device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (*st_s)[W], Put put) {
+    static_assert(P >= 1 && (P & (P - 1)) == 0 && P <= kWarp, "a power of two up to a warp");
+    const int t = threadIdx.x, sub = t % P;
+#pragma unroll
+    for (int k = 0; k < (W * P + kThreads - 1) / kThreads; ++k) {
+        const int c = t / P + k * (kThreads / P);
+        float cm = c < W ? st_m[sub][c] : -INFINITY, cs = c < W ? st_s[sub][c] : 0.f;
+#pragma unroll
+        for (int d = 1; d < P; d *= 2) {
+            const float m2 = __shfl_xor_sync(kFullMask, cm, d), s2 = __shfl_xor_sync(kFullMask, cs, d);
+            merge_pair<kMerge>(cm, cs, m2, s2);
+        }
+        if (sub == 0 && c < W) put(c, cm, cs);
+    }
+}
+template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
                                                  int q = 0, unsigned long long *barrier_stamp = nullptr) {
@@ -147,7 +183,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
 #pragma unroll
         for (int e = 0; e < V; ++e) {
             const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
-            maxsum_merge(m[e], s[e], m2, s2);
+            merge_pair<kMerge>(m[e], s[e], m2, s2);
         }
     }
     if (t % kWarp < kLanes) {
@@ -159,12 +195,20 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     }
     __syncthreads();
     if (barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns();
-    if (t < W) {
-        float cm = -INFINITY, cs = 0.f;
-        for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
-        st.bm[t] = cm;
-        st.bs[t] = cs;
-        if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + t, pack_pair(cm, cs));
+    if constexpr (kMerge == 0) {
+        if (t < W) {
+            float cm = -INFINITY, cs = 0.f;
+            for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
+            st.bm[t] = cm;
+            st.bs[t] = cs;
+            if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + t, pack_pair(cm, cs));
+        }
+    } else {
+        fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, [&](int c, float cm, float cs) {
+            st.bm[c] = cm;
+            st.bs[c] = cs;
+            if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + c, pack_pair(cm, cs));
+        });
     }
     if constexpr (kGlobal) __syncthreads();  // st.wm is read above before the groups below overwrite it
     else cluster_sync();
@@ -214,18 +258,26 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         }
         float cm = -INFINITY, cs = 0.f;
 #pragma unroll
-        for (int i = 0; i < R; ++i) maxsum_merge(cm, cs, rm[i], rs[i]);
+        for (int i = 0; i < R; ++i) merge_pair<kMerge>(cm, cs, rm[i], rs[i]);
         st.wm[gi][c] = cm;  // the per-warp partials were consumed before the cluster barrier
         st.ws[gi][c] = cs;
     }
     __syncthreads();
-    if (t < W) {
-        float cm = -INFINITY, cs = 0.f;
+    if constexpr (kMerge == 0) {
+        if (t < W) {
+            float cm = -INFINITY, cs = 0.f;
 #pragma unroll
-        for (int k = 0; k < G; ++k) maxsum_merge(cm, cs, st.wm[k][t], st.ws[k][t]);
-        st.gm[t] = cm;
-        st.gi[t] = 1.f / cs;
-        st.gs[t] = cs;
+            for (int k = 0; k < G; ++k) maxsum_merge(cm, cs, st.wm[k][t], st.ws[k][t]);
+            st.gm[t] = cm;
+            st.gi[t] = 1.f / cs;
+            st.gs[t] = cs;
+        }
+    } else {
+        fold_pairs<kMerge, kThreads, G, W>(st.wm, st.ws, [&](int c, float cm, float cs) {
+            st.gm[c] = cm;
+            st.gi[c] = 1.f / cs;
+            st.gs[c] = cs;
+        });
     }
 }
 
@@ -421,7 +473,7 @@ __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
 }
 
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
-          int kX = kXCluster>
+          int kX = kXCluster, int kMerge = 0>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
 softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsProbe probe) {
     constexpr int V = Pack<T>::N;
@@ -524,7 +576,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
-    cols_merge_stats<kLanes, kThreads, V, kGroup>(m, s, st, nb, &a, cid, q,
+    cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge>(m, s, st, nb, &a, cid, q,
                                                   probe.barrier ? probe.barrier + blockIdx.x : nullptr);
     if constexpr (!kGroup) cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
@@ -699,7 +751,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
 // a cluster as cover the axis (at most 16: sizes above 8 are opted in). False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
-          bool kStoreExp = true>
+          bool kStoreExp = true, int kMerge = 0>
 bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                         ColsProbe probe = {}) {
     constexpr int V = Pack<T>::N;
@@ -715,7 +767,8 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     a.stash = 0;
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp>;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp, kXCluster,
+                                             kMerge>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
@@ -756,7 +809,7 @@ size_t cols_group_workspace_for(int64_t L, int64_t inner, int64_t outer) {
 // nb = ceil(L / that) <= 16 blocks a strip, tickets in chunks of `chunk` strips (fewer where the device holds
 // too few blocks). False (nothing launched, no error pending; cols_cluster_refusal() says why) where the
 // build, the shape, the workspace or the device's residency does not allow it.
-template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kStoreExp = true>
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kStoreExp = true, int kMerge = 0>
 bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer, void *ws,
                        size_t ws_size, int64_t chunk = 1, ColsProbe probe = {}) {
     constexpr int V = Pack<T>::N, W = kLanes * V;
@@ -774,7 +827,8 @@ bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
     a.groups = outer * a.strips, a.nb = nb;
     why = "workspace too small";
     if (ws == nullptr || ws_size < cols_group_workspace(a.groups, nb, W)) return false;
-    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, kStoreExp, kXGroup>;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, kStoreExp, kXGroup,
+                                             kMerge>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
