@@ -15,6 +15,8 @@
 // Session 7 added softmax_cols_onchip_kernel (below): axes of up to 16 x 1024 rows keep every segment on
 // chip (one read, one write; 68-70% f32, 59-62% 16-bit on the H200, held by the cluster barrier's wait);
 // the kernel above remains its fallback (longer axes take the old columns kernel in softmax.cu).
+// Session 10: f32 axes of 8193-16384 rows launch the on-chip kernel without clusters (launch_cols_group, at
+// the end): ticketed blocks exchange through a workspace, 76-77% of cudaMemcpy against ~70% in clusters of 16.
 // scripts/tune/tune.cu includes this header to time configurations.
 #pragma once
 
