@@ -197,20 +197,19 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     }
     __syncthreads();
     if (barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns();
+    auto put_block = [&](int c, float cm, float cs) {
+        st.bm[c] = cm;
+        st.bs[c] = cs;
+        if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + c, pack_pair(cm, cs));
+    };
     if constexpr (kMerge == 0) {
         if (t < W) {
             float cm = -INFINITY, cs = 0.f;
             for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
-            st.bm[t] = cm;
-            st.bs[t] = cs;
-            if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + t, pack_pair(cm, cs));
+            put_block(t, cm, cs);
         }
     } else {
-        fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, [&](int c, float cm, float cs) {
-            st.bm[c] = cm;
-            st.bs[c] = cs;
-            if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + c, pack_pair(cm, cs));
-        });
+        fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, put_block);
     }
     if constexpr (kGlobal) __syncthreads();  // st.wm is read above before the groups below overwrite it
     else cluster_sync();
@@ -265,21 +264,20 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         st.ws[gi][c] = cs;
     }
     __syncthreads();
+    auto put_column = [&](int c, float cm, float cs) {
+        st.gm[c] = cm;
+        st.gi[c] = 1.f / cs;
+        st.gs[c] = cs;
+    };
     if constexpr (kMerge == 0) {
         if (t < W) {
             float cm = -INFINITY, cs = 0.f;
 #pragma unroll
             for (int k = 0; k < G; ++k) maxsum_merge(cm, cs, st.wm[k][t], st.ws[k][t]);
-            st.gm[t] = cm;
-            st.gi[t] = 1.f / cs;
-            st.gs[t] = cs;
+            put_column(t, cm, cs);
         }
     } else {
-        fold_pairs<kMerge, kThreads, G, W>(st.wm, st.ws, [&](int c, float cm, float cs) {
-            st.gm[c] = cm;
-            st.gi[c] = 1.f / cs;
-            st.gs[c] = cs;
-        });
+        fold_pairs<kMerge, kThreads, G, W>(st.wm, st.ws, put_column);
     }
 }
 
@@ -818,17 +816,16 @@ bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
     const char *&why = cols_cluster_refusal();
     why = "shape";
-    if (a.inner % V != 0 || a.L < 1 || chunk < 1) return false;
-    const int64_t nb = (a.L + kCap - 1) / kCap;
-    if (nb > 16) return false;
+    const size_t need = cols_group_workspace_for<T, kLanes, kThreads, kRegRows, kSmemRows>(a.L, a.inner, outer);
+    if (need == 0 || chunk < 1) return false;
+    why = "workspace too small";
+    if (ws == nullptr || ws_size < need) return false;
+    const int64_t nb = (a.L + kCap - 1) / kCap;  // <= 16: cols_group_workspace_for checked
     a.seg = (a.L + nb - 1) / nb;
     a.seg = (a.seg + RL - 1) / RL * RL;  // <= kCap: kCap is a multiple of RL
     a.strips = (a.inner + W - 1) / W;
     a.stash = 0;
-    if (outer > 0x7fffffff / a.strips || outer * a.strips > 0x7fffffff / nb) return false;
     a.groups = outer * a.strips, a.nb = nb;
-    why = "workspace too small";
-    if (ws == nullptr || ws_size < cols_group_workspace(a.groups, nb, W)) return false;
     auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, kStoreExp, kXGroup,
                                              kMerge>;
     static int built = 0;
@@ -853,7 +850,7 @@ bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
     a.chunk = chunk;
     a.ticket = static_cast<unsigned *>(ws);
     a.slots = reinterpret_cast<unsigned long long *>(static_cast<char *>(ws) + kGroupTicketBytes);
-    err = cudaMemsetAsync(ws, 0xff, cols_group_workspace(a.groups, nb, W), stream);
+    err = cudaMemsetAsync(ws, 0xff, need, stream);
     if (err == cudaSuccess) {
         kernel<<<(unsigned)(a.groups * nb), kThreads, dyn, stream>>>(out, x, a, probe);
         err = cudaGetLastError();

@@ -1636,41 +1636,20 @@ int main(int argc, char **argv) {
             // clustered kernel's block order (the 16 segments of a strip one after another: "strip order")
             // and in band order (every strip of one 1024-row band, then the next: resident blocks cover
             // whole rows)
-            auto diag = [&](bool strip_order) {
-                return Variant{strip_order ? "diag: no cluster, strip order" : "diag: no cluster, band order", [=] {
-                    const int64_t N = n / 16384;
-                    auto k = oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, false>;
-                    static bool set = false;
-                    if (!set) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
-                    set = true;
-                    oprt_nv::ColsClusterArgs ca{1024, strip_order ? 32 : N, N, N, 1, 1024, {}, 0};
-                    if (strip_order) {  // the segment fastest, then the strip
-                        ca.outer.ndim = 2;
-                        ca.outer.ext[0] = N / 32, ca.outer.ext[1] = 16;
-                        ca.outer.stride[0][0] = ca.outer.stride[1][0] = 32;
-                        ca.outer.stride[0][1] = ca.outer.stride[1][1] = 1024 * N;
-                    } else {
-                        ca.strips = N / 32;
-                        ca.outer.ndim = 1;
-                        ca.outer.ext[0] = 16;
-                        ca.outer.stride[0][0] = ca.outer.stride[1][0] = 1024 * N;
-                    }
-                    k<<<(unsigned)(16 * (N / 32)), 256, 64 * 1024>>>(O, A, ca, oprt_nv::ColsProbe{});
-                }};
-            };
             // (session 7 also ran onchip_coop_kernel here, a persistent cooperative grid exchanging through
             // global memory: 58.8%, 75.1% without the exchange, tune-s7-5.log; removed after, code at 6a8619c)
-            // session 10: the same for the library's kernels (one exp an element), f32 and f16 (12 rows a thread in
-            // registers, 20 in shared memory): is 16-bit's gap to f32 in the exchange or in the blocks themselves?
-            auto diag_t = [&](auto tag, auto kern, int smem_rows, bool strip_order, void *outp, const void *inp,
-                              int64_t N) {
+            // kern: a softmax_cols_onchip_kernel of 8 lanes x 256 threads; session 7's kernel with two exps an
+            // element, and (session 10) the library's kernels with one, f32 and f16 (12 rows a thread in registers,
+            // 20 in shared memory): is 16-bit's gap to f32 in the exchange or in the blocks themselves?
+            auto diag = [&](auto tag, auto kern, int smem_rows, bool strip_order, void *outp, const void *inp,
+                            int64_t N, const char *suffix) {
                 using TT = decltype(tag);
                 constexpr int64_t W = 8 * oprt_nv::Pack<TT>::N;
+                const int dyn = smem_rows * 256 * 16;
+                CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));  // once, untimed
                 return Variant{std::string(strip_order ? "diag: no cluster, strip order" : "diag: no cluster, band order") +
-                                   " (library's kernel)",
+                                   suffix,
                                [=] {
-                    const int dyn = smem_rows * 256 * 16;
-                    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
                     oprt_nv::ColsClusterArgs ca{1024, strip_order ? W : N, N, N, 1, 1024, {}, 0};
                     if (strip_order) {
                         ca.outer.ndim = 2;
@@ -1687,15 +1666,19 @@ int main(int argc, char **argv) {
                                                                 oprt_nv::ColsProbe{});
                 }};
             };
+            auto k32two = oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, false>;
             auto k32 = oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>;
             auto k16 = oprt_nv::softmax_cols_onchip_kernel<__half, 8, 256, 12, 20, false, true>;
-            std::vector<Variant> d32 = {OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, false), diag(true),
-                                        diag(false), diag_t(float{}, k32, 16, true, O, A, n / 16384),
-                                        diag_t(float{}, k32, 16, false, O, A, n / 16384)};
+            const char *lib = " (library's kernel)";
+            std::vector<Variant> d32 = {OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, false),
+                                        diag(float{}, k32two, 16, true, O, A, n / 16384, ""),
+                                        diag(float{}, k32two, 16, false, O, A, n / 16384, ""),
+                                        diag(float{}, k32, 16, true, O, A, n / 16384, lib),
+                                        diag(float{}, k32, 16, false, O, A, n / 16384, lib)};
             run_group("softmax f32 16384x8192 axis 0 onchip diagnostics", 2.0 * n * 4, peak, d32, O, n, 1e-6, filter);
             std::vector<Variant> d16 = {OC(__half, HO, H, 16384, nh / 16384, 8, 256, 12, 20, false, true),
-                                        diag_t(__half{}, k16, 20, true, HO, H, nh / 16384),
-                                        diag_t(__half{}, k16, 20, false, HO, H, nh / 16384)};
+                                        diag(__half{}, k16, 20, true, HO, H, nh / 16384, lib),
+                                        diag(__half{}, k16, 20, false, HO, H, nh / 16384, lib)};
             run_group("softmax f16 16384x8192 axis 0 onchip diagnostics", 2.0 * nh * 2, peak, d16, O, nh, 4e-3, filter,
                       true, true);
             // session 7, for session 8 (never run): persistent clusters whose next strip's loads overlap the
@@ -2066,20 +2049,19 @@ int main(int argc, char **argv) {
             static void *group_ws = nullptr;
             const size_t group_ws_bytes = (size_t)64 << 20;
             if (!group_ws) CK(cudaMalloc(&group_ws, group_ws_bytes));
-#define GRL(TY, OUTP, INP, L, INNER, LANES, RR, SR, CH)                                                      \
+#define GR(TY, OUTP, INP, L, INNER, RR, SR, CH)                                                              \
     Variant {                                                                                               \
-        "group lanes" #LANES " reg" #RR " smem" #SR " chunk" #CH, [=] {                                      \
+        "group lanes8 reg" #RR " smem" #SR " chunk" #CH, [=] {                                               \
             oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_group<TY, LANES, 256, RR, SR, true>(nullptr, OUTP, INP, ca, 1, group_ws, \
-                                                                          group_ws_bytes, CH)) {            \
+            if (!oprt_nv::launch_cols_group<TY, 8, 256, RR, SR, true>(nullptr, OUTP, INP, ca, 1, group_ws,   \
+                                                                      group_ws_bytes, CH)) {                \
                 static bool said = false;                                                                   \
-                if (!said) printf("  refused: group lanes%d reg%d smem%d chunk%d: %s\n", LANES, RR, SR, CH,  \
+                if (!said) printf("  refused: group lanes8 reg%d smem%d chunk%d: %s\n", RR, SR, CH,          \
                                   oprt_nv::cols_cluster_refusal());                                         \
                 said = true;                                                                                \
             }                                                                                               \
         }                                                                                                   \
     }
-#define GR(TY, OUTP, INP, L, INNER, RR, SR, CH) GRL(TY, OUTP, INP, L, INNER, 8, RR, SR, CH)
             {
                 const int64_t N = n / 16384, NH = nh / 16384;
                 // session 10: call 1 (tune-s10-1-group.log) exchanged through a per-strip arrival counter (74.0%
@@ -2108,26 +2090,16 @@ int main(int argc, char **argv) {
                         oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
                         TT *o = static_cast<TT *>(outp);
                         const TT *x = static_cast<const TT *>(inp);
-                        bool ok = false;
-                        if constexpr (f32) {
-                            if (group) ok = merge == 1 ? oprt_nv::launch_cols_group<TT, 8, 256, 16, 16, true, 1>(
-                                                              nullptr, o, x, ca, 1, group_ws, group_ws_bytes, 2)
-                                                       : oprt_nv::launch_cols_group<TT, 8, 256, 16, 16, true, 2>(
-                                                              nullptr, o, x, ca, 1, group_ws, group_ws_bytes, 2);
-                            else ok = merge == 1 ? oprt_nv::launch_cols_onchip<TT, 8, 256, 16, 16, false, true, 1>(
-                                                       nullptr, o, x, ca, 1)
-                                                 : oprt_nv::launch_cols_onchip<TT, 8, 256, 16, 16, false, true, 2>(
-                                                       nullptr, o, x, ca, 1);
-                        } else {
-                            if (group) ok = merge == 1 ? oprt_nv::launch_cols_group<TT, 8, 256, 12, 20, true, 1>(
-                                                              nullptr, o, x, ca, 1, group_ws, group_ws_bytes, 2)
-                                                       : oprt_nv::launch_cols_group<TT, 8, 256, 12, 20, true, 2>(
-                                                              nullptr, o, x, ca, 1, group_ws, group_ws_bytes, 2);
-                            else ok = merge == 1 ? oprt_nv::launch_cols_onchip<TT, 8, 256, 12, 20, false, true, 1>(
-                                                       nullptr, o, x, ca, 1)
-                                                 : oprt_nv::launch_cols_onchip<TT, 8, 256, 12, 20, false, true, 2>(
-                                                       nullptr, o, x, ca, 1);
-                        }
+                        // the library's rows a thread: f32 16 in registers + 16 in shared memory, 16-bit 12 + 20
+                        constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
+                        auto go = [&](auto mc) {
+                            constexpr int M = decltype(mc)::value;
+                            return group ? oprt_nv::launch_cols_group<TT, 8, 256, RR, SR, true, M>(
+                                               nullptr, o, x, ca, 1, group_ws, group_ws_bytes, 2)
+                                         : oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, M>(nullptr, o, x,
+                                                                                                            ca, 1);
+                        };
+                        const bool ok = merge == 1 ? go(std::integral_constant<int, 1>{}) : go(std::integral_constant<int, 2>{});
                         if (!ok) printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
                     }};
                 };
@@ -2163,7 +2135,6 @@ int main(int argc, char **argv) {
                           4e-3, filter, true, true);
             }
 #undef GR
-#undef GRL
             // shorter axes: clusters of 4 (4096 rows), of 1 (1000 rows)
             std::vector<Variant> s32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
                                         OC(float, O, A, 4096, n / 4096, 8, 256, 16, 16, false, false),
