@@ -396,6 +396,10 @@ namespace {
 // clusters of 16; 4096-row axes (clusters of 4) no better (75.1 / 75.0%; 4096 x 4096 54.8 / 62.0%), 16-bit
 // no better (f16 16384 x 8192 62.7-64.3% / 64.5%): those keep their clusters. The workspace is sized from the
 // shape alone (0 where the kernel cannot take it); whether it runs also depends on the pointers.
+// Session 11: the merges after the block barrier as shuffle trees with __expf (cols_merge_stats kMerge 2;
+// tune-s11-{1,2,2b}*.log, % of cudaMemcpy, 16384 x 8192): f32 without clusters 78.2-78.7% against 76.8-77.3%,
+// f16 in clusters of 16 66.6-67.2% against 64.7-65.7%, f32 1000 x 134208 83.4% against 83.1%.
+constexpr int kColsMerge = 2;
 constexpr int kGroupLanes = 8, kGroupThreads = 256, kGroupRegRows = 16, kGroupSmemRows = 16, kGroupChunk = 2;
 constexpr int64_t kGroupMinRows = 8 * (kGroupThreads / kGroupLanes) * (kGroupRegRows + kGroupSmemRows);
 size_t cols_group_workspace_f32(const ColsArgs &c) {
@@ -639,15 +643,15 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     const bool stash_only = force && strcmp(force, "stash") == 0;
     if constexpr (V == 4) {
         if (!stash_only && !(force && strcmp(force, "cluster") == 0) && ws_size > 0 &&
-            launch_cols_group<T, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows, true>(
+            launch_cols_group<T, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows, true, kColsMerge>(
                 stream, out, x, a, c.outer, ws, ws_size, kGroupChunk))
             return true;
     }
     if (!stash_only) {
         if constexpr (V == 4) {
-            if (launch_cols_onchip<T, 8, 256, 16, 16, false, true>(stream, out, x, a, c.outer)) return true;
+            if (launch_cols_onchip<T, 8, 256, 16, 16, false, true, kColsMerge>(stream, out, x, a, c.outer)) return true;
         } else {
-            if (launch_cols_onchip<T, 8, 256, 12, 20, false, true>(stream, out, x, a, c.outer)) return true;
+            if (launch_cols_onchip<T, 8, 256, 12, 20, false, true, kColsMerge>(stream, out, x, a, c.outer)) return true;
         }
     }
     constexpr int kLanes = V == 4 ? 16 : 8;  // 256-byte (f32) / 128-byte (16-bit) strips

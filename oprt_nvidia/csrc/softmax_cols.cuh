@@ -17,6 +17,8 @@
 // the kernel above remains its fallback (longer axes take the old columns kernel in softmax.cu).
 // Session 10: f32 axes of 8193-16384 rows launch the on-chip kernel without clusters (launch_cols_group, at
 // the end): ticketed blocks exchange through a workspace, 76-77% of cudaMemcpy against ~70% in clusters of 16.
+// Session 11: the (max, sum) merges as shuffle trees with __expf (kMerge 2): f32 group 78.2-78.7%, f16 clusters
+// 66.6-67.2% (from 76.8-77.3 / 64.7-65.7%).
 // scripts/tune/tune.cu includes this header to time configurations.
 #pragma once
 
@@ -138,9 +140,10 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // (its writer is running or will run: see launch_cols_group). No cluster barrier.
 // barrier_stamp (tune's timelines; null in the library): thread 0 writes %globaltimer there once the block's own
 // warps have all reached the merge, i.e. between waiting for this block and waiting for the others.
-// kMerge (session 10, written after the last device call, tune only so far): 0 the library's merges, one
-// thread a column folding the 8 warps' (and then the G groups') pairs in a dependent chain; 1 the same pairs
-// folded by shuffle trees (P lanes a column, log2(P) levels); 2 the trees with maxsum_merge_fast.
+// kMerge (written in session 10, measured in session 11): 0 one thread a column folding the 8 warps' (and then
+// the G groups') pairs in a dependent chain; 1 the same pairs folded by shuffle trees (P lanes a column,
+// log2(P) levels); 2 the trees with maxsum_merge_fast, every merge included: the library's (softmax.cu
+// kColsMerge; tune-s11-*.log: +1.3-2.2 points of cudaMemcpy on 16384 x 8192 axis 0).
 __device__ __forceinline__ void maxsum_merge_fast(float &m, float &s, float m2, float s2) {
     // maxsum_merge with __expf (ex2.approx): the scale of a part's sum errs by ~|m - max| * 2^-24 relatively,
     // a part whose weight exp(m - max) is that much smaller; inside f32 softmax's 130 eps budget
@@ -174,7 +177,7 @@ __device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (
         if (sub == 0 && c < W) put(c, cm, cs);
     }
 }
-template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0>
+template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0, int kMaxNb = 16>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
                                                  int q = 0, unsigned long long *barrier_stamp = nullptr) {
@@ -218,7 +221,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     // first merge (session 8: one thread a column reading the 16 ranks in turn waited out 32 DSMEM round
     // trips in a row), then the groups merged through shared memory.
     constexpr int G = kThreads / W < kWarps ? kThreads / W : kWarps;  // st.wm holds kWarps rows
-    constexpr int R = (16 + G - 1) / G;  // ranks a group reads (clusters, and kGlobal strips, of at most 16 blocks)
+    constexpr int R = (kMaxNb + G - 1) / G;  // ranks a group reads (clusters of at most 16 blocks, kGlobal strips of kMaxNb)
     static_assert(G >= 1, "a group of W threads per column set");
     if (t < G * W) {
         const int c = t % W, gi = t / W;
@@ -473,7 +476,7 @@ __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
 }
 
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
-          int kX = kXCluster, int kMerge = 0>
+          int kX = kXCluster, int kMerge = 0, int kMaxNb = 16>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
 softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsProbe probe) {
     constexpr int V = Pack<T>::N;
@@ -576,7 +579,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
-    cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge>(m, s, st, nb, &a, cid, q,
+    cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge, kMaxNb>(m, s, st, nb, &a, cid, q,
                                                   probe.barrier ? probe.barrier + blockIdx.x : nullptr);
     if constexpr (!kGroup) cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
@@ -795,13 +798,13 @@ inline size_t cols_group_workspace(int64_t groups, int64_t nb, int64_t cols) {
 }
 // Blocks a strip (at most 16), the strips, and the workspace launch_cols_group needs for them (0: the shape
 // does not qualify); the same arithmetic as the launcher, for descriptor creation.
-template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows>
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, int kMaxNb = 16>
 size_t cols_group_workspace_for(int64_t L, int64_t inner, int64_t outer) {
     constexpr int V = Pack<T>::N, W = kLanes * V;
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
     if (inner % V != 0 || L < 1 || inner < 1 || outer < 1) return 0;
     const int64_t nb = (L + kCap - 1) / kCap, strips = (inner + W - 1) / W;
-    if (nb > 16 || outer > 0x7fffffff / strips || outer * strips > 0x7fffffff / nb) return 0;
+    if (nb > kMaxNb || outer > 0x7fffffff / strips || outer * strips > 0x7fffffff / nb) return 0;
     return cols_group_workspace(outer * strips, nb, W);
 }
 
@@ -809,25 +812,26 @@ size_t cols_group_workspace_for(int64_t L, int64_t inner, int64_t outer) {
 // nb = ceil(L / that) <= 16 blocks a strip, tickets in chunks of `chunk` strips (fewer where the device holds
 // too few blocks). False (nothing launched, no error pending; cols_cluster_refusal() says why) where the
 // build, the shape, the workspace or the device's residency does not allow it.
-template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kStoreExp = true, int kMerge = 0>
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kStoreExp = true, int kMerge = 0,
+          int kMaxNb = 16>
 bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer, void *ws,
                        size_t ws_size, int64_t chunk = 1, ColsProbe probe = {}) {
     constexpr int V = Pack<T>::N, W = kLanes * V;
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
     const char *&why = cols_cluster_refusal();
     why = "shape";
-    const size_t need = cols_group_workspace_for<T, kLanes, kThreads, kRegRows, kSmemRows>(a.L, a.inner, outer);
+    const size_t need = cols_group_workspace_for<T, kLanes, kThreads, kRegRows, kSmemRows, kMaxNb>(a.L, a.inner, outer);
     if (need == 0 || chunk < 1) return false;
     why = "workspace too small";
     if (ws == nullptr || ws_size < need) return false;
-    const int64_t nb = (a.L + kCap - 1) / kCap;  // <= 16: cols_group_workspace_for checked
+    const int64_t nb = (a.L + kCap - 1) / kCap;  // <= kMaxNb: cols_group_workspace_for checked
     a.seg = (a.L + nb - 1) / nb;
     a.seg = (a.seg + RL - 1) / RL * RL;  // <= kCap: kCap is a multiple of RL
     a.strips = (a.inner + W - 1) / W;
     a.stash = 0;
     a.groups = outer * a.strips, a.nb = nb;
     auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, kStoreExp, kXGroup,
-                                             kMerge>;
+                                             kMerge, kMaxNb>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
