@@ -139,7 +139,10 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // ga->slots[g][q][column] and reads the strip's nb pairs from there, waiting on each until it is written
 // (its writer is running or will run: see launch_cols_group). No cluster barrier.
 // barrier_stamp (tune's timelines; null in the library): thread 0 writes %globaltimer there once the block's own
-// warps have all reached the merge, i.e. between waiting for this block and waiting for the others.
+// warps have all reached the merge, i.e. between waiting for this block and waiting for the others. Where the
+// includer defines OPRT_COLS_MERGE_STAMPS (tune.cu, session 11, never run yet) the block has kMergeStamps slots
+// and thread 0 also stamps the points inside the merge (COLS_MERGE_STAMP below); the library's build leaves it
+// undefined and compiles to the code it had.
 // kMerge (written in session 10, measured in session 11): 0 one thread a column folding the 8 warps' (and then
 // the G groups') pairs in a dependent chain; 1 the same pairs folded by shuffle trees (P lanes a column,
 // log2(P) levels); 2 the trees with maxsum_merge_fast, every merge included: the library's (softmax.cu
@@ -177,6 +180,19 @@ __device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (
         if (sub == 0 && c < W) put(c, cm, cs);
     }
 }
+#ifdef OPRT_COLS_MERGE_STAMPS
+// [0] the block's own warps at the merge, [1] this block's pairs folded and published, [2] past the cluster barrier
+// (kGlobal: the block barrier), [3] the other blocks' pairs read and merged, [4] past the block barrier after them,
+// [5] the column's final fold done
+constexpr int kMergeStamps = 6;
+#define COLS_MERGE_STAMP(i)                                                     \
+    do {                                                                        \
+        if (barrier_stamp != nullptr && t == 0) barrier_stamp[i] = globaltimer_ns(); \
+    } while (0)
+#else
+constexpr int kMergeStamps = 1;
+#define COLS_MERGE_STAMP(i) ((void)0)
+#endif
 template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0, int kMaxNb = 16>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
@@ -214,8 +230,10 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     } else {
         fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, put_block);
     }
+    COLS_MERGE_STAMP(1);
     if constexpr (kGlobal) __syncthreads();  // st.wm is read above before the groups below overwrite it
     else cluster_sync();
+    COLS_MERGE_STAMP(2);
     // The blocks' pairs, read through distributed shared memory by every thread at once: G groups of W
     // threads (one column each), group g reading ranks g, g + G, ... with all its loads issued before the
     // first merge (session 8: one thread a column reading the 16 ranks in turn waited out 32 DSMEM round
@@ -266,7 +284,9 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         st.wm[gi][c] = cm;  // the per-warp partials were consumed before the cluster barrier
         st.ws[gi][c] = cs;
     }
+    COLS_MERGE_STAMP(3);
     __syncthreads();
+    COLS_MERGE_STAMP(4);
     auto put_column = [&](int c, float cm, float cs) {
         st.gm[c] = cm;
         st.gi[c] = 1.f / cs;
@@ -282,7 +302,9 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     } else {
         fold_pairs<kMerge, kThreads, G, W>(st.wm, st.ws, put_column);
     }
+    COLS_MERGE_STAMP(5);
 }
+#undef COLS_MERGE_STAMP
 
 // kLanes threads across a strip (a 16-byte pack each), kThreads / kLanes rows in flight, kUnroll packs
 // loaded per thread per trip. Grid: clusters of nb blocks (nb = ceil(L / seg) <= kMaxCluster), one
@@ -580,7 +602,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
     cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge, kMaxNb>(m, s, st, nb, &a, cid, q,
-                                                  probe.barrier ? probe.barrier + blockIdx.x : nullptr);
+                                                  probe.barrier ? probe.barrier + kMergeStamps * blockIdx.x : nullptr);
     if constexpr (!kGroup) cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
     if constexpr (kPair) {

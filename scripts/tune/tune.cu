@@ -16,6 +16,9 @@
 
 #include "oprt.h"
 #include "reduce_cols.cuh"  // the library's reduce_sum column kernel, timed here in other block shapes
+// session 11: stamps inside the columns kernels' merge (cols_merge_stats) for the timelines; the library's own
+// build leaves this undefined
+#define OPRT_COLS_MERGE_STAMPS 1
 #include "softmax_cols.cuh"  // the library's softmax kernels (fast rows, cluster columns), timed here in
 #include "softmax_rows.cuh"  // configurations the library does not pick
 #include "softmax_bands.cuh"  // tune-only: the banded axis-0 softmax experiment (not in the library)
@@ -1778,8 +1781,11 @@ int main(int argc, char **argv) {
                 unsigned long long *stp = nullptr;
                 const size_t nstp = 8 * 16 * 8192;
                 CK(cudaMalloc(&stp, nstp * sizeof(unsigned long long)));
-                unsigned long long *bar = nullptr;  // session 10: when each block's own warps reached the merge
-                CK(cudaMalloc(&bar, nstp / 8 * sizeof(unsigned long long)));
+                // session 10: when each block's own warps reached the merge; session 11: kMergeStamps points of the
+                // merge a block (OPRT_COLS_MERGE_STAMPS)
+                constexpr int KS = oprt_nv::kMergeStamps;
+                unsigned long long *bar = nullptr;
+                CK(cudaMalloc(&bar, nstp / 8 * KS * sizeof(unsigned long long)));
                 struct Shape {
                     const char *name;
                     int64_t L, N;
@@ -1836,7 +1842,7 @@ int main(int argc, char **argv) {
                     };
                     for (int w = 0; w < 3; ++w) launch({});  // warm
                     CK(cudaMemset(stp, 0, nstp * sizeof(unsigned long long)));
-                    CK(cudaMemset(bar, 0, nstp / 8 * sizeof(unsigned long long)));
+                    CK(cudaMemset(bar, 0, nstp / 8 * KS * sizeof(unsigned long long)));
                     oprt_nv::ColsProbe probe{};
                     probe.stamps = stp, probe.barrier = bar;
                     if (!launch(probe)) {
@@ -1881,13 +1887,36 @@ int main(int argc, char **argv) {
                     printf("  per cluster: start spread p50 %.2f / p90 %.2f us; loads-landed spread p50 %.2f / p90 %.2f us\n",
                            pct(sp0, 0.5), pct(sp0, 0.9), pct(sp1, 0.5), pct(sp1, 0.9));
                     {  // the exchange split at the block's own barrier (stamps 2 -> barrier -> 3)
-                        std::vector<unsigned long long> hb(blocks);
-                        CK(cudaMemcpy(hb.data(), bar, blocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+                        std::vector<unsigned long long> hb(blocks * KS);
+                        CK(cudaMemcpy(hb.data(), bar, blocks * KS * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
                         std::vector<double> own, rest;
                         for (size_t b = 0; b < blocks; ++b)
-                            if (hb[b] >= h[8 * b + 2] && hb[b] <= h[8 * b + 3])
-                                own.push_back((double)(hb[b] - h[8 * b + 2]) / 1000.0),
-                                    rest.push_back((double)(h[8 * b + 3] - hb[b]) / 1000.0);
+                            if (hb[KS * b] >= h[8 * b + 2] && hb[KS * b] <= h[8 * b + 3])
+                                own.push_back((double)(hb[KS * b] - h[8 * b + 2]) / 1000.0),
+                                    rest.push_back((double)(h[8 * b + 3] - hb[KS * b]) / 1000.0);
+                        // session 11 (never run yet): the stretch after the block barrier point by point, means in us:
+                        // the fold of the warps' pairs (+ publishing them), the cluster barrier (kXGroup: a block
+                        // barrier), the other blocks' pairs read (kXGroup: polled) and merged, the block barrier, the
+                        // final fold, and the kernel's own cluster_arrive + block barrier before stamp 3
+                        if (KS == 6) {
+                            const char *mp[6] = {"fold", "barrier", "read+merge", "block barrier", "final fold", "to stamp 3"};
+                            double ms[6] = {0};
+                            size_t mn = 0;
+                            for (size_t b = 0; b < blocks; ++b) {
+                                const unsigned long long *q = &hb[KS * b];
+                                bool ok = q[0] != 0 && q[5] <= h[8 * b + 3];
+                                for (int i = 1; i < 6 && ok; ++i) ok = q[i] >= q[i - 1];
+                                if (!ok) continue;
+                                for (int i = 0; i < 5; ++i) ms[i] += (double)(q[i + 1] - q[i]) / 1000.0;
+                                ms[5] += (double)(h[8 * b + 3] - q[5]) / 1000.0;
+                                ++mn;
+                            }
+                            if (mn > 0) {
+                                printf("  after the block barrier (%zu blocks), mean us:", mn);
+                                for (int i = 0; i < 6; ++i) printf(" %s %.2f;", mp[i], ms[i] / (double)mn);
+                                printf("\n");
+                            }
+                        }
                         if (!own.empty()) {
                             double so = 0, sr = 0;
                             for (double v : own) so += v;
