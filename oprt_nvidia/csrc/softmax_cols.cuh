@@ -185,9 +185,17 @@ __device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (
 // (kGlobal: the block barrier), [3] the other blocks' pairs read and merged, [4] past the block barrier after them,
 // [5] the column's final fold done
 constexpr int kMergeStamps = 6;
-#define COLS_MERGE_STAMP(i)                                                     \
-    do {                                                                        \
-        if (barrier_stamp != nullptr && t == 0) barrier_stamp[i] = globaltimer_ns(); \
+// With the merge stamps, thread 0 keeps every stamp of the block (probe_stamp's 8, then these) in shared memory
+// and stores them when the block ends (probe_stamp 5): a global store before the cluster barrier makes the
+// barrier's release wait for that store, inside the stretch being measured (the library's timeline stores at
+// once; whether that inflated sessions 8-11's "exchange" is one thing the next run can tell).
+__device__ __forceinline__ unsigned long long *probe_shared() {
+    __shared__ unsigned long long s[8 + kMergeStamps];
+    return s;
+}
+#define COLS_MERGE_STAMP(i)                                                        \
+    do {                                                                           \
+        if (barrier_stamp != nullptr && t == 0) probe_shared()[8 + (i)] = globaltimer_ns(); \
     } while (0)
 #else
 constexpr int kMergeStamps = 1;
@@ -215,7 +223,11 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         }
     }
     __syncthreads();
+#ifdef OPRT_COLS_MERGE_STAMPS
+    COLS_MERGE_STAMP(0);
+#else
     if (barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns();
+#endif
     auto put_block = [&](int c, float cm, float cs) {
         st.bm[c] = cm;
         st.bs[c] = cs;
@@ -486,6 +498,23 @@ struct ColsProbe {
     unsigned epoch = 0;
 };
 __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
+#ifdef OPRT_COLS_MERGE_STAMPS
+    if (p.stamps != nullptr && threadIdx.x == 0) {
+        unsigned long long *sh = probe_shared();
+        sh[i] = globaltimer_ns();
+        if (i == 0) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            sh[6] = sm;
+            sh[7] = (unsigned long long)cluster_blocks();
+        }
+        if (i == 5) {
+            for (int k = 0; k < 8; ++k) p.stamps[8 * (size_t)blockIdx.x + k] = sh[k];
+            if (p.barrier != nullptr)
+                for (int k = 0; k < kMergeStamps; ++k) p.barrier[kMergeStamps * (size_t)blockIdx.x + k] = sh[8 + k];
+        }
+    }
+#else
     if (p.stamps != nullptr && threadIdx.x == 0) {
         p.stamps[8 * (size_t)blockIdx.x + i] = globaltimer_ns();
         if (i == 0) {
@@ -495,6 +524,7 @@ __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
             p.stamps[8 * (size_t)blockIdx.x + 7] = (unsigned long long)cluster_blocks();
         }
     }
+#endif
 }
 
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
