@@ -848,8 +848,9 @@ constexpr size_t kGroupTicketBytes = 256;
 inline size_t cols_group_workspace(int64_t groups, int64_t nb, int64_t cols) {
     return kGroupTicketBytes + (size_t)groups * (size_t)nb * (size_t)cols * sizeof(unsigned long long);
 }
-// Blocks a strip (at most 16), the strips, and the workspace launch_cols_group needs for them (0: the shape
-// does not qualify); the same arithmetic as the launcher, for descriptor creation.
+// Blocks a strip (at most kMaxNb: 16 in the library, 32 in one tune variant), the strips, and the workspace
+// launch_cols_group needs for them (0: the shape does not qualify); the same arithmetic as the launcher, for
+// descriptor creation.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, int kMaxNb = 16>
 size_t cols_group_workspace_for(int64_t L, int64_t inner, int64_t outer) {
     constexpr int V = Pack<T>::N, W = kLanes * V;
@@ -861,7 +862,7 @@ size_t cols_group_workspace_for(int64_t L, int64_t inner, int64_t outer) {
 }
 
 // Launches softmax_cols_onchip_kernel<..., kXGroup>: segments of at most RL * (kRegRows + kSmemRows) rows,
-// nb = ceil(L / that) <= 16 blocks a strip, tickets in chunks of `chunk` strips (fewer where the device holds
+// nb = ceil(L / that) <= kMaxNb blocks a strip, tickets in chunks of `chunk` strips (fewer where the device holds
 // too few blocks). False (nothing launched, no error pending; cols_cluster_refusal() says why) where the
 // build, the shape, the workspace or the device's residency does not allow it.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kStoreExp = true, int kMerge = 0,
