@@ -2,6 +2,10 @@
 #   source scripts/gpu-call-lib.sh
 #   gpu_call_suite NAME 'PYTEST -k EXPRESSION'   # install, every nvidia test, memcheck + racecheck over
 #                                                # test_nvidia_paths.py -k EXPRESSION; logs into $OUT
+#   gpu_install                                  # install only
+#   gpu_bench NAME TIMEOUT CASES OPS [ARGS...]   # an oprt-bench sweep beside torch (ARGS: more oprt-bench
+#                                                # options); prints its rows that miss a target (GPU_BENCH_SHOW:
+#                                                # another grep -E pattern for the perf table), $OUT/NAME.tar.gz
 # Sets S (scratch) and OUT (what comes back); OPRT_GIT_COMMIT must be set by the caller (a full hash computed
 # on the machine that holds the checkout: the device's own git may report a stale commit).
 S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
@@ -20,4 +24,19 @@ gpu_call_suite() {
     for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
     grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
     grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
+}
+
+gpu_install() {
+    bash scripts/gpu-suite.sh "$S/t" install >/dev/null 2>&1
+    grep "==" "$S/t/summary.txt"
+}
+
+gpu_bench() {
+    local name=$1 limit=$2 cases=$3 ops=$4
+    shift 4
+    timeout "$limit" oprt-bench --backends nvidia,torch --baseline torch --isolation none --mode bench \
+        --time-budget 0.2 --out "$S/$name" --cases "$cases" --ops "$ops" "$@" >"$S/$name.log" 2>&1
+    tail -n 1 "$S/$name.log"
+    python3 scripts/perf_table.py "$S/$name/results.csv" 2>&1 | grep -E "${GPU_BENCH_SHOW:-\| no \||rows with}"
+    tar -czf "$OUT/$name.tar.gz" -C "$S" "$name" "$name.log"
 }

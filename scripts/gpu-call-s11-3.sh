@@ -6,9 +6,4 @@
 set -u
 source scripts/gpu-call-lib.sh
 gpu_call_suite s11c3 "group or cols_special or negative_infinity or nan_block"
-name=bench-large-softmax-s11
-timeout 200 oprt-bench --backends nvidia,torch --baseline torch --isolation none --mode bench --time-budget 0.2 \
-    --out "$S/$name" --cases large --ops softmax >"$S/$name.log" 2>&1
-tail -n 1 "$S/$name.log"
-tar -czf "$OUT/benches.tar.gz" -C "$S" "$name" "$name.log"
-python3 scripts/perf_table.py "$S/$name/results.csv" 2>&1 | grep -E "axis0|rows with"
+GPU_BENCH_SHOW="axis0|rows with" gpu_bench bench-large-softmax-s11 200 large softmax

@@ -4,15 +4,10 @@
 # the reduce tests of test_nvidia_paths.py, and the f16 large reduce_sum rows again.
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s11-7.sh   (carry: [".whl"])
 set -u
-S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
-export OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia"
+source scripts/gpu-call-lib.sh
 OPRT_SUITE_TESTS="tests/oprt_nvidia -k reduce" OPRT_SUITE_STEP_TIMEOUT=200 OPRT_SUITE_SANITIZERS="memcheck" \
     OPRT_SUITE_SANITIZE="s11c7=tests/oprt_nvidia/test_nvidia_paths.py;-k;reduce" \
     bash scripts/gpu-suite.sh "$S/t" install test sanitize >/dev/null 2>&1
 grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
 cp "$S/t/pytest.log" "$OUT/pytest.log"
-timeout 60 oprt-bench --backends nvidia,torch --baseline torch --isolation none --mode bench --time-budget 0.2 \
-    --out "$S/ab-trigger-2" --cases large --ops reduce_sum --dtypes f16,bf16 >"$S/ab-trigger-2.log" 2>&1
-tail -n 1 "$S/ab-trigger-2.log"
-python3 scripts/perf_table.py "$S/ab-trigger-2/results.csv" 2>&1 | grep -E "^\| reduce"
-tar -czf "$OUT/ab-trigger-2.tar.gz" -C "$S" ab-trigger-2 ab-trigger-2.log
+GPU_BENCH_SHOW="^\| reduce" gpu_bench ab-trigger-2 60 large reduce_sum --dtypes f16,bf16

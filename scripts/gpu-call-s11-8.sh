@@ -3,8 +3,7 @@
 # the final library of the session (c80ceb7's kernels): 5000 examples per test (last GPU fuzz: 9008833).
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s11-8.sh   (carry: [".whl"])
 set -u
-S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
-export OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia"
+source scripts/gpu-call-lib.sh
 OPRT_FUZZ_EXAMPLES=5000 OPRT_SUITE_STEP_TIMEOUT=150 bash scripts/gpu-suite.sh "$S/t" install fuzz >/dev/null 2>&1
 grep "==\|passed\|failed" "$S/t/summary.txt"
 cp "$S/t/fuzz.log" "$OUT/fuzz-s11.log" 2>/dev/null || ls "$S/t"

@@ -198,8 +198,11 @@ __device__ __forceinline__ unsigned long long *probe_shared() {
         if (barrier_stamp != nullptr && t == 0) probe_shared()[8 + (i)] = globaltimer_ns(); \
     } while (0)
 #else
-constexpr int kMergeStamps = 1;
-#define COLS_MERGE_STAMP(i) ((void)0)
+constexpr int kMergeStamps = 1;  // the library: stamp 0 only, stored at once
+#define COLS_MERGE_STAMP(i)                                                                   \
+    do {                                                                                      \
+        if ((i) == 0 && barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns(); \
+    } while (0)
 #endif
 template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0, int kMaxNb = 16>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
@@ -223,11 +226,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         }
     }
     __syncthreads();
-#ifdef OPRT_COLS_MERGE_STAMPS
     COLS_MERGE_STAMP(0);
-#else
-    if (barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns();
-#endif
     auto put_block = [&](int c, float cm, float cs) {
         st.bm[c] = cm;
         st.bs[c] = cs;
@@ -498,33 +497,28 @@ struct ColsProbe {
     unsigned epoch = 0;
 };
 __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
+    if (p.stamps != nullptr && threadIdx.x == 0) {
+        const unsigned long long now = globaltimer_ns();
 #ifdef OPRT_COLS_MERGE_STAMPS
-    if (p.stamps != nullptr && threadIdx.x == 0) {
-        unsigned long long *sh = probe_shared();
-        sh[i] = globaltimer_ns();
-        if (i == 0) {
-            unsigned sm;
-            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-            sh[6] = sm;
-            sh[7] = (unsigned long long)cluster_blocks();
-        }
-        if (i == 5) {
-            for (int k = 0; k < 8; ++k) p.stamps[8 * (size_t)blockIdx.x + k] = sh[k];
-            if (p.barrier != nullptr)
-                for (int k = 0; k < kMergeStamps; ++k) p.barrier[kMergeStamps * (size_t)blockIdx.x + k] = sh[8 + k];
-        }
-    }
+        unsigned long long *row = probe_shared();  // stored to p.stamps when the block ends (i == 5, below)
 #else
-    if (p.stamps != nullptr && threadIdx.x == 0) {
-        p.stamps[8 * (size_t)blockIdx.x + i] = globaltimer_ns();
+        unsigned long long *row = p.stamps + 8 * (size_t)blockIdx.x;
+#endif
+        row[i] = now;
         if (i == 0) {
             unsigned sm;
             asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-            p.stamps[8 * (size_t)blockIdx.x + 6] = sm;
-            p.stamps[8 * (size_t)blockIdx.x + 7] = (unsigned long long)cluster_blocks();
+            row[6] = sm;
+            row[7] = (unsigned long long)cluster_blocks();
         }
-    }
+#ifdef OPRT_COLS_MERGE_STAMPS
+        if (i == 5) {
+            for (int k = 0; k < 8; ++k) p.stamps[8 * (size_t)blockIdx.x + k] = row[k];
+            if (p.barrier != nullptr)
+                for (int k = 0; k < kMergeStamps; ++k) p.barrier[kMergeStamps * (size_t)blockIdx.x + k] = row[8 + k];
+        }
 #endif
+    }
 }
 
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
