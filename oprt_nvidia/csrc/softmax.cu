@@ -396,6 +396,8 @@ namespace {
 // clusters of 16; 4096-row axes (clusters of 4) no better (75.1 / 75.0%; 4096 x 4096 54.8 / 62.0%), 16-bit
 // no better (f16 16384 x 8192 62.7-64.3% / 64.5%): those keep their clusters. The workspace is sized from the
 // shape alone (0 where the kernel cannot take it); whether it runs also depends on the pointers.
+// Session 12: the clusters with pushed pairs (kXPush) beat it (launch_cols_fast below); it remains the f32
+// fallback where the cluster does not launch, and the workspace is still sized for it.
 // Session 11: the merges after the block barrier as shuffle trees with __expf (cols_merge_stats kMerge 2;
 // tune-s11-{1,2,2b}*.log, % of cudaMemcpy, 16384 x 8192): f32 without clusters 78.2-78.7% against 76.8-77.3%,
 // f16 in clusters of 16 66.6-67.2% against 64.7-65.7%, f32 1000 x 134208 83.4% against 83.1%.
@@ -637,22 +639,29 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     // 63.3% (61.7%); 16-bit 16384 x 8192 65.3-65.6% (59.1-59.4% before the exchange change).
     // OPRT_NVIDIA_SOFTMAX_COLS=stash skips it (read at each launch, so that tests reach the fallback on a GPU
     // where the on-chip kernel always launches).
-    // Session 10: f32 over more than 8192 rows without clusters (the descriptor sized the workspace for it);
-    // OPRT_NVIDIA_SOFTMAX_COLS=cluster skips it for the clustered on-chip kernel.
+    // Session 10: f32 over more than 8192 rows without clusters (the descriptor sized the workspace for it).
+    // Session 12: the clusters exchange by st.async pushes counted on an mbarrier (kXPush: no cluster barrier at
+    // the exchange; tune-s12-{2,3}.log, % of cudaMemcpy against the library then, same runs: 16384 x 8192 f16
+    // 70.5-71.3% against 66.7-67.2, f32 79.6-80.4% against the group launch's 78.1-78.6, 4096 x 32768 f32
+    // 78.3-79.2% against 75.1-75.6), for every dtype and axis length; the group launch is now the f32 fallback
+    // where the cluster does not launch, and OPRT_NVIDIA_SOFTMAX_COLS=group puts it first (tests).
     const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");
     const bool stash_only = force && strcmp(force, "stash") == 0;
-    if constexpr (V == 4) {
-        if (!stash_only && !(force && strcmp(force, "cluster") == 0) && ws_size > 0 &&
-            launch_cols_group<T, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows, true, kColsMerge>(
-                stream, out, x, a, c.outer, ws, ws_size, kGroupChunk))
-            return true;
-    }
+    const bool group_first = force && strcmp(force, "group") == 0;
+    auto group = [&] {
+        if constexpr (V == 4)
+            return ws_size > 0 &&
+                   launch_cols_group<T, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows, true, kColsMerge>(
+                       stream, out, x, a, c.outer, ws, ws_size, kGroupChunk);
+        return false;
+    };
     if (!stash_only) {
-        if constexpr (V == 4) {
-            if (launch_cols_onchip<T, 8, 256, 16, 16, false, true, kColsMerge>(stream, out, x, a, c.outer)) return true;
-        } else {
-            if (launch_cols_onchip<T, 8, 256, 12, 20, false, true, kColsMerge>(stream, out, x, a, c.outer)) return true;
-        }
+        if (group_first && group()) return true;
+        constexpr int kRegRows = V == 4 ? 16 : 12, kSmemRows = V == 4 ? 16 : 20;
+        if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kColsMerge, kXPush>(stream, out, x, a,
+                                                                                                 c.outer))
+            return true;
+        if (!group_first && group()) return true;
     }
     constexpr int kLanes = V == 4 ? 16 : 8;  // 256-byte (f32) / 128-byte (16-bit) strips
     return launch_cols_cluster<T, kLanes, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);

@@ -19,6 +19,9 @@
 // the end): ticketed blocks exchange through a workspace, 76-77% of cudaMemcpy against ~70% in clusters of 16.
 // Session 11: the (max, sum) merges as shuffle trees with __expf (kMerge 2): f32 group 78.2-78.7%, f16 clusters
 // 66.6-67.2% (from 76.8-77.3 / 64.7-65.7%).
+// Session 12: the clusters exchange by st.async pushes counted on an mbarrier (kXPush, ColsPush) instead of a
+// cluster barrier and DSMEM reads: 16384 x 8192 f16 70.5-71.3%, f32 79.6-80.4% (the group launch 78.1-78.6%),
+// the library's launch for every dtype; the group launch is the f32 fallback.
 // scripts/tune/tune.cu includes this header to time configurations.
 #pragma once
 
@@ -46,6 +49,8 @@ enum ColsExchange : int {
     kXCluster = 0,  // a thread-block cluster of up to 16 blocks, through distributed shared memory
     kXPair = 1,     // tune only (scripts/tune/softmax_pair.cuh): two clusters, through global memory
     kXGroup = 2,    // no cluster: a strip's nb blocks (by ticket) through the workspace (session 10)
+    kXPush = 3,     // a cluster, each block pushing its pairs into every block's shared memory by st.async,
+                    // counted by an mbarrier: no cluster barrier at the exchange (session 12, ColsPush below)
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -180,6 +185,69 @@ __device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (
         if (sub == 0 && c < W) put(c, cm, cs);
     }
 }
+// The two halves of a cluster barrier: arrive once this block is done reading the others' shared memory,
+// wait before it exits (its own shared memory stays alive until all have arrived).
+__device__ __forceinline__ void cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+// kXPush (session 12): the session-12 timelines (tune-s12-1.log) put 1.8-3.6 us of a block's ~19 us in the
+// exchange's cluster barrier, 2.4 us of it with clusters of one block, where nothing is waited for: the barrier's
+// arrive has release semantics and its wait returns once that release is done, which under the kernel's own
+// streaming load takes microseconds. Pushing instead: at its start every block initialises an mbarrier that
+// expects nb x W pairs (8 bytes each) and arrives, relaxed, on a cluster barrier that it waits on only at the
+// exchange (by then long complete: it only guarantees that every block's mbarrier exists); at the exchange each
+// block writes its W pairs into slot [q] of every block's `pair` (its own included) with
+// st.async ... mbarrier::complete_tx, whose completion on the receiver's mbarrier releases the data at cluster
+// scope, and waits on its own mbarrier (acquire, cluster scope) for the nb x W pairs it receives. No block reads
+// another's shared memory, so none has to wait for the others before exiting: a block's pushes complete on a
+// receiver that is still waiting for them.
+template <int W, int kMaxNb = 16> struct alignas(16) ColsPush {
+    float2 pair[kMaxNb][W];  // [rank][column]: rank's (max, sum) of the column
+    unsigned long long bar;  // the mbarrier
+};
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void push_start(unsigned long long *bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
+                     : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+// st.async of 16 bytes (two columns' pairs) into the same offset of rank r's shared memory, completing there on
+// the mbarrier at bar's offset
+__device__ __forceinline__ void push_pairs(const void *dst, const unsigned long long *bar, int r, float4 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned rd, rb;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(smem_u32(dst)), "r"(r));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(smem_u32(bar)), "r"(r));
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(rd),
+                 "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(rb)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void push_wait(unsigned long long *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned done = 0;
+    while (!done)
+        asm volatile(
+            "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0;\n"
+            " selp.u32 %0, 1, 0, p;\n}"
+            : "=r"(done)
+            : "r"(smem_u32(bar))
+            : "memory");
+#endif
+}
 #ifdef OPRT_COLS_MERGE_STAMPS
 // [0] the block's own warps at the merge, [1] this block's pairs folded and published, [2] past the cluster barrier
 // (kGlobal: the block barrier), [3] the other blocks' pairs read and merged, [4] past the block barrier after them,
@@ -204,10 +272,11 @@ constexpr int kMergeStamps = 1;  // the library: stamp 0 only, stored at once
         if ((i) == 0 && barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns(); \
     } while (0)
 #endif
-template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0, int kMaxNb = 16>
+template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0, int kMaxNb = 16, bool kPush = false>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
-                                                 int q = 0, unsigned long long *barrier_stamp = nullptr) {
+                                                 int q = 0, unsigned long long *barrier_stamp = nullptr,
+                                                 ColsPush<kLanes * V, kPush ? kMaxNb : 1> *push = nullptr) {
     constexpr int W = kLanes * V, kWarps = kThreads / kWarp;
     const int t = threadIdx.x, lane = t % kLanes;
 #pragma unroll
@@ -242,8 +311,19 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, put_block);
     }
     COLS_MERGE_STAMP(1);
-    if constexpr (kGlobal) __syncthreads();  // st.wm is read above before the groups below overwrite it
-    else cluster_sync();
+    if constexpr (kGlobal) {
+        __syncthreads();  // st.wm is read above before the groups below overwrite it
+    } else if constexpr (kPush) {
+        static_assert(W % 2 == 0, "two columns' pairs a push");
+        __syncthreads();  // st.bm / st.bs written; st.wm read
+        cluster_wait();   // push_start's arrive: every block's mbarrier is initialised
+        for (int i = t; i < nb * (W / 2); i += kThreads) {
+            const int r = i / (W / 2), c = i % (W / 2) * 2;
+            push_pairs(&push->pair[q][c], &push->bar, r, make_float4(st.bm[c], st.bs[c], st.bm[c + 1], st.bs[c + 1]));
+        }
+    } else {
+        cluster_sync();
+    }
     COLS_MERGE_STAMP(2);
     // The blocks' pairs, read through distributed shared memory by every thread at once: G groups of W
     // threads (one column each), group g reading ranks g, g + G, ... with all its loads issued before the
@@ -275,6 +355,13 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
                     if (globaltimer_ns() - t0 > 10000000000ull) __trap();
                 }
                 rm[i] = __uint_as_float((unsigned)v[i]), rs[i] = __uint_as_float((unsigned)(v[i] >> 32));
+            }
+        } else if constexpr (kPush) {
+            push_wait(&push->bar);
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int r = gi + i * G;
+                if (r < nb) rm[i] = push->pair[r][c].x, rs[i] = push->pair[r][c].y;
             }
         } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -459,18 +546,6 @@ __device__ __forceinline__ void cp_async_wait_all() {
     asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
-// The two halves of a cluster barrier: arrive once this block is done reading the others' shared memory,
-// wait before it exits (its own shared memory stays alive until all have arrived).
-__device__ __forceinline__ void cluster_arrive() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cluster_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
 
 // kLanes threads across a strip (a 16-byte pack each), RL = kThreads / kLanes row lanes; thread (lane, rl)
 // holds rows r0 + rl + k * RL of its pack, k < kRegRows in registers, the next kSmemRows in shared memory.
@@ -533,7 +608,9 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     __shared__ ColsStats<W, kWarps> st;
     extern __shared__ uint4 held[];  // [kSmemRows][kThreads]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
-    constexpr bool kPair = kX == kXPair, kGroup = kX == kXGroup;
+    constexpr bool kPair = kX == kXPair, kGroup = kX == kXGroup, kPush = kX == kXPush;
+    // kXPush's slots and mbarrier (a one-pair array otherwise: unused)
+    __shared__ ColsPush<W, kPush ? kMaxNb : 1> push;
     int nb, q;
     int64_t cid;
     if constexpr (kGroup) {
@@ -564,6 +641,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     const int n = left < kRegRows + kSmemRows ? (int)left : kRegRows + kSmemRows;
     const uint64_t pol = kHint ? l2_policy(false) : 0;
     probe_stamp(probe, 0);
+    if constexpr (kPush) push_start(&push.bar, (unsigned)(nb * W * sizeof(float2)));
 
     uint4 reg[kRegRows];
 #pragma unroll
@@ -625,9 +703,9 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
-    cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge, kMaxNb>(m, s, st, nb, &a, cid, q,
-                                                  probe.barrier ? probe.barrier + kMergeStamps * blockIdx.x : nullptr);
-    if constexpr (!kGroup) cluster_arrive();  // done with the other blocks' st.bm / st.bs
+    cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge, kMaxNb, kPush>(
+        m, s, st, nb, &a, cid, q, probe.barrier ? probe.barrier + kMergeStamps * blockIdx.x : nullptr, &push);
+    if constexpr (!kGroup && !kPush) cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
     if constexpr (kPair) {
         // the cluster's rank 0 publishes its (max, sum); every block waits for the partner cluster's and merges
@@ -691,7 +769,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         emit(held[k * kThreads + t], kRegRows + k);
     }
     probe_stamp(probe, 4);
-    if constexpr (!kGroup) cluster_wait();  // st.bm / st.bs stay alive until every block of the cluster has read them
+    if constexpr (!kGroup && !kPush) cluster_wait();  // st.bm / st.bs stay alive until every block of the cluster has read them
     probe_stamp(probe, 5);
 }
 
@@ -800,9 +878,10 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
 // a cluster as cover the axis (at most 16: sizes above 8 are opted in). False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
-          bool kStoreExp = true, int kMerge = 0>
+          bool kStoreExp = true, int kMerge = 0, int kX = kXCluster>
 bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                         ColsProbe probe = {}) {
+    static_assert(kX == kXCluster || kX == kXPush, "a cluster exchange");
     constexpr int V = Pack<T>::N;
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
     const char *&why = cols_cluster_refusal();
@@ -816,8 +895,7 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     a.stash = 0;
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp, kXCluster,
-                                             kMerge>;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp, kX, kMerge>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;

@@ -1807,6 +1807,9 @@ int main(int argc, char **argv) {
                                         Shape{"16384x8192 group merge2", 16384, n / 16384},
                                         Shape{"16384x8192 merge2", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge2", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 merge2 push", 16384, n / 16384},
+                                        Shape{"16384x8192 merge2 push", 16384, n / 16384},
+                                        Shape{"1000x134208 merge2 push", 1000, (n / 1000) / 64 * 64},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
@@ -1815,7 +1818,14 @@ int main(int argc, char **argv) {
                     // the paired shape (which may trap: see softmax_pair.cuh) only where the filter names "pairs",
                     // and then alone, so that it cannot take the other shapes' results with it
                     if (pairs != (filter != nullptr && strstr(filter, "pairs") != nullptr)) continue;
+                    const bool push = strstr(sh.name, "push") != nullptr;  // session 12
                     auto launch = [&](oprt_nv::ColsProbe pr) {
+                        if (push && f16)
+                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2, oprt_nv::kXPush>(
+                                nullptr, HO, H, ca, 1, pr);
+                        if (push)
+                            return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 2, oprt_nv::kXPush>(
+                                nullptr, O, A, ca, 1, pr);
                         if (merge2 && f16)
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2>(nullptr, HO, H, ca,
                                                                                                         1, pr);
@@ -2189,6 +2199,49 @@ int main(int argc, char **argv) {
                                             merged(__half{}, false, 2, 16384, NH, HO, H)};
                 run_group("softmax f16 16384x8192 axis 0 s11 group", 2.0 * nh * 2, peak, s16, O, nh, 4e-3, filter, true,
                           true);
+                // session 12: the cluster exchange by st.async pushes counted on an mbarrier (kXPush), no cluster
+                // barrier at the exchange (tune-s12-1.log: that barrier took 1.8-3.6 us of a block's life, 2.4 us in
+                // clusters of one block), against the library and the cluster barrier (both with merge 2)
+                // (call 3 also ran "early", code removed after: the register rows' exps against their own max while
+                // the shared-memory rows landed, the writing pass scaling the two sets apart: f16 66.1-66.3% against
+                // 70.9-71.3% pushed, f32 79.4-79.7 against 80.4; tune-s12-3.log)
+                auto pushed = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
+                    using TT = decltype(tag);
+                    constexpr bool f32 = sizeof(TT) == 4;
+                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
+                    return Variant{"clusters merge2 push", [=] {
+                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
+                        if (!oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, 2, oprt_nv::kXPush>(
+                                nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
+                            printf("  refused: push: %s\n", oprt_nv::cols_cluster_refusal());
+                    }};
+                };
+                std::vector<Variant> u16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
+                                            pushed(__half{}, 16384, NH, HO, H),
+                                            merged(__half{}, false, 2, 16384, NH, HO, H),
+                                            pushed(__half{}, 16384, NH, HO, H)};
+                run_group("softmax f16 16384x8192 axis 0 s12 push", 2.0 * nh * 2, peak, u16, O, nh, 4e-3, filter, true,
+                          true);
+                std::vector<Variant> u32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
+                                            pushed(float{}, 16384, N, O, A),
+                                            merged(float{}, false, 2, 16384, N, O, A),
+                                            pushed(float{}, 16384, N, O, A)};
+                run_group("softmax f32 16384x8192 axis 0 s12 push", 2.0 * n * 4, peak, u32, O, n, 1e-6, filter);
+                std::vector<Variant> u1k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {1000, w1k}), 0),
+                                            pushed(float{}, 1000, w1k, O, A)};
+                run_group("softmax f32 1000x134208 axis 0 s12 push", 2.0 * 1000 * w1k * 4, peak, u1k, O, 1000 * w1k,
+                          1e-6, filter);
+                std::vector<Variant> u4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
+                                            pushed(float{}, 4096, n / 4096, O, A)};
+                run_group("softmax f32 4096x32768 axis 0 s12 push", 2.0 * n * 4, peak, u4k, O, n, 1e-6, filter);
+                std::vector<Variant> u4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
+                                            pushed(__half{}, 4096, 4096, HO, H)};
+                run_group("softmax f16 4096x4096 axis 0 s12 push", 2.0 * 4096 * 4096 * 2, peak, u4h, O, 4096 * 4096,
+                          4e-3, filter, true, true);
+                std::vector<Variant> u3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
+                                            pushed(__half{}, 3000, 4104, HO, H)};
+                run_group("softmax f16 3000x4104 axis 0 s12 push", 2.0 * 3000 * 4104 * 2, peak, u3h, O, 3000 * 4104,
+                          4e-3, filter, true, true);
                 // session 10 call 8 (tune-s10-8-pairs16.log; code removed after): the 16-bit max (HMNMX2) and
                 // scaling (HMUL2, the scale rounded to T) on pairs of T instead of floats, a third fewer instructions
                 // an element: f16 16384 x 8192 63.1% with clusters, 63.3% without, against the library's 64.3%

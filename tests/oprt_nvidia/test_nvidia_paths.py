@@ -16,10 +16,12 @@
   dim): the on-chip kernel (segments of up to 1024 rows held in registers and shared memory, clusters of up
   to 16) and, with OPRT_NVIDIA_SOFTMAX_COLS=stash, the stash kernel it falls back to (2048-row segments,
   clusters of up to 8): axis lengths around the segments, partial strips, outer dims, extremes in one
-  segment, sliced and reversed views, and the cases the old columns kernel keeps; f32 axes of more than 8192
-  rows take the on-chip kernel without clusters (session 10: ticketed blocks exchanging through the
-  workspace; OPRT_NVIDIA_SOFTMAX_COLS=cluster keeps the clusters): 9 to 16 blocks a strip, partial strips,
-  outer dims, more blocks than the device holds at once, -inf and NaN in one block's segment;
+  segment, sliced and reversed views, and the cases the old columns kernel keeps (session 12: the on-chip
+  kernel's blocks push their (max, sum) pairs into each other's shared memory, kXPush); f32 axes of more than
+  8192 rows also have the on-chip kernel without clusters (session 10: ticketed blocks exchanging through the
+  workspace), the fallback where the cluster does not launch, first under OPRT_NVIDIA_SOFTMAX_COLS=group: 9 to
+  16 blocks a strip, partial strips, outer dims, more blocks than the device holds at once, -inf and NaN in
+  one block's segment;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
   pass), split columns (4-way finishing pass), wide columns in ~2 long 1-D blocks an SM.
 """
@@ -367,14 +369,15 @@ def test_softmax_stash_cols(nvidia_backend, rng, monkeypatch, shape, axis, dtype
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
 
 
-# the columns kernels of an axis of up to 16384 rows: the on-chip kernel (the default; without clusters for f32
-# over more than 8192 rows), the same with clusters only (OPRT_NVIDIA_SOFTMAX_COLS=cluster) and the stash
-# kernel it falls back to where its cluster does not launch (OPRT_NVIDIA_SOFTMAX_COLS=stash)
-COLS_KERNELS = ["onchip", "cluster", "stash"]
+# the columns kernels of an axis of up to 16384 rows: the on-chip kernel in clusters (the default), the same
+# kernel without clusters for f32 over more than 8192 rows (OPRT_NVIDIA_SOFTMAX_COLS=group; the f32 fallback
+# where the cluster does not launch) and the stash kernel (OPRT_NVIDIA_SOFTMAX_COLS=stash; the fallback
+# otherwise)
+COLS_KERNELS = ["onchip", "group", "stash"]
 
 
 def _use_cols_kernel(monkeypatch, kernel):
-    if kernel in ("stash", "cluster"):
+    if kernel in ("stash", "group"):
         monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_COLS", kernel)
     else:
         monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_COLS", raising=False)
@@ -393,7 +396,7 @@ GROUP_CASES = [
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cols_kernel", ["onchip", "cluster"])
+@pytest.mark.parametrize("cols_kernel", ["onchip", "group"])
 @pytest.mark.parametrize(
     "shape, axis", GROUP_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
 )
