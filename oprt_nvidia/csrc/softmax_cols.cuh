@@ -207,7 +207,9 @@ __device__ __forceinline__ void cluster_wait() {
 // st.async ... mbarrier::complete_tx, whose completion on the receiver's mbarrier releases the data at cluster
 // scope, and waits on its own mbarrier (acquire, cluster scope) for the nb x W pairs it receives. No block reads
 // another's shared memory, so none has to wait for the others before exiting: a block's pushes complete on a
-// receiver that is still waiting for them.
+// receiver that is still waiting for them. A cluster of one block pushes nothing and reads its own pairs
+// (compute-sanitizer memcheck flags st.async in a cluster of one: "Cluster needs to have at least 2 blocks",
+// session 12's call 5, though the results were right).
 template <int W, int kMaxNb = 16> struct alignas(16) ColsPush {
     float2 pair[kMaxNb][W];  // [rank][column]: rank's (max, sum) of the column
     unsigned long long bar;  // the mbarrier
@@ -316,10 +318,13 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     } else if constexpr (kPush) {
         static_assert(W % 2 == 0, "two columns' pairs a push");
         __syncthreads();  // st.bm / st.bs written; st.wm read
-        cluster_wait();   // push_start's arrive: every block's mbarrier is initialised
-        for (int i = t; i < nb * (W / 2); i += kThreads) {
-            const int r = i / (W / 2), c = i % (W / 2) * 2;
-            push_pairs(&push->pair[q][c], &push->bar, r, make_float4(st.bm[c], st.bs[c], st.bm[c + 1], st.bs[c + 1]));
+        if (nb > 1) {     // a block alone reads its own st.bm / st.bs below (see push_start)
+            cluster_wait();  // push_start's arrive: every block's mbarrier is initialised
+            for (int i = t; i < nb * (W / 2); i += kThreads) {
+                const int r = i / (W / 2), c = i % (W / 2) * 2;
+                push_pairs(&push->pair[q][c], &push->bar, r,
+                           make_float4(st.bm[c], st.bs[c], st.bm[c + 1], st.bs[c + 1]));
+            }
         }
     } else {
         cluster_sync();
@@ -357,11 +362,14 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
                 rm[i] = __uint_as_float((unsigned)v[i]), rs[i] = __uint_as_float((unsigned)(v[i] >> 32));
             }
         } else if constexpr (kPush) {
-            push_wait(&push->bar);
+            if (nb > 1) push_wait(&push->bar);
 #pragma unroll
             for (int i = 0; i < R; ++i) {
                 const int r = gi + i * G;
-                if (r < nb) rm[i] = push->pair[r][c].x, rs[i] = push->pair[r][c].y;
+                if (r < nb) {
+                    rm[i] = nb > 1 ? push->pair[r][c].x : st.bm[c];
+                    rs[i] = nb > 1 ? push->pair[r][c].y : st.bs[c];
+                }
             }
         } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -641,7 +649,8 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     const int n = left < kRegRows + kSmemRows ? (int)left : kRegRows + kSmemRows;
     const uint64_t pol = kHint ? l2_policy(false) : 0;
     probe_stamp(probe, 0);
-    if constexpr (kPush) push_start(&push.bar, (unsigned)(nb * W * sizeof(float2)));
+    if constexpr (kPush)
+        if (nb > 1) push_start(&push.bar, (unsigned)(nb * W * sizeof(float2)));
 
     uint4 reg[kRegRows];
 #pragma unroll
