@@ -2216,6 +2216,33 @@ int main(int argc, char **argv) {
                             printf("  refused: push: %s\n", oprt_nv::cols_cluster_refusal());
                     }};
                 };
+                // (session 12, call 9) 512-thread blocks: 2048 rows a block, one block an SM (128 registers x 512
+                // threads), clusters of 8 for 16384 rows: 8 x 15-16 clusters fit against 14 of 16 blocks at two an SM,
+                // i.e. ~91% of the SMs' slots against ~78-85%. Worse (tune-s12-9.log): f16 16384 x 8192 57.1% against
+                // 70.3% with 256 threads, f32 71.5-71.9 against 79.1; f16 4096 x 4096 48.8 against 43.2
+                auto pushed512 = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
+                    using TT = decltype(tag);
+                    constexpr bool f32 = sizeof(TT) == 4;
+                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
+                    return Variant{"clusters merge2 push 512 threads", [=] {
+                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
+                        if (!oprt_nv::launch_cols_onchip<TT, 8, 512, RR, SR, false, true, 2, oprt_nv::kXPush>(
+                                nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
+                            printf("  refused: push 512: %s\n", oprt_nv::cols_cluster_refusal());
+                    }};
+                };
+                std::vector<Variant> v16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
+                                            pushed512(__half{}, 16384, NH, HO, H), pushed(__half{}, 16384, NH, HO, H),
+                                            pushed512(__half{}, 16384, NH, HO, H)};
+                run_group("softmax f16 16384x8192 axis 0 s12 push512", 2.0 * nh * 2, peak, v16, O, nh, 4e-3, filter,
+                          true, true);
+                std::vector<Variant> v32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
+                                            pushed512(float{}, 16384, N, O, A), pushed512(float{}, 16384, N, O, A)};
+                run_group("softmax f32 16384x8192 axis 0 s12 push512", 2.0 * n * 4, peak, v32, O, n, 1e-6, filter);
+                std::vector<Variant> v4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
+                                            pushed512(__half{}, 4096, 4096, HO, H)};
+                run_group("softmax f16 4096x4096 axis 0 s12 push512", 2.0 * 4096 * 4096 * 2, peak, v4h, O, 4096 * 4096,
+                          4e-3, filter, true, true);
                 std::vector<Variant> u16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
                                             pushed(__half{}, 16384, NH, HO, H),
                                             merged(__half{}, false, 2, 16384, NH, HO, H),
