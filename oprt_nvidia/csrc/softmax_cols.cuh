@@ -143,6 +143,8 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // kGlobal (kXGroup): the blocks are not a cluster; block q of strip g publishes each column's pair to
 // ga->slots[g][q][column] and reads the strip's nb pairs from there, waiting on each until it is written
 // (its writer is running or will run: see launch_cols_group). No cluster barrier.
+// kPush (kXPush, session 12): the blocks push their pairs into each other's `push` slots (ColsPush below); no
+// block reads another's shared memory, so st.bm / st.bs need not outlive the call.
 // barrier_stamp (tune's timelines; null in the library): thread 0 writes %globaltimer there once the block's own
 // warps have all reached the merge, i.e. between waiting for this block and waiting for the others. Where the
 // includer defines OPRT_COLS_MERGE_STAMPS (tune.cu, session 11, never run yet) the block has kMergeStamps slots
@@ -318,7 +320,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     } else if constexpr (kPush) {
         static_assert(W % 2 == 0, "two columns' pairs a push");
         __syncthreads();  // st.bm / st.bs written; st.wm read
-        if (nb > 1) {     // a block alone reads its own st.bm / st.bs below (see push_start)
+        if (nb > 1) {     // a block alone reads its own st.bm / st.bs below (see ColsPush)
             cluster_wait();  // push_start's arrive: every block's mbarrier is initialised
             for (int i = t; i < nb * (W / 2); i += kThreads) {
                 const int r = i / (W / 2), c = i % (W / 2) * 2;
