@@ -9,6 +9,9 @@
 # Sets S (scratch) and OUT (what comes back); OPRT_GIT_COMMIT must be set by the caller (a full hash computed
 # on the machine that holds the checkout: the device's own git may report a stale commit).
 S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
+# the softmax-columns tests that session 12 ran under compute-sanitizer (a pytest -k expression; sessions
+# 10-11 ran the first four terms)
+COLS_SANITIZE_K="group or cols_special or negative_infinity or nan_block or cluster_cols_extremes or cluster_cols_wide"
 export OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia"
 
 gpu_call_suite() {

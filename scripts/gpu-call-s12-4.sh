@@ -5,5 +5,5 @@
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s12-4.sh   (carry: [".whl"])
 set -u
 source scripts/gpu-call-lib.sh
-gpu_call_suite s12c4 "group or cols_special or negative_infinity or nan_block or cluster_cols_extremes or cluster_cols_wide"
+gpu_call_suite s12c4 "$COLS_SANITIZE_K"
 GPU_BENCH_SHOW="axis0|rows with" gpu_bench bench-large-softmax-s12 200 large softmax

@@ -8,7 +8,7 @@ source scripts/gpu-call-lib.sh
 gpu_install
 timeout 150 compute-sanitizer --tool memcheck --print-limit 12 --error-exitcode 99 python -m pytest -x -q -p no:cacheprovider \
     -m "not slow" tests/oprt_nvidia/test_nvidia_paths.py \
-    -k "group or cols_special or negative_infinity or nan_block or cluster_cols_extremes or cluster_cols_wide" \
+    -k "$COLS_SANITIZE_K" \
     >"$OUT/memcheck-diag.log" 2>&1
 echo "memcheck rc=$?"
 grep -m 40 -E "=========|FAILED|passed|failed" "$OUT/memcheck-diag.log"

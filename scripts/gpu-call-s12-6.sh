@@ -4,5 +4,5 @@
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s12-6.sh   (carry: [".whl"])
 set -u
 source scripts/gpu-call-lib.sh
-gpu_call_suite s12c6 "group or cols_special or negative_infinity or nan_block or cluster_cols_extremes or cluster_cols_wide"
+gpu_call_suite s12c6 "$COLS_SANITIZE_K"
 gpu_bench bench-default-softmax-s12 60 default softmax

@@ -147,9 +147,9 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // block reads another's shared memory, so st.bm / st.bs need not outlive the call.
 // barrier_stamp (tune's timelines; null in the library): thread 0 writes %globaltimer there once the block's own
 // warps have all reached the merge, i.e. between waiting for this block and waiting for the others. Where the
-// includer defines OPRT_COLS_MERGE_STAMPS (tune.cu, session 11, never run yet) the block has kMergeStamps slots
-// and thread 0 also stamps the points inside the merge (COLS_MERGE_STAMP below); the library's build leaves it
-// undefined and compiles to the code it had.
+// includer defines OPRT_COLS_MERGE_STAMPS (tune.cu; written in session 11, first run in session 12) the block has
+// kMergeStamps slots and thread 0 also stamps the points inside the merge (COLS_MERGE_STAMP below); the library's
+// build leaves it undefined and compiles to the code it had.
 // kMerge (written in session 10, measured in session 11): 0 one thread a column folding the 8 warps' (and then
 // the G groups') pairs in a dependent chain; 1 the same pairs folded by shuffle trees (P lanes a column,
 // log2(P) levels); 2 the trees with maxsum_merge_fast, every merge included: the library's (softmax.cu
@@ -259,8 +259,8 @@ __device__ __forceinline__ void push_wait(unsigned long long *bar) {
 constexpr int kMergeStamps = 6;
 // With the merge stamps, thread 0 keeps every stamp of the block (probe_stamp's 8, then these) in shared memory
 // and stores them when the block ends (probe_stamp 5): a global store before the cluster barrier makes the
-// barrier's release wait for that store, inside the stretch being measured (the library's timeline stores at
-// once; whether that inflated sessions 8-11's "exchange" is one thing the next run can tell).
+// barrier's release wait for that store, inside the stretch being measured (without the merge stamps the
+// timeline stores at once; session 12's run with them found the same totals, tune-s12-1.log: it had not).
 __device__ __forceinline__ unsigned long long *probe_shared() {
     __shared__ unsigned long long s[8 + kMergeStamps];
     return s;

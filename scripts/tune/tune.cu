@@ -23,9 +23,9 @@
 #include "softmax_rows.cuh"  // configurations the library does not pick
 #include "softmax_bands.cuh"  // tune-only: the banded axis-0 softmax experiment (not in the library)
 #include "softmax_bandpipe.cuh"  // tune-only: bands separated by kernel boundaries (session 5, never run)
-#include "softmax_persist.cuh"  // tune-only: persistent on-chip clusters, loads overlapping writes (session 7, never run)
+#include "softmax_persist.cuh"  // tune-only: persistent on-chip clusters, loads overlapping writes (session 7; run in 8)
 #include "softmax_slab.cuh"  // tune-only: two passes over L2-sized column slabs, persistent (session 8)
-#include "softmax_pair.cuh"  // tune-only: two clusters of 8 a strip exchanging through global memory (session 8, never run)
+#include "softmax_pair.cuh"  // tune-only: two clusters of 8 a strip exchanging through global memory (session 8; run in 9)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -1684,9 +1684,9 @@ int main(int argc, char **argv) {
                                         diag(__half{}, k16, 20, false, HO, H, nh / 16384, lib)};
             run_group("softmax f16 16384x8192 axis 0 onchip diagnostics", 2.0 * nh * 2, peak, d16, O, nh, 4e-3, filter,
                       true, true);
-            // session 7, for session 8 (never run): persistent clusters whose next strip's loads overlap the
-            // current strip's writes (softmax_persist.cuh); CL clusters (0: as many as fit; 1 << 30: one
-            // cluster a strip, i.e. not persistent, the on-chip kernel's schedule)
+            // session 7, for session 8 (run there, tune-s8-1-persist.log): persistent clusters whose next strip's
+            // loads overlap the current strip's writes (softmax_persist.cuh); CL clusters (0: as many as fit;
+            // 1 << 30: one cluster a strip, i.e. not persistent, the on-chip kernel's schedule)
 #define PC(TY, OUTP, INP, INNER, RR, SR, CL)                                                                 \
     Variant {                                                                                               \
         "persist reg" #RR " smem" #SR " clusters" #CL, [=] {                                                \
@@ -1738,7 +1738,8 @@ int main(int argc, char **argv) {
                 }
             }
 #undef PC
-            // session 8 (never run): two clusters of 8 a strip, exchanging through global memory (softmax_pair.cuh)
+            // session 8 (run in session 9, tune-s9-1-pairs.log): two clusters of 8 a strip, exchanging through global
+            // memory (softmax_pair.cuh)
             static float2 *pair_slots = nullptr;
             static unsigned *pair_flags = nullptr;
             static unsigned pair_epoch = 0;
@@ -1904,10 +1905,11 @@ int main(int argc, char **argv) {
                             if (hb[KS * b] >= h[8 * b + 2] && hb[KS * b] <= h[8 * b + 3])
                                 own.push_back((double)(hb[KS * b] - h[8 * b + 2]) / 1000.0),
                                     rest.push_back((double)(h[8 * b + 3] - hb[KS * b]) / 1000.0);
-                        // session 11 (never run yet): the stretch after the block barrier point by point, means in us:
-                        // the fold of the warps' pairs (+ publishing them), the cluster barrier (kXGroup: a block
-                        // barrier), the other blocks' pairs read (kXGroup: polled) and merged, the block barrier, the
-                        // final fold, and the kernel's own cluster_arrive + block barrier before stamp 3
+                        // session 11 (first run in session 12, tune-s12-1.log): the stretch after the block barrier
+                        // point by point, means in us: the fold of the warps' pairs (+ publishing them), the cluster
+                        // barrier (kXGroup: a block barrier; kXPush: the start barrier's wait and the pushes), the
+                        // other blocks' pairs read (kXGroup: polled; kXPush: awaited) and merged, the block barrier,
+                        // the final fold, and the kernel's own cluster_arrive + block barrier before stamp 3
                         if (KS == 6) {
                             const char *mp[6] = {"fold", "barrier", "read+merge", "block barrier", "final fold", "to stamp 3"};
                             double ms[6] = {0};
@@ -2059,8 +2061,8 @@ int main(int argc, char **argv) {
                 const std::string title = "softmax f32 16384x" + std::to_string(w) + " axis 0 onchip pitch";
                 run_group(title.c_str(), 2.0 * 16384 * w * 4, peak, pv, O, 16384 * w, 1e-6, filter);
             }
-            // written after session 8's last call (never run): the SM's shared memory is half used (2 x 64 KB of
-            // 228 KB). 27 rows a thread in shared memory (108 KB a block, still 2 blocks an SM) make 1376-row
+            // written after session 8's last call (run in session 9, tune-s9-1-fuller.log): the SM's shared memory
+            // is half used (2 x 64 KB of 228 KB). 27 rows a thread in shared memory (108 KB a block, still 2 blocks an SM) make 1376-row
             // blocks: 16384 rows in clusters of 12 (GPCs of 18 SMs hold 3 of them), 45 MB on chip if 240 blocks
             // stay resident, against 28 MB at 224 x 128 KB; 24 rows: clusters of 13
             {
@@ -2118,9 +2120,10 @@ int main(int argc, char **argv) {
                                             GR(__half, HO, H, 16384, NH, 12, 20, 2)};
                 run_group("softmax f16 16384x8192 axis 0 onchip group", 2.0 * nh * 2, peak, g16, O, nh, 4e-3, filter,
                           true, true);
-                // written after session 10's last device call (never run): the merges after the block barrier
-                // as shuffle trees (kMerge 1), and with __expf (kMerge 2), with clusters ("clusters") and without
-                // ("group"); call 11 put ~6.4-6.8 us of a block's ~19 us in that stretch (tune-s10-11-timeline.log)
+                // written after session 10's last device call (run in session 11, tune-s11-1-merge.log): the merges
+                // after the block barrier as shuffle trees (kMerge 1), and with __expf (kMerge 2), with clusters
+                // ("clusters") and without ("group"); call 11 put ~6.4-6.8 us of a block's ~19 us in that stretch
+                // (tune-s10-11-timeline.log)
                 auto merged = [&](auto tag, bool group, int merge, int64_t L, int64_t N, void *outp, const void *inp) {
                     using TT = decltype(tag);
                     constexpr bool f32 = sizeof(TT) == 4;
@@ -2205,31 +2208,29 @@ int main(int argc, char **argv) {
                 // (call 3 also ran "early", code removed after: the register rows' exps against their own max while
                 // the shared-memory rows landed, the writing pass scaling the two sets apart: f16 66.1-66.3% against
                 // 70.9-71.3% pushed, f32 79.4-79.7 against 80.4; tune-s12-3.log)
-                auto pushed = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
+                // session 12: the on-chip kernel exchanging by pushes (kXPush), merge 2, the library's rows a
+                // thread, in blocks of threads_c threads (`pushed`: 256, `pushed512`: 512)
+                auto pushed_nt = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto threads_c) {
                     using TT = decltype(tag);
                     constexpr bool f32 = sizeof(TT) == 4;
-                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
-                    return Variant{"clusters merge2 push", [=] {
+                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, NT = decltype(threads_c)::value;
+                    const std::string name = NT == 256 ? "clusters merge2 push" : "clusters merge2 push 512 threads";
+                    return Variant{name, [=] {
                         oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
-                        if (!oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, 2, oprt_nv::kXPush>(
+                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, 2, oprt_nv::kXPush>(
                                 nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
-                            printf("  refused: push: %s\n", oprt_nv::cols_cluster_refusal());
+                            printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
                     }};
+                };
+                auto pushed = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
+                    return pushed_nt(tag, L, N, outp, inp, std::integral_constant<int, 256>{});
                 };
                 // (session 12, call 9) 512-thread blocks: 2048 rows a block, one block an SM (128 registers x 512
                 // threads), clusters of 8 for 16384 rows: 8 x 15-16 clusters fit against 14 of 16 blocks at two an SM,
                 // i.e. ~91% of the SMs' slots against ~78-85%. Worse (tune-s12-9.log): f16 16384 x 8192 57.1% against
                 // 70.3% with 256 threads, f32 71.5-71.9 against 79.1; f16 4096 x 4096 48.8 against 43.2
                 auto pushed512 = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
-                    using TT = decltype(tag);
-                    constexpr bool f32 = sizeof(TT) == 4;
-                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
-                    return Variant{"clusters merge2 push 512 threads", [=] {
-                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
-                        if (!oprt_nv::launch_cols_onchip<TT, 8, 512, RR, SR, false, true, 2, oprt_nv::kXPush>(
-                                nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
-                            printf("  refused: push 512: %s\n", oprt_nv::cols_cluster_refusal());
-                    }};
+                    return pushed_nt(tag, L, N, outp, inp, std::integral_constant<int, 512>{});
                 };
                 std::vector<Variant> v16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
                                             pushed512(__half{}, 16384, NH, HO, H), pushed(__half{}, 16384, NH, HO, H),
