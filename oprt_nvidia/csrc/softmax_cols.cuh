@@ -154,6 +154,16 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // the G groups') pairs in a dependent chain; 1 the same pairs folded by shuffle trees (P lanes a column,
 // log2(P) levels); 2 the trees with maxsum_merge_fast, every merge included: the library's (softmax.cu
 // kColsMerge; tune-s11-*.log: +1.3-2.2 points of cudaMemcpy on 16384 x 8192 axis 0).
+// kMerge 3 (session 13, kPush only): the maxima first, then the sums. In the block: a max-only shuffle tree over
+// the warp's row lanes, the warps' maxima through shared memory (every thread reads its columns' kWarps maxima),
+// each thread scales its own sum to the block's max (one __expf a column), and the sums fold by adds; across the
+// cluster: every group thread reads all nb ranks' maxima of its column, scales its ranks' sums to the column's
+// max, and the groups' sums add. One exp a (thread, column) and a rank instead of two a merge, and no exp in a
+// dependent chain (session 12's timeline: a pushed f16 block spent 1.1 us folding its warps' pairs).
+// kMerge 4 (session 13, kPush only): as 3 across the cluster, but the kernel takes each warp's max per column
+// (a max-only shuffle tree) before its exp pass, so that a thread's exps and sum are against its warp's max: the
+// warp's sums then add with shuffles, and after the block barrier P = kThreads / W threads a column take the
+// block's max over the kWarps warps' maxima and scale the warps' sums to it (kWarps exps a column, not a thread).
 __device__ __forceinline__ void maxsum_merge_fast(float &m, float &s, float m2, float s2) {
     // maxsum_merge with __expf (ex2.approx): the scale of a part's sum errs by ~|m - max| * 2^-24 relatively,
     // a part whose weight exp(m - max) is that much smaller; inside f32 softmax's 130 eps budget
@@ -282,7 +292,83 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
                                                  int q = 0, unsigned long long *barrier_stamp = nullptr,
                                                  ColsPush<kLanes * V, kPush ? kMaxNb : 1> *push = nullptr) {
     constexpr int W = kLanes * V, kWarps = kThreads / kWarp;
+    static_assert(kMerge < 3 || (kPush && !kGlobal), "the max-first merges read pushed pairs");
     const int t = threadIdx.x, lane = t % kLanes;
+    if constexpr (kMerge == 4) {
+        // m: the warp's max per column (every row lane of the warp holds it), s: this thread's sum against it
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+#pragma unroll
+            for (int d = kLanes; d < kWarp; d *= 2) s[e] += __shfl_xor_sync(kFullMask, s[e], d);
+        }
+        if (t % kWarp < kLanes) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                st.wm[t / kWarp][lane * V + e] = m[e];
+                st.ws[t / kWarp][lane * V + e] = s[e];
+            }
+        }
+        __syncthreads();
+        COLS_MERGE_STAMP(0);
+        constexpr int P = kThreads / W;  // threads a column: consecutive lanes of one warp
+        static_assert(P >= 1 && (P & (P - 1)) == 0 && P <= kWarp && kWarps % P == 0, "P threads a column");
+        const int c = t / P, sub = t % P;
+        float cm = st.wm[0][c];
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w) cm = fmaxf(cm, st.wm[w][c]);
+        float cs = 0.f;
+#pragma unroll
+        for (int w = sub; w < kWarps; w += P) {
+            const float sw = st.ws[w][c];
+            cs += cm == -INFINITY || sw == 0.f ? sw : sw * __expf(st.wm[w][c] - cm);
+        }
+#pragma unroll
+        for (int d = 1; d < P; d *= 2) cs += __shfl_xor_sync(kFullMask, cs, d);
+        if (sub == 0) st.bm[c] = cm, st.bs[c] = cs;
+        COLS_MERGE_STAMP(1);
+    } else if constexpr (kMerge == 3) {
+        float mb[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            mb[e] = m[e];
+#pragma unroll
+            for (int d = kLanes; d < kWarp; d *= 2) mb[e] = fmaxf(mb[e], __shfl_xor_sync(kFullMask, mb[e], d));
+        }
+        if (t % kWarp < kLanes) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) st.wm[t / kWarp][lane * V + e] = mb[e];
+        }
+        __syncthreads();
+        COLS_MERGE_STAMP(0);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            mb[e] = st.wm[0][lane * V + e];
+#pragma unroll
+            for (int w = 1; w < kWarps; ++w) mb[e] = fmaxf(mb[e], st.wm[w][lane * V + e]);
+            // this thread's sum scaled to the block's max: a part of only -inf (or NaN) keeps its 0 (or NaN); a
+            // column of only -inf in the block keeps every sum as it is
+            float v = mb[e] == -INFINITY || s[e] == 0.f ? s[e] : s[e] * __expf(m[e] - mb[e]);
+#pragma unroll
+            for (int d = kLanes; d < kWarp; d *= 2) v += __shfl_xor_sync(kFullMask, v, d);
+            s[e] = v;
+        }
+        if (t % kWarp < kLanes) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) st.ws[t / kWarp][lane * V + e] = s[e];
+        }
+        if (t < kLanes) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) st.bm[lane * V + e] = mb[e];
+        }
+        __syncthreads();
+        if (t < W) {
+            float cs = st.ws[0][t];
+#pragma unroll
+            for (int w = 1; w < kWarps; ++w) cs += st.ws[w][t];
+            st.bs[t] = cs;
+        }
+        COLS_MERGE_STAMP(1);
+    } else {
 #pragma unroll
     for (int d = kLanes; d < kWarp; d *= 2) {
 #pragma unroll
@@ -315,6 +401,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, put_block);
     }
     COLS_MERGE_STAMP(1);
+    }  // kMerge != 3
     if constexpr (kGlobal) {
         __syncthreads();  // st.wm is read above before the groups below overwrite it
     } else if constexpr (kPush) {
@@ -365,6 +452,25 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
             }
         } else if constexpr (kPush) {
             if (nb > 1) push_wait(&push->bar);
+            if constexpr (kMerge >= 3) {
+                // the column's max over every rank, then this group's ranks' sums scaled to it
+                float cm = -INFINITY;
+#pragma unroll
+                for (int r = 0; r < kMaxNb; ++r)
+                    if (r < nb) cm = fmaxf(cm, nb > 1 ? push->pair[r][c].x : st.bm[c]);
+                float cs = 0.f;
+#pragma unroll
+                for (int i = 0; i < R; ++i) {
+                    const int r = gi + i * G;
+                    if (r < nb) {
+                        const float mr = nb > 1 ? push->pair[r][c].x : st.bm[c];
+                        const float sr = nb > 1 ? push->pair[r][c].y : st.bs[c];
+                        cs += cm == -INFINITY || sr == 0.f ? sr : sr * __expf(mr - cm);
+                    }
+                }
+                st.ws[gi][c] = cs;
+                if (gi == 0) st.gm[c] = cm;
+            }
 #pragma unroll
             for (int i = 0; i < R; ++i) {
                 const int r = gi + i * G;
@@ -386,11 +492,13 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
             }
 #endif
         }
-        float cm = -INFINITY, cs = 0.f;
+        if constexpr (kMerge < 3) {
+            float cm = -INFINITY, cs = 0.f;
 #pragma unroll
-        for (int i = 0; i < R; ++i) merge_pair<kMerge>(cm, cs, rm[i], rs[i]);
-        st.wm[gi][c] = cm;  // the per-warp partials were consumed before the cluster barrier
-        st.ws[gi][c] = cs;
+            for (int i = 0; i < R; ++i) merge_pair<kMerge>(cm, cs, rm[i], rs[i]);
+            st.wm[gi][c] = cm;  // the per-warp partials were consumed before the cluster barrier
+            st.ws[gi][c] = cs;
+        }
     }
     COLS_MERGE_STAMP(3);
     __syncthreads();
@@ -400,7 +508,14 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         st.gi[c] = 1.f / cs;
         st.gs[c] = cs;
     };
-    if constexpr (kMerge == 0) {
+    if constexpr (kMerge >= 3) {
+        if (t < W) {
+            float cs = st.ws[0][t];
+#pragma unroll
+            for (int k = 1; k < G; ++k) cs += st.ws[k][t];
+            put_column(t, st.gm[t], cs);
+        }
+    } else if constexpr (kMerge == 0) {
         if (t < W) {
             float cm = -INFINITY, cs = 0.f;
 #pragma unroll
@@ -687,6 +802,14 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
     }
     probe_stamp(probe, 1);
+    if constexpr (kMerge == 4) {
+        // the warp's max per column (see cols_merge_stats): the exps below are against it
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+#pragma unroll
+            for (int d = kLanes; d < kWarp; d *= 2) m[e] = fmaxf(m[e], __shfl_xor_sync(kFullMask, m[e], d));
+        }
+    }
     float mu[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) mu[e] = m[e] == -INFINITY ? 0.f : m[e];

@@ -1811,6 +1811,11 @@ int main(int argc, char **argv) {
                                         Shape{"16384x8192 f16 merge2 push", 16384, n / 16384},
                                         Shape{"16384x8192 merge2 push", 16384, n / 16384},
                                         Shape{"1000x134208 merge2 push", 1000, (n / 1000) / 64 * 64},
+                                        Shape{"16384x8192 f16 merge3 push", 16384, n / 16384},
+                                        Shape{"16384x8192 merge3 push", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 lanes4 push", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 merge4 push", 16384, n / 16384},
+                                        Shape{"16384x8192 merge4 push", 16384, n / 16384},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
@@ -1819,8 +1824,28 @@ int main(int argc, char **argv) {
                     // the paired shape (which may trap: see softmax_pair.cuh) only where the filter names "pairs",
                     // and then alone, so that it cannot take the other shapes' results with it
                     if (pairs != (filter != nullptr && strstr(filter, "pairs") != nullptr)) continue;
+                    // session 13: OPRT_TUNE_SHAPES ('|'-separated substrings of these names) keeps only those shapes
+                    if (const char *only = getenv("OPRT_TUNE_SHAPES"))
+                        if (!matches_any(sh.name, only, false)) continue;
                     const bool push = strstr(sh.name, "push") != nullptr;  // session 12
+                    const bool merge3 = strstr(sh.name, "merge3") != nullptr, lanes4 = strstr(sh.name, "lanes4") != nullptr;
+                    const bool merge4 = strstr(sh.name, "merge4") != nullptr;
                     auto launch = [&](oprt_nv::ColsProbe pr) {
+                        if (push && merge4 && f16)
+                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush>(
+                                nullptr, HO, H, ca, 1, pr);
+                        if (push && merge4)
+                            return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 4, oprt_nv::kXPush>(
+                                nullptr, O, A, ca, 1, pr);
+                        if (push && merge3 && f16)  // session 13
+                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 3, oprt_nv::kXPush>(
+                                nullptr, HO, H, ca, 1, pr);
+                        if (push && merge3)
+                            return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 3, oprt_nv::kXPush>(
+                                nullptr, O, A, ca, 1, pr);
+                        if (push && lanes4 && f16)
+                            return oprt_nv::launch_cols_onchip<__half, 4, 256, 12, 20, false, true, 2, oprt_nv::kXPush>(
+                                nullptr, HO, H, ca, 1, pr);
                         if (push && f16)
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2, oprt_nv::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
@@ -2269,6 +2294,64 @@ int main(int argc, char **argv) {
                 std::vector<Variant> u3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
                                             pushed(__half{}, 3000, 4104, HO, H)};
                 run_group("softmax f16 3000x4104 axis 0 s12 push", 2.0 * 3000 * 4104 * 2, peak, u3h, O, 3000 * 4104,
+                          4e-3, filter, true, true);
+                // session 13: the pushed kernel with the max-first merge (kMerge 3: the maxima first, then the sums,
+                // one exp a (thread, column) and a rank instead of two a merge), and with 4-lane (64-byte) strips for
+                // 16-bit (2048-row blocks: clusters of 8 for 16384 rows, 240 blocks fit against 224 of 16)
+                auto pushv = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto lanes_c, auto merge_c) {
+                    using TT = decltype(tag);
+                    constexpr bool f32 = sizeof(TT) == 4;
+                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
+                    constexpr int LN = decltype(lanes_c)::value, MG = decltype(merge_c)::value;
+                    const std::string name = "push lanes" + std::to_string(LN) + " merge" + std::to_string(MG);
+                    return Variant{name, [=] {
+                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
+                        if (!oprt_nv::launch_cols_onchip<TT, LN, 256, RR, SR, false, true, MG, oprt_nv::kXPush>(
+                                nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
+                            printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
+                    }};
+                };
+                using I4 = std::integral_constant<int, 4>;
+                using I8 = std::integral_constant<int, 8>;
+                using M2 = std::integral_constant<int, 2>;
+                using M3 = std::integral_constant<int, 3>;
+                using M4 = std::integral_constant<int, 4>;  // session 13, written after call 1
+                std::vector<Variant> x16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
+                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M3{}),
+                                            pushv(__half{}, 16384, NH, HO, H, I4{}, M2{}),
+                                            pushv(__half{}, 16384, NH, HO, H, I4{}, M3{}),
+                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M2{}),
+                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M3{}),
+                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M4{}),
+                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M4{})};
+                run_group("softmax f16 16384x8192 axis 0 s13 merge3", 2.0 * nh * 2, peak, x16, O, nh, 4e-3, filter,
+                          true, true);
+                std::vector<Variant> x32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
+                                            pushv(float{}, 16384, N, O, A, I8{}, M3{}),
+                                            pushv(float{}, 16384, N, O, A, I8{}, M2{}),
+                                            pushv(float{}, 16384, N, O, A, I8{}, M3{}),
+                                            pushv(float{}, 16384, N, O, A, I8{}, M4{}),
+                                            pushv(float{}, 16384, N, O, A, I8{}, M4{})};
+                run_group("softmax f32 16384x8192 axis 0 s13 merge3", 2.0 * n * 4, peak, x32, O, n, 1e-6, filter);
+                std::vector<Variant> x4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
+                                            pushv(float{}, 4096, n / 4096, O, A, I8{}, M3{}),
+                                            pushv(float{}, 4096, n / 4096, O, A, I8{}, M4{})};
+                run_group("softmax f32 4096x32768 axis 0 s13 merge3", 2.0 * n * 4, peak, x4k, O, n, 1e-6, filter);
+                std::vector<Variant> x1k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {1000, w1k}), 0),
+                                            pushv(float{}, 1000, w1k, O, A, I8{}, M3{}),
+                                            pushv(float{}, 1000, w1k, O, A, I8{}, M4{})};
+                run_group("softmax f32 1000x134208 axis 0 s13 merge3", 2.0 * 1000 * w1k * 4, peak, x1k, O, 1000 * w1k,
+                          1e-6, filter);
+                std::vector<Variant> x4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
+                                            pushv(__half{}, 4096, 4096, HO, H, I8{}, M3{}),
+                                            pushv(__half{}, 4096, 4096, HO, H, I4{}, M2{}),
+                                            pushv(__half{}, 4096, 4096, HO, H, I8{}, M4{})};
+                run_group("softmax f16 4096x4096 axis 0 s13 merge3", 2.0 * 4096 * 4096 * 2, peak, x4h, O, 4096 * 4096,
+                          4e-3, filter, true, true);
+                std::vector<Variant> x3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
+                                            pushv(__half{}, 3000, 4104, HO, H, I8{}, M3{}),
+                                            pushv(__half{}, 3000, 4104, HO, H, I8{}, M4{})};
+                run_group("softmax f16 3000x4104 axis 0 s13 merge3", 2.0 * 3000 * 4104 * 2, peak, x3h, O, 3000 * 4104,
                           4e-3, filter, true, true);
                 // session 10 call 8 (tune-s10-8-pairs16.log; code removed after): the 16-bit max (HMNMX2) and
                 // scaling (HMUL2, the scale rounded to T) on pairs of T instead of floats, a third fewer instructions
