@@ -402,6 +402,11 @@ namespace {
 // tune-s11-{1,2,2b}*.log, % of cudaMemcpy, 16384 x 8192): f32 without clusters 78.2-78.7% against 76.8-77.3%,
 // f16 in clusters of 16 66.6-67.2% against 64.7-65.7%, f32 1000 x 134208 83.4% against 83.1%.
 constexpr int kColsMerge = 2;
+// Session 13: the pushed clusters fold max-first (cols_merge_stats kMerge 4: each warp's max before the exp pass,
+// the warps' sums added, the block's and the cluster's maxima before any scaling; tune-s13-2.log, % of cudaMemcpy
+// against merge 2 in the same run: 16384 x 8192 f16 74.0-74.3% against 70.7%, f32 80.3-80.5 against 79.4, f16
+// 4096^2 52.6 against 43.6 (the library then), f32 1000 x 134208 82.8 against 81.4). The group launch keeps merge 2.
+constexpr int kPushMerge = 4;
 constexpr int kGroupLanes = 8, kGroupThreads = 256, kGroupRegRows = 16, kGroupSmemRows = 16, kGroupChunk = 2;
 constexpr int64_t kGroupMinRows = 8 * (kGroupThreads / kGroupLanes) * (kGroupRegRows + kGroupSmemRows);
 size_t cols_group_workspace_f32(const ColsArgs &c) {
@@ -658,7 +663,7 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     if (!stash_only) {
         if (group_first && group()) return true;
         constexpr int kRegRows = V == 4 ? 16 : 12, kSmemRows = V == 4 ? 16 : 20;
-        if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kColsMerge, kXPush>(stream, out, x, a,
+        if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kPushMerge, kXPush>(stream, out, x, a,
                                                                                                  c.outer))
             return true;
         if (!group_first && group()) return true;

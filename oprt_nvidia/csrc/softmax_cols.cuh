@@ -22,6 +22,8 @@
 // Session 12: the clusters exchange by st.async pushes counted on an mbarrier (kXPush, ColsPush) instead of a
 // cluster barrier and DSMEM reads: 16384 x 8192 f16 70.5-71.3%, f32 79.6-80.4% (the group launch 78.1-78.6%),
 // the library's launch for every dtype; the group launch is the f32 fallback.
+// Session 13: the pushed clusters fold max-first (kMerge 4 in cols_merge_stats): 16384 x 8192 f16 74.0-74.3%,
+// f32 80.3-80.5% (tune-s13-2.log).
 // scripts/tune/tune.cu includes this header to time configurations.
 #pragma once
 
@@ -833,7 +835,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         if (kRegRows + k >= n) break;
         add_exps(held[k * kThreads + t]);
     }
-    float mt[V];  // this thread's own max per column (before the merges below overwrite m)
+    float mt[V];  // the max the exps above are against (this thread's, kMerge 4 its warp's), before the merges
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
