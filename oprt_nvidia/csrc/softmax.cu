@@ -407,7 +407,6 @@ constexpr int kColsMerge = 2;
 // against merge 2 in the same run: 16384 x 8192 f16 74.0-74.3% against 70.7%, f32 80.3-80.5 against 79.4, f16
 // 4096^2 52.6 against 43.6 (the library then), f32 1000 x 134208 82.8 against 81.4). The group launch keeps merge 2.
 constexpr int kPushMerge = 4;
-// Session 13 (tune-s13-3.log): and the 16-bit max on pairs as loaded (launch_cols_onchip's kPairMax)
 constexpr int kGroupLanes = 8, kGroupThreads = 256, kGroupRegRows = 16, kGroupSmemRows = 16, kGroupChunk = 2;
 constexpr int64_t kGroupMinRows = 8 * (kGroupThreads / kGroupLanes) * (kGroupRegRows + kGroupSmemRows);
 size_t cols_group_workspace_f32(const ColsArgs &c) {
@@ -664,8 +663,8 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     if (!stash_only) {
         if (group_first && group()) return true;
         constexpr int kRegRows = V == 4 ? 16 : 12, kSmemRows = V == 4 ? 16 : 20;
-        if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kPushMerge, kXPush, true>(stream, out, x,
-                                                                                                       a, c.outer))
+        if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kPushMerge, kXPush>(stream, out, x, a,
+                                                                                                 c.outer))
             return true;
         if (!group_first && group()) return true;
     }

@@ -723,31 +723,8 @@ __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
     }
 }
 
-// Four pairs of 16-bit -inf; the elementwise max of two 16-byte packs of pairs (max.f16x2 / max.bf16x2, sm_80+: a
-// NaN operand yields the other, as fmaxf)
-template <typename T> __device__ __forceinline__ uint4 pair_neg_inf() {
-    constexpr uint32_t w = std::is_same<T, __nv_bfloat16>::value ? 0xff80ff80u : 0xfc00fc00u;
-    return make_uint4(w, w, w, w);
-}
-template <typename T> __device__ __forceinline__ uint4 pair_max(uint4 a, const uint4 &b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-        asm("max.bf16x2 %0, %0, %4;\n\tmax.bf16x2 %1, %1, %5;\n\tmax.bf16x2 %2, %2, %6;\n\tmax.bf16x2 %3, %3, %7;"
-            : "+r"(a.x), "+r"(a.y), "+r"(a.z), "+r"(a.w)
-            : "r"(b.x), "r"(b.y), "r"(b.z), "r"(b.w));
-    } else {
-        asm("max.f16x2 %0, %0, %4;\n\tmax.f16x2 %1, %1, %5;\n\tmax.f16x2 %2, %2, %6;\n\tmax.f16x2 %3, %3, %7;"
-            : "+r"(a.x), "+r"(a.y), "+r"(a.z), "+r"(a.w)
-            : "r"(b.x), "r"(b.y), "r"(b.z), "r"(b.w));
-    }
-#else
-    __trap();
-#endif
-    return a;
-}
-
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
-          int kX = kXCluster, int kMerge = 0, int kMaxNb = 16, bool kPairMax = false>
+          int kX = kXCluster, int kMerge = 0, int kMaxNb = 16>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
 softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsProbe probe) {
     constexpr int V = Pack<T>::N;
@@ -809,23 +786,6 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     float m[V], s[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) m[e] = -INFINITY, s[e] = 0.f;
-    if constexpr (kPairMax && sizeof(T) == 2) {
-        // (session 13) the 16-bit max on pairs as loaded (max.{f16,bf16}x2: exact, and a NaN skipped as fmaxf
-        // skips it), converted once at the end: a quarter of the instructions of unpacking every row
-        uint4 hm = pair_neg_inf<T>();
-#pragma unroll
-        for (int k = 0; k < kRegRows; ++k) {
-            if (k >= n) break;
-            hm = pair_max<T>(hm, reg[k]);
-        }
-        cp_async_wait_all();  // this thread's own copies: visible to it, no block barrier needed
-#pragma unroll 4
-        for (int k = 0; k < kSmemRows; ++k) {
-            if (kRegRows + k >= n) break;
-            hm = pair_max<T>(hm, held[k * kThreads + t]);
-        }
-        unpack_floats<T>(hm, m);
-    } else {
 #pragma unroll
     for (int k = 0; k < kRegRows; ++k) {
         if (k >= n) break;
@@ -842,7 +802,6 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         unpack_floats<T>(held[k * kThreads + t], f);
 #pragma unroll
         for (int e = 0; e < V; ++e) m[e] = fmaxf(m[e], f[e]);
-    }
     }
     probe_stamp(probe, 1);
     if constexpr (kMerge == 4) {
@@ -1055,7 +1014,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
 // a cluster as cover the axis (at most 16: sizes above 8 are opted in). False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
-          bool kStoreExp = true, int kMerge = 0, int kX = kXCluster, bool kPairMax = false>
+          bool kStoreExp = true, int kMerge = 0, int kX = kXCluster>
 bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                         ColsProbe probe = {}) {
     static_assert(kX == kXCluster || kX == kXPush, "a cluster exchange");
@@ -1072,8 +1031,7 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     a.stash = 0;
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    auto kernel =
-        softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp, kX, kMerge, 16, kPairMax>;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp, kX, kMerge>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
