@@ -156,16 +156,15 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // the G groups') pairs in a dependent chain; 1 the same pairs folded by shuffle trees (P lanes a column,
 // log2(P) levels); 2 the trees with maxsum_merge_fast, every merge included: the library's (softmax.cu
 // kColsMerge; tune-s11-*.log: +1.3-2.2 points of cudaMemcpy on 16384 x 8192 axis 0).
-// kMerge 3 (session 13, kPush only): the maxima first, then the sums. In the block: a max-only shuffle tree over
-// the warp's row lanes, the warps' maxima through shared memory (every thread reads its columns' kWarps maxima),
-// each thread scales its own sum to the block's max (one __expf a column), and the sums fold by adds; across the
-// cluster: every group thread reads all nb ranks' maxima of its column, scales its ranks' sums to the column's
-// max, and the groups' sums add. One exp a (thread, column) and a rank instead of two a merge, and no exp in a
-// dependent chain (session 12's timeline: a pushed f16 block spent 1.1 us folding its warps' pairs).
-// kMerge 4 (session 13, kPush only): as 3 across the cluster, but the kernel takes each warp's max per column
-// (a max-only shuffle tree) before its exp pass, so that a thread's exps and sum are against its warp's max: the
-// warp's sums then add with shuffles, and after the block barrier P = kThreads / W threads a column take the
-// block's max over the kWarps warps' maxima and scale the warps' sums to it (kWarps exps a column, not a thread).
+// kMerge 4 (session 13, kPush only; the library's pushed launch): the maxima first, then the sums. The kernel
+// takes each warp's max per column (a max-only shuffle tree) before its exp pass, so that a thread's exps and sum
+// are against its warp's max: the warp's sums add with shuffles; after the block barrier P = kThreads / W threads
+// a column take the block's max over the kWarps warps' maxima and scale the warps' sums to it (kWarps exps a
+// column); across the cluster every group thread reads all nb ranks' maxima of its column, scales its ranks' sums
+// to the column's max, and the groups' sums add. No exp in a dependent chain (session 12's timeline: a pushed f16
+// block spent 1.6 us in its warps' in-warp merges and 1.1 us folding the warps' pairs). (kMerge 3, the same with
+// the maxima taken after the block barrier and one exp a thread and column, measured between 2 and 4 and was
+// removed: docs/performance.md, "Session 13".)
 __device__ __forceinline__ void maxsum_merge_fast(float &m, float &s, float m2, float s2) {
     // maxsum_merge with __expf (ex2.approx): the scale of a part's sum errs by ~|m - max| * 2^-24 relatively,
     // a part whose weight exp(m - max) is that much smaller; inside f32 softmax's 130 eps budget
@@ -294,7 +293,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
                                                  int q = 0, unsigned long long *barrier_stamp = nullptr,
                                                  ColsPush<kLanes * V, kPush ? kMaxNb : 1> *push = nullptr) {
     constexpr int W = kLanes * V, kWarps = kThreads / kWarp;
-    static_assert(kMerge < 3 || (kPush && !kGlobal), "the max-first merges read pushed pairs");
+    static_assert((kMerge >= 0 && kMerge <= 2) || (kMerge == 4 && kPush && !kGlobal), "kMerge 0-2, or 4 pushed");
     const int t = threadIdx.x, lane = t % kLanes;
     if constexpr (kMerge == 4) {
         // m: the warp's max per column (every row lane of the warp holds it), s: this thread's sum against it
@@ -328,82 +327,40 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         for (int d = 1; d < P; d *= 2) cs += __shfl_xor_sync(kFullMask, cs, d);
         if (sub == 0) st.bm[c] = cm, st.bs[c] = cs;
         COLS_MERGE_STAMP(1);
-    } else if constexpr (kMerge == 3) {
-        float mb[V];
+    } else {
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-            mb[e] = m[e];
+        for (int d = kLanes; d < kWarp; d *= 2) {
 #pragma unroll
-            for (int d = kLanes; d < kWarp; d *= 2) mb[e] = fmaxf(mb[e], __shfl_xor_sync(kFullMask, mb[e], d));
+            for (int e = 0; e < V; ++e) {
+                const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
+                merge_pair<kMerge>(m[e], s[e], m2, s2);
+            }
         }
         if (t % kWarp < kLanes) {
 #pragma unroll
-            for (int e = 0; e < V; ++e) st.wm[t / kWarp][lane * V + e] = mb[e];
+            for (int e = 0; e < V; ++e) {
+                st.wm[t / kWarp][lane * V + e] = m[e];
+                st.ws[t / kWarp][lane * V + e] = s[e];
+            }
         }
         __syncthreads();
         COLS_MERGE_STAMP(0);
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            mb[e] = st.wm[0][lane * V + e];
-#pragma unroll
-            for (int w = 1; w < kWarps; ++w) mb[e] = fmaxf(mb[e], st.wm[w][lane * V + e]);
-            // this thread's sum scaled to the block's max: a part of only -inf (or NaN) keeps its 0 (or NaN); a
-            // column of only -inf in the block keeps every sum as it is
-            float v = mb[e] == -INFINITY || s[e] == 0.f ? s[e] : s[e] * __expf(m[e] - mb[e]);
-#pragma unroll
-            for (int d = kLanes; d < kWarp; d *= 2) v += __shfl_xor_sync(kFullMask, v, d);
-            s[e] = v;
-        }
-        if (t % kWarp < kLanes) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) st.ws[t / kWarp][lane * V + e] = s[e];
-        }
-        if (t < kLanes) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) st.bm[lane * V + e] = mb[e];
-        }
-        __syncthreads();
-        if (t < W) {
-            float cs = st.ws[0][t];
-#pragma unroll
-            for (int w = 1; w < kWarps; ++w) cs += st.ws[w][t];
-            st.bs[t] = cs;
+        auto put_block = [&](int c, float cm, float cs) {
+            st.bm[c] = cm;
+            st.bs[c] = cs;
+            if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + c, pack_pair(cm, cs));
+        };
+        if constexpr (kMerge == 0) {
+            if (t < W) {
+                float cm = -INFINITY, cs = 0.f;
+                for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
+                put_block(t, cm, cs);
+            }
+        } else {
+            fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, put_block);
         }
         COLS_MERGE_STAMP(1);
-    } else {
-#pragma unroll
-    for (int d = kLanes; d < kWarp; d *= 2) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
-            merge_pair<kMerge>(m[e], s[e], m2, s2);
-        }
     }
-    if (t % kWarp < kLanes) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            st.wm[t / kWarp][lane * V + e] = m[e];
-            st.ws[t / kWarp][lane * V + e] = s[e];
-        }
-    }
-    __syncthreads();
-    COLS_MERGE_STAMP(0);
-    auto put_block = [&](int c, float cm, float cs) {
-        st.bm[c] = cm;
-        st.bs[c] = cs;
-        if constexpr (kGlobal) st_relaxed_u64(ga->slots + (g * nb + q) * W + c, pack_pair(cm, cs));
-    };
-    if constexpr (kMerge == 0) {
-        if (t < W) {
-            float cm = -INFINITY, cs = 0.f;
-            for (int w = 0; w < kWarps; ++w) maxsum_merge(cm, cs, st.wm[w][t], st.ws[w][t]);
-            put_block(t, cm, cs);
-        }
-    } else {
-        fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, put_block);
-    }
-    COLS_MERGE_STAMP(1);
-    }  // kMerge != 3
     if constexpr (kGlobal) {
         __syncthreads();  // st.wm is read above before the groups below overwrite it
     } else if constexpr (kPush) {
@@ -454,7 +411,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
             }
         } else if constexpr (kPush) {
             if (nb > 1) push_wait(&push->bar);
-            if constexpr (kMerge >= 3) {
+            if constexpr (kMerge == 4) {
                 // the column's max over every rank, then this group's ranks' sums scaled to it
                 float cm = -INFINITY;
 #pragma unroll
@@ -470,15 +427,16 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
                         cs += cm == -INFINITY || sr == 0.f ? sr : sr * __expf(mr - cm);
                     }
                 }
-                st.ws[gi][c] = cs;
+                st.ws[gi][c] = cs;  // the per-warp partials were consumed before the pushes
                 if (gi == 0) st.gm[c] = cm;
-            }
+            } else {
 #pragma unroll
-            for (int i = 0; i < R; ++i) {
-                const int r = gi + i * G;
-                if (r < nb) {
-                    rm[i] = nb > 1 ? push->pair[r][c].x : st.bm[c];
-                    rs[i] = nb > 1 ? push->pair[r][c].y : st.bs[c];
+                for (int i = 0; i < R; ++i) {
+                    const int r = gi + i * G;
+                    if (r < nb) {
+                        rm[i] = nb > 1 ? push->pair[r][c].x : st.bm[c];
+                        rs[i] = nb > 1 ? push->pair[r][c].y : st.bs[c];
+                    }
                 }
             }
         } else {
@@ -494,7 +452,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
             }
 #endif
         }
-        if constexpr (kMerge < 3) {
+        if constexpr (kMerge != 4) {
             float cm = -INFINITY, cs = 0.f;
 #pragma unroll
             for (int i = 0; i < R; ++i) merge_pair<kMerge>(cm, cs, rm[i], rs[i]);
@@ -510,7 +468,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         st.gi[c] = 1.f / cs;
         st.gs[c] = cs;
     };
-    if constexpr (kMerge >= 3) {
+    if constexpr (kMerge == 4) {
         if (t < W) {
             float cs = st.ws[0][t];
 #pragma unroll

@@ -1811,9 +1811,6 @@ int main(int argc, char **argv) {
                                         Shape{"16384x8192 f16 merge2 push", 16384, n / 16384},
                                         Shape{"16384x8192 merge2 push", 16384, n / 16384},
                                         Shape{"1000x134208 merge2 push", 1000, (n / 1000) / 64 * 64},
-                                        Shape{"16384x8192 f16 merge3 push", 16384, n / 16384},
-                                        Shape{"16384x8192 merge3 push", 16384, n / 16384},
-                                        Shape{"16384x8192 f16 lanes4 push", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge4 push", 16384, n / 16384},
                                         Shape{"16384x8192 merge4 push", 16384, n / 16384},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
@@ -1828,7 +1825,7 @@ int main(int argc, char **argv) {
                     if (const char *only = getenv("OPRT_TUNE_SHAPES"))
                         if (!matches_any(sh.name, only, false)) continue;
                     const bool push = strstr(sh.name, "push") != nullptr;  // session 12
-                    const bool merge3 = strstr(sh.name, "merge3") != nullptr, lanes4 = strstr(sh.name, "lanes4") != nullptr;
+                    // session 13: merge 4 (the merge-3 and 4-lane shapes of tune-s13-{1,2}-timeline.log: code removed)
                     const bool merge4 = strstr(sh.name, "merge4") != nullptr;
                     auto launch = [&](oprt_nv::ColsProbe pr) {
                         if (push && merge4 && f16)
@@ -1837,15 +1834,6 @@ int main(int argc, char **argv) {
                         if (push && merge4)
                             return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 4, oprt_nv::kXPush>(
                                 nullptr, O, A, ca, 1, pr);
-                        if (push && merge3 && f16)  // session 13
-                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 3, oprt_nv::kXPush>(
-                                nullptr, HO, H, ca, 1, pr);
-                        if (push && merge3)
-                            return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 3, oprt_nv::kXPush>(
-                                nullptr, O, A, ca, 1, pr);
-                        if (push && lanes4 && f16)
-                            return oprt_nv::launch_cols_onchip<__half, 4, 256, 12, 20, false, true, 2, oprt_nv::kXPush>(
-                                nullptr, HO, H, ca, 1, pr);
                         if (push && f16)
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2, oprt_nv::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
@@ -2295,66 +2283,55 @@ int main(int argc, char **argv) {
                                             pushed(__half{}, 3000, 4104, HO, H)};
                 run_group("softmax f16 3000x4104 axis 0 s12 push", 2.0 * 3000 * 4104 * 2, peak, u3h, O, 3000 * 4104,
                           4e-3, filter, true, true);
-                // session 13: the pushed kernel with the max-first merge (kMerge 3: the maxima first, then the sums,
-                // one exp a (thread, column) and a rank instead of two a merge), and with 4-lane (64-byte) strips for
-                // 16-bit (2048-row blocks: clusters of 8 for 16384 rows, 240 blocks fit against 224 of 16)
-                auto pushv = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto lanes_c, auto merge_c) {
-                    using TT = decltype(tag);
-                    constexpr bool f32 = sizeof(TT) == 4;
-                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
-                    constexpr int LN = decltype(lanes_c)::value, MG = decltype(merge_c)::value;
-                    const std::string name = "push lanes" + std::to_string(LN) + " merge" + std::to_string(MG);
-                    return Variant{name, [=] {
-                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
-                        if (!oprt_nv::launch_cols_onchip<TT, LN, 256, RR, SR, false, true, MG, oprt_nv::kXPush>(
-                                nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
-                            printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
-                    }};
-                };
-                using I4 = std::integral_constant<int, 4>;
-                using I8 = std::integral_constant<int, 8>;
-                using M2 = std::integral_constant<int, 2>;
-                using M3 = std::integral_constant<int, 3>;
-                using M4 = std::integral_constant<int, 4>;  // session 13, written after call 1
+                // session 13: the pushed kernel with the max-first merge (kMerge 4: each warp's max before the exp pass,
+                // the maxima first, then the sums; the library's since 5f97e9f) against merge 2 (session 12's). The
+                // group titles keep the name "s13 merge3" of the calls that ran them (scripts/gpu-call-s13-4.sh).
+                // Also run, code removed after (tune-s13-{1,2}.log, % of cudaMemcpy): merge 3 (the maxima first in
+                // the block after its barrier, each thread scaling its own sum to the block's max): f16 16384 x 8192
+                // 72.9-73.2% (merge 4 74.0-74.4), f32 80.5-80.6 (80.0-80.5), f32 4096 x 32768 78.6-78.8, 1000 x 134208
+                // 82.8-82.9, f16 4096^2 51.5-52.1, 3000 x 4104 40.4-41.0; and 4-lane (64-byte) strips for 16-bit
+                // (2048-row blocks, clusters of 8 for 16384 rows: 226 resident blocks against 204, but 64 row lanes a
+                // block arrive 3.3 us apart): f16 16384 x 8192 61.8-62.1% (merge 2) / 64.2% (merge 3), 4096^2 47.5%.
                 // (call 4, tune-s13-4.log; code removed after) merge 4 with the 16-bit max on pairs as loaded
                 // (max.f16x2 on the packs, converted once: a quarter of the max pass's instructions): f16 16384 x 8192
                 // 74.0-74.1% against 74.3-74.4% without, the stats phase 3.31 us against 3.12 (timeline); 4096^2 53.8
                 // against 53.9; oprt-bench with it in the library (bench-large-softmax-s13b) f16 77.3%, bf16 77.5%
+                auto pushm = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto merge_c) {
+                    using TT = decltype(tag);
+                    constexpr bool f32 = sizeof(TT) == 4;
+                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, MG = decltype(merge_c)::value;
+                    const std::string name = "push lanes8 merge" + std::to_string(MG);
+                    return Variant{name, [=] {
+                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
+                        if (!oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, MG, oprt_nv::kXPush>(
+                                nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
+                            printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
+                    }};
+                };
+                using M2 = std::integral_constant<int, 2>;
+                using M4 = std::integral_constant<int, 4>;
                 std::vector<Variant> x16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
-                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M3{}),
-                                            pushv(__half{}, 16384, NH, HO, H, I4{}, M2{}),
-                                            pushv(__half{}, 16384, NH, HO, H, I4{}, M3{}),
-                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M2{}),
-                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M3{}),
-                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M4{}),
-                                            pushv(__half{}, 16384, NH, HO, H, I8{}, M4{})};
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}), pushm(__half{}, 16384, NH, HO, H, M2{}),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{})};
                 run_group("softmax f16 16384x8192 axis 0 s13 merge3", 2.0 * nh * 2, peak, x16, O, nh, 4e-3, filter,
                           true, true);
                 std::vector<Variant> x32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
-                                            pushv(float{}, 16384, N, O, A, I8{}, M3{}),
-                                            pushv(float{}, 16384, N, O, A, I8{}, M2{}),
-                                            pushv(float{}, 16384, N, O, A, I8{}, M3{}),
-                                            pushv(float{}, 16384, N, O, A, I8{}, M4{}),
-                                            pushv(float{}, 16384, N, O, A, I8{}, M4{})};
+                                            pushm(float{}, 16384, N, O, A, M4{}), pushm(float{}, 16384, N, O, A, M2{}),
+                                            pushm(float{}, 16384, N, O, A, M4{})};
                 run_group("softmax f32 16384x8192 axis 0 s13 merge3", 2.0 * n * 4, peak, x32, O, n, 1e-6, filter);
                 std::vector<Variant> x4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
-                                            pushv(float{}, 4096, n / 4096, O, A, I8{}, M3{}),
-                                            pushv(float{}, 4096, n / 4096, O, A, I8{}, M4{})};
+                                            pushm(float{}, 4096, n / 4096, O, A, M4{})};
                 run_group("softmax f32 4096x32768 axis 0 s13 merge3", 2.0 * n * 4, peak, x4k, O, n, 1e-6, filter);
                 std::vector<Variant> x1k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {1000, w1k}), 0),
-                                            pushv(float{}, 1000, w1k, O, A, I8{}, M3{}),
-                                            pushv(float{}, 1000, w1k, O, A, I8{}, M4{})};
+                                            pushm(float{}, 1000, w1k, O, A, M4{})};
                 run_group("softmax f32 1000x134208 axis 0 s13 merge3", 2.0 * 1000 * w1k * 4, peak, x1k, O, 1000 * w1k,
                           1e-6, filter);
                 std::vector<Variant> x4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
-                                            pushv(__half{}, 4096, 4096, HO, H, I8{}, M3{}),
-                                            pushv(__half{}, 4096, 4096, HO, H, I4{}, M2{}),
-                                            pushv(__half{}, 4096, 4096, HO, H, I8{}, M4{})};
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{})};
                 run_group("softmax f16 4096x4096 axis 0 s13 merge3", 2.0 * 4096 * 4096 * 2, peak, x4h, O, 4096 * 4096,
                           4e-3, filter, true, true);
                 std::vector<Variant> x3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
-                                            pushv(__half{}, 3000, 4104, HO, H, I8{}, M3{}),
-                                            pushv(__half{}, 3000, 4104, HO, H, I8{}, M4{})};
+                                            pushm(__half{}, 3000, 4104, HO, H, M4{})};
                 run_group("softmax f16 3000x4104 axis 0 s13 merge3", 2.0 * 3000 * 4104 * 2, peak, x3h, O, 3000 * 4104,
                           4e-3, filter, true, true);
                 // session 10 call 8 (tune-s10-8-pairs16.log; code removed after): the 16-bit max (HMNMX2) and
