@@ -178,6 +178,9 @@ def test_signal_during_timing_interrupts_instead_of_becoming_an_error_row(tmp_pa
                 os.kill(os.getpid(), signal.SIGINT)
 
     out = tmp_path / "run"
+    # the handler in place before the run (Python's default_int_handler, or SIG_IGN where this process was started
+    # in the background by a shell without job control): the run must put back whichever it found
+    before = signal.getsignal(signal.SIGINT)
     r = invoke(make_registry(SelfInterrupting()), "--ops", "copy,relu", "--backends", "selfint", "--baseline", "none",
                "--cases", "smoke", "--time-budget", "0.01", "--out", str(out))
     assert r.exit_code == 130, r.output
@@ -186,7 +189,7 @@ def test_signal_during_timing_interrupts_instead_of_becoming_an_error_row(tmp_pa
     assert len(rows) == 2 and all(row["status"] == "ok" for row in rows)
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted (SIGINT)"
     assert (out / "report.html").exists() and (out / "results.json").exists()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+    assert signal.getsignal(signal.SIGINT) is before  # handlers restored
 
 
 def test_cli_import_does_not_load_pandas():
