@@ -306,27 +306,41 @@ constexpr int kMaxCluster = 8;
 
 // Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),
 // with `smem` bytes of dynamic shared memory. A refused launch leaves no error pending.
+// The cluster scheduling policy preference of the cluster launches below: the default (no attribute) in the
+// library, which never changes it; scripts/tune/tune.cu sets it around a variant's launch (session 13, written
+// after the last device call: does spreading a cluster's blocks over SMs, one block of a cluster an SM, let the
+// two blocks an SM run out of phase?).
+inline cudaClusterSchedulingPolicy &cluster_policy() {
+    static cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault;
+    return policy;
+}
 // The configuration of such a launch (also what cudaOccupancyMaxActiveClusters takes); `attr` is the caller's
-// storage for the cluster attribute, which the configuration points to.
+// storage for the cluster attribute (and cluster_policy()'s where it is not the default), which the configuration
+// points to.
 inline cudaLaunchConfig_t cluster_config(int64_t blocks, int threads, int64_t nb, size_t smem, cudaStream_t stream,
-                                         cudaLaunchAttribute &attr) {
+                                         cudaLaunchAttribute (&attr)[2]) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)blocks, 1, 1);
     cfg.blockDim = dim3((unsigned)threads, 1, 1);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = (unsigned)nb;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)nb;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
     cfg.numAttrs = 1;
+    if (cluster_policy() != cudaClusterSchedulingPolicyDefault) {
+        attr[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+        attr[1].val.clusterSchedulingPolicyPreference = cluster_policy();
+        cfg.numAttrs = 2;
+    }
     return cfg;
 }
 template <typename... P, typename... A>
 cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, int64_t nb, size_t smem,
                             cudaStream_t stream, A &&...args) {
-    cudaLaunchAttribute attr;
+    cudaLaunchAttribute attr[2];
     const cudaLaunchConfig_t cfg = cluster_config(blocks, threads, nb, smem, stream, attr);
     const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
     if (err != cudaSuccess) (void)cudaGetLastError();

@@ -171,7 +171,7 @@ bool launch_cols_persist(cudaStream_t stream, T *out, const T *x, ColsClusterArg
             if (err == cudaSuccess)
                 err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)dyn, allowed);
-            cudaLaunchAttribute attr;
+            cudaLaunchAttribute attr[2];
             const cudaLaunchConfig_t cfg = cluster_config(nb * 64, 256, nb, dyn, nullptr, attr);
             int n = 0;
             if (err == cudaSuccess) err = cudaOccupancyMaxActiveClusters(&n, (const void *)kernel, &cfg);

@@ -1813,6 +1813,8 @@ int main(int argc, char **argv) {
                                         Shape{"1000x134208 merge2 push", 1000, (n / 1000) / 64 * 64},
                                         Shape{"16384x8192 f16 merge4 push", 16384, n / 16384},
                                         Shape{"16384x8192 merge4 push", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 merge4 push spread", 16384, n / 16384},
+                                        Shape{"16384x8192 merge4 push spread", 16384, n / 16384},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
@@ -1827,7 +1829,16 @@ int main(int argc, char **argv) {
                     const bool push = strstr(sh.name, "push") != nullptr;  // session 12
                     // session 13: merge 4 (the merge-3 and 4-lane shapes of tune-s13-{1,2}-timeline.log: code removed)
                     const bool merge4 = strstr(sh.name, "merge4") != nullptr;
+                    // (written after session 13's last device call, never run) the cluster scheduling policy "spread"
+                    const bool spread = strstr(sh.name, "spread") != nullptr;
+                    struct PolicyScope {  // the launch's cluster scheduling policy preference, back to the default after
+                        explicit PolicyScope(bool on) {
+                            if (on) oprt_nv::cluster_policy() = cudaClusterSchedulingPolicySpread;
+                        }
+                        ~PolicyScope() { oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault; }
+                    };
                     auto launch = [&](oprt_nv::ColsProbe pr) {
+                        PolicyScope scope(spread);
                         if (push && merge4 && f16)
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
@@ -1969,6 +1980,36 @@ int main(int argc, char **argv) {
                     printf("  blocks resident on average %.1f: load %.1f, stats %.1f, exchange %.1f, write %.1f, exit wait %.1f\n",
                            cnt[5] / samples, cnt[0] / samples, cnt[1] / samples, cnt[2] / samples, cnt[3] / samples,
                            cnt[4] / samples);
+                    {  // (written after session 13's last device call, never run) blocks sharing an SM (stamp 6 is
+                       // %smid): how much of their common time the two blocks belong to one cluster (in step: the
+                       // same phases at once), and how much of it both spend in their stats phase (MUFU-bound)
+                        std::vector<std::vector<size_t>> per_sm;
+                        for (size_t b = 0; b < blocks; ++b) {
+                            const size_t sm = (size_t)h[8 * b + 6];
+                            if (sm >= per_sm.size()) per_sm.resize(sm + 1);
+                            per_sm[sm].push_back(b);
+                        }
+                        auto overlap = [](unsigned long long a0, unsigned long long a1, unsigned long long b0,
+                                          unsigned long long b1) {
+                            const unsigned long long lo = std::max(a0, b0), hi = std::min(a1, b1);
+                            return hi > lo ? (double)(hi - lo) : 0.0;
+                        };
+                        double same = 0, all = 0, both_stats = 0;
+                        for (const auto &v : per_sm)
+                            for (size_t i = 0; i < v.size(); ++i)
+                                for (size_t j = i + 1; j < v.size(); ++j) {
+                                    const size_t a = v[i], b = v[j];
+                                    const double o = overlap(h[8 * a], h[8 * a + 5], h[8 * b], h[8 * b + 5]);
+                                    if (o <= 0) continue;
+                                    all += o;
+                                    if (a / (size_t)nb == b / (size_t)nb) same += o;
+                                    both_stats += overlap(h[8 * a + 1], h[8 * a + 2], h[8 * b + 1], h[8 * b + 2]);
+                                }
+                        if (all > 0)
+                            printf("  blocks sharing an SM: %.0f%% of their common time with a block of the same cluster; "
+                                   "both in their stats phase %.0f%% of it\n",
+                                   100.0 * same / all, 100.0 * both_stats / all);
+                    }
                     fflush(stdout);
                 }
                 CK(cudaFree(stp));
@@ -1981,7 +2022,7 @@ int main(int argc, char **argv) {
                     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
                     printf("  %s: clusters that fit (size x count = blocks):", name);
                     for (int cs : {1, 2, 4, 8, 12, 16}) {
-                        cudaLaunchAttribute attr;
+                        cudaLaunchAttribute attr[2];
                         cudaLaunchConfig_t cfg = oprt_nv::cluster_config(cs * 1024, 256, cs, dyn, nullptr, attr);
                         int count = 0;
                         if (cudaOccupancyMaxActiveClusters(&count, kernel, &cfg) != cudaSuccess) {
@@ -1997,6 +2038,11 @@ int main(int argc, char **argv) {
                     "reg16 smem16 (64 KB)");
                 fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 27, false, true>, 27 * 256 * 16,
                     "reg16 smem27 (108 KB)");
+                // (written after session 13's last device call, never run) the same under the policy "spread"
+                oprt_nv::cluster_policy() = cudaClusterSchedulingPolicySpread;
+                fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
+                    "reg16 smem16 (64 KB), spread");
+                oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault;
             }
             // session 8: narrower strips, more blocks an SM (the same 32 rows a thread): 4 lanes x 128 threads
             // (64-byte strips, 64 KB blocks, 4 an SM), 2 lanes x 64 threads (32-byte strips, 8 an SM), so that
@@ -2296,27 +2342,41 @@ int main(int argc, char **argv) {
                 // (max.f16x2 on the packs, converted once: a quarter of the max pass's instructions): f16 16384 x 8192
                 // 74.0-74.1% against 74.3-74.4% without, the stats phase 3.31 us against 3.12 (timeline); 4096^2 53.8
                 // against 53.9; oprt-bench with it in the library (bench-large-softmax-s13b) f16 77.3%, bf16 77.5%
-                auto pushm = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto merge_c) {
+                // (written after the last device call, never run) policy: the cluster scheduling policy preference
+                // of the launch (spread: a cluster's blocks on different SMs, so that an SM's two blocks come from two
+                // clusters, out of phase, rather than from one cluster, in step; load balancing)
+                auto pushm = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto merge_c,
+                                 cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
                     using TT = decltype(tag);
                     constexpr bool f32 = sizeof(TT) == 4;
                     constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, MG = decltype(merge_c)::value;
-                    const std::string name = "push lanes8 merge" + std::to_string(MG);
+                    const std::string name = "push lanes8 merge" + std::to_string(MG) +
+                                             (policy == cudaClusterSchedulingPolicySpread          ? " spread"
+                                              : policy == cudaClusterSchedulingPolicyLoadBalancing ? " load balancing"
+                                                                                                   : "");
                     return Variant{name, [=] {
                         oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
-                        if (!oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, MG, oprt_nv::kXPush>(
-                                nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
-                            printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
+                        oprt_nv::cluster_policy() = policy;
+                        const bool ok = oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, MG, oprt_nv::kXPush>(
+                            nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1);
+                        oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault;
+                        if (!ok) printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
                     }};
                 };
+                constexpr cudaClusterSchedulingPolicy kSpread = cudaClusterSchedulingPolicySpread,
+                                                      kBalance = cudaClusterSchedulingPolicyLoadBalancing;
                 using M2 = std::integral_constant<int, 2>;
                 using M4 = std::integral_constant<int, 4>;
                 std::vector<Variant> x16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
                                             pushm(__half{}, 16384, NH, HO, H, M4{}), pushm(__half{}, 16384, NH, HO, H, M2{}),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}, kSpread),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}, kBalance),
                                             pushm(__half{}, 16384, NH, HO, H, M4{})};
                 run_group("softmax f16 16384x8192 axis 0 s13 merge3", 2.0 * nh * 2, peak, x16, O, nh, 4e-3, filter,
                           true, true);
                 std::vector<Variant> x32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
                                             pushm(float{}, 16384, N, O, A, M4{}), pushm(float{}, 16384, N, O, A, M2{}),
+                                            pushm(float{}, 16384, N, O, A, M4{}, kSpread),
                                             pushm(float{}, 16384, N, O, A, M4{})};
                 run_group("softmax f32 16384x8192 axis 0 s13 merge3", 2.0 * n * 4, peak, x32, O, n, 1e-6, filter);
                 std::vector<Variant> x4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
@@ -2327,7 +2387,8 @@ int main(int argc, char **argv) {
                 run_group("softmax f32 1000x134208 axis 0 s13 merge3", 2.0 * 1000 * w1k * 4, peak, x1k, O, 1000 * w1k,
                           1e-6, filter);
                 std::vector<Variant> x4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
-                                            pushm(__half{}, 4096, 4096, HO, H, M4{})};
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{}),
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{}, kSpread)};
                 run_group("softmax f16 4096x4096 axis 0 s13 merge3", 2.0 * 4096 * 4096 * 2, peak, x4h, O, 4096 * 4096,
                           4e-3, filter, true, true);
                 std::vector<Variant> x3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
