@@ -304,8 +304,6 @@ inline bool kernel_built_for_sm90(const void *kernel, int &state) {
 // kernels. Session 7's on-chip columns kernel does use 16, opted in per kernel: softmax_cols.cuh.)
 constexpr int kMaxCluster = 8;
 
-// Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),
-// with `smem` bytes of dynamic shared memory. A refused launch leaves no error pending.
 // The cluster scheduling policy preference of the cluster launches below: the default (no attribute) in the
 // library, which never changes it; scripts/tune/tune.cu sets it around a variant's launch (session 13, written
 // after the last device call: does spreading a cluster's blocks over SMs, one block of a cluster an SM, let the
@@ -314,6 +312,8 @@ inline cudaClusterSchedulingPolicy &cluster_policy() {
     static cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault;
     return policy;
 }
+// Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),
+// with `smem` bytes of dynamic shared memory. A refused launch leaves no error pending.
 // The configuration of such a launch (also what cudaOccupancyMaxActiveClusters takes); `attr` is the caller's
 // storage for the cluster attribute (and cluster_policy()'s where it is not the default), which the configuration
 // points to.
