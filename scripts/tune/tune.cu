@@ -854,6 +854,14 @@ static bool matches_any(const std::string &name, const char *list, bool empty_ma
 // Times the variants interleaved; checks each one's output (out, nout floats) against the first's.
 // The check compares each variant's output with the first variant's: nout floats (or, with half_out, nout
 // halves converted to float), |got - ref| <= tol * (1 + |ref|), or tol * |ref| + 1e-7 with relative.
+// (session 13) the cluster scheduling policy preference of the cluster launches in a scope, the default after it
+struct ClusterPolicyScope {
+    explicit ClusterPolicyScope(cudaClusterSchedulingPolicy p) { oprt_nv::cluster_policy() = p; }
+    ~ClusterPolicyScope() { oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault; }
+    ClusterPolicyScope(const ClusterPolicyScope &) = delete;
+    ClusterPolicyScope &operator=(const ClusterPolicyScope &) = delete;
+};
+
 static void run_group(const char *title, double bytes, double peak, std::vector<Variant> vs, float *out, size_t nout,
                       double tol, const char *filter, bool half_out = false, bool relative = false) {
     if (filter && !matches_any(title, filter, true)) return;  // '|'-separated substrings of group titles
@@ -1831,14 +1839,9 @@ int main(int argc, char **argv) {
                     const bool merge4 = strstr(sh.name, "merge4") != nullptr;
                     // (written after session 13's last device call, never run) the cluster scheduling policy "spread"
                     const bool spread = strstr(sh.name, "spread") != nullptr;
-                    struct PolicyScope {  // the launch's cluster scheduling policy preference, back to the default after
-                        explicit PolicyScope(bool on) {
-                            if (on) oprt_nv::cluster_policy() = cudaClusterSchedulingPolicySpread;
-                        }
-                        ~PolicyScope() { oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault; }
-                    };
                     auto launch = [&](oprt_nv::ColsProbe pr) {
-                        PolicyScope scope(spread);
+                        ClusterPolicyScope scope(spread ? cudaClusterSchedulingPolicySpread
+                                                        : cudaClusterSchedulingPolicyDefault);
                         if (push && merge4 && f16)
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
@@ -2039,10 +2042,11 @@ int main(int argc, char **argv) {
                 fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 27, false, true>, 27 * 256 * 16,
                     "reg16 smem27 (108 KB)");
                 // (written after session 13's last device call, never run) the same under the policy "spread"
-                oprt_nv::cluster_policy() = cudaClusterSchedulingPolicySpread;
-                fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
-                    "reg16 smem16 (64 KB), spread");
-                oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault;
+                {
+                    ClusterPolicyScope scope(cudaClusterSchedulingPolicySpread);
+                    fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
+                        "reg16 smem16 (64 KB), spread");
+                }
             }
             // session 8: narrower strips, more blocks an SM (the same 32 rows a thread): 4 lanes x 128 threads
             // (64-byte strips, 64 KB blocks, 4 an SM), 2 lanes x 64 threads (32-byte strips, 8 an SM), so that
@@ -2269,17 +2273,26 @@ int main(int argc, char **argv) {
                 // 70.9-71.3% pushed, f32 79.4-79.7 against 80.4; tune-s12-3.log)
                 // session 12: the on-chip kernel exchanging by pushes (kXPush), merge 2, the library's rows a
                 // thread, in blocks of threads_c threads (`pushed`: 256, `pushed512`: 512)
-                auto pushed_nt = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto threads_c) {
+                // (session 13: any merge_c, and the launch's cluster scheduling policy preference, `policy`)
+                auto push_variant = [&](const std::string &name, auto tag, int64_t L, int64_t N, void *outp,
+                                        const void *inp, auto threads_c, auto merge_c,
+                                        cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
                     using TT = decltype(tag);
                     constexpr bool f32 = sizeof(TT) == 4;
                     constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, NT = decltype(threads_c)::value;
-                    const std::string name = NT == 256 ? "clusters merge2 push" : "clusters merge2 push 512 threads";
+                    constexpr int MG = decltype(merge_c)::value;
                     return Variant{name, [=] {
                         oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
-                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, 2, oprt_nv::kXPush>(
+                        ClusterPolicyScope scope(policy);
+                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, MG, oprt_nv::kXPush>(
                                 nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
                             printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
                     }};
+                };
+                auto pushed_nt = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto threads_c) {
+                    return push_variant(decltype(threads_c)::value == 256 ? "clusters merge2 push"
+                                                                          : "clusters merge2 push 512 threads",
+                                        tag, L, N, outp, inp, threads_c, std::integral_constant<int, 2>{});
                 };
                 auto pushed = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
                     return pushed_nt(tag, L, N, outp, inp, std::integral_constant<int, 256>{});
@@ -2347,21 +2360,11 @@ int main(int argc, char **argv) {
                 // clusters, out of phase, rather than from one cluster, in step; load balancing)
                 auto pushm = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto merge_c,
                                  cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
-                    using TT = decltype(tag);
-                    constexpr bool f32 = sizeof(TT) == 4;
-                    constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, MG = decltype(merge_c)::value;
-                    const std::string name = "push lanes8 merge" + std::to_string(MG) +
+                    const std::string name = "push lanes8 merge" + std::to_string(decltype(merge_c)::value) +
                                              (policy == cudaClusterSchedulingPolicySpread          ? " spread"
                                               : policy == cudaClusterSchedulingPolicyLoadBalancing ? " load balancing"
                                                                                                    : "");
-                    return Variant{name, [=] {
-                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
-                        oprt_nv::cluster_policy() = policy;
-                        const bool ok = oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, MG, oprt_nv::kXPush>(
-                            nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1);
-                        oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault;
-                        if (!ok) printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
-                    }};
+                    return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{}, merge_c, policy);
                 };
                 constexpr cudaClusterSchedulingPolicy kSpread = cudaClusterSchedulingPolicySpread,
                                                       kBalance = cudaClusterSchedulingPolicyLoadBalancing;
