@@ -295,23 +295,37 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     constexpr int W = kLanes * V, kWarps = kThreads / kWarp;
     static_assert((kMerge >= 0 && kMerge <= 2) || (kMerge == 4 && kPush && !kGlobal), "kMerge 0-2, or 4 pushed");
     const int t = threadIdx.x, lane = t % kLanes;
+    // the row lanes of a warp: kMerge 4 adds the sums (m is the warp's max already, see the kernel), the others
+    // merge the (max, sum) pairs
     if constexpr (kMerge == 4) {
-        // m: the warp's max per column (every row lane of the warp holds it), s: this thread's sum against it
 #pragma unroll
         for (int e = 0; e < V; ++e) {
 #pragma unroll
             for (int d = kLanes; d < kWarp; d *= 2) s[e] += __shfl_xor_sync(kFullMask, s[e], d);
         }
-        if (t % kWarp < kLanes) {
+    } else {
+#pragma unroll
+        for (int d = kLanes; d < kWarp; d *= 2) {
 #pragma unroll
             for (int e = 0; e < V; ++e) {
-                st.wm[t / kWarp][lane * V + e] = m[e];
-                st.ws[t / kWarp][lane * V + e] = s[e];
+                const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
+                merge_pair<kMerge>(m[e], s[e], m2, s2);
             }
         }
-        __syncthreads();
-        COLS_MERGE_STAMP(0);
-        constexpr int P = kThreads / W;  // threads a column: consecutive lanes of one warp
+    }
+    if (t % kWarp < kLanes) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            st.wm[t / kWarp][lane * V + e] = m[e];
+            st.ws[t / kWarp][lane * V + e] = s[e];
+        }
+    }
+    __syncthreads();
+    COLS_MERGE_STAMP(0);
+    if constexpr (kMerge == 4) {
+        // P = kThreads / W threads a column (consecutive lanes of one warp): the block's max over the warps'
+        // maxima, then the warps' sums scaled to it
+        constexpr int P = kThreads / W;
         static_assert(P >= 1 && (P & (P - 1)) == 0 && P <= kWarp && kWarps % P == 0, "P threads a column");
         const int c = t / P, sub = t % P;
         float cm = st.wm[0][c];
@@ -326,25 +340,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
 #pragma unroll
         for (int d = 1; d < P; d *= 2) cs += __shfl_xor_sync(kFullMask, cs, d);
         if (sub == 0) st.bm[c] = cm, st.bs[c] = cs;
-        COLS_MERGE_STAMP(1);
     } else {
-#pragma unroll
-        for (int d = kLanes; d < kWarp; d *= 2) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
-                merge_pair<kMerge>(m[e], s[e], m2, s2);
-            }
-        }
-        if (t % kWarp < kLanes) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                st.wm[t / kWarp][lane * V + e] = m[e];
-                st.ws[t / kWarp][lane * V + e] = s[e];
-            }
-        }
-        __syncthreads();
-        COLS_MERGE_STAMP(0);
         auto put_block = [&](int c, float cm, float cs) {
             st.bm[c] = cm;
             st.bs[c] = cs;
@@ -359,8 +355,8 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         } else {
             fold_pairs<kMerge, kThreads, kWarps, W>(st.wm, st.ws, put_block);
         }
-        COLS_MERGE_STAMP(1);
     }
+    COLS_MERGE_STAMP(1);
     if constexpr (kGlobal) {
         __syncthreads();  // st.wm is read above before the groups below overwrite it
     } else if constexpr (kPush) {
