@@ -1823,6 +1823,8 @@ int main(int argc, char **argv) {
                                         Shape{"16384x8192 merge4 push", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge4 push spread", 16384, n / 16384},
                                         Shape{"16384x8192 merge4 push spread", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 merge4 push poly1", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 merge4 push poly2", 16384, n / 16384},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
@@ -1842,6 +1844,12 @@ int main(int argc, char **argv) {
                     auto launch = [&](oprt_nv::ColsProbe pr) {
                         ClusterPolicyScope scope(spread ? cudaClusterSchedulingPolicySpread
                                                         : cudaClusterSchedulingPolicyDefault);
+                        if (push && merge4 && f16 && strstr(sh.name, "poly1"))  // session 14
+                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush, 1>(
+                                nullptr, HO, H, ca, 1, pr);
+                        if (push && merge4 && f16 && strstr(sh.name, "poly2"))
+                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush, 2>(
+                                nullptr, HO, H, ca, 1, pr);
                         if (push && merge4 && f16)
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
@@ -2275,16 +2283,17 @@ int main(int argc, char **argv) {
                 // thread, in blocks of threads_c threads (`pushed`: 256, `pushed512`: 512)
                 // (session 13: any merge_c, and the launch's cluster scheduling policy preference, `policy`)
                 auto push_variant = [&](const std::string &name, auto tag, int64_t L, int64_t N, void *outp,
-                                        const void *inp, auto threads_c, auto merge_c,
+                                        const void *inp, auto threads_c, auto merge_c, auto poly_c,
                                         cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
                     using TT = decltype(tag);
                     constexpr bool f32 = sizeof(TT) == 4;
                     constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, NT = decltype(threads_c)::value;
                     constexpr int MG = decltype(merge_c)::value;
+                    constexpr int PL = decltype(poly_c)::value;
                     return Variant{name, [=] {
                         oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
                         ClusterPolicyScope scope(policy);
-                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, MG, oprt_nv::kXPush>(
+                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, MG, oprt_nv::kXPush, PL>(
                                 nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
                             printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
                     }};
@@ -2292,7 +2301,8 @@ int main(int argc, char **argv) {
                 auto pushed_nt = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto threads_c) {
                     return push_variant(decltype(threads_c)::value == 256 ? "clusters merge2 push"
                                                                           : "clusters merge2 push 512 threads",
-                                        tag, L, N, outp, inp, threads_c, std::integral_constant<int, 2>{});
+                                        tag, L, N, outp, inp, threads_c, std::integral_constant<int, 2>{},
+                                        std::integral_constant<int, 0>{});
                 };
                 auto pushed = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
                     return pushed_nt(tag, L, N, outp, inp, std::integral_constant<int, 256>{});
@@ -2364,7 +2374,16 @@ int main(int argc, char **argv) {
                                              (policy == cudaClusterSchedulingPolicySpread          ? " spread"
                                               : policy == cudaClusterSchedulingPolicyLoadBalancing ? " load balancing"
                                                                                                    : "");
-                    return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{}, merge_c, policy);
+                    return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{}, merge_c,
+                                        std::integral_constant<int, 0>{}, policy);
+                };
+                // session 14: merge 4 with poly_c of each pack's exps by exp2_fma (FMA pipe) instead of MUFU.EX2
+                auto pushp = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto poly_c,
+                                 cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
+                    const std::string name = "push lanes8 merge4 poly" + std::to_string(decltype(poly_c)::value) +
+                                             (policy == cudaClusterSchedulingPolicySpread ? " spread" : "");
+                    return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{},
+                                        std::integral_constant<int, 4>{}, poly_c, policy);
                 };
                 constexpr cudaClusterSchedulingPolicy kSpread = cudaClusterSchedulingPolicySpread,
                                                       kBalance = cudaClusterSchedulingPolicyLoadBalancing;
@@ -2397,6 +2416,29 @@ int main(int argc, char **argv) {
                 std::vector<Variant> x3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
                                             pushm(__half{}, 3000, 4104, HO, H, M4{})};
                 run_group("softmax f16 3000x4104 axis 0 s13 merge3", 2.0 * 3000 * 4104 * 2, peak, x3h, O, 3000 * 4104,
+                          4e-3, filter, true, true);
+                // session 14: a share of the 16-bit exps on the FMA pipe (kPoly: the last 1 or 2 of each 8-element pack
+                // by exp2_fma), merge 4, against merge 4 alone and under the cluster policy "spread"
+                using P1 = std::integral_constant<int, 1>;
+                using P2 = std::integral_constant<int, 2>;
+                std::vector<Variant> y16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}), pushp(__half{}, 16384, NH, HO, H, P1{}),
+                                            pushp(__half{}, 16384, NH, HO, H, P2{}),
+                                            pushp(__half{}, 16384, NH, HO, H, P1{}, kSpread),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}),
+                                            pushp(__half{}, 16384, NH, HO, H, P1{})};
+                run_group("softmax f16 16384x8192 axis 0 s14 poly", 2.0 * nh * 2, peak, y16, O, nh, 4e-3, filter, true,
+                          true);
+                std::vector<Variant> y4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{}),
+                                            pushp(__half{}, 4096, 4096, HO, H, P1{}),
+                                            pushp(__half{}, 4096, 4096, HO, H, P2{})};
+                run_group("softmax f16 4096x4096 axis 0 s14 poly", 2.0 * 4096 * 4096 * 2, peak, y4h, O, 4096 * 4096,
+                          4e-3, filter, true, true);
+                std::vector<Variant> y3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
+                                            pushp(__half{}, 3000, 4104, HO, H, P1{}),
+                                            pushp(__half{}, 3000, 4104, HO, H, P2{})};
+                run_group("softmax f16 3000x4104 axis 0 s14 poly", 2.0 * 3000 * 4104 * 2, peak, y3h, O, 3000 * 4104,
                           4e-3, filter, true, true);
                 // session 10 call 8 (tune-s10-8-pairs16.log; code removed after): the 16-bit max (HMNMX2) and
                 // scaling (HMUL2, the scale rounded to T) on pairs of T instead of floats, a third fewer instructions
