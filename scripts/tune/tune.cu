@@ -1844,6 +1844,8 @@ int main(int argc, char **argv) {
                                         Shape{"16384x8192 merge4 push spread", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge4 push poly1", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge4 push poly2", 16384, n / 16384},
+                                        Shape{"16384x8192 f16 merge4 push balance", 16384, n / 16384},
+                                        Shape{"16384x8192 merge4 push balance", 16384, n / 16384},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
@@ -1860,9 +1862,11 @@ int main(int argc, char **argv) {
                     const bool merge4 = strstr(sh.name, "merge4") != nullptr;
                     // (written after session 13's last device call, never run) the cluster scheduling policy "spread"
                     const bool spread = strstr(sh.name, "spread") != nullptr;
+                    const bool balance = strstr(sh.name, "balance") != nullptr;  // session 14
                     auto launch = [&](oprt_nv::ColsProbe pr) {
-                        ClusterPolicyScope scope(spread ? cudaClusterSchedulingPolicySpread
-                                                        : cudaClusterSchedulingPolicyDefault);
+                        ClusterPolicyScope scope(spread    ? cudaClusterSchedulingPolicySpread
+                                                 : balance ? cudaClusterSchedulingPolicyLoadBalancing
+                                                           : cudaClusterSchedulingPolicyDefault);
                         if (push && merge4 && f16 && strstr(sh.name, "poly1"))  // session 14
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush, 1>(
                                 nullptr, HO, H, ca, 1, pr);
@@ -2010,6 +2014,24 @@ int main(int argc, char **argv) {
                     printf("  blocks resident on average %.1f: load %.1f, stats %.1f, exchange %.1f, write %.1f, exit wait %.1f\n",
                            cnt[5] / samples, cnt[0] / samples, cnt[1] / samples, cnt[2] / samples, cnt[3] / samples,
                            cnt[4] / samples);
+                    {  // session 14 (ncu: SMs active 83% of the elapsed cycles): the SMs holding 0, 1, 2, more blocks,
+                       // sampled as above
+                        double hist[4] = {0};
+                        int nsm = 0;
+                        for (size_t b = 0; b < blocks; ++b) nsm = std::max(nsm, (int)h[8 * b + 6] + 1);
+                        std::vector<int> on(nsm);
+                        for (double f = 0.1; f <= 0.9; f += 0.5e3 / span) {
+                            const unsigned long long at = t0 + (unsigned long long)(f * span);
+                            std::fill(on.begin(), on.end(), 0);
+                            for (size_t b = 0; b < blocks; ++b)
+                                if (at >= h[8 * b] && at < h[8 * b + 5]) ++on[(size_t)h[8 * b + 6]];
+                            for (int v : on) hist[std::min(v, 3)] += 1;
+                        }
+                        const double tot = hist[0] + hist[1] + hist[2] + hist[3];
+                        if (tot > 0)
+                            printf("  SMs (of %d seen) holding 0 / 1 / 2 / more blocks: %.1f / %.1f / %.1f / %.1f%%\n", nsm,
+                                   100 * hist[0] / tot, 100 * hist[1] / tot, 100 * hist[2] / tot, 100 * hist[3] / tot);
+                    }
                     {  // (written after session 13's last device call, never run) blocks sharing an SM (stamp 6 is
                        // %smid): how much of their common time the two blocks belong to one cluster (in step: the
                        // same phases at once), and how much of it both spend in their stats phase (MUFU-bound)
@@ -2400,7 +2422,9 @@ int main(int argc, char **argv) {
                 auto pushp = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto poly_c,
                                  cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
                     const std::string name = "push lanes8 merge4 poly" + std::to_string(decltype(poly_c)::value) +
-                                             (policy == cudaClusterSchedulingPolicySpread ? " spread" : "");
+                                             (policy == cudaClusterSchedulingPolicySpread          ? " spread"
+                                              : policy == cudaClusterSchedulingPolicyLoadBalancing ? " load balancing"
+                                                                                                   : "");
                     return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{},
                                         std::integral_constant<int, 4>{}, poly_c, policy);
                 };
@@ -2458,6 +2482,38 @@ int main(int argc, char **argv) {
                                             pushp(__half{}, 3000, 4104, HO, H, P1{}),
                                             pushp(__half{}, 3000, 4104, HO, H, P2{})};
                 run_group("softmax f16 3000x4104 axis 0 s14 poly", 2.0 * 3000 * 4104 * 2, peak, y3h, O, 3000 * 4104,
+                          4e-3, filter, true, true);
+                // session 14, call 3: the cluster scheduling policy "load balancing" (f16 16384 x 8192: 74.9, 75.3, 75.5%
+                // against 74.0-74.9 for the default in calls 1-2) on the other shapes the pushed launch takes
+                std::vector<Variant> z16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}, kBalance),
+                                            pushp(__half{}, 16384, NH, HO, H, P1{}, kBalance),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}),
+                                            pushm(__half{}, 16384, NH, HO, H, M4{}, kBalance)};
+                run_group("softmax f16 16384x8192 axis 0 s14 balance", 2.0 * nh * 2, peak, z16, O, nh, 4e-3, filter,
+                          true, true);
+                std::vector<Variant> z32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
+                                            pushm(float{}, 16384, N, O, A, M4{}),
+                                            pushm(float{}, 16384, N, O, A, M4{}, kBalance),
+                                            pushm(float{}, 16384, N, O, A, M4{}),
+                                            pushm(float{}, 16384, N, O, A, M4{}, kBalance)};
+                run_group("softmax f32 16384x8192 axis 0 s14 balance", 2.0 * n * 4, peak, z32, O, n, 1e-6, filter);
+                std::vector<Variant> z4k = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {4096, n / 4096}), 0),
+                                            pushm(float{}, 4096, n / 4096, O, A, M4{}),
+                                            pushm(float{}, 4096, n / 4096, O, A, M4{}, kBalance)};
+                run_group("softmax f32 4096x32768 axis 0 s14 balance", 2.0 * n * 4, peak, z4k, O, n, 1e-6, filter);
+                std::vector<Variant> z4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{}),
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{}, kBalance),
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{}),
+                                            pushm(__half{}, 4096, 4096, HO, H, M4{}, kBalance)};
+                run_group("softmax f16 4096x4096 axis 0 s14 balance", 2.0 * 4096 * 4096 * 2, peak, z4h, O, 4096 * 4096,
+                          4e-3, filter, true, true);
+                std::vector<Variant> z3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
+                                            pushm(__half{}, 3000, 4104, HO, H, M4{}),
+                                            pushm(__half{}, 3000, 4104, HO, H, M4{}, kBalance)};
+                run_group("softmax f16 3000x4104 axis 0 s14 balance", 2.0 * 3000 * 4104 * 2, peak, z3h, O, 3000 * 4104,
                           4e-3, filter, true, true);
                 // session 10 call 8 (tune-s10-8-pairs16.log; code removed after): the 16-bit max (HMNMX2) and
                 // scaling (HMUL2, the scale rounded to T) on pairs of T instead of floats, a third fewer instructions
