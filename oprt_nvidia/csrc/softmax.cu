@@ -663,6 +663,8 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     if (!stash_only) {
         if (group_first && group()) return true;
         constexpr int kRegRows = V == 4 ? 16 : 12, kSmemRows = V == 4 ? 16 : 20;
+        // session 14: 16-bit clusters under the scheduling policy "load balancing" (softmax_rows.cuh, cluster_policy)
+        ClusterPolicyScope policy(V == 4 ? cudaClusterSchedulingPolicyDefault : cudaClusterSchedulingPolicyLoadBalancing);
         if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kPushMerge, kXPush>(stream, out, x, a,
                                                                                                  c.outer))
             return true;

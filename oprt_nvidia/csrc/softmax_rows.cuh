@@ -320,14 +320,23 @@ inline bool kernel_built_for_sm90(const void *kernel, int &state) {
 // kernels. Session 7's on-chip columns kernel does use 16, opted in per kernel: softmax_cols.cuh.)
 constexpr int kMaxCluster = 8;
 
-// The cluster scheduling policy preference of the cluster launches below: the default (no attribute) in the
-// library, which never changes it; scripts/tune/tune.cu sets it around a variant's launch (session 13, written
-// after the last device call: does spreading a cluster's blocks over SMs, one block of a cluster an SM, let the
-// two blocks an SM run out of phase?).
+// The cluster scheduling policy preference of this thread's cluster launches below (the default: no attribute),
+// set for a scope by ClusterPolicyScope. Session 13 wrote it for tune.cu; session 14 measured it on the pushed
+// axis-0 launch (tune-s14-{1,2,3}.log): "spread" no better; "load balancing" lets an SM take two blocks of one
+// cluster (219 resident blocks against 203 in the f16 16384 x 8192 timeline, the SMs holding two blocks 80% of the
+// time against 71%), f16 16384 x 8192 74.0-75.5% against 73.9-74.9, f16 4096^2 57.3-57.6 against 52.6-53.3, but
+// f32 16384 x 8192 79.6 against 80.4-80.5 (its exchange and loads grow): softmax.cu takes it for 16-bit only.
 inline cudaClusterSchedulingPolicy &cluster_policy() {
-    static cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault;
+    thread_local cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault;
     return policy;
 }
+struct ClusterPolicyScope {
+    explicit ClusterPolicyScope(cudaClusterSchedulingPolicy p) : prev(cluster_policy()) { cluster_policy() = p; }
+    ~ClusterPolicyScope() { cluster_policy() = prev; }
+    ClusterPolicyScope(const ClusterPolicyScope &) = delete;
+    ClusterPolicyScope &operator=(const ClusterPolicyScope &) = delete;
+    cudaClusterSchedulingPolicy prev;
+};
 // Launches `kernel` over `blocks` blocks of `threads` in clusters of `nb` (a 1-D grid; blocks % nb == 0),
 // with `smem` bytes of dynamic shared memory. A refused launch leaves no error pending.
 // The configuration of such a launch (also what cudaOccupancyMaxActiveClusters takes); `attr` is the caller's

@@ -854,13 +854,9 @@ static bool matches_any(const std::string &name, const char *list, bool empty_ma
 // Times the variants interleaved; checks each one's output (out, nout floats) against the first's.
 // The check compares each variant's output with the first variant's: nout floats (or, with half_out, nout
 // halves converted to float), |got - ref| <= tol * (1 + |ref|), or tol * |ref| + 1e-7 with relative.
-// (session 13) the cluster scheduling policy preference of the cluster launches in a scope, the default after it
-struct ClusterPolicyScope {
-    explicit ClusterPolicyScope(cudaClusterSchedulingPolicy p) { oprt_nv::cluster_policy() = p; }
-    ~ClusterPolicyScope() { oprt_nv::cluster_policy() = cudaClusterSchedulingPolicyDefault; }
-    ClusterPolicyScope(const ClusterPolicyScope &) = delete;
-    ClusterPolicyScope &operator=(const ClusterPolicyScope &) = delete;
-};
+// (session 13) the cluster scheduling policy preference of the cluster launches in a scope (the header's since
+// session 14, when the library took it for its 16-bit axis-0 launch)
+using oprt_nv::ClusterPolicyScope;
 
 static void run_group(const char *title, double bytes, double peak, std::vector<Variant> vs, float *out, size_t nout,
                       double tol, const char *filter, bool half_out = false, bool relative = false) {
