@@ -325,7 +325,8 @@ constexpr int kMaxCluster = 8;
 // axis-0 launch (tune-s14-{1,2,3}.log): "spread" no better; "load balancing" lets an SM take two blocks of one
 // cluster (219 resident blocks against 203 in the f16 16384 x 8192 timeline, the SMs holding two blocks 80% of the
 // time against 71%), f16 16384 x 8192 74.0-75.5% against 73.9-74.9, f16 4096^2 57.3-57.6 against 52.6-53.3, but
-// f32 16384 x 8192 79.6 against 80.4-80.5 (its exchange and loads grow): softmax.cu takes it for 16-bit only.
+// f32 16384 x 8192 79.6 against 80.4-80.5 (its exchange and loads grow): softmax.cu takes it for 16-bit clusters
+// of fewer than 16 blocks (the bench's 16384^2 lost with it).
 inline cudaClusterSchedulingPolicy &cluster_policy() {
     thread_local cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault;
     return policy;
