@@ -635,7 +635,8 @@ __device__ __forceinline__ void cp_async_wait_all() {
 // kHint: loads and stores evict_first in L2 (the data is read once and written once).
 // kStoreExp: the sum pass overwrites each held pack with exp(x - the thread's max) rounded to T, and the
 // writing pass multiplies it by exp(thread max - column max) / sum: one exp an element instead of two.
-// kPoly (session 14, 16-bit only): the last kPoly exps of each pack by exp2_fma (FMA pipe) instead of MUFU.EX2.
+// (session 14 measured a share of the 16-bit exps on the FMA pipe, a cubic for 2^x: no better, removed; see
+// docs/performance.md, "Session 14")
 // Timestamps for tune.cu (stamps non-null): block b writes globaltimer readings (ns) at its start, once
 // thread 0's loads have landed, before the exchange, after it, after its writes and at exit to
 // stamps[8 * b + 0..5], its SM to stamps[8 * b + 6] and its cluster's size to stamps[8 * b + 7]. Session 8 tried an admission gate here (at most
@@ -679,7 +680,7 @@ __device__ __forceinline__ void probe_stamp(const ColsProbe &p, int i) {
 }
 
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false, bool kStoreExp = true,
-          int kX = kXCluster, int kMerge = 0, int kMaxNb = 16, int kPoly = 0>
+          int kX = kXCluster, int kMerge = 0, int kMaxNb = 16>
 __global__ void __launch_bounds__(kThreads, (512 / kThreads) > 0 ? 512 / kThreads : 1)  // <= 128 registers
 softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClusterArgs a, ColsProbe probe) {
     constexpr int V = Pack<T>::N;
@@ -687,7 +688,6 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     constexpr int RL = kThreads / kLanes;  // row lanes
     constexpr int kWarps = kThreads / kWarp;
     static_assert(kWarp % kLanes == 0 && kThreads % kWarp == 0, "lanes of a strip divide a warp");
-    static_assert(kPoly >= 0 && kPoly < V && (kPoly == 0 || sizeof(T) == 2), "kPoly: some of a 16-bit pack's exps");
     __shared__ ColsStats<W, kWarps> st;
     extern __shared__ uint4 held[];  // [kSmemRows][kThreads]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
@@ -776,7 +776,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         unpack_floats<T>(opaque(raw), f);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            f[e] = e < V - kPoly ? exp_t<T>(f[e] - mu[e]) : exp2_fma((f[e] - mu[e]) * 1.4426950408889634f);
+            f[e] = exp_t<T>(f[e] - mu[e]);
             s[e] += f[e];
         }
         if constexpr (kStoreExp) raw = pack_floats<T>(f);
@@ -970,7 +970,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
 // a cluster as cover the axis (at most 16: sizes above 8 are opted in). False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
-          bool kStoreExp = true, int kMerge = 0, int kX = kXCluster, int kPoly = 0>
+          bool kStoreExp = true, int kMerge = 0, int kX = kXCluster>
 bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                         ColsProbe probe = {}) {
     static_assert(kX == kXCluster || kX == kXPush, "a cluster exchange");
@@ -987,8 +987,7 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
     a.stash = 0;
     const int64_t clusters = outer * a.strips;
     if (clusters > 0x7fffffff / nb) return false;
-    auto kernel =
-        softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp, kX, kMerge, 16, kPoly>;
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, kHint, kStoreExp, kX, kMerge>;
     static int built = 0;
     why = "not built for sm_90";
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;

@@ -57,22 +57,6 @@ template <typename T> __device__ __forceinline__ float exp_t(float d) {
     }
 }
 
-// 2^x on the FMA pipe (session 14; the axis-0 kernel's kPoly elements): the 16-bit exp pass issues one MUFU.EX2 an
-// element at the SM's 16 a clock while its other instructions fill ~70% of the issue slots, so a few of a
-// pack's exps computed with FMAs instead shorten it (FlashAttention-3's trick). round(x) by the 1.5 * 2^23 trick,
-// 2^r on r in [-0.5, 0.5] by a cubic (relative error 7.5e-5, fitted for f32 Horner evaluation; inside the
-// 16-bit budget: an exp is rounded to f16 / bf16, 2^-11 / 2^-8, after), 2^round(x) built in the exponent bits.
-// x is clamped at -127 by max.NaN (a NaN stays NaN and makes the result NaN), where the built scale is +0: results
-// below 2^-126 are 0, as ex2.approx.ftz gives. x <= 0 here (an argument minus its column's max).
-__device__ __forceinline__ float exp2_fma(float x) {
-    float c;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(c) : "f"(x), "f"(-127.f));
-    const float t = c + 12582912.f;  // round(c) in t's low mantissa bits
-    const float r = c - (t - 12582912.f);
-    const float p = fmaf(fmaf(fmaf(0.05517132f, r, 0.24261054f), r, 0.69326097f), r, 0.99992812f);
-    return p * __uint_as_float(((unsigned)__float_as_int(t) << 23) + 0x3f800000u);
-}
-
 // Merges the (max, sum of exp(x - max)) of two disjoint parts; an empty part (or one of only -inf) is
 // (-inf, 0) and adds nothing. A NaN sum propagates, also from a part whose max is -inf (fmaxf skips NaN,
 // so a part of only NaN and -inf is (-inf, NaN)): its NaN must survive a merge with empty parts.

@@ -1838,8 +1838,6 @@ int main(int argc, char **argv) {
                                         Shape{"16384x8192 merge4 push", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge4 push spread", 16384, n / 16384},
                                         Shape{"16384x8192 merge4 push spread", 16384, n / 16384},
-                                        Shape{"16384x8192 f16 merge4 push poly1", 16384, n / 16384},
-                                        Shape{"16384x8192 f16 merge4 push poly2", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge4 push balance", 16384, n / 16384},
                                         Shape{"16384x8192 merge4 push balance", 16384, n / 16384},
                                         Shape{"16384x8192 pairs", 16384, n / 16384}}) {
@@ -1856,19 +1854,13 @@ int main(int argc, char **argv) {
                     const bool push = strstr(sh.name, "push") != nullptr;  // session 12
                     // session 13: merge 4 (the merge-3 and 4-lane shapes of tune-s13-{1,2}-timeline.log: code removed)
                     const bool merge4 = strstr(sh.name, "merge4") != nullptr;
-                    // (written after session 13's last device call, never run) the cluster scheduling policy "spread"
+                    // (written after session 13's last device call, run in session 14) the cluster scheduling policy "spread"
                     const bool spread = strstr(sh.name, "spread") != nullptr;
                     const bool balance = strstr(sh.name, "balance") != nullptr;  // session 14
                     auto launch = [&](oprt_nv::ColsProbe pr) {
                         ClusterPolicyScope scope(spread    ? cudaClusterSchedulingPolicySpread
                                                  : balance ? cudaClusterSchedulingPolicyLoadBalancing
                                                            : cudaClusterSchedulingPolicyDefault);
-                        if (push && merge4 && f16 && strstr(sh.name, "poly1"))  // session 14
-                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush, 1>(
-                                nullptr, HO, H, ca, 1, pr);
-                        if (push && merge4 && f16 && strstr(sh.name, "poly2"))
-                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush, 2>(
-                                nullptr, HO, H, ca, 1, pr);
                         if (push && merge4 && f16)
                             return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
@@ -2028,7 +2020,7 @@ int main(int argc, char **argv) {
                             printf("  SMs (of %d seen) holding 0 / 1 / 2 / more blocks: %.1f / %.1f / %.1f / %.1f%%\n", nsm,
                                    100 * hist[0] / tot, 100 * hist[1] / tot, 100 * hist[2] / tot, 100 * hist[3] / tot);
                     }
-                    {  // (written after session 13's last device call, never run) blocks sharing an SM (stamp 6 is
+                    {  // (written after session 13's last device call, run in session 14) blocks sharing an SM (stamp 6 is
                        // %smid): how much of their common time the two blocks belong to one cluster (in step: the
                        // same phases at once), and how much of it both spend in their stats phase (MUFU-bound)
                         std::vector<std::vector<size_t>> per_sm;
@@ -2086,7 +2078,7 @@ int main(int argc, char **argv) {
                     "reg16 smem16 (64 KB)");
                 fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 27, false, true>, 27 * 256 * 16,
                     "reg16 smem27 (108 KB)");
-                // (written after session 13's last device call, never run) the same under the policy "spread"
+                // (written after session 13's last device call, run in session 14: the same counts) the same under "spread"
                 {
                     ClusterPolicyScope scope(cudaClusterSchedulingPolicySpread);
                     fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
@@ -2320,17 +2312,16 @@ int main(int argc, char **argv) {
                 // thread, in blocks of threads_c threads (`pushed`: 256, `pushed512`: 512)
                 // (session 13: any merge_c, and the launch's cluster scheduling policy preference, `policy`)
                 auto push_variant = [&](const std::string &name, auto tag, int64_t L, int64_t N, void *outp,
-                                        const void *inp, auto threads_c, auto merge_c, auto poly_c,
+                                        const void *inp, auto threads_c, auto merge_c,
                                         cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
                     using TT = decltype(tag);
                     constexpr bool f32 = sizeof(TT) == 4;
                     constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, NT = decltype(threads_c)::value;
                     constexpr int MG = decltype(merge_c)::value;
-                    constexpr int PL = decltype(poly_c)::value;
                     return Variant{name, [=] {
                         oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
                         ClusterPolicyScope scope(policy);
-                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, MG, oprt_nv::kXPush, PL>(
+                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, MG, oprt_nv::kXPush>(
                                 nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
                             printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
                     }};
@@ -2338,8 +2329,7 @@ int main(int argc, char **argv) {
                 auto pushed_nt = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto threads_c) {
                     return push_variant(decltype(threads_c)::value == 256 ? "clusters merge2 push"
                                                                           : "clusters merge2 push 512 threads",
-                                        tag, L, N, outp, inp, threads_c, std::integral_constant<int, 2>{},
-                                        std::integral_constant<int, 0>{});
+                                        tag, L, N, outp, inp, threads_c, std::integral_constant<int, 2>{});
                 };
                 auto pushed = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp) {
                     return pushed_nt(tag, L, N, outp, inp, std::integral_constant<int, 256>{});
@@ -2402,27 +2392,16 @@ int main(int argc, char **argv) {
                 // (max.f16x2 on the packs, converted once: a quarter of the max pass's instructions): f16 16384 x 8192
                 // 74.0-74.1% against 74.3-74.4% without, the stats phase 3.31 us against 3.12 (timeline); 4096^2 53.8
                 // against 53.9; oprt-bench with it in the library (bench-large-softmax-s13b) f16 77.3%, bf16 77.5%
-                // (written after the last device call, never run) policy: the cluster scheduling policy preference
-                // of the launch (spread: a cluster's blocks on different SMs, so that an SM's two blocks come from two
-                // clusters, out of phase, rather than from one cluster, in step; load balancing)
+                // (written after session 13's last device call, run in session 14) policy: the cluster scheduling
+                // policy preference of the launch (spread: a cluster's blocks on different SMs, so that an SM's two
+                // blocks come from two clusters, out of phase, rather than from one cluster, in step; load balancing)
                 auto pushm = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto merge_c,
                                  cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
                     const std::string name = "push lanes8 merge" + std::to_string(decltype(merge_c)::value) +
                                              (policy == cudaClusterSchedulingPolicySpread          ? " spread"
                                               : policy == cudaClusterSchedulingPolicyLoadBalancing ? " load balancing"
                                                                                                    : "");
-                    return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{}, merge_c,
-                                        std::integral_constant<int, 0>{}, policy);
-                };
-                // session 14: merge 4 with poly_c of each pack's exps by exp2_fma (FMA pipe) instead of MUFU.EX2
-                auto pushp = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto poly_c,
-                                 cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault) {
-                    const std::string name = "push lanes8 merge4 poly" + std::to_string(decltype(poly_c)::value) +
-                                             (policy == cudaClusterSchedulingPolicySpread          ? " spread"
-                                              : policy == cudaClusterSchedulingPolicyLoadBalancing ? " load balancing"
-                                                                                                   : "");
-                    return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{},
-                                        std::integral_constant<int, 4>{}, poly_c, policy);
+                    return push_variant(name, tag, L, N, outp, inp, std::integral_constant<int, 256>{}, merge_c, policy);
                 };
                 constexpr cudaClusterSchedulingPolicy kSpread = cudaClusterSchedulingPolicySpread,
                                                       kBalance = cudaClusterSchedulingPolicyLoadBalancing;
@@ -2456,35 +2435,17 @@ int main(int argc, char **argv) {
                                             pushm(__half{}, 3000, 4104, HO, H, M4{})};
                 run_group("softmax f16 3000x4104 axis 0 s13 merge3", 2.0 * 3000 * 4104 * 2, peak, x3h, O, 3000 * 4104,
                           4e-3, filter, true, true);
-                // session 14: a share of the 16-bit exps on the FMA pipe (kPoly: the last 1 or 2 of each 8-element pack
-                // by exp2_fma), merge 4, against merge 4 alone and under the cluster policy "spread"
-                using P1 = std::integral_constant<int, 1>;
-                using P2 = std::integral_constant<int, 2>;
-                std::vector<Variant> y16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
-                                            pushm(__half{}, 16384, NH, HO, H, M4{}), pushp(__half{}, 16384, NH, HO, H, P1{}),
-                                            pushp(__half{}, 16384, NH, HO, H, P2{}),
-                                            pushp(__half{}, 16384, NH, HO, H, P1{}, kSpread),
-                                            pushm(__half{}, 16384, NH, HO, H, M4{}),
-                                            pushp(__half{}, 16384, NH, HO, H, P1{})};
-                run_group("softmax f16 16384x8192 axis 0 s14 poly", 2.0 * nh * 2, peak, y16, O, nh, 4e-3, filter, true,
-                          true);
-                std::vector<Variant> y4h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {4096, 4096}), 0),
-                                            pushm(__half{}, 4096, 4096, HO, H, M4{}),
-                                            pushp(__half{}, 4096, 4096, HO, H, P1{}),
-                                            pushp(__half{}, 4096, 4096, HO, H, P2{})};
-                run_group("softmax f16 4096x4096 axis 0 s14 poly", 2.0 * 4096 * 4096 * 2, peak, y4h, O, 4096 * 4096,
-                          4e-3, filter, true, true);
-                std::vector<Variant> y3h = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {3000, 4104}), 0),
-                                            pushp(__half{}, 3000, 4104, HO, H, P1{}),
-                                            pushp(__half{}, 3000, 4104, HO, H, P2{})};
-                run_group("softmax f16 3000x4104 axis 0 s14 poly", 2.0 * 3000 * 4104 * 2, peak, y3h, O, 3000 * 4104,
-                          4e-3, filter, true, true);
+                // session 14 (calls 1-4, code removed after; tune-s14-{1,3,4}*.log): "poly1" / "poly2", the last 1 or 2
+                // exps of each 16-bit pack on the FMA pipe (2^x by the 1.5 * 2^23 rounding trick and a cubic on
+                // [-0.5, 0.5], relative error 7.5e-5) instead of MUFU.EX2: f16 16384 x 8192 73.7-73.8% (poly1 and 2)
+                // against merge 4's 73.9-74.1, the stats phase 3.13-3.22 us against 3.05-3.08 (timelines); f16 4096^2
+                // 54.0 / 50.9 against 52.2; 3000 x 4104 41.4 / 41.1 against the library's 40.9. ncu (ncu-s14-*.log):
+                // issue slots busy 39.7% (43.4 with poly1), no eligible warp 52% of the cycles: not MUFU-bound.
                 // session 14, call 3: the cluster scheduling policy "load balancing" (f16 16384 x 8192: 74.9, 75.3, 75.5%
                 // against 74.0-74.9 for the default in calls 1-2) on the other shapes the pushed launch takes
                 std::vector<Variant> z16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
                                             pushm(__half{}, 16384, NH, HO, H, M4{}),
                                             pushm(__half{}, 16384, NH, HO, H, M4{}, kBalance),
-                                            pushp(__half{}, 16384, NH, HO, H, P1{}, kBalance),
                                             pushm(__half{}, 16384, NH, HO, H, M4{}),
                                             pushm(__half{}, 16384, NH, HO, H, M4{}, kBalance)};
                 run_group("softmax f16 16384x8192 axis 0 s14 balance", 2.0 * nh * 2, peak, z16, O, nh, 4e-3, filter,
