@@ -670,7 +670,8 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
         // bench-large-softmax-s14, below session 13's 77.3-78.5 / 77.4-77.9.
         constexpr int64_t kCap = (256 / 8) * (kRegRows + kSmemRows);
         const bool balance = V != 4 && (a.L + kCap - 1) / kCap < 16;
-        ClusterPolicyScope policy(balance ? cudaClusterSchedulingPolicyLoadBalancing : cudaClusterSchedulingPolicyDefault);
+        ClusterPolicyScope policy(balance ? cudaClusterSchedulingPolicyLoadBalancing
+                                          : cudaClusterSchedulingPolicyDefault);
         if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kPushMerge, kXPush>(stream, out, x, a,
                                                                                                  c.outer))
             return true;

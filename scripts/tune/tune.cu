@@ -1024,7 +1024,8 @@ int main(int argc, char **argv) {
             SV(256, 4, kLdg, kStPlain, 2, 1),         SV(256, 2, kLdg, kStPlain, 2, 1),
         };
         add.push_back(lib_add(O, A, Bf, tdesc(OPRT_DTYPE_F32, {(int64_t)n})));
-        run_group("vector_add f32 2^27", 3.0 * n * 4, peak, add, O, n, 0, filter);    }
+        run_group("vector_add f32 2^27", 3.0 * n * 4, peak, add, O, n, 0, filter);
+    }
     // session 14: vector_add of 2^27 16-bit elements (256 MiB tensors) ran 0.993-0.996x torch in sessions 8, 9, 11
     // and 14 at ~102% of the peak (f32, 512 MiB tensors: 1.000-1.003x): the same bytes in other block shapes (the
     // stream kernel adds the packs as floats, so its rows print WRONG against the library's f16 add: timing only)
@@ -1039,8 +1040,8 @@ int main(int argc, char **argv) {
                                       SV(256, 4, kLdg, kStPlain, 2, 0), SV(128, 1, kPlain, kStPlain, 2, 0),
                                       lib_add(O, A, Bf, tdesc(OPRT_DTYPE_F16, {(int64_t)n}))};
         run_group("vector_add f16 2^27 s14", 3.0 * n * 2, peak, add16, O, n, 0, filter, true);
-        std::vector<Variant> cp16 = {lib_copy(O, A, tdesc(OPRT_DTYPE_F16, {(int64_t)n}), tdesc(OPRT_DTYPE_F16, {(int64_t)n}),
-                                              "oprt_copy f16"),
+        const oprt_tensor_desc_t t16 = tdesc(OPRT_DTYPE_F16, {(int64_t)n});
+        std::vector<Variant> cp16 = {lib_copy(O, A, t16, t16, "oprt_copy f16"),
                                      SV(256, 1, kLdg, kStPlain, 1, 0), SV(128, 1, kLdg, kStPlain, 1, 0),
                                      SV(128, 2, kLdg, kStPlain, 1, 0)};
         run_group("copy f16 2^27 s14", 2.0 * n * 2, peak, cp16, O, n, 0, filter, true);
@@ -1854,7 +1855,8 @@ int main(int argc, char **argv) {
                     const bool push = strstr(sh.name, "push") != nullptr;  // session 12
                     // session 13: merge 4 (the merge-3 and 4-lane shapes of tune-s13-{1,2}-timeline.log: code removed)
                     const bool merge4 = strstr(sh.name, "merge4") != nullptr;
-                    // (written after session 13's last device call, run in session 14) the cluster scheduling policy "spread"
+                    // (written after session 13's last device call, run in session 14) the cluster scheduling
+                    // policy "spread"
                     const bool spread = strstr(sh.name, "spread") != nullptr;
                     const bool balance = strstr(sh.name, "balance") != nullptr;  // session 14
                     auto launch = [&](oprt_nv::ColsProbe pr) {
@@ -2017,12 +2019,13 @@ int main(int argc, char **argv) {
                         }
                         const double tot = hist[0] + hist[1] + hist[2] + hist[3];
                         if (tot > 0)
-                            printf("  SMs (of %d seen) holding 0 / 1 / 2 / more blocks: %.1f / %.1f / %.1f / %.1f%%\n", nsm,
-                                   100 * hist[0] / tot, 100 * hist[1] / tot, 100 * hist[2] / tot, 100 * hist[3] / tot);
+                            printf("  SMs (of %d seen) holding 0 / 1 / 2 / more blocks: %.1f / %.1f / %.1f / %.1f%%\n",
+                                   nsm, 100 * hist[0] / tot, 100 * hist[1] / tot, 100 * hist[2] / tot,
+                                   100 * hist[3] / tot);
                     }
-                    {  // (written after session 13's last device call, run in session 14) blocks sharing an SM (stamp 6 is
-                       // %smid): how much of their common time the two blocks belong to one cluster (in step: the
-                       // same phases at once), and how much of it both spend in their stats phase (MUFU-bound)
+                    {  // (written after session 13's last device call, run in session 14) blocks sharing an SM
+                       // (stamp 6 is %smid): how much of their common time the two blocks belong to one cluster
+                       // (in step: the same phases at once), and how much of it both spend in their stats phase
                         std::vector<std::vector<size_t>> per_sm;
                         for (size_t b = 0; b < blocks; ++b) {
                             const size_t sm = (size_t)h[8 * b + 6];
@@ -2078,7 +2081,8 @@ int main(int argc, char **argv) {
                     "reg16 smem16 (64 KB)");
                 fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 27, false, true>, 27 * 256 * 16,
                     "reg16 smem27 (108 KB)");
-                // (written after session 13's last device call, run in session 14: the same counts) the same under "spread"
+                // (written after session 13's last device call, run in session 14: the same counts) the same
+                // under the policy "spread"
                 {
                     ClusterPolicyScope scope(cudaClusterSchedulingPolicySpread);
                     fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
@@ -2435,14 +2439,15 @@ int main(int argc, char **argv) {
                                             pushm(__half{}, 3000, 4104, HO, H, M4{})};
                 run_group("softmax f16 3000x4104 axis 0 s13 merge3", 2.0 * 3000 * 4104 * 2, peak, x3h, O, 3000 * 4104,
                           4e-3, filter, true, true);
-                // session 14 (calls 1-4, code removed after; tune-s14-{1,3,4}*.log): "poly1" / "poly2", the last 1 or 2
-                // exps of each 16-bit pack on the FMA pipe (2^x by the 1.5 * 2^23 rounding trick and a cubic on
-                // [-0.5, 0.5], relative error 7.5e-5) instead of MUFU.EX2: f16 16384 x 8192 73.7-73.8% (poly1 and 2)
-                // against merge 4's 73.9-74.1, the stats phase 3.13-3.22 us against 3.05-3.08 (timelines); f16 4096^2
-                // 54.0 / 50.9 against 52.2; 3000 x 4104 41.4 / 41.1 against the library's 40.9. ncu (ncu-s14-*.log):
-                // issue slots busy 39.7% (43.4 with poly1), no eligible warp 52% of the cycles: not MUFU-bound.
-                // session 14, call 3: the cluster scheduling policy "load balancing" (f16 16384 x 8192: 74.9, 75.3, 75.5%
-                // against 74.0-74.9 for the default in calls 1-2) on the other shapes the pushed launch takes
+                // session 14 (calls 1-4, code removed after; tune-s14-{1,3,4}*.log): "poly1" / "poly2", the last
+                // 1 or 2 exps of each 16-bit pack on the FMA pipe (2^x by the 1.5 * 2^23 rounding trick and a cubic
+                // on [-0.5, 0.5], relative error 7.5e-5) instead of MUFU.EX2: f16 16384 x 8192 73.7-73.8% (poly1
+                // and 2) against merge 4's 73.9-74.1, the stats phase 3.13-3.22 us against 3.05-3.08 (timelines);
+                // f16 4096^2 54.0 / 50.9 against 52.2; 3000 x 4104 41.4 / 41.1 against the library's 40.9. ncu
+                // (ncu-s14-*.log): issue slots busy 39.7% (43.4 with poly1), no eligible warp 52% of the cycles:
+                // not MUFU-bound.
+                // session 14, call 3: the cluster scheduling policy "load balancing" (f16 16384 x 8192: 74.9, 75.3,
+                // 75.5% against 74.0-74.9 for the default in calls 1-2) on the other shapes the pushed launch takes
                 std::vector<Variant> z16 = {lib_softmax(HO, H, tdesc(OPRT_DTYPE_F16, {16384, NH}), 0),
                                             pushm(__half{}, 16384, NH, HO, H, M4{}),
                                             pushm(__half{}, 16384, NH, HO, H, M4{}, kBalance),
