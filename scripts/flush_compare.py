@@ -28,10 +28,23 @@ N = 1 << 27
 TORCH_DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
-def _torch_call(op: str, ts: list, out):
+def prepared_pair(be, op: str, dtype: str, n: int = N):
+    """(the nvidia launcher, torch's own call, the spec's bytes) for ``op`` (copy or vector_add) of n elements,
+    on the same seeded random inputs."""
+    spec = SPECS[op]
+    shapes = [(n,)] * (2 if op == "vector_add" else 1)
+    case = Case(op, str(n), tuple(TensorCase(s, "contiguous") for s in shapes), ())
+    host = spec.make_inputs(case, dtype, np.random.default_rng(0))
+    full = spec.validate_params({})
+    out = be.empty(spec.output_shape([x.shape for x in host], full), dtype)
+    ours = be.prepare(op, [be.to_device(x) for x in host], out, full)
+    ts = [torch.as_tensor(x.astype(np.float32), device="cuda").to(TORCH_DT[dtype]) for x in host]
+    tout = torch.empty_like(ts[0])
     if op == "vector_add":
-        return lambda: torch.add(ts[0], ts[1], out=out)
-    return lambda: out.copy_(ts[0])
+        theirs = lambda: torch.add(ts[0], ts[1], out=tout)  # noqa: E731
+    else:
+        theirs = lambda: tout.copy_(ts[0])  # noqa: E731
+    return ours, theirs, spec.bytes_moved(case, dtype)
 
 
 def main() -> None:
@@ -52,16 +65,8 @@ def main() -> None:
     flushes = {"oprt_memset": be.flush_cache, "torch zero_": buf.zero_, "torch fill_": fill}
     print(f"flush buffers: {buf.numel() >> 20} MiB; medians of {args.reps} samples, ms")
     for op, dtype in (("vector_add", "f16"), ("vector_add", "bf16"), ("vector_add", "f32"), ("copy", "f16")):
-        spec = SPECS[op]
-        shapes = [(N,)] * (2 if op == "vector_add" else 1)
-        case = Case(op, str(N), tuple(TensorCase(s, "contiguous") for s in shapes), ())
-        host = spec.make_inputs(case, dtype, np.random.default_rng(0))
-        full = spec.validate_params({})
-        dev = [be.to_device(x) for x in host]
-        out = be.empty(spec.output_shape([x.shape for x in host], full), dtype)
-        ours = be.prepare(op, dev, out, full)
-        ts = [torch.as_tensor(x.astype(np.float32), device="cuda").to(TORCH_DT[dtype]) for x in host]
-        runs = {"nvidia": ours, "torch": _torch_call(op, ts, torch.empty_like(ts[0]))}
+        ours, theirs, nbytes = prepared_pair(be, op, dtype)
+        runs = {"nvidia": ours, "torch": theirs}
         ms: dict[tuple[str, str], list[float]] = {(r, f): [] for r in runs for f in flushes}
         for fn in runs.values():
             fn()
@@ -75,12 +80,11 @@ def main() -> None:
                 e1.record()
                 e1.synchronize()
                 samples.append(e0.elapsed_time(e1))
-        nbytes = spec.bytes_moved(case, dtype)
         for f in flushes:
             a, b = statistics.median(ms[("nvidia", f)]), statistics.median(ms[("torch", f)])
             print(f"{op:<10} {dtype:<4} after {f:<12} nvidia {a:.4f} ({nbytes / a / 1e6:.0f} GB/s)  "
                   f"torch {b:.4f} ({nbytes / b / 1e6:.0f} GB/s)  speedup {b / a:.4f}", flush=True)
-        del dev, out, ours, ts, runs
+        del ours, theirs, runs
 
 
 if __name__ == "__main__":

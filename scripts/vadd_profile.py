@@ -9,29 +9,19 @@ launch shapes and throughputs side by side.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
+from flush_compare import prepared_pair  # scripts/ is sys.path[0] when run as a script
 
-from oprt_core.core_ops import CORE_OPS
-from oprt_core.spec import Case, TensorCase
 from oprt_nvidia.plugin import make_backend
-
-N = 1 << 27
 
 
 def main() -> None:
     be = make_backend()
     if not be.availability().ok:
         raise SystemExit(f"nvidia unavailable: {be.availability().reason}")
-    spec = {s.name: s for s in CORE_OPS}["vector_add"]
-    case = Case("vector_add", str(N), (TensorCase((N,), "contiguous"),) * 2, ())
-    host = spec.make_inputs(case, "f16", np.random.default_rng(0))
-    full = spec.validate_params({})
-    ours = be.prepare("vector_add", [be.to_device(x) for x in host], be.empty((N,), "f16"), full)
-    a, b = (torch.as_tensor(x.astype(np.float32), device="cuda").half() for x in host)
-    out = torch.empty_like(a)
+    ours, theirs, _ = prepared_pair(be, "vector_add", "f16")
     for _ in range(2):
-        torch.add(a, b, out=out)
+        theirs()
         ours()
     torch.cuda.synchronize()
     be.synchronize()

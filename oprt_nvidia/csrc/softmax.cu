@@ -662,18 +662,17 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     };
     if (!stash_only) {
         if (group_first && group()) return true;
-        constexpr int kRegRows = V == 4 ? 16 : 12, kSmemRows = V == 4 ? 16 : 20;
+        constexpr int kPushLanes = 8, kPushThreads = 256, kRegRows = V == 4 ? 16 : 12, kSmemRows = V == 4 ? 16 : 20;
         // session 14: 16-bit clusters of fewer than 16 blocks (axes of up to 15 x 1024 rows) under the scheduling
         // policy "load balancing" (softmax_rows.cuh, cluster_policy): f16 4096^2 57.3-57.7% of cudaMemcpy against
         // 52.6-53.6 in tune, 54.2% against 48.0-49.3 in oprt-bench (bench-default-softmax-s14); clusters of 16 keep
         // the default: with it for every 16-bit launch (b3db039) 16384^2 ran 75.9% (f16) / 76.5% (bf16) in
         // bench-large-softmax-s14, below session 13's 77.3-78.5 / 77.4-77.9.
-        constexpr int64_t kCap = (256 / 8) * (kRegRows + kSmemRows);
-        const bool balance = V != 4 && (a.L + kCap - 1) / kCap < 16;
+        const bool balance = V != 4 && cols_onchip_blocks<kPushLanes, kPushThreads, kRegRows, kSmemRows>(a.L) < 16;
         ClusterPolicyScope policy(balance ? cudaClusterSchedulingPolicyLoadBalancing
                                           : cudaClusterSchedulingPolicyDefault);
-        if (launch_cols_onchip<T, 8, 256, kRegRows, kSmemRows, false, true, kPushMerge, kXPush>(stream, out, x, a,
-                                                                                                 c.outer))
+        if (launch_cols_onchip<T, kPushLanes, kPushThreads, kRegRows, kSmemRows, false, true, kPushMerge, kXPush>(
+                stream, out, x, a, c.outer))
             return true;
         if (!group_first && group()) return true;
     }

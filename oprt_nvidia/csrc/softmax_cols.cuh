@@ -966,6 +966,12 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     return launch_cols_clusters(kernel, allowed16, allowed, clusters * nb, kThreads, nb, dyn, stream, out, x, a);
 }
 
+// The blocks softmax_cols_onchip_kernel puts on an axis of L rows (each holds at most RL * (kRegRows + kSmemRows)).
+template <int kLanes, int kThreads, int kRegRows, int kSmemRows> constexpr int64_t cols_onchip_blocks(int64_t L) {
+    constexpr int64_t kCap = (int64_t)(kThreads / kLanes) * (kRegRows + kSmemRows);
+    return (L + kCap - 1) / kCap;
+}
+
 // Launches softmax_cols_onchip_kernel: segments of at most RL * (kRegRows + kSmemRows) rows, as few blocks
 // a cluster as cover the axis (at most 16: sizes above 8 are opted in). False (nothing launched, no error
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
@@ -975,14 +981,14 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
                         ColsProbe probe = {}) {
     static_assert(kX == kXCluster || kX == kXPush, "a cluster exchange");
     constexpr int V = Pack<T>::N;
-    constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
+    constexpr int64_t RL = kThreads / kLanes;
     const char *&why = cols_cluster_refusal();
     why = "shape or device";
     if (!cluster_launch_supported() || a.inner % V != 0 || a.L < 1) return false;
-    const int64_t nb = (a.L + kCap - 1) / kCap;
+    const int64_t nb = cols_onchip_blocks<kLanes, kThreads, kRegRows, kSmemRows>(a.L);
     if (nb > 16) return false;
     a.seg = (a.L + nb - 1) / nb;
-    a.seg = (a.seg + RL - 1) / RL * RL;  // <= kCap: kCap is a multiple of RL
+    a.seg = (a.seg + RL - 1) / RL * RL;  // <= a block's rows, a multiple of RL
     a.strips = (a.inner + (int64_t)kLanes * V - 1) / ((int64_t)kLanes * V);
     a.stash = 0;
     const int64_t clusters = outer * a.strips;
