@@ -176,6 +176,40 @@ template <typename T> __device__ __forceinline__ void store_pack(T *p, const Pac
 #endif
 }
 
+// L2 eviction-priority policies (createpolicy) and the 16-byte load / store that carry one: evict_last for
+// data read again soon, evict_first for data read or written once (it then replaces other evict_first lines
+// before anything else in L2). Used by softmax_cols.cuh's kColsL2Hint and reduce_cols.cuh's kEvictFirst.
+__device__ __forceinline__ uint64_t l2_policy(bool last) {
+    uint64_t p = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (last) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+#endif
+    return p;
+}
+__device__ __forceinline__ uint4 ld_policy(const void *ptr, uint64_t pol) {
+    uint4 r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(ptr), "l"(pol));
+#else
+    r = __ldg(reinterpret_cast<const uint4 *>(ptr));
+#endif
+    return r;
+}
+template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pack<T> &v, uint64_t pol) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint4 raw;
+    memcpy(&raw, &v, 16);
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(ptr), "r"(raw.x), "r"(raw.y),
+                 "r"(raw.z), "r"(raw.w), "l"(pol)
+                 : "memory");
+#else
+    store_pack(ptr, v);
+#endif
+}
+
 // Elements before p reaches a 16-byte boundary (p must be element-aligned), at most n.
 template <typename T> __device__ __forceinline__ int64_t head_to_align(const T *p, int64_t n) {
     int64_t mis = (int64_t)((uintptr_t)p & 15u);

@@ -22,7 +22,9 @@ struct ColsArgs {
 // kRow: 1-D blocks (blockDim.y == 1: a block's threads across kBlock packs of one row, kUnroll rows in
 // flight per thread) with plain __ldg loads, the configuration tune.cu measured on wide rows
 // (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
-template <typename T, bool kVec, bool kRow = false>
+// kEvictFirst: the full trips load with an L2 evict_first policy instead (data read once; session 15's
+// experiment in tune.cu: whether a streaming read that leaves L2's other lines in place runs faster).
+template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
@@ -31,6 +33,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
     // split columns: the finishing kernel (launch_dependent) may be scheduled now; it waits for this grid. Only
     // then: an early trigger would also release a caller's own programmatic launch after a whole reduction.
     if (a.splits > 1) allow_dependent_grid();
+    const uint64_t pol = kEvictFirst ? l2_policy(false) : 0;
     const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
     const int64_t items = a.outer * a.tiles * a.splits;
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -50,7 +53,14 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
                     Pack<T> v[kUnroll];
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_as<kRow>(p + (r + u * by) * a.rs);
+                    for (int u = 0; u < kUnroll; ++u) {
+                        if constexpr (kEvictFirst) {
+                            const uint4 raw = ld_policy(p + (r + u * by) * a.rs, pol);
+                            memcpy(&v[u], &raw, 16);
+                        } else {
+                            v[u] = load_pack_as<kRow>(p + (r + u * by) * a.rs);
+                        }
+                    }
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll

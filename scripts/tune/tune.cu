@@ -821,10 +821,28 @@ static oprt_tensor_desc_t tdesc(int32_t dtype, std::vector<int64_t> shape, std::
 struct Variant {
     std::string name;
     std::function<void()> run;
+    std::function<void()> pre;  // (session 15) untimed, after the flush: e.g. read_flush
 };
 
 static void *g_flush;
 static const size_t kFlushBytes = 256ull << 20;
+
+// (session 15) reads the whole flush buffer after the flush's memset, so that L2 holds clean lines when the
+// timed launch starts: the memset's dirty lines are written back here, outside the events. *sink is written
+// only for a sum no fill produces, so the loads stay.
+__global__ void read_flush_kernel(const uint4 *p, int64_t n, unsigned *sink) {
+    unsigned acc = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const uint4 v = __ldg(p + i);
+        acc += v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) *sink = acc;
+}
+static unsigned *g_sink;
+static void read_flush() {
+    read_flush_kernel<<<(unsigned)g_sms * 8, 256>>>(static_cast<const uint4 *>(g_flush), (int64_t)(kFlushBytes / 16),
+                                                   g_sink);
+}
 
 static void fill_random(float *d, size_t n, uint64_t seed, float lo, float hi) {
     std::vector<float> h(n);
@@ -902,6 +920,7 @@ static void run_group(const char *title, double bytes, double peak, std::vector<
     for (int rep = 0; rep < kReps + 2; ++rep)
         for (size_t i = 0; i < vs.size(); ++i) {
             CK(cudaMemsetAsync(g_flush, rep & 0xff, kFlushBytes));
+            if (vs[i].pre) vs[i].pre();
             CK(cudaEventRecord(e0));
             vs[i].run();
             CK(cudaEventRecord(e1));
@@ -966,6 +985,7 @@ int main(int argc, char **argv) {
     g_sms = prop.multiProcessorCount;
     printf("# %s, %d SMs, L2 %d MiB\n", prop.name, g_sms, prop.l2CacheSize >> 20);
     CK(cudaMalloc(&g_flush, kFlushBytes));
+    CK(cudaMalloc(&g_sink, 4));
     const size_t n = 1ull << 27;  // 512 MiB of f32
     float *A, *Bf, *O;
     CK(cudaMalloc(&A, n * 4));
@@ -1297,7 +1317,7 @@ int main(int argc, char **argv) {
     // blocks (256 x 1) above in chunks of >= 512 rows. torch was ~5% ahead on 16384^2 f16 in the flush probe.
     {
         const char *title_fmt = "reduce_sum %s %lldx%lld axis 0 cols shapes";
-        struct Shape { int bx, by; int64_t chunk; };
+        struct Shape { int bx, by; int64_t chunk; bool ef = false; };
         float *ws = nullptr;  // partial sums of every group below: at most 16384 / 128 + 1 chunks x 16384 columns
         CK(cudaMalloc(&ws, (size_t)(16384 / 128 + 1) * 16384 * 4));
         const std::vector<Shape> shapes = {{32, 8, 1024}, {32, 8, 512}, {32, 8, 2048}, {32, 8, 256},
@@ -1319,14 +1339,17 @@ int main(int argc, char **argv) {
                 c.chunk = sh.chunk;
                 c.splits = (R + sh.chunk - 1) / sh.chunk;
                 char name[96];
-                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)", sh.bx, sh.by, (long long)sh.chunk,
-                         (long long)(c.tiles * c.splits));
+                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s", sh.bx, sh.by, (long long)sh.chunk,
+                         (long long)(c.tiles * c.splits), sh.ef ? " evict_first" : "");
                 const T *x = static_cast<const T *>(xv);
                 T *o = static_cast<T *>(ov);
                 const int bx = sh.bx, by = sh.by;
+                const bool ef = sh.ef;
                 vs.push_back(Variant{name, [=] {
                     const unsigned grid = (unsigned)(c.tiles * c.splits);
-                    if (by == 1) oprt_tune::reduce_cols_kernel<T, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    if (ef && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (ef) oprt_tune::reduce_cols_kernel<T, true, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (by == 1) oprt_tune::reduce_cols_kernel<T, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else oprt_tune::reduce_cols_kernel<T, true, false><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     if (c.splits > 1)
                         CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_finish_kernel<T>,
@@ -1372,6 +1395,45 @@ int main(int argc, char **argv) {
             }
             CK(cudaFree(X));
         }
+        // session 15: what the bench's 8192^2 and 16-bit 16384^2 reductions lose outside the kernel. Each group: the
+        // library after the bench's flush (a memset: L2 full of dirty lines, written back inside the timed op),
+        // the same after a read of the flush buffer (L2 clean: read_flush), the library's column shape with
+        // loads that carry an L2 evict_first policy (they replace each other instead of the flush's dirty
+        // lines), and the same after the read flush.
+        auto probe = [&](const char *dtn, int64_t R, int64_t L, int64_t pitch, int32_t axis, std::vector<Shape> sh) {
+            char title[128];
+            snprintf(title, sizeof title, "reduce probe s15 %s %lldx%lld pitch %lld axis %d", dtn, (long long)R,
+                     (long long)L, (long long)pitch, (int)axis);
+            if (filter && !matches_any(title, filter, true)) return;
+            const bool half = dtn[1] == '1';
+            void *X = nullptr;
+            CK(cudaMalloc(&X, (size_t)R * pitch * (half ? 2 : 4)));
+            fill_tiled(X, half, A, (int64_t)n, R * pitch);
+            const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
+            const int64_t nout = axis == 0 ? L : R;
+            std::vector<Variant> vs = {lib_reduce(O, X, tdesc(dt, {nout}), tdesc(dt, {R, L}, {pitch, 1}), axis)};
+            vs.push_back(Variant{"library: oprt_reduce_sum, read flush", vs[0].run, read_flush});
+            if (pitch == L && axis == 0) {
+                std::vector<Variant> cv = half ? cols_variants(__half{}, X, O, R, L, sh) : cols_variants(float{}, X, O, R, L, sh);
+                for (size_t i = 1; i < cv.size(); ++i) {
+                    vs.push_back(cv[i]);
+                    if (sh[i - 1].ef) vs.push_back(Variant{cv[i].name + ", read flush", cv[i].run, read_flush});
+                }
+            }
+            run_group(title, (double)R * L * (half ? 2 : 4) + nout * (half ? 2 : 4), peak, vs, O, nout,
+                      half ? 2e-3 : 1e-3, filter, half, true);
+            CK(cudaFree(X));
+        };
+        probe("f32", 8192, 8192, 8192, 0, {{32, 8, 1024}, {32, 8, 1024, true}, {64, 4, 1024, true}});
+        probe("f16", 8192, 8192, 8192, 0, {{32, 8, 1024}, {32, 8, 1024, true}, {64, 4, 1024, true}});
+        probe("f16", 16384, 16384, 16384, 0, {{256, 1, 512}, {256, 1, 512, true}});
+        probe("f32", 16384, 16384, 16384, 0, {{256, 1, 1024}, {256, 1, 1024, true}});
+        probe("f32", 8192, 8192, 8192, -1, {});
+        probe("f16", 8192, 8192, 8192, -1, {});
+        probe("f32", 8192, 8192, 8320, 0, {});
+        probe("f32", 8192, 8192, 8320, -1, {});
+        probe("f32", 4096, 16384, 16384, 0, {});
+        probe("f32", 16384, 4096, 4096, 0, {});
         CK(cudaFree(ws));
     }
     // transposed copy, 8192 x 8192 f32 (256 MiB each way)
