@@ -238,8 +238,9 @@ def test_torch_cpu_timing_primitives(torch_cpu):
     start, end = torch_cpu.event(), torch_cpu.event()
     start.record()
     torch_cpu.flush_cache()
-    torch_cpu.flush_cache()
+    torch_cpu.flush_cache(clean=True)
     torch_cpu.synchronize()
+    assert torch_cpu._flush_buffer.nbytes % 16 == 0 and not torch_cpu._flush_buffer.any()
     end.record()
     assert start.elapsed_ms(end) >= 0.0
     with pytest.raises(InvalidArgumentError):
@@ -332,6 +333,7 @@ def test_gpu_device_info_events_flush(kind):
     out = be.empty((1 << 20,), "f32")
     launcher = be.prepare("copy", [x], out, {})
     start, end = be.event(), be.event()
+    be.flush_cache(clean=True)
     be.flush_cache()
     start.record()
     for _ in range(10):

@@ -631,6 +631,26 @@ def test_events_synchronize_and_flush(host_backend):
         start.elapsed_ms(object())
 
 
+def test_clean_flush_reads_the_buffer_back_with_the_librarys_reduce_sum(host_backend):
+    b = host_backend
+    b.flush_cache(clean=True)
+    b.synchronize()
+    reader = b._flush_reader
+    assert reader is not None and reader.op == "reduce_sum"
+    words = b._flush.nbytes // 4
+    # the buffer holds the byte 1 everywhere (the first flush's value): each f32 word is 0x01010101
+    word = np.frombuffer(bytes([b._flush_value] * 4), np.float32)[0]
+    got = float(b.to_host(reader.output)[()])
+    assert got == pytest.approx(float(word) * words, rel=1e-3)
+    b.flush_cache(clean=True)
+    assert b._flush_reader is reader  # prepared once
+    b.flush_cache()  # the default flush does not read
+    b.synchronize()
+    # the reader's output still holds the first read: the second flush (byte 2) read the buffer, the third did not
+    word2 = np.frombuffer(bytes([2] * 4), np.float32)[0]
+    assert float(b.to_host(reader.output)[()]) == pytest.approx(float(word2) * words, rel=1e-3)
+
+
 def test_functional_op_api_style_use(host_backend):
     """prepare + run as the op API uses them: numpy in, device out, descriptor cached by the caller."""
     x = np.linspace(-1, 1, 11, dtype=np.float32)

@@ -147,6 +147,11 @@ def test_flush_cache(backend):
     assert buf.nbytes >= 2 * (llc or 32 << 20)
 
 
+def test_clean_flush(backend):
+    backend.flush_cache(clean=True)
+    assert (backend._flush_buffer == 1).all()
+
+
 def test_discovery_methods(backend):
     assert isinstance(backend, Backend)
     assert backend.name == "numpy"

@@ -61,13 +61,13 @@ def probe_bytes(device_info: dict[str, Any] | None) -> int:
     return -(-nbytes // MiB) * MiB
 
 
-def calibration_config(device_info: dict[str, Any] | None) -> TimingConfig:
-    """The timing loop's settings for the copy: cold, 20+ samples on a GPU (5+ on a host)."""
+def calibration_config(device_info: dict[str, Any] | None, flush: str = "dirty") -> TimingConfig:
+    """The timing loop's settings for the copy: cold with the rows' flush, 20+ samples on a GPU (5+ on a host)."""
     if is_host(device_info or {}):
-        return TimingConfig(cold=True, time_budget_s=0.3, target_rel_ci=0.01, min_samples=5, max_samples=50,
-                            warmup_s=0.0, warmup_calls=1)
-    return TimingConfig(cold=True, time_budget_s=1.0, target_rel_ci=0.005, min_samples=20, max_samples=200,
-                        warmup_s=0.02, warmup_calls=2)
+        return TimingConfig(cold=True, flush=flush, time_budget_s=0.3, target_rel_ci=0.01, min_samples=5,
+                            max_samples=50, warmup_s=0.0, warmup_calls=1)
+    return TimingConfig(cold=True, flush=flush, time_budget_s=1.0, target_rel_ci=0.005, min_samples=20,
+                        max_samples=200, warmup_s=0.02, warmup_calls=2)
 
 
 @dataclass
@@ -173,8 +173,11 @@ def _copy_launcher(backend: Any, nbytes: int) -> tuple[Callable[[], Any] | None,
 
 
 def calibrate(backend: Any, device_info: dict[str, Any] | None, *, nbytes: int | None = None,
-              config: TimingConfig | None = None, clock: Callable[[], float] = time.perf_counter) -> Calibration:
-    """Measure ``backend``'s device-to-device copy bandwidth (GB/s, read + written) once; never raises."""
+              config: TimingConfig | None = None, clock: Callable[[], float] = time.perf_counter,
+              flush: str = "dirty") -> Calibration:
+    """Measure ``backend``'s device-to-device copy bandwidth (GB/s, read + written) once; never raises.
+
+    ``flush``: the cold flush of the rows (the copy is timed under the same one), unless ``config`` is given."""
     info = device_info or {}
     spec = spec_peak(info)
     nbytes = int(nbytes or probe_bytes(info))
@@ -188,8 +191,8 @@ def calibrate(backend: Any, device_info: dict[str, Any] | None, *, nbytes: int |
             cal.error = "the backend has no copy_probe and no f32 copy op"
             return cal
         cal.buffer_bytes, cal.bytes_per_sample = copied, 2 * copied
-        config = config or calibration_config(info)
-        cal.timing = "cold" if config.cold else "warm"
+        config = config or calibration_config(info, flush)
+        cal.timing = config.label
         m = measure(backend, launch, config, clock=clock)
         s = m.summary
         cal.samples, cal.median_ms, cal.p10_ms, cal.p90_ms = s.samples, s.median_ms, s.p10_ms, s.p90_ms
@@ -224,7 +227,8 @@ def _measured_resolution(backend: Any, pairs: int) -> float | None:
 
 
 def timer_check(backend: Any, *, cold: bool = False, config: TimingConfig | None = None,
-                pairs: int = RESOLUTION_PAIRS, clock: Callable[[], float] = time.perf_counter) -> TimerCheck:
+                pairs: int = RESOLUTION_PAIRS, clock: Callable[[], float] = time.perf_counter,
+                flush: str = "dirty") -> TimerCheck:
     """Measure ``backend``'s timer floor (ms) once; never raises.
 
     ``cold``: time the empty launch as cold rows are timed (a flush before each sample). On a GPU the
@@ -245,9 +249,9 @@ def timer_check(backend: Any, *, cold: bool = False, config: TimingConfig | None
             launch, check.empty_launch_method = probe(), "empty_launch_probe"
         else:
             launch, check.empty_launch_method = (lambda: None), "empty event pair"
-        cfg = config or TimingConfig(cold=cold, time_budget_s=0.2, target_rel_ci=0.02, min_samples=30,
+        cfg = config or TimingConfig(cold=cold, flush=flush, time_budget_s=0.2, target_rel_ci=0.02, min_samples=30,
                                      max_samples=1000, warmup_s=0.01, warmup_calls=3)
-        check.timing = "cold" if cfg.cold else "warm"
+        check.timing = cfg.label
         m = measure(backend, launch, cfg, clock=clock)
         s = m.summary
         check.empty_launch_ms, check.samples, check.p10_ms, check.p90_ms = s.median_ms, s.samples, s.p10_ms, s.p90_ms

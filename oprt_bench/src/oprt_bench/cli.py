@@ -55,6 +55,7 @@ from .sweep import (
     reusable_calibrations,
     run_sweep,
 )
+from .timing import FLUSHES
 
 __all__ = ["cli", "main"]
 
@@ -145,6 +146,10 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
                    "else numpy]")
 @click.option("--cold/--warm", default=True, show_default=True,
               help="Flush the device's last-level cache before each sample (cold) or not (warm).")
+@click.option("--flush", type=click.Choice(FLUSHES), default="dirty", show_default=True,
+              help="Cold mode's flush (the calibration's too): dirty writes a buffer of 2x L2 (as triton's do_bench), "
+                   "leaving L2 full of dirty lines the timed op writes back; clean then reads it back, so the op "
+                   "starts with clean lines (rows say timing=cold-clean).")
 @click.option("--calibrate/--no-calibrate", default=True, show_default=True,
               help="Measure each backend's peak bandwidth (device-to-device copy) and timer floor first; "
                    "without it pct_of_peak and the launch-bound flag stay empty.")
@@ -171,8 +176,8 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...], mode: str,
-        baseline: str | None, cold: bool, calibrate: bool, time_budget: float | None, seed: int, out: Path | None,
-        resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
+        baseline: str | None, cold: bool, flush: str, calibrate: bool, time_budget: float | None, seed: int,
+        out: Path | None, resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
         formats: str, quiet: bool, verbose: bool) -> int | None:
     """Check and time oprt operators on every backend; write CSV, JSON and HTML reports.
 
@@ -186,8 +191,8 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
         return None
     check_seconds("--availability-timeout", availability_timeout)
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
-                        baseline=baseline, cold=cold, time_budget_s=time_budget, seed=seed, formats=formats,
-                        calibrate=calibrate, isolation=isolation, case_timeout_s=case_timeout,
+                        baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, seed=seed,
+                        formats=formats, calibrate=calibrate, isolation=isolation, case_timeout_s=case_timeout,
                         availability_timeout_s=availability_timeout)
     registry = _registry(ctx)
     if resume is not None:

@@ -122,7 +122,8 @@ def provenance_key(meta: dict[str, Any]) -> dict[str, Any]:
         "seed": meta.get("seed"),
         "mode": plan.get("mode"),
     }
-    timing = plan.get("timing") or {}
+    timing = dict(plan.get("timing") or {})
+    timing.setdefault("flush", "dirty")  # runs from before --flush had the dirty flush
     for k in sorted(timing):
         key[f"timing {k}"] = timing[k]
     plugin_versions = _plugin_versions(meta)

@@ -49,7 +49,8 @@ class Runners:
         self.workers: dict[str, BackendWorker] = {}
         if plan.isolation == "process" and plan.sources:
             ctx = mp_context()
-            self.workers = {name: BackendWorker(src, ctx) for name, src in plan.sources.items()}
+            prime = plan.timing.flush if plan.timing.cold and plan.mode != "test" else None
+            self.workers = {name: BackendWorker(src, ctx, prime_flush=prime) for name, src in plan.sources.items()}
 
     def __enter__(self) -> Runners:
         return self
@@ -61,12 +62,13 @@ class Runners:
         for w in self.workers.values():
             w.close()
 
-    def calibrate(self, entry: BackendEntry, cold: bool) -> tuple[Calibration, TimerCheck]:
+    def calibrate(self, entry: BackendEntry, cold: bool, flush: str = "dirty") -> tuple[Calibration, TimerCheck]:
         worker = self.workers.get(entry.name)
         if worker is None:
-            return calibrate(entry.backend, entry.device_info), timer_check(entry.backend, cold=cold)
+            return (calibrate(entry.backend, entry.device_info, flush=flush),
+                    timer_check(entry.backend, cold=cold, flush=flush))
         try:
-            return worker.call("calibrate", {"device_info": entry.device_info, "cold": cold},
+            return worker.call("calibrate", {"device_info": entry.device_info, "cold": cold, "flush": flush},
                                calibration_timeout(self.plan), doing="calibrating")
         except WorkerFailure as exc:
             spec = spec_peak(entry.device_info)

@@ -26,7 +26,7 @@ from .calibrate import Calibration, TimerCheck, is_host
 from .errors import UsageError
 from .peaks import Peak, spec_peak
 from .runners import Runners, _CasePreparer, _message, calibration_timeout, default_case_timeout, run_row_here
-from .timing import TimingConfig
+from .timing import FLUSHES, TimingConfig, flush_supports_clean
 from .worker import ISOLATIONS, worker_source
 
 __all__ = ["MODES", "FORMATS", "SweepOptions", "Plan", "BackendEntry", "make_plan", "default_baseline",
@@ -94,6 +94,7 @@ class SweepOptions:
     mode: str = "all"
     baseline: str | None = None  # None: default_baseline(); "none": no baseline
     cold: bool = True
+    flush: str = "dirty"  # cold mode's flush: dirty | clean (timing.FLUSHES)
     time_budget_s: float | None = None  # None: default_time_budget(cases)
     seed: int = 0
     formats: str = "csv,json,html"
@@ -339,7 +340,17 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
     if not entries:
         raise UsageError("no backend is available: " + "; ".join(f"{n}: {r}" for n, r in skipped.items()))
 
-    timing = TimingConfig(cold=opts.cold, time_budget_s=float(budget), warmup_s=min(0.05, 0.2 * float(budget)))
+    if opts.flush not in FLUSHES:
+        raise UsageError(f"unknown flush {opts.flush!r}; choose {' or '.join(FLUSHES)}")
+    if opts.flush == "clean":
+        if not opts.cold:
+            raise UsageError("--flush clean applies to cold timing; drop --warm or --flush")
+        unable = [e.name for e in entries if not flush_supports_clean(e.backend)]
+        if unable:
+            raise UsageError(f"--flush clean: backend {unable[0]!r} cannot flush clean (its flush_cache() takes "
+                             "no 'clean' argument); leave it out or use the default flush")
+    timing = TimingConfig(cold=opts.cold, flush=opts.flush, time_budget_s=float(budget),
+                          warmup_s=min(0.05, 0.2 * float(budget)))
     sources: dict[str, Any] = {}
     case_timeout: float | None = None
     if opts.isolation == "process":
@@ -401,7 +412,8 @@ def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
             note(f"calibrating {entry.name} ({entry.device}): device-to-device copy, timer floor...")
         # the empty launch timed like the rows: cold on a device when the run is cold (a synchronous host
         # backend gains nothing from a flush but time)
-        entry.calibration, entry.timer = runners.calibrate(entry, plan.timing.cold and not is_host(entry.device_info))
+        entry.calibration, entry.timer = runners.calibrate(entry, plan.timing.cold and not is_host(entry.device_info),
+                                                           plan.timing.flush)
         entry.peak = entry.calibration.peak
         entry.spec = entry.calibration.spec
         if note is not None:
@@ -432,7 +444,7 @@ def run_sweep(plan: Plan, emit: Callable[[dict[str, Any]], None],
         base = {
             "op": spec.name, "case": case.name, "shape": case.shape_str, "dtype": dtype,
             "params": _params_text(case), "mode": plan.mode, "seed": seed, "baseline": plan.baseline or "",
-            "timing": "" if plan.mode == "test" else ("cold" if plan.timing.cold else "warm"), "flags": "",
+            "timing": "" if plan.mode == "test" else plan.timing.label, "flags": "",
         }
         try:
             base["bytes"] = spec.bytes_moved(case, dtype)

@@ -2,11 +2,14 @@
 
 Every sample is bracketed by two device events of the backend (host timestamps on numpy);
 in cold mode ``backend.flush_cache()`` runs before each sample, outside the events, so each
-sample starts with the op's data evicted from the last-level cache. See docs/measurement.md.
+sample starts with the op's data evicted from the last-level cache; with ``flush="clean"`` it is
+``backend.flush_cache(clean=True)``, which also has the flush's own dirty lines written back before
+the sample (they are otherwise written back during it). See docs/measurement.md.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +17,19 @@ from typing import Any
 
 from .stats import Summary, relative_ci_halfwidth, summarize
 
-__all__ = ["TimingConfig", "Measurement", "measure"]
+__all__ = ["TimingConfig", "Measurement", "measure", "FLUSHES", "flush_supports_clean"]
+
+# the cold flushes: dirty (the default: a write of 2x L2, as triton's do_bench) and clean (then a read)
+FLUSHES = ("dirty", "clean")
+
+
+def flush_supports_clean(backend: Any) -> bool:
+    """Whether ``backend.flush_cache`` takes the ``clean`` argument (the protocol's optional part)."""
+    try:
+        params = inspect.signature(backend.flush_cache).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return "clean" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 @dataclass(frozen=True)
@@ -27,12 +42,24 @@ class TimingConfig:
     """
 
     cold: bool = True
+    flush: str = "dirty"  # cold mode's flush: dirty | clean (FLUSHES)
     time_budget_s: float = 0.5
     target_rel_ci: float = 0.01
     min_samples: int = 5
     max_samples: int = 1000
     warmup_s: float = 0.05  # after at least ``warmup_calls`` calls
     warmup_calls: int = 1
+
+    def __post_init__(self) -> None:
+        if self.flush not in FLUSHES:
+            raise ValueError(f"flush must be one of {', '.join(FLUSHES)}, got {self.flush!r}")
+
+    @property
+    def label(self) -> str:
+        """The rows' ``timing`` text: cold, cold-clean (the clean flush) or warm."""
+        if not self.cold:
+            return "warm"
+        return "cold" if self.flush == "dirty" else "cold-clean"
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -66,9 +93,13 @@ def measure(backend: Any, launch: Callable[[], None], config: TimingConfig,
     samples: list[float] = []
     t_start = clock()
     stopped_by = "max_samples"
+    clean = config.flush == "clean"
     while len(samples) < config.max_samples:
         if config.cold:
-            backend.flush_cache()
+            if clean:
+                backend.flush_cache(clean=True)
+            else:
+                backend.flush_cache()
         start.record()
         launch()
         end.record()

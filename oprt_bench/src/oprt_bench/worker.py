@@ -177,7 +177,7 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str]) -> None:
+def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime_flush: str | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     # the fork server's environment is the parent's when the server started; the worker gets today's
@@ -188,6 +188,18 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str]) -> No
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
         conn.send(("init-error", _message(exc)))
         return
+    if prime_flush is not None:
+        # cold rows flush before every sample: the first flush allocates and first touches the flush buffer (2 s
+        # for numpy's 520 MiB on a host reporting a 260 MiB L3), a cost of the worker's start, not of its first row
+        # (which a short --case-timeout would kill); a failure here is the rows' to report
+        try:
+            if prime_flush == "clean":
+                backend.flush_cache(clean=True)
+            else:
+                backend.flush_cache()
+            backend.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
     conn.send(("ready", None))
     while True:
         try:
@@ -211,8 +223,9 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str]) -> No
 def _do_calibrate(backend: Any, registry: Any, payload: dict[str, Any]) -> tuple[Any, Any]:
     from .calibrate import calibrate, timer_check
 
-    cal = calibrate(backend, payload["device_info"])
-    timer = timer_check(backend, cold=payload["cold"])
+    flush = payload.get("flush", "dirty")
+    cal = calibrate(backend, payload["device_info"], flush=flush)
+    timer = timer_check(backend, cold=payload["cold"], flush=flush)
     return cal, timer
 
 
@@ -235,8 +248,10 @@ _HANDLERS = {"calibrate": _do_calibrate, "row": _do_row}
 class BackendWorker:
     """The parent's end of one backend's worker: starts it on first use, replaces it after a failure."""
 
-    def __init__(self, source: WorkerSource, ctx: Any | None = None, start_timeout_s: float = START_TIMEOUT_S):
+    def __init__(self, source: WorkerSource, ctx: Any | None = None, start_timeout_s: float = START_TIMEOUT_S,
+                 prime_flush: str | None = None):
         self.source = source
+        self.prime_flush = prime_flush  # the cold flush (dirty | clean) each new worker runs once before "ready"
         self.ctx = ctx or mp_context()
         self.start_timeout_s = start_timeout_s
         self.proc: Any = None
@@ -251,7 +266,8 @@ class BackendWorker:
 
     def _start(self) -> None:
         parent, child = self.ctx.Pipe(duplex=True)
-        proc = self.ctx.Process(target=_worker_main, args=(child, self.source, dict(os.environ)), daemon=True,
+        proc = self.ctx.Process(target=_worker_main, args=(child, self.source, dict(os.environ), self.prime_flush),
+                                daemon=True,
                                 name=f"oprt-bench worker {self.source.backend}")
         with _main_module_hidden():
             proc.start()

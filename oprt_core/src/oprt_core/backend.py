@@ -138,8 +138,13 @@ class Backend(Protocol):
         """A new timing event."""
         ...
 
-    def flush_cache(self) -> None:
-        """Evict the device's last-level cache (write a buffer of at least 2x L2)."""
+    def flush_cache(self, clean: bool = False) -> None:
+        """Evict the device's last-level cache (write a buffer of at least 2x L2).
+
+        ``clean``: then read the buffer back, so that the cache's dirty lines are written back before
+        this returns (the work is enqueued like the write) and the next launch starts with the cache
+        holding clean lines only (``oprt-bench --flush clean``). A backend may omit the argument; it
+        then supports the default flush only."""
         ...
 
 

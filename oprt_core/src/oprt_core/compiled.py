@@ -231,6 +231,7 @@ class CompiledBackend:
         self._device_set = False
         self._flush: DeviceArray | None = None
         self._flush_value = 0
+        self._flush_reader: CompiledLauncher | None = None  # flush_cache(clean=True)'s read of the buffer
 
     def __repr__(self) -> str:
         return f"CompiledBackend({self.name!r})"
@@ -614,16 +615,25 @@ class CompiledBackend:
         self._ready()
         return CompiledEvent(self)
 
-    def flush_cache(self) -> None:
-        """Overwrite a device buffer of max(2 x L2, 8 MiB) bytes (allocated once) with oprt_memset."""
+    def flush_cache(self, clean: bool = False) -> None:
+        """Overwrite a device buffer of max(2 x L2, 8 MiB) bytes (allocated once) with oprt_memset.
+
+        ``clean``: then read it back with the library's own reduce_sum (the buffer as f32, axis=all, into
+        one element), prepared once: the memset's dirty lines are written back during that read."""
         ffi, lib = self._ready()
         if self._flush is None:
             l2 = self.device_properties()["l2_cache_bytes"]
-            nbytes = max(2 * l2, FLUSH_MIN_BYTES)
+            nbytes = -(-max(2 * l2, FLUSH_MIN_BYTES) // 16) * 16
             ptr, owner = self._alloc(nbytes)
             self._flush = _RawBuffer(ptr, owner, nbytes)
         self._flush_value = (self._flush_value + 1) & 0xFF
         self.check(lib.oprt_memset(ffi.cast("void *", self._flush.ptr), self._flush_value, self._flush.nbytes))
+        if clean:
+            if self._flush_reader is None:
+                words = self._flush.nbytes // 4
+                whole = self._device_array(self._flush.ptr, (words,), (1,), get_dtype("f32"), self._flush)
+                self._flush_reader = self.prepare("reduce_sum", [whole], self.empty((), "f32"), {"axis": None})
+            self._flush_reader()
 
 
     # -- calibration probes (oprt_core.backend.CalibrationProbes) --------------------------------------

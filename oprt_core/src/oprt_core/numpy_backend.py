@@ -201,7 +201,10 @@ class NumpyBackend:
         """``time.perf_counter``'s resolution as the platform states it."""
         return time.get_clock_info("perf_counter").resolution * 1e3
 
-    def flush_cache(self) -> None:
+    def flush_cache(self, clean: bool = False) -> None:
+        """Write a buffer of 2x the last-level cache; ``clean``: then read it back (its maximum)."""
         if self._flush_buffer is None:
             self._flush_buffer = np.empty(2 * (_llc_bytes() or 32 << 20), np.uint8)
         self._flush_buffer.fill(1)
+        if clean:
+            self._flush_buffer.max()

@@ -64,8 +64,8 @@ def cuda_version_text(version: int) -> str:
 
 
 def flush_bytes(cache_bytes: int) -> int:
-    """The size of a cache-flushing buffer: 2x the last-level cache, at least 8 MiB."""
-    return max(2 * cache_bytes, 8 * MiB)
+    """The size of a cache-flushing buffer: 2x the last-level cache, at least 8 MiB, a multiple of 16 bytes."""
+    return -(-max(2 * cache_bytes, 8 * MiB) // 16) * 16
 
 
 def positive_nbytes(nbytes: int) -> int:

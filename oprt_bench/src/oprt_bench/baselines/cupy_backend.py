@@ -410,11 +410,14 @@ class CupyBackend(BaselineBackend):
         """CUDA events: ~0.5 us (cudaEventElapsedTime)."""
         return CUDA_EVENT_RESOLUTION_MS
 
-    def flush_cache(self) -> None:
-        """Write a device buffer of 2x L2 (at least 8 MiB) to evict it."""
+    def flush_cache(self, clean: bool = False) -> None:
+        """Write a device buffer of 2x L2 (at least 8 MiB) to evict it; ``clean``: then read it back (an int32
+        ``max``), so that its dirty lines are written back before the next launch."""
         cp = self._require()
         if self._flush_buffer is None:
             l2 = int(cp.cuda.runtime.getDeviceProperties(self.device).get("l2CacheSize", 0) or 0)
             with cp.cuda.Device(self.device):
                 self._flush_buffer = cp.empty(flush_bytes(l2), cp.uint8)
         self._flush_buffer.fill(0)
+        if clean:
+            self._flush_buffer.view(cp.int32).max()

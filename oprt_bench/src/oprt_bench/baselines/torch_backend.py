@@ -338,8 +338,9 @@ class TorchBackend(BaselineBackend):
             return CUDA_EVENT_RESOLUTION_MS
         return time.get_clock_info("perf_counter").resolution * 1e3
 
-    def flush_cache(self) -> None:
-        """Write a buffer of 2x the last-level cache (at least 8 MiB) to evict it."""
+    def flush_cache(self, clean: bool = False) -> None:
+        """Write a buffer of 2x the last-level cache (at least 8 MiB) to evict it; ``clean``: then read it
+        back (an int32 ``amax``), so that its dirty lines are written back before the next launch."""
         torch = self._require()
         if self._flush_buffer is None:
             if self.is_cuda:
@@ -350,3 +351,5 @@ class TorchBackend(BaselineBackend):
                 l2 = _llc_bytes() or 32 * MiB
             self._flush_buffer = torch.empty(flush_bytes(l2), dtype=torch.uint8, device=self._dev)
         self._flush_buffer.zero_()
+        if clean:
+            torch.amax(self._flush_buffer.view(torch.int32))
