@@ -285,3 +285,15 @@ def test_cupy_inputs(nvidia_backend, rng, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_torch_inputs(nvidia_backend, rng, dtype):
     check_torch_inputs("nvidia", dtype)
+
+
+def test_clean_flush_reads_its_buffer_on_the_gpu(nvidia_backend):
+    """oprt-bench --flush clean on the nvidia backend: the memset of 2 x L2, then the library's reduce_sum over it."""
+    b = nvidia_backend
+    b.flush_cache(clean=True)
+    b.synchronize()
+    reader = b._flush_reader
+    assert reader is not None and b._flush.nbytes >= 2 * b.device_info().l2_bytes
+    word = np.frombuffer(bytes([b._flush_value] * 4), np.float32)[0]
+    got = float(b.to_host(reader.output)[()])
+    assert got == pytest.approx(float(word) * (b._flush.nbytes // 4), rel=1e-3)
