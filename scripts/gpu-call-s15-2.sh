@@ -7,7 +7,7 @@
 set -u
 source scripts/gpu-call-lib.sh
 gpu_install
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/oprt_nvidia/test_nvidia_ops.py -k clean_flush \
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/oprt_nvidia/test_nvidia_ops.py -k "flush or clean" \
     tests/oprt_bench/test_baselines.py tests/oprt_bench/test_flush.py >"$OUT/pytest-flush.log" 2>&1
 tail -n 3 "$OUT/pytest-flush.log"
 gpu_bench bench-large-reduce_sum-clean-s15 150 large reduce_sum --flush clean
