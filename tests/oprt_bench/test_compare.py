@@ -83,3 +83,16 @@ def test_compare_usage_errors_subprocess(runs, tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--threshold 'lots'" in p.stderr
     p = run_script("compare", str(old), str(new), "--threshold", "30%", "--fail-on-regression")
     assert p.returncode == 1  # 'breaks' is a regression at any threshold
+
+
+def test_compare_warns_when_shared_rows_were_timed_differently(tmp_path):
+    old = [dict(_row("a", 1.0, 0.01), timing="cold"), dict(_row("b", 1.0, 0.01), timing="cold")]
+    new = [dict(_row("a", 0.9, 0.01), timing="cold-clean"), dict(_row("b", 1.0, 0.01), timing="cold")]
+    o, n = _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
+    r = CliRunner().invoke(cli, ["compare", str(o), str(n)])
+    assert r.exit_code == 0, r.output
+    assert "warning: 1 shared row(s) were timed differently (cold -> cold-clean)" in r.stderr
+    r = CliRunner().invoke(cli, ["compare", str(o), str(n), "--json"])
+    assert "cold -> cold-clean" in json.loads(r.stdout)["warning"]
+    r = CliRunner().invoke(cli, ["compare", str(o), str(o)])
+    assert "warning" not in r.stderr

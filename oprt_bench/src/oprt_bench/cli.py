@@ -21,7 +21,7 @@ import click
 from oprt_core import OprtError
 
 from . import __version__
-from .compare import REGRESSIONS, compare_runs, parse_threshold
+from .compare import REGRESSIONS, compare_runs, parse_threshold, timing_mismatch
 from .errors import UsageError
 from .progress import make_progress
 from .report import write_report
@@ -413,11 +413,15 @@ def ops_cmd(ctx: click.Context, as_json: bool) -> int:
 def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, show_all: bool, as_json: bool) -> int:
     """Compare two runs row by row: faster / slower / same, judged against each row's p10..p90 spread."""
     t = parse_threshold(threshold)
-    table = compare_runs(load_run(old), load_run(new), t)
+    old_run, new_run = load_run(old), load_run(new)
+    table = compare_runs(old_run, new_run, t)
+    warning = timing_mismatch(old_run, new_run)
+    if warning:
+        click.echo(warning, err=True)
     counts = table["verdict"].value_counts().to_dict()
     regressions = int(table["verdict"].isin(REGRESSIONS).sum())
     if as_json:
-        click.echo(json.dumps({"threshold": t, "counts": counts, "regressions": regressions,
+        click.echo(json.dumps({"threshold": t, "counts": counts, "regressions": regressions, "warning": warning,
                                "rows": table.astype(object).where(table.notna(), None).to_dict("records")},
                               indent=2, default=str))
     else:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help
 from .errors import UsageError
 from .results import Run
 
-__all__ = ["KEY", "Verdict", "parse_threshold", "classify", "compare_runs", "REGRESSIONS"]
+__all__ = ["KEY", "Verdict", "parse_threshold", "classify", "compare_runs", "timing_mismatch", "REGRESSIONS"]
 
 KEY = ("op", "case", "dtype", "backend")
 REGRESSIONS = ("slower", "broken")
@@ -71,6 +71,24 @@ def classify(old: Any, new: Any, threshold: float) -> Verdict:
     if ratio < 1 / (1 + threshold):
         return Verdict("faster", ratio) if n90 < o10 else Verdict("same", ratio, noisy=True)
     return Verdict("same", ratio)
+
+
+def timing_mismatch(old: Run, new: Run) -> str:
+    """A warning when the rows the two runs share were timed differently (cold / cold-clean / warm: the clean
+    flush and warm timing change the medians by themselves), else ""."""
+    cols = [*KEY, "timing"]
+    if "timing" not in old.rows or "timing" not in new.rows:
+        return ""
+    a = old.rows[cols].drop_duplicates(KEY, keep="last")
+    b = new.rows[cols].drop_duplicates(KEY, keep="last")
+    both = a.merge(b, on=list(KEY), suffixes=("_old", "_new"))
+    pairs = both[(both["timing_old"] != both["timing_new"]) & both["timing_old"].astype(bool)
+                 & both["timing_new"].astype(bool)]
+    if pairs.empty:
+        return ""
+    kinds = sorted({f"{o} -> {n}" for o, n in zip(pairs["timing_old"], pairs["timing_new"])})
+    return (f"warning: {len(pairs)} shared row(s) were timed differently ({', '.join(kinds)}): their medians "
+            "differ by the method as well as by the code")
 
 
 def compare_runs(old: Run, new: Run, threshold: float) -> pd.DataFrame:

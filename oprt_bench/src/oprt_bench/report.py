@@ -220,7 +220,8 @@ def _env_section(runs: Sequence[Run]) -> str:
                 cal = b.get("calibration") or {}
                 timer = b.get("timer") or {}
                 mem, l2 = info.get("memory_bytes"), info.get("l2_bytes")
-                how = (f"{cal.get('method', '')}, 2 x {cal['buffer_bytes'] / 2**20:.0f} MiB, n={cal.get('samples')}"
+                how = (f"{cal.get('method', '')}, 2 x {cal['buffer_bytes'] / 2**20:.0f} MiB, n={cal.get('samples')}, "
+                       f"{cal.get('timing', '')}"
                        if cal.get("buffer_bytes") else cal.get("error", "") or "not calibrated")
                 floor = timer.get("floor_ms")
                 floor_how = (f"empty launch {_fmt(timer.get('empty_launch_ms'), '.3g')} ms, resolution "
