@@ -22,8 +22,8 @@ struct ColsArgs {
 // kRow: 1-D blocks (blockDim.y == 1: a block's threads across kBlock packs of one row, kUnroll rows in
 // flight per thread) with plain __ldg loads, the configuration tune.cu measured on wide rows
 // (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
-// kEvictFirst: the full trips load with an L2 evict_first policy instead (data read once; session 15's
-// experiment in tune.cu: whether a streaming read that leaves L2's other lines in place runs faster).
+// kEvictFirst: the full trips load with an L2 evict_first policy instead (data read once). tune.cu only: on the
+// H200 it gained nothing after the bench's memset flush and lost 3-5% with 1-D blocks (session 15, tune-s15-1.log).
 template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {

@@ -17,10 +17,19 @@ from typing import Any
 
 from .stats import Summary, relative_ci_halfwidth, summarize
 
-__all__ = ["TimingConfig", "Measurement", "measure", "FLUSHES", "flush_supports_clean"]
+__all__ = ["TimingConfig", "Measurement", "measure", "FLUSHES", "flush", "flush_supports_clean"]
 
 # the cold flushes: dirty (the default: a write of 2x L2, as triton's do_bench) and clean (then a read)
 FLUSHES = ("dirty", "clean")
+
+
+def flush(backend: Any, kind: str) -> None:
+    """One cold flush of ``kind`` (FLUSHES): ``flush_cache()`` for dirty (as every backend takes it),
+    ``flush_cache(clean=True)`` for clean."""
+    if kind == "clean":
+        backend.flush_cache(clean=True)
+    else:
+        backend.flush_cache()
 
 
 def flush_supports_clean(backend: Any) -> bool:
@@ -93,13 +102,9 @@ def measure(backend: Any, launch: Callable[[], None], config: TimingConfig,
     samples: list[float] = []
     t_start = clock()
     stopped_by = "max_samples"
-    clean = config.flush == "clean"
     while len(samples) < config.max_samples:
         if config.cold:
-            if clean:
-                backend.flush_cache(clean=True)
-            else:
-                backend.flush_cache()
+            flush(backend, config.flush)
         start.record()
         launch()
         end.record()

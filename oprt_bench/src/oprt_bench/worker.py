@@ -192,11 +192,10 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime
         # cold rows flush before every sample: the first flush allocates and first touches the flush buffer (2 s
         # for numpy's 520 MiB on a host reporting a 260 MiB L3), a cost of the worker's start, not of its first row
         # (which a short --case-timeout would kill); a failure here is the rows' to report
+        from .timing import flush
+
         try:
-            if prime_flush == "clean":
-                backend.flush_cache(clean=True)
-            else:
-                backend.flush_cache()
+            flush(backend, prime_flush)
             backend.synchronize()
         except Exception:  # noqa: BLE001
             pass
