@@ -646,7 +646,7 @@ def test_clean_flush_reads_the_buffer_back_with_the_librarys_reduce_sum(host_bac
     assert b._flush_reader is reader  # prepared once
     b.flush_cache()  # the default flush does not read
     b.synchronize()
-    # the reader's output still holds the first read: the second flush (byte 2) read the buffer, the third did not
+    # the reader's output holds the second flush's read (byte 2): the third flush (byte 3) wrote without reading
     word2 = np.frombuffer(bytes([2] * 4), np.float32)[0]
     assert float(b.to_host(reader.output)[()]) == pytest.approx(float(word2) * words, rel=1e-3)
 
