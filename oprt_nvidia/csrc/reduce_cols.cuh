@@ -24,7 +24,10 @@ struct ColsArgs {
 // (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
 // kEvictFirst: the full trips load with an L2 evict_first policy instead (data read once). tune.cu only: on the
 // H200 it gained nothing after the bench's memset flush and lost 3-5% with 1-D blocks (session 15, tune-s15-1.log).
-template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false>
+// kInterleave: split s sums rows s, s + splits, s + 2 splits, ... instead of the chunk [s * chunk, (s + 1) * chunk),
+// so that all blocks read one band of neighbouring rows at a time (one sweep of DRAM) instead of splits separate
+// streams; the workspace layout is the same (session 16).
+template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
@@ -42,11 +45,16 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
         int64_t off[2];
         a.outer_idx.offsets(o, off);
         const int64_t col0 = (tile * bx + tx) * VV;
-        const int64_t begin = s * a.chunk;
-        const int64_t end = begin + a.chunk < a.n ? begin + a.chunk : a.n;
+        // this split's rows: begin, begin + 1, ... < end of p's rows (below), rs elements apart
+        int64_t begin, end, rs;
+        if (kInterleave) {
+            begin = 0, end = s < a.n ? (a.n - s + a.splits - 1) / a.splits : 0, rs = a.rs * a.splits;
+        } else {
+            begin = s * a.chunk, end = begin + a.chunk < a.n ? begin + a.chunk : a.n, rs = a.rs;
+        }
         float acc[VV] = {};
         if (col0 < a.inner) {
-            const T *p = x + off[0] + col0;
+            const T *p = x + off[0] + col0 + (kInterleave ? s * a.rs : 0);
             // full trips: kUnroll unpredicated row loads in flight per thread; then at most one predicated trip
             int64_t r = begin + ty;
             if (kVec) {
@@ -55,10 +63,10 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u) {
                         if constexpr (kEvictFirst) {
-                            const uint4 raw = ld_policy(p + (r + u * by) * a.rs, pol);
+                            const uint4 raw = ld_policy(p + (r + u * by) * rs, pol);
                             memcpy(&v[u], &raw, 16);
                         } else {
-                            v[u] = load_pack_as<kRow>(p + (r + u * by) * a.rs);
+                            v[u] = load_pack_as<kRow>(p + (r + u * by) * rs);
                         }
                     }
 #pragma unroll
@@ -71,7 +79,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u) {
                         const int64_t rr = r + u * by;
-                        v[u] = rr < end ? load_pack(p + rr * a.rs) : zero_pack<T>();
+                        v[u] = rr < end ? load_pack(p + rr * rs) : zero_pack<T>();
                     }
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u)
@@ -82,11 +90,11 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
                     T v[kUnroll];
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) v[u] = p[(r + u * by) * a.rs];
+                    for (int u = 0; u < kUnroll; ++u) v[u] = p[(r + u * by) * rs];
 #pragma unroll
                     for (int u = 0; u < kUnroll; ++u) acc[0] += to_f(v[u]);
                 }
-                for (; r < end; r += by) acc[0] += to_f(p[r * a.rs]);
+                for (; r < end; r += by) acc[0] += to_f(p[r * rs]);
             }
         }
 #pragma unroll

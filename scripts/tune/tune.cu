@@ -572,6 +572,48 @@ __global__ void __launch_bounds__(NT) red_all_kernel(float *__restrict__ out, co
     }
 }
 
+// (session 16) The floor of a read-only kernel: sums np packs (4 f32 each) into one float a block (out[block]),
+// no second pass, U packs in flight a thread. kSlice: block b reads the contiguous packs [b np / G, (b + 1) np / G);
+// else the grid strides over tiles of NT x U packs, so that the grid's loads in flight cover one contiguous range.
+template <int NT, int U, int LD, bool kSlice>
+__global__ void __launch_bounds__(NT) read_floor_kernel(float *__restrict__ out, const uint4 *__restrict__ px,
+                                                        int64_t np) {
+    __shared__ float ws[NT / 32];
+    const int64_t tile = (int64_t)NT * U;
+    int64_t i, end, stride;
+    if (kSlice) {
+        i = np * blockIdx.x / gridDim.x + threadIdx.x, end = np * (blockIdx.x + 1) / gridDim.x, stride = tile;
+    } else {
+        i = (int64_t)blockIdx.x * tile + threadIdx.x, end = np, stride = (int64_t)gridDim.x * tile;
+    }
+    float acc[U] = {};
+    for (; i + (U - 1) * NT < end; i += stride) {
+        uint4 q[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) q[u] = ld<LD>(px + i + u * NT);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            acc[u] += (__uint_as_float(q[u].x) + __uint_as_float(q[u].y)) + (__uint_as_float(q[u].z) + __uint_as_float(q[u].w));
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)  // what is left of this block's last tile
+        if (i + u * NT < end) {
+            const uint4 q = ld<LD>(px + i + u * NT);
+            acc[0] += (__uint_as_float(q.x) + __uint_as_float(q.y)) + (__uint_as_float(q.z) + __uint_as_float(q.w));
+        }
+    float a = 0.f;
+#pragma unroll
+    for (int u = 0; u < U; ++u) a += acc[u];
+    for (int d = 16; d > 0; d /= 2) a += __shfl_xor_sync(0xffffffffu, a, d);
+    if (threadIdx.x % 32 == 0) ws[threadIdx.x / 32] = a;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int w = 0; w < NT / 32; ++w) t += ws[w];
+        out[blockIdx.x] = t;
+    }
+}
+
 // The finishing pass of red_all_kernel<..., PART = true>: one block adds the nb partials in out[1..nb].
 __global__ void __launch_bounds__(256) red_all_finish_kernel(float *__restrict__ out, int64_t nb) {
     __shared__ float ws[8];
@@ -1317,7 +1359,7 @@ int main(int argc, char **argv) {
     // blocks (256 x 1) above in chunks of >= 512 rows. torch was ~5% ahead on 16384^2 f16 in the flush probe.
     {
         const char *title_fmt = "reduce_sum %s %lldx%lld axis 0 cols shapes";
-        struct Shape { int bx, by; int64_t chunk; bool ef = false; };
+        struct Shape { int bx, by; int64_t chunk; bool ef = false; bool il = false; bool nofin = false; };
         float *ws = nullptr;  // partial sums of every group below: at most 16384 / 128 + 1 chunks x 16384 columns
         CK(cudaMalloc(&ws, (size_t)(16384 / 128 + 1) * 16384 * 4));
         const std::vector<Shape> shapes = {{32, 8, 1024}, {32, 8, 512}, {32, 8, 2048}, {32, 8, 256},
@@ -1339,19 +1381,22 @@ int main(int argc, char **argv) {
                 c.chunk = sh.chunk;
                 c.splits = (R + sh.chunk - 1) / sh.chunk;
                 char name[96];
-                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s", sh.bx, sh.by, (long long)sh.chunk,
-                         (long long)(c.tiles * c.splits), sh.ef ? " evict_first" : "");
+                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s%s%s", sh.bx, sh.by, (long long)sh.chunk,
+                         (long long)(c.tiles * c.splits), sh.ef ? " evict_first" : "", sh.il ? " interleaved" : "",
+                         sh.nofin ? " no finishing kernel" : "");
                 const T *x = static_cast<const T *>(xv);
                 T *o = static_cast<T *>(ov);
                 const int bx = sh.bx, by = sh.by;
-                const bool ef = sh.ef;
+                const bool ef = sh.ef, il = sh.il, fin = !sh.nofin;
                 vs.push_back(Variant{name, [=] {
                     const unsigned grid = (unsigned)(c.tiles * c.splits);
-                    if (ef && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    if (il && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (il) oprt_tune::reduce_cols_kernel<T, true, false, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (ef && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else if (ef) oprt_tune::reduce_cols_kernel<T, true, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else if (by == 1) oprt_tune::reduce_cols_kernel<T, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else oprt_tune::reduce_cols_kernel<T, true, false><<<grid, dim3(bx, by)>>>(o, ws, x, c);
-                    if (c.splits > 1)
+                    if (c.splits > 1 && fin)
                         CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_finish_kernel<T>,
                                                        (unsigned)((L + 255) / 256), 256, (cudaStream_t)0, o,
                                                        (const float *)ws, c));
@@ -1434,7 +1479,75 @@ int main(int argc, char **argv) {
         probe("f32", 8192, 8192, 8320, -1, {});
         probe("f32", 4096, 16384, 16384, 0, {});
         probe("f32", 16384, 4096, 4096, 0, {});
+        // session 16: the column kernel with interleaved splits (split s sums rows s, s + splits, ...: every block in
+        // one band of rows at a time, one sweep of DRAM, instead of splits streams), and without its finishing kernel
+        // (output wrong: what the second launch costs), each after the bench's flush and after the read flush
+        auto s16 = [&](const char *dtn, int64_t R, int64_t L, std::vector<Shape> sh) {
+            char title[128];
+            snprintf(title, sizeof title, "reduce s16 %s %lldx%lld axis 0", dtn, (long long)R, (long long)L);
+            if (filter && !matches_any(title, filter, true)) return;
+            const bool half = dtn[1] == '1';
+            void *X = nullptr;
+            CK(cudaMalloc(&X, (size_t)R * L * (half ? 2 : 4)));
+            fill_tiled(X, half, A, (int64_t)n, R * L);
+            const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
+            std::vector<Variant> vs = {lib_reduce(O, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0)};
+            vs.push_back(Variant{"library: oprt_reduce_sum, read flush", vs[0].run, read_flush});
+            std::vector<Variant> cv = half ? cols_variants(__half{}, X, O, R, L, sh) : cols_variants(float{}, X, O, R, L, sh);
+            for (size_t i = 1; i < cv.size(); ++i) {
+                vs.push_back(cv[i]);
+                if (sh[i - 1].il) vs.push_back(Variant{cv[i].name + ", read flush", cv[i].run, read_flush});
+            }
+            run_group(title, (double)R * L * (half ? 2 : 4) + L * (half ? 2 : 4), peak, vs, O, L, half ? 2e-3 : 1e-3,
+                      filter, half, true);
+            CK(cudaFree(X));
+        };
+        for (int rep = 0; rep < 2; ++rep) {
+            s16("f32", 8192, 8192, {{32, 8, 1024}, {32, 8, 1024, false, true}, {32, 8, 512, false, true},
+                                    {64, 4, 1024, false, true}, {32, 8, 1024, false, false, true}});
+            s16("f16", 8192, 8192, {{32, 8, 1024}, {32, 8, 1024, false, true}, {32, 8, 512, false, true},
+                                    {64, 4, 512, false, true}, {32, 8, 1024, false, false, true}});
+            s16("f16", 16384, 16384, {{256, 1, 512}, {256, 1, 512, false, true}, {256, 1, 1024, false, true},
+                                      {32, 8, 1024, false, true}, {256, 1, 512, false, false, true}});
+            s16("f32", 16384, 16384, {{256, 1, 1024}, {256, 1, 1024, false, true}, {256, 1, 512, false, true},
+                                      {256, 1, 1024, false, false, true}});
+        }
         CK(cudaFree(ws));
+    }
+    // session 16: the floor of a read of N bytes after the bench's flush (a memset: L2 full of dirty lines) and after
+    // the read flush (L2 clean): read_floor_kernel in a few shapes (one float a block out, no second pass: the least a
+    // reduction can do), beside the library's reduce_sum of the same bytes as rows of 8192 f32 (axis -1, axis 0).
+    // Outputs are not checked (nout 0: the floor kernels' partial sums differ by grid).
+    for (int64_t mib : {64ll, 128ll, 256ll, 512ll}) {
+        char title[96];
+        snprintf(title, sizeof title, "read floor s16 %lld MiB", (long long)mib);
+        if (filter && !matches_any(title, filter, true)) continue;
+        const int64_t np = mib << 16;  // 16-byte packs
+        const uint4 *px = reinterpret_cast<const uint4 *>(A);
+        float *o = O;
+        const int64_t R = (mib << 20) / (8192 * 4);
+        std::vector<Variant> vs;
+#define RF(NT, U, LD, SLICE, GRID)                                                                              \
+    vs.push_back(Variant{std::string("floor NT" #NT " U" #U " " #LD) + (SLICE ? " slice" : " grid-stride") +     \
+                             " grid " #GRID,                                                                      \
+                         [=] { read_floor_kernel<NT, U, LD, SLICE><<<(unsigned)(GRID), NT>>>(o, px, np); }});    \
+    vs.push_back(Variant{vs.back().name + ", read flush", vs.back().run, read_flush})
+        RF(256, 8, kLdg, false, g_sms * 8);
+        RF(256, 8, kNcNoAllocL2_256, false, g_sms * 8);
+        RF(512, 8, kLdg, false, g_sms * 4);
+        RF(1024, 4, kLdg, false, g_sms * 2);
+        RF(256, 4, kLdg, false, np / (256 * 4));
+        RF(256, 8, kLdg, true, g_sms * 8);
+        RF(512, 8, kLdg, true, g_sms * 4);
+        RF(1024, 8, kLdg, true, g_sms * 2);
+#undef RF
+        vs.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {R}), tdesc(OPRT_DTYPE_F32, {R, 8192}), -1));
+        vs.back().name += " rows axis -1";
+        vs.push_back(Variant{vs.back().name + ", read flush", vs.back().run, read_flush});
+        vs.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {8192}), tdesc(OPRT_DTYPE_F32, {R, 8192}), 0));
+        vs.back().name += " rows axis 0";
+        vs.push_back(Variant{vs.back().name + ", read flush", vs.back().run, read_flush});
+        for (int rep = 0; rep < 2; ++rep) run_group(title, (double)(mib << 20), peak, vs, O, 0, 0, filter);
     }
     // transposed copy, 8192 x 8192 f32 (256 MiB each way)
     {
