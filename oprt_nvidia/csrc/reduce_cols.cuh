@@ -26,12 +26,11 @@ struct ColsArgs {
 // H200 it gained nothing after the bench's memset flush and lost 3-5% with 1-D blocks (session 15, tune-s15-1.log).
 // kInterleave: split s sums rows s, s + splits, s + 2 splits, ... instead of the chunk [s * chunk, (s + 1) * chunk),
 // so that all blocks read one band of neighbouring rows at a time (one sweep of DRAM) instead of splits separate
-// streams; the workspace layout is the same (session 16).
-template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false>
+// streams; the workspace layout is the same (session 16). kUnroll: rows in flight a thread.
+template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false, int kUnroll = 8>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
-    constexpr int kUnroll = 8;
     __shared__ float smem[kBlock * VV];
     // split columns: the finishing kernel (launch_dependent) may be scheduled now; it waits for this grid. Only
     // then: an early trigger would also release a caller's own programmatic launch after a whole reduction.

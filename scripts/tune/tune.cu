@@ -76,7 +76,9 @@ constexpr int kReps = 25;
 static int g_sms = 132;
 
 // ---- loads and stores -------------------------------------------------------------------------
-enum Ld { kPlain, kLdg, kNcNoAllocL2_256, kLdcs, kNcNoAlloc, kLdlu };
+// (session 16) kPolFirst: an L2 evict_first cache policy (createpolicy, the library's ld_policy). (The .L2::evict_first
+// eviction-priority qualifier needs 32-byte loads: ptxas refuses it on 16-byte ones for sm_90.)
+enum Ld { kPlain, kLdg, kNcNoAllocL2_256, kLdcs, kNcNoAlloc, kLdlu, kPolFirst };
 enum St { kStPlain, kStcs };
 
 template <int L> __device__ __forceinline__ uint4 ld(const uint4 *p) {
@@ -88,6 +90,8 @@ template <int L> __device__ __forceinline__ uint4 ld(const uint4 *p) {
     else if constexpr (L == kNcNoAllocL2_256)
         asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
             : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    else if constexpr (L == kPolFirst)
+        r = oprt_tune::ld_policy(p, oprt_tune::l2_policy(false));
     else
         asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
             : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
@@ -1359,7 +1363,7 @@ int main(int argc, char **argv) {
     // blocks (256 x 1) above in chunks of >= 512 rows. torch was ~5% ahead on 16384^2 f16 in the flush probe.
     {
         const char *title_fmt = "reduce_sum %s %lldx%lld axis 0 cols shapes";
-        struct Shape { int bx, by; int64_t chunk; bool ef = false; bool il = false; bool nofin = false; };
+        struct Shape { int bx, by; int64_t chunk; bool ef = false; bool il = false; bool nofin = false; bool u16 = false; };
         float *ws = nullptr;  // partial sums of every group below: at most 16384 / 128 + 1 chunks x 16384 columns
         CK(cudaMalloc(&ws, (size_t)(16384 / 128 + 1) * 16384 * 4));
         const std::vector<Shape> shapes = {{32, 8, 1024}, {32, 8, 512}, {32, 8, 2048}, {32, 8, 256},
@@ -1381,16 +1385,20 @@ int main(int argc, char **argv) {
                 c.chunk = sh.chunk;
                 c.splits = (R + sh.chunk - 1) / sh.chunk;
                 char name[96];
-                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s%s%s", sh.bx, sh.by, (long long)sh.chunk,
+                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s%s%s%s", sh.bx, sh.by, (long long)sh.chunk,
                          (long long)(c.tiles * c.splits), sh.ef ? " evict_first" : "", sh.il ? " interleaved" : "",
-                         sh.nofin ? " no finishing kernel" : "");
+                         sh.nofin ? " no finishing kernel" : "", sh.u16 ? " 16 rows in flight" : "");
                 const T *x = static_cast<const T *>(xv);
                 T *o = static_cast<T *>(ov);
                 const int bx = sh.bx, by = sh.by;
-                const bool ef = sh.ef, il = sh.il, fin = !sh.nofin;
+                const bool ef = sh.ef, il = sh.il, fin = !sh.nofin, u16 = sh.u16;
                 vs.push_back(Variant{name, [=] {
                     const unsigned grid = (unsigned)(c.tiles * c.splits);
-                    if (il && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    if (u16 && il && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, false, true, 16><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (u16 && il) oprt_tune::reduce_cols_kernel<T, true, false, false, true, 16><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (u16 && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, false, false, 16><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (u16) oprt_tune::reduce_cols_kernel<T, true, false, false, false, 16><<<grid, dim3(bx, by)>>>(o, ws, x, c);
+                    else if (il && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else if (il) oprt_tune::reduce_cols_kernel<T, true, false, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else if (ef && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else if (ef) oprt_tune::reduce_cols_kernel<T, true, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
@@ -1482,9 +1490,9 @@ int main(int argc, char **argv) {
         // session 16: the column kernel with interleaved splits (split s sums rows s, s + splits, ...: every block in
         // one band of rows at a time, one sweep of DRAM, instead of splits streams), and without its finishing kernel
         // (output wrong: what the second launch costs), each after the bench's flush and after the read flush
-        auto s16 = [&](const char *dtn, int64_t R, int64_t L, std::vector<Shape> sh) {
+        auto s16 = [&](const char *dtn, int64_t R, int64_t L, std::vector<Shape> sh, const char *tag = "s16") {
             char title[128];
-            snprintf(title, sizeof title, "reduce s16 %s %lldx%lld axis 0", dtn, (long long)R, (long long)L);
+            snprintf(title, sizeof title, "reduce %s %s %lldx%lld axis 0", tag, dtn, (long long)R, (long long)L);
             if (filter && !matches_any(title, filter, true)) return;
             const bool half = dtn[1] == '1';
             void *X = nullptr;
@@ -1511,6 +1519,20 @@ int main(int argc, char **argv) {
                                       {32, 8, 1024, false, true}, {256, 1, 512, false, false, true}});
             s16("f32", 16384, 16384, {{256, 1, 1024}, {256, 1, 1024, false, true}, {256, 1, 512, false, true},
                                       {256, 1, 1024, false, false, true}});
+        }
+        // second round: 16 rows in flight a thread (twice the library's bytes in flight), interleaved or not
+        for (int rep = 0; rep < 2; ++rep) {
+            s16("f16", 16384, 16384, {{256, 1, 512}, {256, 1, 512, false, false, false, true},
+                                      {256, 1, 512, false, true, false, true}, {256, 1, 1024, false, false, false, true},
+                                      {256, 1, 1024, false, true, false, true}, {256, 1, 512, false, true, true, true}},
+                "s16b");
+            s16("f16", 8192, 8192, {{32, 8, 1024}, {32, 8, 1024, false, false, false, true},
+                                    {32, 8, 1024, false, true, false, true}, {64, 4, 1024, false, false, false, true},
+                                    {256, 1, 256, false, false, false, true}},
+                "s16b");
+            s16("f32", 8192, 8192, {{32, 8, 1024}, {32, 8, 1024, false, false, false, true},
+                                    {32, 8, 1024, false, true, false, true}, {32, 8, 2048, false, false, false, true}},
+                "s16b");
         }
         CK(cudaFree(ws));
     }
@@ -1547,6 +1569,43 @@ int main(int argc, char **argv) {
         vs.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {8192}), tdesc(OPRT_DTYPE_F32, {R, 8192}), 0));
         vs.back().name += " rows axis 0";
         vs.push_back(Variant{vs.back().name + ", read flush", vs.back().run, read_flush});
+        for (int rep = 0; rep < 2; ++rep) run_group(title, (double)(mib << 20), peak, vs, O, 0, 0, filter);
+    }
+    // session 16, second round: the read floor after the bench's flush in one tile a block (the best of the first round)
+    // by block size, loads in flight and load kind: which pattern pays least for the flush's write-back
+    for (int64_t mib : {128ll, 256ll}) {
+        char title[96];
+        snprintf(title, sizeof title, "read floor s16b %lld MiB", (long long)mib);
+        if (filter && !matches_any(title, filter, true)) continue;
+        const int64_t np = mib << 16;  // 16-byte packs
+        const uint4 *px = reinterpret_cast<const uint4 *>(A);
+        float *o = O;
+        const int64_t R = (mib << 20) / (8192 * 4);
+        std::vector<Variant> vs;
+#define RT(NT, U, LD)                                                                                           \
+    vs.push_back(Variant{"tile NT" #NT " U" #U " " #LD, [=] {                                                   \
+        read_floor_kernel<NT, U, LD, false><<<(unsigned)(np / (NT * U)), NT>>>(o, px, np);                      \
+    }})
+#define TWIN() vs.push_back(Variant{vs.back().name + ", read flush", vs.back().run, read_flush})
+        RT(256, 4, kLdg); TWIN();
+        RT(256, 8, kLdg); TWIN();
+        RT(256, 8, kNcNoAllocL2_256);
+        RT(256, 8, kLdcs);
+        RT(256, 8, kPolFirst); TWIN();
+        RT(256, 8, kNcNoAlloc);
+        RT(256, 4, kPolFirst);
+        RT(512, 8, kLdg);
+        RT(1024, 8, kLdg);
+        RT(128, 8, kLdg);
+        RT(256, 16, kLdg);
+        vs.push_back(Variant{"persistent NT1024 U4 kPolFirst grid-stride", [=] {
+            read_floor_kernel<1024, 4, kPolFirst, false><<<(unsigned)g_sms * 2, 1024>>>(o, px, np);
+        }});
+#undef RT
+        vs.push_back(lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {R}), tdesc(OPRT_DTYPE_F32, {R, 8192}), -1));
+        vs.back().name += " rows axis -1";
+        TWIN();
+#undef TWIN
         for (int rep = 0; rep < 2; ++rep) run_group(title, (double)(mib << 20), peak, vs, O, 0, 0, filter);
     }
     // transposed copy, 8192 x 8192 f32 (256 MiB each way)
