@@ -10,7 +10,8 @@
 //    when rows stay aligned), blockDim.y rows in flight, partial sums combined in shared memory; the
 //    reduced dim is split across blocks through the workspace when outer x inner tiles are few. Rows of
 //    >= kColRowPacks packs take 1-D blocks (blockDim.y == 1: a block across 256 packs of one row), and so do
-//    rows of >= kColWidePacks packs when two blocks an SM still get >= 512 rows each (cols_shape).
+//    rows of >= kColWidePacks packs when two blocks an SM still get >= 512 rows each (cols_shape; these then run
+//    at about one block an SM with 16 rows in flight a thread).
 //  - anything else: the rows kernel with strided loads (or an index decomposition over several reduced
 //    dims that do not merge).
 #include <new>
@@ -173,7 +174,12 @@ constexpr int64_t kMinColChunkRow = 512;
 // rows); 16384^2 f32 in 256 blocks of 1024 rows 104.0-104.2% against 101.4-101.8% (512 blocks of 512 rows);
 // 344 blocks (f16, 384 rows) 90.8-91.3%, 128 blocks 92.2-92.5%. Smaller tensors keep the rules above
 // (8192^2 f32 in 1-D blocks of 256 rows: 84.1% against 86.7%, tune-s9-3-cols.log).
+// Session 16: those 1-D blocks now run at about one an SM (half the splits) with kColWideUnroll rows in flight a
+// thread instead of 8: the same bytes in flight an SM, half the partial sums for the finishing kernel. H200,
+// 16384^2 f16 (tune-s16-2.log): 128 blocks of 1024 rows x 16 rows in flight 134.8-135.2 us (95.1 / 94.8% of
+// cudaMemcpy) against 137.3 us (93.3%); ncu: kernel 122.8 us + finishing kernel 3.6 us against 124.2-126.3 + 4.8.
 constexpr int64_t kColWidePacks = 2048;
+constexpr int kColWideUnroll = 16;
 
 }  // namespace
 
@@ -269,21 +275,27 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
 
 // Block shape and splits of the cols path depend on whether 16-byte packs are usable (known per call);
 // the workspace is sized for the larger of the two choices so it never depends on pointers.
-template <typename T> void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int &bx, int &by) {
+// deep: the 1-D blocks of wide rows, kColWideUnroll rows in flight a thread.
+template <typename T>
+void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int &bx, int &by, bool &deep) {
     const int V = vec ? Pack<T>::N : 1;
     c = d.cols;
+    deep = false;
     const DeviceLimits lim = device_limits();
     const int64_t packs = ceil_div(c.inner, V);
     const int64_t row_tiles = ceil_div(packs, (int64_t)kBlock), two_an_sm = 2 * (int64_t)lim.sm_count;
     if (vec && packs >= kColWidePacks && c.outer * row_tiles <= two_an_sm) {
-        // about two long-running 1-D blocks an SM (kColWidePacks)
+        // long-running 1-D blocks (kColWidePacks): chosen where about two an SM get chunks of >= kMinColChunkRow
+        // rows, then run at about one an SM with twice the rows in flight (kColWideUnroll)
         int64_t splits = 1;
         while (splits * 2 * c.outer * row_tiles <= two_an_sm) splits *= 2;
         const int64_t chunk = ceil_div(c.n, splits);
         if (chunk >= kMinColChunkRow) {
+            if (splits > 1) splits /= 2;
+            deep = true;
             bx = kBlock, by = 1;
             c.tiles = row_tiles;
-            c.chunk = chunk;
+            c.chunk = ceil_div(c.n, splits);
             c.splits = c.n == 0 ? 1 : ceil_div(c.n, c.chunk);
             return;
         }
@@ -310,7 +322,8 @@ template <typename T> size_t cols_workspace(const oprt_reduce_sum_descriptor &d)
     for (int vec = 0; vec < 2; ++vec) {
         ColsArgs c;
         int bx, by;
-        cols_shape<T>(d, vec != 0, c, bx, by);
+        bool deep;
+        cols_shape<T>(d, vec != 0, c, bx, by, deep);
         size_t w = c.splits > 1 ? (size_t)(c.splits * c.outer * c.inner) * sizeof(float) : 0;
         if (w > need) need = w;
     }
@@ -376,10 +389,12 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     for (int i = 0; i < c0.outer_idx.ndim; ++i) vec = vec && (c0.outer_idx.stride[0][i] * (int64_t)sizeof(T)) % 16 == 0;
     ColsArgs c;
     int bx, by;
-    cols_shape<T>(d, vec, c, bx, by);
+    bool deep;
+    cols_shape<T>(d, vec, c, bx, by, deep);
     dim3 block(bx, by);
     unsigned grid = grid_all(c.outer * c.tiles * c.splits, 1);
-    if (vec && by == 1) reduce_cols_kernel<T, true, true><<<grid, block, 0, stream>>>(out, w, x, c);
+    if (deep) reduce_cols_kernel<T, true, true, false, false, kColWideUnroll><<<grid, block, 0, stream>>>(out, w, x, c);
+    else if (vec && by == 1) reduce_cols_kernel<T, true, true><<<grid, block, 0, stream>>>(out, w, x, c);
     else if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
     else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));

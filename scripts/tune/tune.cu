@@ -1106,6 +1106,15 @@ int main(int argc, char **argv) {
                                       SV(256, 4, kLdg, kStPlain, 2, 0), SV(128, 1, kPlain, kStPlain, 2, 0),
                                       lib_add(O, A, Bf, tdesc(OPRT_DTYPE_F16, {(int64_t)n}))};
         run_group("vector_add f16 2^27 s14", 3.0 * n * 2, peak, add16, O, n, 0, filter, true);
+        // session 16: loads with an L2 evict_first policy or .cs (a 128 MiB read after the bench's flush: 38.0 us with
+        // evict_first against 41.1 us plain, tune-s16-2.log), streaming stores; three runs
+        std::vector<Variant> add16b = {lib_add(O, A, Bf, tdesc(OPRT_DTYPE_F16, {(int64_t)n})),
+                                       SV(256, 1, kLdg, kStPlain, 2, 0),      SV(256, 1, kPolFirst, kStPlain, 2, 0),
+                                       SV(128, 1, kPolFirst, kStPlain, 2, 0), SV(256, 2, kPolFirst, kStPlain, 2, 0),
+                                       SV(256, 1, kLdcs, kStPlain, 2, 0),     SV(256, 1, kPolFirst, kStcs, 2, 0),
+                                       SV(256, 1, kLdg, kStcs, 2, 0)};
+        for (int rep = 0; rep < 3; ++rep)
+            run_group("vector_add f16 2^27 s16", 3.0 * n * 2, peak, add16b, O, n, 0, filter, true);
         const oprt_tensor_desc_t t16 = tdesc(OPRT_DTYPE_F16, {(int64_t)n});
         std::vector<Variant> cp16 = {lib_copy(O, A, t16, t16, "oprt_copy f16"),
                                      SV(256, 1, kLdg, kStPlain, 1, 0), SV(128, 1, kLdg, kStPlain, 1, 0),

@@ -125,16 +125,19 @@ def test_load_extension_is_oprt_cores():
 @pytest.mark.parametrize(
     "shape, dtype, splits",
     [
-        ((16384, 16384), 1, 32),  # f16: rows of 2048 packs, 8 tiles of 256 packs -> 32 chunks of 512 rows
-        ((16384, 16384), 2, 32),  # bf16 alike
-        ((16384, 16384), 0, 16),  # f32: 16 tiles -> 16 chunks of 1024 rows (session 6's rule: 32 of 512)
+        # f16: rows of 2048 packs, 8 tiles of 256 packs: two blocks an SM would be 32 chunks of 512 rows; at one an
+        # SM (session 16) 16 chunks of 1024
+        ((16384, 16384), 1, 16),
+        ((16384, 16384), 2, 16),  # bf16 alike
+        ((16384, 16384), 0, 8),  # f32: 16 tiles -> 8 chunks of 2048 rows (session 9's rule: 16 of 1024)
         ((8192, 8192), 0, 8),  # 2048 packs but 256-row chunks: the 32 x 8 blocks' 8 chunks of 1024 rows stay
     ],
     ids=["16384sq-f16", "16384sq-bf16", "16384sq-f32", "8192sq-f32"],
 )
 def test_reduce_sum_wide_columns_plan(nvidia_ext, nvidia_raw, tdesc, shape, dtype, splits):
-    """Axis 0 of rows of >= 2048 packs: about two long 1-D blocks an SM (reduce.cu, kColWidePacks), seen in the
-    workspace (splits x columns partial sums). The H200's plan: 132 SMs, the library's figures without a device."""
+    """Axis 0 of rows of >= 2048 packs: long 1-D blocks (reduce.cu, kColWidePacks) where about two an SM get >= 512
+    rows each, run at about one an SM (kColWideUnroll), seen in the workspace (splits x columns partial sums). The
+    H200's plan: 132 SMs, the library's figures without a device."""
     if nvidia_raw.availability().ok and nvidia_raw.device_properties()["sm_count"] != 132:
         pytest.skip("the expected splits are the H200's (132 SMs)")
     ffi, lib = nvidia_ext.ffi, nvidia_ext.lib

@@ -23,7 +23,7 @@
   16 blocks a strip, partial strips, outer dims, more blocks than the device holds at once, -inf and NaN in
   one block's segment;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
-  pass), split columns (4-way finishing pass), wide columns in ~2 long 1-D blocks an SM.
+  pass), split columns (4-way finishing pass), wide columns in ~1 long 1-D block an SM (16 rows in flight).
 """
 
 from __future__ import annotations
@@ -595,9 +595,10 @@ def test_reduce_paths(nvidia_backend, rng, shape, axis, dtype):
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("outer", [(), (3,)], ids=["2d", "3d"])
 def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
-    """Rows of >= 2048 packs with >= 512 rows for each of ~2 blocks an SM take 1-D column blocks in long chunks
-    (reduce.cu, kColWidePacks): ~540 MB, a partial column tile (2050 packs) and a short last chunk; with an
-    outer dim (3, 5501 rows: 8 chunks of 688 rows on 132 SMs) and without (16411 rows: 16 chunks of 1026)."""
+    """Rows of >= 2048 packs with >= 512 rows for each of ~2 blocks an SM take 1-D column blocks in long chunks at
+    ~1 block an SM, 16 rows in flight a thread (reduce.cu, kColWidePacks, kColWideUnroll): ~540 MB, a partial column
+    tile (2050 packs) and a short last chunk; with an outer dim (3, 5501 rows: 4 chunks of 1376 rows on 132 SMs) and
+    without (16411 rows: 8 chunks of 2052)."""
     inner = 8200 if dtype == "f32" else 16400
     shape = (*outer, 5501 if outer else 16411, inner)
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
