@@ -5,6 +5,8 @@
 // library does not pick (as it does the softmax kernels); reduce.cu plans and launches it.
 #pragma once
 
+#include <type_traits>
+
 #include "common.cuh"
 
 namespace oprt_nv {
@@ -56,7 +58,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
             const T *p = x + off[0] + col0 + (kInterleave ? s * a.rs : 0);
             // full trips: kUnroll unpredicated row loads in flight per thread; then at most one predicated trip
             int64_t r = begin + ty;
-            if (kVec) {
+            if constexpr (kVec) {
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
                     Pack<T> v[kUnroll];
 #pragma unroll
@@ -69,9 +71,17 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                         }
                     }
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u)
+                    for (int u = 0; u < kUnroll; ++u) {
+                        if constexpr (std::is_same_v<T, __nv_bfloat16>) {  // common.cuh, pack_to_f
+                            float f[VV];
+                            pack_to_f(v[u], f);
 #pragma unroll
-                        for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
+                            for (int e = 0; e < VV; ++e) acc[e] += f[e];
+                        } else {
+#pragma unroll
+                            for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
+                        }
+                    }
                 }
                 if (r < end) {
                     Pack<T> v[kUnroll];
@@ -81,9 +91,17 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                         v[u] = rr < end ? load_pack(p + rr * rs) : zero_pack<T>();
                     }
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u)
+                    for (int u = 0; u < kUnroll; ++u) {
+                        if constexpr (std::is_same_v<T, __nv_bfloat16>) {  // common.cuh, pack_to_f
+                            float f[VV];
+                            pack_to_f(v[u], f);
 #pragma unroll
-                        for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
+                            for (int e = 0; e < VV; ++e) acc[e] += f[e];
+                        } else {
+#pragma unroll
+                            for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
+                        }
+                    }
                 }
             } else {
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
