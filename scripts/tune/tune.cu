@@ -1580,6 +1580,70 @@ int main(int argc, char **argv) {
         vs.push_back(Variant{vs.back().name + ", read flush", vs.back().run, read_flush});
         for (int rep = 0; rep < 2; ++rep) run_group(title, (double)(mib << 20), peak, vs, O, 0, 0, filter);
     }
+    // session 16, third round: the block-per-row reduction at a capped number of resident blocks an SM (dynamic shared
+    // memory that is never touched sizes the cap): tune's red_rows_kernel<256, 8, 1> (89 registers: 2 an SM) read
+    // 8192^2 f32 at 95.4% in tune-s16-2.log where the <256, 8, 3> build (<= 85 registers: 3 an SM) and the library's
+    // (80 registers: 3 an SM) read 91.6-92.0%. Names give the resident blocks an SM that the occupancy API reports.
+    {
+        auto cap_bytes = [](int blocks) { return blocks <= 0 ? 0 : (int)((227 << 10) / blocks) - (2 << 10); };
+        auto occupancy = [](const void *k, int threads, int dyn) {
+            int b = 0;
+            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, threads, dyn));
+            return b;
+        };
+        for (const void *k : {(const void *)red_rows_kernel<256, 8, 1>, (const void *)red_rows_kernel<256, 8, 3>,
+                              (const void *)redg_rows_kernel<__half, 256, 4>, (const void *)redg_rows_kernel<__half, 128, 8>})
+            CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10));
+        for (int64_t L : {8192ll, 16384ll}) {
+            const int64_t R = 8192;
+            char title[96];
+            snprintf(title, sizeof title, "rows occupancy s16 f32 %lldx%lld axis -1", (long long)R, (long long)L);
+            if (filter && !matches_any(title, filter, true)) continue;
+            float *o = O;
+            const float *x = A;
+            std::vector<Variant> vs = {lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {R}), tdesc(OPRT_DTYPE_F32, {R, L}), -1)};
+            for (int minb : {1, 3})
+                for (int cap : {0, 1, 2, 3, 4}) {
+                    const int dyn = cap_bytes(cap);
+                    const void *k = minb == 1 ? (const void *)red_rows_kernel<256, 8, 1> : (const void *)red_rows_kernel<256, 8, 3>;
+                    char name[96];
+                    snprintf(name, sizeof name, "rows NT256 U8 minB%d, %d blocks an SM", minb, occupancy(k, 256, dyn));
+                    vs.push_back(Variant{name, [=] {
+                        if (minb == 1) red_rows_kernel<256, 8, 1><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
+                        else red_rows_kernel<256, 8, 3><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
+                    }});
+                }
+            for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 4 + R * 4, peak, vs, O, R, 1e-4, filter);
+        }
+        {
+            const char *title = "rows occupancy s16 f16 8192x8192 axis -1";
+            if (!filter || matches_any(title, filter, true)) {
+                const int64_t R = 8192, L = 8192;
+                __half *H = nullptr, *HO = reinterpret_cast<__half *>(O);
+                CK(cudaMalloc(&H, (size_t)R * L * 2));
+                to_half_kernel<<<1024, 256>>>(H, A, R * L);
+                CK(cudaGetLastError());
+                std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1)};
+                for (int kind = 0; kind < 3; kind += 2)
+                    for (int cap : {0, 2, 3, 4, 6}) {
+                        const int dyn = cap_bytes(cap);
+                        const int nt = kind == 2 ? 128 : 256, u = kind == 2 ? 8 : 4;
+                        const void *k = kind == 0 ? (const void *)redg_rows_kernel<__half, 256, 4>
+                                                  : (const void *)redg_rows_kernel<__half, 128, 8>;
+                        char name[96];
+                        snprintf(name, sizeof name, "rows NT%d U%d, %d blocks an SM", nt, u, occupancy(k, 256, dyn));
+                        vs.push_back(Variant{name, [=] {
+                            const unsigned grid = (unsigned)(R / (256 / nt));
+                            if (kind == 0) redg_rows_kernel<__half, 256, 4><<<grid, 256, dyn>>>(HO, H, R, L);
+                            else redg_rows_kernel<__half, 128, 8><<<grid, 256, dyn>>>(HO, H, R, L);
+                        }});
+                    }
+                for (int rep = 0; rep < 2; ++rep)
+                    run_group(title, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true);
+                CK(cudaFree(H));
+            }
+        }
+    }
     // session 16, second round: the read floor after the bench's flush in one tile a block (the best of the first round)
     // by block size, loads in flight and load kind: which pattern pays least for the flush's write-back
     for (int64_t mib : {128ll, 256ll}) {
