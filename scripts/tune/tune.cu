@@ -1646,6 +1646,59 @@ int main(int argc, char **argv) {
             }
         }
     }
+    // session 16, fourth round: the cap as softmax_cols.cuh sizes it (SM shared memory / (cap + 1) + 1 a block, so the
+    // driver's carveout keeps L1 large: ~78 KB a block for 2) against round three's ~111 KB; 16384-wide f16 rows (one
+    // 32 KB trip a block, as 8192 f32) too
+    {
+        int smem_sm = 0;
+        CK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+        auto cap_bytes = [smem_sm](int blocks) { return blocks <= 0 ? 0 : smem_sm / (blocks + 1) + 1 - 1024 - 64; };
+        auto occupancy = [](const void *k, int dyn) {
+            int b = 0;
+            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, 256, dyn));
+            return b;
+        };
+        for (const void *k : {(const void *)red_rows_kernel<256, 8, 1>, (const void *)red_rows_kernel<256, 8, 3>,
+                              (const void *)redg_rows_kernel<__half, 256, 8>})
+            CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10));
+        const char *t32 = "rows cap s16 f32 8192x8192 axis -1";
+        if (!filter || matches_any(t32, filter, true)) {
+            const int64_t R = 8192, L = 8192;
+            float *o = O;
+            const float *x = A;
+            std::vector<Variant> vs = {lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {R}), tdesc(OPRT_DTYPE_F32, {R, L}), -1)};
+            for (int minb : {1, 3})
+                for (int cap : {0, 2, 1}) {
+                    const int dyn = cap_bytes(cap);
+                    const void *k = minb == 1 ? (const void *)red_rows_kernel<256, 8, 1> : (const void *)red_rows_kernel<256, 8, 3>;
+                    char name[96];
+                    snprintf(name, sizeof name, "rows NT256 U8 minB%d, %d blocks an SM (%d B dyn)", minb, occupancy(k, dyn), dyn);
+                    vs.push_back(Variant{name, [=] {
+                        if (minb == 1) red_rows_kernel<256, 8, 1><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
+                        else red_rows_kernel<256, 8, 3><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
+                    }});
+                }
+            for (int rep = 0; rep < 2; ++rep) run_group(t32, (double)R * L * 4 + R * 4, peak, vs, O, R, 1e-4, filter);
+        }
+        const char *t16 = "rows cap s16 f16 8192x16384 axis -1";
+        if (!filter || matches_any(t16, filter, true)) {
+            const int64_t R = 8192, L = 16384;
+            __half *H = nullptr, *HO = reinterpret_cast<__half *>(O);
+            CK(cudaMalloc(&H, (size_t)R * L * 2));
+            to_half_kernel<<<1024, 256>>>(H, A, R * L);
+            CK(cudaGetLastError());
+            std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1)};
+            for (int cap : {0, 3, 2, 1}) {
+                const int dyn = cap_bytes(cap);
+                char name[96];
+                snprintf(name, sizeof name, "rows NT256 U8, %d blocks an SM (%d B dyn)",
+                         occupancy((const void *)redg_rows_kernel<__half, 256, 8>, dyn), dyn);
+                vs.push_back(Variant{name, [=] { redg_rows_kernel<__half, 256, 8><<<(unsigned)R, 256, dyn>>>(HO, H, R, L); }});
+            }
+            for (int rep = 0; rep < 2; ++rep) run_group(t16, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true);
+            CK(cudaFree(H));
+        }
+    }
     // session 16, second round: the read floor after the bench's flush in one tile a block (the best of the first round)
     // by block size, loads in flight and load kind: which pattern pays least for the flush's write-back
     for (int64_t mib : {128ll, 256ll}) {
