@@ -60,25 +60,6 @@ inline unsigned grid_all(int64_t work_items, int threads) {
     return (unsigned)(need < 1 ? 1 : need < kMaxGrid ? need : kMaxGrid);
 }
 
-// Sets a kernel attribute to value on the current device unless set[dev] records a value at least as
-// large there (a function's attribute is per device; set[] is the caller's per-kernel static record, a
-// benign race: every writer writes what it has set). An unknown device is always set, never recorded.
-constexpr int kAttrDevices = 64;
-inline cudaError_t func_attribute_at_least(const void *kernel, cudaFuncAttribute attr, int value,
-                                           int (&set)[kAttrDevices]) {
-    int dev = 0;
-    const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kAttrDevices;
-    (void)cudaGetLastError();
-    if (known && set[dev] >= value) return cudaSuccess;
-    const cudaError_t err = cudaFuncSetAttribute(kernel, attr, value);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return err;
-    }
-    if (known) set[dev] = value;
-    return cudaSuccess;
-}
-
 // ---- programmatic dependent launch (sm_90): a second pass scheduled before the first one ends -----------
 // The finishing kernels of split reductions read what the first kernel wrote to the workspace. Launched by
 // launch_dependent, their blocks are scheduled as soon as every block of the first kernel has started (the

@@ -330,22 +330,6 @@ template <typename T> size_t cols_workspace(const oprt_reduce_sum_descriptor &d)
     return need;
 }
 
-// Dynamic shared memory (never touched) that keeps the block-per-row kernel at kRowsOneTripBlocks blocks an SM
-// where each block reads its row in one 32 KB trip (8192 f32); 0 where the SM's shared memory is unknown. Sized as
-// softmax_cols.cuh sizes its cap: the SM's shared memory / (cap + 1) + 1 a block with the static array and the
-// runtime's 1 KB reservation, so that the driver's carveout leaves L1 ~90 KB (a ~111 KB request, leaving L1
-// ~30 KB, cost 1.6 us of the gain). H200, 8192^2 f32 axis -1 (tune-s16-6/7.log): tune's block-per-row kernel at
-// two blocks an SM 66.8-67.3 us (95.4-96.5% of cudaMemcpy) against three 69.3-70.1 us, the library (80 registers:
-// three an SM) 69.3-69.6 us; one block an SM 86 us.
-constexpr int kRowsOneTripBlocks = 2;
-size_t rows_cap_smem() {
-    const DeviceLimits lim = device_limits();
-    if (lim.smem_per_sm <= 0) return 0;
-    const size_t per_block = (size_t)lim.smem_per_sm / (kRowsOneTripBlocks + 1) + 1;
-    const size_t fixed = sizeof(float) * (kMaxThreadsPerBlock / kWarp) + 1024;  // the static array, the reservation
-    return per_block > fixed ? per_block - fixed : 0;
-}
-
 template <typename T>
 oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void *out_, const void *x_,
                             cudaStream_t stream) {
@@ -378,16 +362,6 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     }
             if (d.warp_items) {
                 OPRT_ROWS_U(true)
-            } else if (a.splits == 1 && u == 8 && per_lane == 8 && sizeof(T) == 4) {
-                // rows of one 32 KB trip a block (8192 f32): at most two blocks an SM (kRowsOneTripBlocks)
-                const size_t dyn = rows_cap_smem();
-                static int allowed[kAttrDevices];
-                if (dyn > 48 * 1024 &&
-                    func_attribute_at_least((const void *)reduce_rows_kernel<T, true, false, false, 8>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed) != cudaSuccess)
-                    OPRT_ROWS(true, false, false, 8);  // not allowed here: uncapped
-                else
-                    reduce_rows_kernel<T, true, false, false, 8><<<grid, kBlock, dyn, stream>>>(out, w, x, a);
             } else if (a.splits > 1 && u == 8) {
                 OPRT_ROWS_LDG(8);  // chunks of split rows (axis=all): plain __ldg (row_partial's kLdg)
             } else {

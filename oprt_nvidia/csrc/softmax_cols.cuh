@@ -834,6 +834,25 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     probe_stamp(probe, 5);
 }
 
+// Sets a kernel attribute to value on the current device unless set[dev] records a value at least as
+// large there (a function's attribute is per device; set[] is the caller's per-kernel static record, a
+// benign race: every writer writes what it has set). An unknown device is always set, never recorded.
+constexpr int kAttrDevices = 64;
+inline cudaError_t func_attribute_at_least(const void *kernel, cudaFuncAttribute attr, int value,
+                                           int (&set)[kAttrDevices]) {
+    int dev = 0;
+    const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kAttrDevices;
+    (void)cudaGetLastError();
+    if (known && set[dev] >= value) return cudaSuccess;
+    const cudaError_t err = cudaFuncSetAttribute(kernel, attr, value);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return err;
+    }
+    if (known) set[dev] = value;
+    return cudaSuccess;
+}
+
 // Why the last launch_cols_cluster call launched nothing (diagnostics for tune.cu; not thread-safe).
 inline const char *&cols_cluster_refusal() {
     static const char *why = "";

@@ -22,9 +22,8 @@
   workspace), the fallback where the cluster does not launch, first under OPRT_NVIDIA_SOFTMAX_COLS=group: 9 to
   16 blocks a strip, partial strips, outer dims, more blocks than the device holds at once, -inf and NaN in
   one block's segment;
-- reduce_sum: 8 packs in flight per thread with one predicated trip, f32 rows of one 32 KB trip at 2 blocks an SM,
-  split rows (block-wide finishing pass), split columns (4-way finishing pass), wide columns in ~1 long 1-D block
-  an SM (16 rows in flight).
+- reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
+  pass), split columns (4-way finishing pass), wide columns in ~1 long 1-D block an SM (16 rows in flight).
 """
 
 from __future__ import annotations
@@ -577,8 +576,8 @@ def test_softmax_cols_special_beside_negative_infinity(nvidia_backend, rng, monk
     [
         ((1 << 22,), None),  # one row split over ~2 waves of blocks: block-wide finishing pass
         ((3, 300001), -1),  # few long rows: split, odd length
-        ((512, 8192), -1),  # a block per row, full trips only (f32: one 32 KB trip, at most 2 blocks an SM)
-        ((300, 9000), -1),  # f32: the capped kernel with a predicated second trip; 16-bit: a full trip, a predicated one
+        ((512, 8192), -1),  # a block per row, full trips only
+        ((300, 9000), -1),  # a block per row, 8 packs a thread (f32) or 4 (16-bit): a full trip, then a predicated one
         ((2048, 5000), -1),  # a block per row, one predicated trip
         ((7, 4097), -1),  # split rows, predicated trips
         ((200003, 8), 0),  # narrow columns split over many chunks (f32: 12, the finishing pass's 8 loads + 4)
