@@ -21,6 +21,20 @@ struct ColsArgs {
     Indexer<2> outer_idx;  // outer -> x offset (0), out offset (1)
 };
 
+// acc[e] += element e of v, in f32. bf16 through pack_to_f (common.cuh: a 32-bit word at a time; session 16), f32
+// and f16 element by element (their kernels' code as before that change).
+template <typename T> __device__ __forceinline__ void add_pack(float (&acc)[Pack<T>::N], const Pack<T> &v) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        float f[Pack<T>::N];
+        pack_to_f(v, f);
+#pragma unroll
+        for (int e = 0; e < Pack<T>::N; ++e) acc[e] += f[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < Pack<T>::N; ++e) acc[e] += to_f(v.v[e]);
+    }
+}
+
 // kRow: 1-D blocks (blockDim.y == 1: a block's threads across kBlock packs of one row, kUnroll rows in
 // flight per thread) with plain __ldg loads, the configuration tune.cu measured on wide rows
 // (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
@@ -71,17 +85,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                         }
                     }
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) {
-                        if constexpr (std::is_same_v<T, __nv_bfloat16>) {  // common.cuh, pack_to_f
-                            float f[VV];
-                            pack_to_f(v[u], f);
-#pragma unroll
-                            for (int e = 0; e < VV; ++e) acc[e] += f[e];
-                        } else {
-#pragma unroll
-                            for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
-                        }
-                    }
+                    for (int u = 0; u < kUnroll; ++u) add_pack(acc, v[u]);
                 }
                 if (r < end) {
                     Pack<T> v[kUnroll];
@@ -91,17 +95,7 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
                         v[u] = rr < end ? load_pack(p + rr * rs) : zero_pack<T>();
                     }
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) {
-                        if constexpr (std::is_same_v<T, __nv_bfloat16>) {  // common.cuh, pack_to_f
-                            float f[VV];
-                            pack_to_f(v[u], f);
-#pragma unroll
-                            for (int e = 0; e < VV; ++e) acc[e] += f[e];
-                        } else {
-#pragma unroll
-                            for (int e = 0; e < VV; ++e) acc[e] += to_f(v[u].v[e]);
-                        }
-                    }
+                    for (int u = 0; u < kUnroll; ++u) add_pack(acc, v[u]);
                 }
             } else {
                 for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
