@@ -608,14 +608,8 @@ __global__ void __launch_bounds__(NT) read_floor_kernel(float *__restrict__ out,
     float a = 0.f;
 #pragma unroll
     for (int u = 0; u < U; ++u) a += acc[u];
-    for (int d = 16; d > 0; d /= 2) a += __shfl_xor_sync(0xffffffffu, a, d);
-    if (threadIdx.x % 32 == 0) ws[threadIdx.x / 32] = a;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float t = 0.f;
-        for (int w = 0; w < NT / 32; ++w) t += ws[w];
-        out[blockIdx.x] = t;
-    }
+    a = bred<NT>(a, false, ws);  // (tune-s16-1/2.log ran the same sum written out here)
+    if (threadIdx.x == 0) out[blockIdx.x] = a;
 }
 
 // The finishing pass of red_all_kernel<..., PART = true>: one block adds the nb partials in out[1..nb].
@@ -913,6 +907,14 @@ static bool matches_any(const std::string &name, const char *list, bool empty_ma
         start = end + 1;
     }
     return false;
+}
+
+// (session 16) Resident blocks an SM of `threads`-thread blocks of kernel k with dyn bytes of dynamic shared memory,
+// as the occupancy API reports them.
+static int occupancy_an_sm(const void *k, int threads, int dyn) {
+    int b = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, threads, dyn));
+    return b;
 }
 
 // Times the variants interleaved; checks each one's output (out, nout floats) against the first's.
@@ -1588,11 +1590,6 @@ int main(int argc, char **argv) {
         auto cap_bytes = [](int blocks) {  // one block: 150 KB (two do not fit), under the 200 KB opted in below
             return blocks <= 0 ? 0 : blocks == 1 ? 150 << 10 : (int)((227 << 10) / blocks) - (2 << 10);
         };
-        auto occupancy = [](const void *k, int threads, int dyn) {
-            int b = 0;
-            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, threads, dyn));
-            return b;
-        };
         for (const void *k : {(const void *)red_rows_kernel<256, 8, 1>, (const void *)red_rows_kernel<256, 8, 3>,
                               (const void *)redg_rows_kernel<__half, 256, 4>, (const void *)redg_rows_kernel<__half, 128, 8>})
             CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10));
@@ -1609,7 +1606,7 @@ int main(int argc, char **argv) {
                     const int dyn = cap_bytes(cap);
                     const void *k = minb == 1 ? (const void *)red_rows_kernel<256, 8, 1> : (const void *)red_rows_kernel<256, 8, 3>;
                     char name[96];
-                    snprintf(name, sizeof name, "rows NT256 U8 minB%d, %d blocks an SM", minb, occupancy(k, 256, dyn));
+                    snprintf(name, sizeof name, "rows NT256 U8 minB%d, %d blocks an SM", minb, occupancy_an_sm(k, 256, dyn));
                     vs.push_back(Variant{name, [=] {
                         if (minb == 1) red_rows_kernel<256, 8, 1><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
                         else red_rows_kernel<256, 8, 3><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
@@ -1633,7 +1630,7 @@ int main(int argc, char **argv) {
                         const void *k = kind == 0 ? (const void *)redg_rows_kernel<__half, 256, 4>
                                                   : (const void *)redg_rows_kernel<__half, 128, 8>;
                         char name[96];
-                        snprintf(name, sizeof name, "rows NT%d U%d, %d blocks an SM", nt, u, occupancy(k, 256, dyn));
+                        snprintf(name, sizeof name, "rows NT%d U%d, %d blocks an SM", nt, u, occupancy_an_sm(k, 256, dyn));
                         vs.push_back(Variant{name, [=] {
                             const unsigned grid = (unsigned)(R / (256 / nt));
                             if (kind == 0) redg_rows_kernel<__half, 256, 4><<<grid, 256, dyn>>>(HO, H, R, L);
@@ -1646,18 +1643,14 @@ int main(int argc, char **argv) {
             }
         }
     }
-    // session 16, fourth round: the cap as softmax_cols.cuh sizes it (SM shared memory / (cap + 1) + 1 a block, so the
-    // driver's carveout keeps L1 large: ~78 KB a block for 2) against round three's ~111 KB; 16384-wide f16 rows (one
-    // 32 KB trip a block, as 8192 f32) too
+    // session 16, fourth round: a cap near softmax_cols.cuh's (SM shared memory / (cap + 1) + 1 a block, so that the
+    // driver's carveout keeps L1 large) against round three's ~111 KB; 16384-wide f16 rows (one 32 KB trip a block, as
+    // 8192 f32) too. The 64 bytes more subtracted here left 76.7 KB for a cap of 2, which still let three 85-register
+    // blocks fit (tune-s16-7.log prints the resident blocks the occupancy API reported).
     {
         int smem_sm = 0;
         CK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
         auto cap_bytes = [smem_sm](int blocks) { return blocks <= 0 ? 0 : smem_sm / (blocks + 1) + 1 - 1024 - 64; };
-        auto occupancy = [](const void *k, int dyn) {
-            int b = 0;
-            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, 256, dyn));
-            return b;
-        };
         for (const void *k : {(const void *)red_rows_kernel<256, 8, 1>, (const void *)red_rows_kernel<256, 8, 3>,
                               (const void *)redg_rows_kernel<__half, 256, 8>})
             CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10));
@@ -1672,7 +1665,7 @@ int main(int argc, char **argv) {
                     const int dyn = cap_bytes(cap);
                     const void *k = minb == 1 ? (const void *)red_rows_kernel<256, 8, 1> : (const void *)red_rows_kernel<256, 8, 3>;
                     char name[96];
-                    snprintf(name, sizeof name, "rows NT256 U8 minB%d, %d blocks an SM (%d B dyn)", minb, occupancy(k, dyn), dyn);
+                    snprintf(name, sizeof name, "rows NT256 U8 minB%d, %d blocks an SM (%d B dyn)", minb, occupancy_an_sm(k, 256, dyn), dyn);
                     vs.push_back(Variant{name, [=] {
                         if (minb == 1) red_rows_kernel<256, 8, 1><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
                         else red_rows_kernel<256, 8, 3><<<(unsigned)R, 256, dyn>>>(o, x, R, L);
@@ -1692,7 +1685,7 @@ int main(int argc, char **argv) {
                 const int dyn = cap_bytes(cap);
                 char name[96];
                 snprintf(name, sizeof name, "rows NT256 U8, %d blocks an SM (%d B dyn)",
-                         occupancy((const void *)redg_rows_kernel<__half, 256, 8>, dyn), dyn);
+                         occupancy_an_sm((const void *)redg_rows_kernel<__half, 256, 8>, 256, dyn), dyn);
                 vs.push_back(Variant{name, [=] { redg_rows_kernel<__half, 256, 8><<<(unsigned)R, 256, dyn>>>(HO, H, R, L); }});
             }
             for (int rep = 0; rep < 2; ++rep) run_group(t16, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true);
