@@ -833,6 +833,57 @@ __global__ void __launch_bounds__(256) redg_rows_kernel(T *__restrict__ out, con
     }
 }
 
+// (session 17) reduce_sum over the last axis, a block per row, persistent and pipelined: the loads of the block's next
+// trip (its next row's when this one ends) are issued before this trip's block reduction, so that an SM keeps its
+// bytes in flight across row ends, where tune's block-per-row kernels (grid = rows) drain and refill at every row.
+// Rows of whole trips of NT x U packs here; grid = resident blocks wanted (a grid-stride loop over rows).
+template <typename T, int NT, int U, int MinB>
+__global__ void __launch_bounds__(NT, MinB) redp_rows_kernel(T *__restrict__ out, const T *__restrict__ x,
+                                                             int64_t rows, int64_t L) {
+    constexpr int E = 16 / sizeof(T);
+    __shared__ float sm[NT / 32];
+    const int64_t trips = L / E / (NT * U);
+    int64_t row = blockIdx.x, t = 0;
+    if (row >= rows) return;
+    uint4 q[U];
+    auto issue = [&](int64_t r, int64_t tt) {
+        const uint4 *p = reinterpret_cast<const uint4 *>(x + r * L) + tt * (NT * U) + threadIdx.x;
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(q[u].x), "=r"(q[u].y), "=r"(q[u].z), "=r"(q[u].w) : "l"(p + u * NT));
+    };
+    issue(row, 0);
+    float acc = 0.f;
+    for (;;) {
+        float part[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            float f[E];
+            unpack<T, E>(q[u], f);
+            float s = 0.f;
+#pragma unroll
+            for (int e = 0; e < E; e += 2) s += f[e] + f[e + 1];
+            part[u] = s;
+        }
+#pragma unroll
+        for (int w = 1; w < U; w *= 2)
+#pragma unroll
+            for (int u = 0; u + w < U; u += 2 * w) part[u] += part[u + w];
+        acc += part[0];
+        int64_t nrow = row, nt = t + 1;
+        if (nt == trips) nt = 0, nrow = row + gridDim.x;
+        if (nrow < rows) issue(nrow, nt);  // in flight through the block reduction below
+        if (nt == 0) {
+            const float a = bred<NT>(acc, false, sm);
+            if (threadIdx.x == 0) out[row] = ff<T>(a);
+            acc = 0.f;
+            if (nrow >= rows) break;
+        }
+        row = nrow, t = nt;
+    }
+}
+
 // ---- the library's kernels, through oprt.h -------------------------------------------------------
 #define CKO(x)                                                                                         \
     do {                                                                                               \
@@ -1689,6 +1740,49 @@ int main(int argc, char **argv) {
                 vs.push_back(Variant{name, [=] { redg_rows_kernel<__half, 256, 8><<<(unsigned)R, 256, dyn>>>(HO, H, R, L); }});
             }
             for (int rep = 0; rep < 2; ++rep) run_group(t16, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true);
+            CK(cudaFree(H));
+        }
+    }
+    // session 17: the block-per-row reduction persistent and pipelined (redp_rows_kernel: the next trip's loads in flight
+    // through this trip's block reduction) at g blocks an SM, beside the library and tune's block-per-row kernels.
+    {
+        auto pipe = [](auto *o, const auto *x, int64_t R, int64_t L, int g, auto kern, int nt, int u) {
+            const void *k = (const void *)kern;
+            char name[96];
+            const unsigned grid = (unsigned)std::min<int64_t>(R, (int64_t)g * g_sms);
+            snprintf(name, sizeof name, "pipe NT%d U%d, %d an SM (%d fit)", nt, u, g, occupancy_an_sm(k, nt, 0));
+            return Variant{name, [=] { kern<<<grid, nt>>>(o, x, R, L); }};
+        };
+        for (int64_t L : {8192ll, 16384ll}) {
+            const int64_t R = 8192;
+            char title[96];
+            snprintf(title, sizeof title, "rows pipe s17 f32 %lldx%lld axis -1", (long long)R, (long long)L);
+            if (filter && !matches_any(title, filter, true)) continue;
+            float *o = O;
+            const float *x = A;
+            std::vector<Variant> vs = {lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {R}), tdesc(OPRT_DTYPE_F32, {R, L}), -1)};
+            vs.push_back(Variant{"rows NT256 U8 minB1 (grid = rows)", [=] { red_rows_kernel<256, 8, 1><<<(unsigned)R, 256>>>(o, x, R, L); }});
+            for (int g : {1, 2, 3}) vs.push_back(pipe(o, x, R, L, g, redp_rows_kernel<float, 256, 8, 1>, 256, 8));
+            for (int g : {2, 3, 4}) vs.push_back(pipe(o, x, R, L, g, redp_rows_kernel<float, 256, 4, 1>, 256, 4));
+            for (int g : {1, 2}) vs.push_back(pipe(o, x, R, L, g, redp_rows_kernel<float, 512, 4, 1>, 512, 4));
+            for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 4 + R * 4, peak, vs, O, R, 1e-4, filter);
+        }
+        for (int64_t L : {8192ll, 16384ll}) {
+            const int64_t R = L == 8192 ? 8192 : 16384;
+            char title[96];
+            snprintf(title, sizeof title, "rows pipe s17 f16 %lldx%lld axis -1", (long long)R, (long long)L);
+            if (filter && !matches_any(title, filter, true)) continue;
+            __half *H = nullptr, *HO = reinterpret_cast<__half *>(O);
+            CK(cudaMalloc(&H, (size_t)R * L * 2));
+            to_half_kernel<<<1024, 256>>>(H, A, R * L);
+            CK(cudaGetLastError());
+            std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1)};
+            vs.push_back(Variant{"rows NT256 U4 (grid = rows)", [=] { redg_rows_kernel<__half, 256, 4><<<(unsigned)R, 256>>>(HO, H, R, L); }});
+            for (int g : {2, 4, 6, 8}) vs.push_back(pipe(HO, (const __half *)H, R, L, g, redp_rows_kernel<__half, 128, 8, 1>, 128, 8));
+            for (int g : {2, 3, 4}) vs.push_back(pipe(HO, (const __half *)H, R, L, g, redp_rows_kernel<__half, 256, 4, 1>, 256, 4));
+            if (L == 16384)
+                for (int g : {2, 3}) vs.push_back(pipe(HO, (const __half *)H, R, L, g, redp_rows_kernel<__half, 256, 8, 1>, 256, 8));
+            for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true);
             CK(cudaFree(H));
         }
     }
