@@ -122,6 +122,46 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
     }
 }
 
+// Rows of whole trips (kBlock threads x kTripUnroll packs: 8192 f32) from 16-byte aligned starts, unsplit: a block
+// per row (grid = rows), no head, tail or partial trip, no early dependent trigger. Its registers (92 with CUDA 13's
+// ptxas; more than 85 is what counts) leave two blocks an SM where the general kernel's 80 leave three: the port of
+// tune.cu's block-per-row red_rows_kernel<256, 8, 1> (session 1). H200, 8192^2 f32 over the last axis after the
+// bench's flush: tune's kernel 66.8-67.4 us (95.3-96.5% of cudaMemcpy; tune-s16-6/7.log, tune-s17-1.log) against the
+// general kernel's 68.4-69.6 us (92.0-94.2%). Not taken (tune-s17-1.log): persistent grids that keep the next trip's
+// loads in flight through the block reduction, 86.7-91.0% (the hardware's block order keeps the rows read at once
+// together); capping the general kernel at two blocks an SM with dynamic shared memory (session 16: 92.2% in the bench).
+constexpr int kTripUnroll = 8;
+template <typename T>
+__global__ void __launch_bounds__(kBlock, 1)
+reduce_rows_trips_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
+    __shared__ float smem[kMaxThreadsPerBlock / kWarp];
+    constexpr int V = Pack<T>::N;
+    const int64_t nv = a.n / V;
+    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+        int64_t off[2];
+        a.kept.offsets(row, off);
+        const T *p = x + off[0];
+        float acc[kTripUnroll] = {};
+        for (int64_t i = threadIdx.x; i < nv; i += kBlock * kTripUnroll) {
+            Pack<T> v[kTripUnroll];
+#pragma unroll
+            for (int u = 0; u < kTripUnroll; ++u) v[u] = load_pack_stream(p + (i + u * kBlock) * V);
+#pragma unroll
+            for (int u = 0; u < kTripUnroll; ++u) {
+                float s = 0.f;
+#pragma unroll
+                for (int e = 0; e < V; e += 2) s += to_f(v[u].v[e]) + to_f(v[u].v[e + 1]);
+                acc[u] += s;
+            }
+        }
+        float s = 0.f;
+#pragma unroll
+        for (int u = 0; u < kTripUnroll; ++u) s += acc[u];
+        s = block_reduce(s, SumOp{}, 0.f, smem);
+        if (threadIdx.x == 0) out[off[1]] = from_f<T>(s);
+    }
+}
+
 // Second pass of split rows: a block adds the chunk sums of one row (axis=all has ~2 x resident-blocks
 // chunks: one warp looping over them would chain ~70 L2 round trips), 4 independent loads per thread.
 template <typename T>
@@ -330,6 +370,17 @@ template <typename T> size_t cols_workspace(const oprt_reduce_sum_descriptor &d)
     return need;
 }
 
+// Whether reduce_rows_trips_kernel takes these rows: f32 (the dtype measured), unsplit, whole trips, every row start
+// 16-byte aligned.
+template <typename T> bool trips_path(const oprt_reduce_sum_descriptor &d, const T *x) {
+    const RowsArgs &a = d.rows;
+    if (sizeof(T) != 4 || d.multi || d.warp_items || a.splits != 1 || a.rs != 1) return false;
+    if (a.n % ((int64_t)kBlock * kTripUnroll * Pack<T>::N) != 0 || !aligned16(x)) return false;
+    for (int i = 0; i < a.kept.ndim; ++i)
+        if ((a.kept.stride[0][i] * (int64_t)sizeof(T)) % 16 != 0) return false;
+    return true;
+}
+
 template <typename T>
 oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void *out_, const void *x_,
                             cudaStream_t stream) {
@@ -362,6 +413,8 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     }
             if (d.warp_items) {
                 OPRT_ROWS_U(true)
+            } else if (trips_path(d, x)) {
+                if constexpr (sizeof(T) == 4) reduce_rows_trips_kernel<T><<<grid, kBlock, 0, stream>>>(out, x, a);
             } else if (a.splits > 1 && u == 8) {
                 OPRT_ROWS_LDG(8);  // chunks of split rows (axis=all): plain __ldg (row_partial's kLdg)
             } else {

@@ -22,8 +22,8 @@
   workspace), the fallback where the cluster does not launch, first under OPRT_NVIDIA_SOFTMAX_COLS=group: 9 to
   16 blocks a strip, partial strips, outer dims, more blocks than the device holds at once, -inf and NaN in
   one block's segment;
-- reduce_sum: 8 packs in flight per thread with one predicated trip, split rows (block-wide finishing
-  pass), split columns (4-way finishing pass), wide columns in ~1 long 1-D block an SM (16 rows in flight).
+- reduce_sum: 8 packs in flight per thread with one predicated trip, unsplit f32 rows of whole trips (a block
+  per row at two an SM), split rows (block-wide finishing pass), split columns (4-way finishing pass), wide columns in ~1 long 1-D block an SM (16 rows in flight).
 """
 
 from __future__ import annotations
@@ -590,6 +590,22 @@ def test_softmax_cols_special_beside_negative_infinity(nvidia_backend, rng, monk
 def test_reduce_paths(nvidia_backend, rng, shape, axis, dtype):
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "reduce_sum", [x], {"axis": axis, "keepdims": False}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("pad", [0, 8, 1])
+def test_reduce_rows_whole_trips(nvidia_backend, rng, pad, dtype):
+    """Unsplit rows of whole 8192-element trips (reduce.cu, reduce_rows_trips_kernel: f32 rows of k x 8192 from
+    16-byte aligned starts; 16-bit rows and f32 rows of misaligned starts take the general kernel): 2 trips a row,
+    a row stride `pad` elements wider (8: aligned; 1: f32 rows start misaligned), the rows reversed, an outer dim
+    that does not merge (kept offsets through the indexer)."""
+    np_dtype = DTYPES[dtype].numpy
+    base = rng.uniform(-1, 1, (37, 16384 + pad)).astype(np_dtype)
+    _check(nvidia_backend, "reduce_sum", [base[:, :16384]], {"axis": -1, "keepdims": False}, dtype)
+    _check(nvidia_backend, "reduce_sum", [base[::-1, pad:pad + 8192]], {"axis": -1, "keepdims": False}, dtype)
+    outer = rng.uniform(-1, 1, (3, 5, 8192 + pad)).astype(np_dtype)[:, :, :8192].transpose(1, 0, 2)
+    _check(nvidia_backend, "reduce_sum", [outer], {"axis": 2, "keepdims": False}, dtype)
 
 
 @pytest.mark.gpu
