@@ -5,7 +5,6 @@
 // library does not pick (as it does the softmax kernels); reduce.cu plans and launches it.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <type_traits>
 
 #include "common.cuh"
@@ -44,20 +43,14 @@ template <typename T> __device__ __forceinline__ void add_pack(float (&acc)[Pack
 // kInterleave: split s sums rows s, s + splits, s + 2 splits, ... instead of the chunk [s * chunk, (s + 1) * chunk),
 // so that all blocks read one band of neighbouring rows at a time (one sweep of DRAM) instead of splits separate
 // streams; the workspace layout is the same (session 16). kUnroll: rows in flight a thread.
-// kCluster (session 17): the splits of a column tile are one thread-block cluster (a block an item, grid = items,
-// cluster size = splits <= 16, sm_90): each block leaves its column sums in shared memory and the cluster adds them
-// through distributed shared memory, each block finishing 1 / splits of the tile's columns; no workspace and no
-// finishing kernel.
-template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false, int kUnroll = 8,
-          bool kCluster = false>
+template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false, int kUnroll = 8>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
     __shared__ float smem[kBlock * VV];
-    __shared__ float fin[kCluster ? kBlock * VV : 1];  // kCluster: this block's sum of each of the tile's columns
     // split columns: the finishing kernel (launch_dependent) may be scheduled now; it waits for this grid. Only
     // then: an early trigger would also release a caller's own programmatic launch after a whole reduction.
-    if (!kCluster && a.splits > 1) allow_dependent_grid();
+    if (a.splits > 1) allow_dependent_grid();
     const uint64_t pol = kEvictFirst ? l2_policy(false) : 0;
     const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
     const int64_t items = a.outer * a.tiles * a.splits;
@@ -123,29 +116,10 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
             float sum = 0.f;
             for (int k = 0; k < by; ++k) sum += smem[(k * bx + tx) * VV + e];
             const int64_t col = col0 + e;
-            if (kCluster) {
-                fin[tx * VV + e] = sum;
-            } else if (col < a.inner) {
+            if (col < a.inner) {
                 if (a.splits == 1) out[off[1] + col * a.o_si] = from_f<T>(sum);
                 else ws[(s * a.outer + o) * a.inner + col] = sum;
             }
-        }
-        if constexpr (kCluster) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            // this block (rank s) adds the splits' sums of columns [s * per, (s + 1) * per) of the tile
-            cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-            cluster.sync();
-            const int cols = bx * VV, per = (cols + (int)a.splits - 1) / (int)a.splits;
-            const int64_t tile_col0 = tile * (int64_t)cols;
-            for (int c = (int)s * per + ty * bx + tx; c < ((int)s + 1) * per && c < cols; c += bx * by) {
-                float sum = 0.f;
-                for (int r = 0; r < (int)a.splits; ++r) sum += *cluster.map_shared_rank(&fin[c], r);
-                if (tile_col0 + c < a.inner) out[off[1] + (tile_col0 + c) * a.o_si] = from_f<T>(sum);
-            }
-            cluster.sync();  // no block leaves while another reads its shared memory
-#else
-            __trap();  // launched only where the kernel is built for sm_90 (kernel_built_for_sm90)
-#endif
         }
         __syncthreads();
     }

@@ -1425,7 +1425,7 @@ int main(int argc, char **argv) {
     // blocks (256 x 1) above in chunks of >= 512 rows. torch was ~5% ahead on 16384^2 f16 in the flush probe.
     {
         const char *title_fmt = "reduce_sum %s %lldx%lld axis 0 cols shapes";
-        struct Shape { int bx, by; int64_t chunk; bool ef = false; bool il = false; bool nofin = false; bool u16 = false; bool cl = false; };
+        struct Shape { int bx, by; int64_t chunk; bool ef = false; bool il = false; bool nofin = false; bool u16 = false; };
         float *ws = nullptr;  // partial sums of every group below: at most 16384 / 128 + 1 chunks x 16384 columns
         CK(cudaMalloc(&ws, (size_t)(16384 / 128 + 1) * 16384 * 4));
         const std::vector<Shape> shapes = {{32, 8, 1024}, {32, 8, 512}, {32, 8, 2048}, {32, 8, 256},
@@ -1447,35 +1447,13 @@ int main(int argc, char **argv) {
                 c.chunk = sh.chunk;
                 c.splits = (R + sh.chunk - 1) / sh.chunk;
                 char name[96];
-                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s%s%s%s%s", sh.bx, sh.by, (long long)sh.chunk,
+                snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s%s%s%s", sh.bx, sh.by, (long long)sh.chunk,
                          (long long)(c.tiles * c.splits), sh.ef ? " evict_first" : "", sh.il ? " interleaved" : "",
-                         sh.nofin ? " no finishing kernel" : "", sh.u16 ? " 16 rows in flight" : "",
-                         sh.cl ? " clusters" : "");
+                         sh.nofin ? " no finishing kernel" : "", sh.u16 ? " 16 rows in flight" : "");
                 const T *x = static_cast<const T *>(xv);
                 T *o = static_cast<T *>(ov);
                 const int bx = sh.bx, by = sh.by;
                 const bool ef = sh.ef, il = sh.il, fin = !sh.nofin, u16 = sh.u16;
-                if (sh.cl) {  // session 17: a tile's splits as one cluster, summed through distributed shared memory
-                    void (*k)(T *, float *, const T *, oprt_tune::ColsArgs) =
-                        u16 ? (by == 1 ? oprt_tune::reduce_cols_kernel<T, true, true, false, false, 16, true>
-                                       : oprt_tune::reduce_cols_kernel<T, true, false, false, false, 16, true>)
-                            : (by == 1 ? oprt_tune::reduce_cols_kernel<T, true, true, false, false, 8, true>
-                                       : oprt_tune::reduce_cols_kernel<T, true, false, false, false, 8, true>);
-                    CK(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-                    vs.push_back(Variant{name, [=] {
-                        cudaLaunchConfig_t cfg = {};
-                        cfg.gridDim = dim3((unsigned)(c.tiles * c.splits));
-                        cfg.blockDim = dim3(bx, by);
-                        cudaLaunchAttribute attr[1];
-                        attr[0].id = cudaLaunchAttributeClusterDimension;
-                        attr[0].val.clusterDim.x = (unsigned)c.splits;
-                        attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
-                        cfg.attrs = attr;
-                        cfg.numAttrs = 1;
-                        CK(cudaLaunchKernelEx(&cfg, k, o, ws, x, c));
-                    }});
-                    continue;
-                }
                 vs.push_back(Variant{name, [=] {
                     const unsigned grid = (unsigned)(c.tiles * c.splits);
                     if (u16 && il && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, false, true, 16><<<grid, dim3(bx, by)>>>(o, ws, x, c);
@@ -1617,20 +1595,6 @@ int main(int argc, char **argv) {
             s16("f32", 8192, 8192, {{32, 8, 1024}, {32, 8, 1024, false, false, false, true},
                                     {32, 8, 1024, false, true, false, true}, {32, 8, 2048, false, false, false, true}},
                 "s16b");
-        }
-        // session 17: a tile's splits as one thread-block cluster (reduce_cols_kernel's kCluster: the sums added
-        // through distributed shared memory, no workspace, no finishing kernel), beside the library's shapes
-        const Shape lib16k{256, 1, 1024, false, false, false, true}, lib16k32{256, 1, 2048, false, false, false, true};
-        for (int rep = 0; rep < 2; ++rep) {
-            s16("f32", 8192, 8192, {{32, 8, 1024}, {32, 8, 1024, false, false, false, false, true},
-                                    {32, 8, 512, false, false, false, false, true},
-                                    {64, 4, 1024, false, false, false, false, true}}, "s17");
-            s16("f16", 8192, 8192, {{32, 8, 1024}, {32, 8, 1024, false, false, false, false, true},
-                                    {32, 8, 512, false, false, false, false, true}}, "s17");
-            s16("f16", 16384, 16384, {lib16k, {256, 1, 1024, false, false, false, true, true},
-                                      {256, 1, 2048, false, false, false, true, true}}, "s17");
-            s16("f32", 16384, 16384, {lib16k32, {256, 1, 2048, false, false, false, true, true},
-                                      {256, 1, 1024, false, false, false, true, true}}, "s17");
         }
         CK(cudaFree(ws));
     }
