@@ -452,12 +452,8 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));
     if (c.splits > 1) {
-        // 16 loads in flight a thread where there are >= 16 splits (the 16-bit 16384-wide 1-D blocks: one round trip
-        // of the finishing kernel instead of two)
-        void (*finish)(T *, const float *, ColsArgs) =
-            c.splits >= 16 ? reduce_cols_finish_kernel<T, 16> : reduce_cols_finish_kernel<T, 8>;
-        OPRT_CHECK(cuda_status(launch_dependent(finish, grid_for(c.outer * c.inner, kBlock), kBlock, stream, out,
-                                                (const float *)w, c),
+        OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_finish_kernel<T>, grid_for(c.outer * c.inner, kBlock),
+                                                kBlock, stream, out, (const float *)w, c),
                                "reduce_sum cols finishing kernel"));
     }
     return OPRT_STATUS_SUCCESS;

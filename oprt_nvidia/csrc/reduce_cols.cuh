@@ -125,31 +125,26 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
     }
 }
 
-// kUnroll: independent loads in flight a thread (8; 16 where there are >= 16 splits: session 17).
-template <typename T, int kUnroll = 8>
+template <typename T>
 __global__ void __launch_bounds__(kBlock)
 reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, ColsArgs a) {
     wait_for_prerequisite_grid();  // launched by launch_dependent: the column kernel's partial sums are in ws
     const int64_t total = a.outer * a.inner;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (int64_t)gridDim.x * blockDim.x) {
-        // kUnroll independent loads in flight (splits is up to ~2 x resident blocks / tiles; 8-16 for the 1-D
-        // blocks of 16384 columns): one thread an output, so each round trip is on the critical path
-        float acc[kUnroll] = {};
+        // 8 independent loads in flight (splits is up to ~2 x resident blocks / tiles; 16-32 for the 1-D blocks
+        // of 16384 columns): one thread an output, so each round trip is on the critical path
+        float acc[8] = {};
         int64_t s = 0;
-        for (; s + kUnroll - 1 < a.splits; s += kUnroll) {
-            float v[kUnroll];
+        for (; s + 7 < a.splits; s += 8) {
+            float v[8];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) v[u] = ws[(s + u) * total + i];
+            for (int u = 0; u < 8; ++u) v[u] = ws[(s + u) * total + i];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) acc[u] += v[u];
+            for (int u = 0; u < 8; ++u) acc[u] += v[u];
         }
         for (; s < a.splits; ++s) acc[0] += ws[s * total + i];
-#pragma unroll
-        for (int w = kUnroll / 2; w > 0; w /= 2)
-#pragma unroll
-            for (int u = 0; u < w; ++u) acc[u] += acc[u + w];
-        const float sum = acc[0];
+        const float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         const int64_t o = i / a.inner, col = i - o * a.inner;
         int64_t off[2];
         a.outer_idx.offsets(o, off);

@@ -1425,7 +1425,7 @@ int main(int argc, char **argv) {
     // blocks (256 x 1) above in chunks of >= 512 rows. torch was ~5% ahead on 16384^2 f16 in the flush probe.
     {
         const char *title_fmt = "reduce_sum %s %lldx%lld axis 0 cols shapes";
-        struct Shape { int bx, by; int64_t chunk; bool ef = false; bool il = false; bool nofin = false; bool u16 = false; bool fin16 = false; };
+        struct Shape { int bx, by; int64_t chunk; bool ef = false; bool il = false; bool nofin = false; bool u16 = false; };
         float *ws = nullptr;  // partial sums of every group below: at most 16384 / 128 + 1 chunks x 16384 columns
         CK(cudaMalloc(&ws, (size_t)(16384 / 128 + 1) * 16384 * 4));
         const std::vector<Shape> shapes = {{32, 8, 1024}, {32, 8, 512}, {32, 8, 2048}, {32, 8, 256},
@@ -1450,11 +1450,10 @@ int main(int argc, char **argv) {
                 snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s%s%s%s", sh.bx, sh.by, (long long)sh.chunk,
                          (long long)(c.tiles * c.splits), sh.ef ? " evict_first" : "", sh.il ? " interleaved" : "",
                          sh.nofin ? " no finishing kernel" : "", sh.u16 ? " 16 rows in flight" : "");
-                if (sh.fin16) snprintf(name + strlen(name), sizeof name - strlen(name), ", finish 16 loads");
                 const T *x = static_cast<const T *>(xv);
                 T *o = static_cast<T *>(ov);
                 const int bx = sh.bx, by = sh.by;
-                const bool ef = sh.ef, il = sh.il, fin = !sh.nofin, u16 = sh.u16, fin16 = sh.fin16;
+                const bool ef = sh.ef, il = sh.il, fin = !sh.nofin, u16 = sh.u16;
                 vs.push_back(Variant{name, [=] {
                     const unsigned grid = (unsigned)(c.tiles * c.splits);
                     if (u16 && il && by == 1) oprt_tune::reduce_cols_kernel<T, true, true, false, true, 16><<<grid, dim3(bx, by)>>>(o, ws, x, c);
@@ -1467,11 +1466,7 @@ int main(int argc, char **argv) {
                     else if (ef) oprt_tune::reduce_cols_kernel<T, true, false, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else if (by == 1) oprt_tune::reduce_cols_kernel<T, true, true><<<grid, dim3(bx, by)>>>(o, ws, x, c);
                     else oprt_tune::reduce_cols_kernel<T, true, false><<<grid, dim3(bx, by)>>>(o, ws, x, c);
-                    if (c.splits > 1 && fin && fin16)
-                        CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_finish_kernel<T, 16>,
-                                                       (unsigned)((L + 255) / 256), 256, (cudaStream_t)0, o,
-                                                       (const float *)ws, c));
-                    else if (c.splits > 1 && fin)
+                    if (c.splits > 1 && fin)
                         CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_finish_kernel<T>,
                                                        (unsigned)((L + 255) / 256), 256, (cudaStream_t)0, o,
                                                        (const float *)ws, c));
@@ -1601,12 +1596,6 @@ int main(int argc, char **argv) {
                                     {32, 8, 1024, false, true, false, true}, {32, 8, 2048, false, false, false, true}},
                 "s16b");
         }
-        // session 17: the finishing kernel with 16 loads in flight a thread (one round trip for 16 splits), the 1-D
-        // blocks of the library's 16384^2 16-bit shape (16 splits of 1024 rows); the library's row takes it
-        for (int rep = 0; rep < 3; ++rep)
-            s16("f16", 16384, 16384, {{256, 1, 1024, false, false, false, true},
-                                      {256, 1, 1024, false, false, false, true, true},
-                                      {256, 1, 1024, false, false, true, true}}, "s17");
         CK(cudaFree(ws));
     }
     // session 16: the floor of a read of N bytes after the bench's flush (a memset: L2 full of dirty lines) and after
