@@ -87,7 +87,6 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             args.C = p.shape[last];
             args.x_sc = p.in_strides[0][last];
             args.o_sr = p.out_strides[k];
-            args.tiles_r = ceil_div(args.R, (int64_t)kTransposeTile);
             args.tiles_c = ceil_div(args.C, (int64_t)kTransposeTile);
             args.batch_idx.ndim = 0;
             args.batch = 1;
@@ -102,17 +101,19 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
                 args.batch *= p.shape[i];
                 pairs = pairs && p.out_strides[i] % 2 == 0 && p.in_strides[0][i] % 2 == 0;
             }
+            args.tiles_r = ceil_div(args.R, (int64_t)(pairs ? kTransposeTileRPairs : kTransposeTile));
             const dim3 block(kWarp, kTransposeRows);
             const dim3 grid((unsigned)(args.tiles_c < 0x7fffffff ? args.tiles_c : 0x7fffffff),
                             (unsigned)(args.tiles_r < 65535 ? args.tiles_r : 65535),
                             (unsigned)(args.batch < 65535 ? args.batch : 65535));
             if constexpr (sizeof(T) == 2) {
                 if (pairs) {
-                    ew_transpose_kernel<T, kTransposeTile, true><<<grid, block, 0, stream>>>(out, a, args, op);
+                    ew_transpose_kernel<T, kTransposeTileRPairs, kTransposeTile, true>
+                        <<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
             }
-            ew_transpose_kernel<T, kTransposeTile, false><<<grid, block, 0, stream>>>(out, a, args, op);
+            ew_transpose_kernel<T, kTransposeTile, kTransposeTile, false><<<grid, block, 0, stream>>>(out, a, args, op);
         }
         break;
     }

@@ -136,6 +136,10 @@ struct TransposeArgs {
 
 constexpr int kTransposeRows = 8;  // blockDim = (kWarp, kTransposeRows)
 constexpr int kTransposeTile = 64;
+// 16-bit pairs: tiles of 128 along r (two 128-byte loads a row, as f32's 64), 64 along c: 16 KB a block. 64 x 64
+// pairs tiles moved 8 KB a block, so 6 resident blocks (the register cap) kept half the f32 kernel's bytes in flight
+// an SM.
+constexpr int kTransposeTileRPairs = 128;
 
 // A kTile x kTile tile per block through shared memory: loads coalesced along x's unit-stride dim r,
 // stores along out's c. Grid (tiles_c, tiles_r, batch), each dim grid-strided past the grid's limits: no
@@ -144,29 +148,31 @@ constexpr int kTransposeTile = 64;
 // aligned): each thread moves element pairs, a 4-byte load along r and a 4-byte store along c, so a warp
 // instruction covers 128 bytes instead of 64. Measured on the H200 (8192^2 f16, results/h200/tune/
 // tune-3.log): a pairs kernel of this shape 85.2% of cudaMemcpy against 56.6% element by element.
-template <typename T, int kTile, bool kPairs, typename Op>
+// kTileR x kTileC: the tile's extents along x's unit-stride dim r and out's c (64 x 64; 16-bit pairs 128 x 64 since
+// session 17, so that a block moves 16 KB as the f32 kernel does, see kTransposeTileRPairs).
+template <typename T, int kTileR, int kTileC, bool kPairs, typename Op>
 __global__ void __launch_bounds__(kWarp * kTransposeRows, kPairs ? 6 : 0)
 ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs args, Op op) {
     static_assert(!kPairs || sizeof(T) == 2, "pairs of 2-byte elements only");
     constexpr int kPad = 4 / sizeof(T);    // row pitch of an odd number of 32-bit words: no bank conflicts
     constexpr int kStep = kPairs ? 2 : 1;  // elements a thread moves per access
-    constexpr int kPerRow = kTile / (kWarp * kStep);
-    __shared__ __align__(4) T tile[kTile][kTile + kPad];
+    constexpr int kPerRowR = kTileR / (kWarp * kStep), kPerRowC = kTileC / (kWarp * kStep);
+    __shared__ __align__(4) T tile[kTileC][kTileR + kPad];
     const int tx = threadIdx.x, ty = threadIdx.y;
     for (int64_t bi = blockIdx.z; bi < args.batch; bi += gridDim.z) {
         int64_t off[2];
         args.batch_idx.offsets(bi, off);
         for (int64_t tr = blockIdx.y; tr < args.tiles_r; tr += gridDim.y) {
             for (int64_t tc = blockIdx.x; tc < args.tiles_c; tc += gridDim.x) {
-                const int64_t r0 = tr * kTile, c0 = tc * kTile;
-                const bool full = r0 + kTile <= args.R && c0 + kTile <= args.C;
+                const int64_t r0 = tr * kTileR, c0 = tc * kTileC;
+                const bool full = r0 + kTileR <= args.R && c0 + kTileC <= args.C;
                 const T *xb = x + off[1] + r0 + c0 * args.x_sc;  // x at (r0, c0)
                 T *ob = out + off[0] + r0 * args.o_sr + c0;      // out at (r0, c0)
 #pragma unroll
-                for (int j = 0; j < kTile / kTransposeRows; ++j) {
+                for (int j = 0; j < kTileC / kTransposeRows; ++j) {
                     const int c = ty + j * kTransposeRows;
 #pragma unroll
-                    for (int i = 0; i < kPerRow; ++i) {
+                    for (int i = 0; i < kPerRowR; ++i) {
                         const int r = kStep * (tx + i * kWarp);  // even with pairs: r0 + r < R implies r + 1 too
                         if (full || (r0 + r < args.R && c0 + c < args.C)) {
                             if constexpr (kPairs) {  // a plain 4-byte load, two 2-byte shared stores
@@ -182,10 +188,10 @@ ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs 
                 }
                 __syncthreads();
 #pragma unroll
-                for (int j = 0; j < kTile / kTransposeRows; ++j) {
+                for (int j = 0; j < kTileR / kTransposeRows; ++j) {
                     const int r = ty + j * kTransposeRows;
 #pragma unroll
-                    for (int i = 0; i < kPerRow; ++i) {
+                    for (int i = 0; i < kPerRowC; ++i) {
                         const int c = kStep * (tx + i * kWarp);
                         if (full || (r0 + r < args.R && c0 + c < args.C)) {
                             if constexpr (kPairs) {

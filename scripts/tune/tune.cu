@@ -16,6 +16,7 @@
 
 #include "oprt.h"
 #include "reduce_cols.cuh"  // the library's reduce_sum column kernel, timed here in other block shapes
+#include "elementwise.cuh"  // (session 17) the library's transpose kernel, timed here in other tile shapes
 // session 11: stamps inside the columns kernels' merge (cols_merge_stats) for the timelines; the library's own
 // build leaves this undefined
 #define OPRT_COLS_MERGE_STAMPS 1
@@ -1861,6 +1862,33 @@ int main(int argc, char **argv) {
             TH(8), TH(16), TP(8), TP(16), TP(32)};
         // the output compared as R * R / 2 floats: bit-exact pairs of halves (no half here is a NaN)
         run_group("copy f16 8192x8192 transposed", 2.0 * R * R * 2, peak, tr16, O, R * R / 2, 0, filter);
+    }
+    // session 17: the library's transpose kernel (elementwise.cuh) for 16-bit pairs in 64 x 64 tiles (sessions 3-16: 8 KB
+    // a block) and 128 x 64 / 128 x 128 / 64 x 128 (r x c), beside the library (128 x 64 since this session)
+    for (int64_t R : {4096ll, 8192ll}) {
+        char title[96];
+        snprintf(title, sizeof title, "transpose s17 f16 %lldx%lld", (long long)R, (long long)R);
+        if (filter && !matches_any(title, filter, true)) continue;
+        __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
+        to_half_kernel<<<1024, 256>>>(H, A, R * R);
+        CK(cudaGetLastError());
+        oprt_tune::TransposeArgs ta{};
+        ta.R = R, ta.C = R, ta.x_sc = R, ta.o_sr = R, ta.batch = 1;
+        ta.batch_idx.ndim = 0;
+        auto tv = [&](auto kern, int tr, int tc, const char *name) {
+            oprt_tune::TransposeArgs t = ta;
+            t.tiles_r = R / tr, t.tiles_c = R / tc;
+            const dim3 grid((unsigned)t.tiles_c, (unsigned)t.tiles_r, 1);
+            return Variant{name, [=] { kern<<<grid, dim3(32, oprt_tune::kTransposeRows)>>>(HO, H, t, oprt_tune::CopyOp{}); }};
+        };
+        std::vector<Variant> vs = {
+            lib_copy(HO, H, tdesc(OPRT_DTYPE_F16, {R, R}), tdesc(OPRT_DTYPE_F16, {R, R}, {1, R}), "oprt_copy, transposed view"),
+            tv(oprt_tune::ew_transpose_kernel<__half, 64, 64, true, oprt_tune::CopyOp>, 64, 64, "pairs 64 x 64 (sessions 3-16)"),
+            tv(oprt_tune::ew_transpose_kernel<__half, 128, 64, true, oprt_tune::CopyOp>, 128, 64, "pairs 128 x 64"),
+            tv(oprt_tune::ew_transpose_kernel<__half, 128, 128, true, oprt_tune::CopyOp>, 128, 128, "pairs 128 x 128"),
+            tv(oprt_tune::ew_transpose_kernel<__half, 64, 128, true, oprt_tune::CopyOp>, 64, 128, "pairs 64 x 128"),
+            tv(oprt_tune::ew_transpose_kernel<__half, 64, 64, false, oprt_tune::CopyOp>, 64, 64, "elements 64 x 64")};
+        for (int rep = 0; rep < 3; ++rep) run_group(title, 2.0 * R * R * 2, peak, vs, O, R * R / 2, 0, filter);
     }
     // 16-bit rows: softmax 32768 x 4096 and 524288 x 128, reduce_sum 8192 x 8192 axis -1 (f16; bf16 moves
     // the same bytes through the same code paths in the library)
