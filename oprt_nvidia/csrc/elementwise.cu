@@ -101,15 +101,23 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
                 args.batch *= p.shape[i];
                 pairs = pairs && p.out_strides[i] % 2 == 0 && p.in_strides[0][i] % 2 == 0;
             }
-            args.tiles_r = ceil_div(args.R, (int64_t)(pairs ? kTransposeTileRPairs : kTransposeTile));
+            // 16-bit pairs in 128 x 64 tiles where those still make kTransposeWidePairsWaves waves (elementwise.cuh)
+            const int64_t wide_tiles = ceil_div(args.R, (int64_t)kTransposeTileRPairs) * args.tiles_c * args.batch;
+            const bool wide = pairs && wide_tiles >= kTransposeWidePairsWaves * kTransposePairsBlocksPerSm *
+                                                         (int64_t)device_limits().sm_count;
+            args.tiles_r = ceil_div(args.R, (int64_t)(wide ? kTransposeTileRPairs : kTransposeTile));
             const dim3 block(kWarp, kTransposeRows);
             const dim3 grid((unsigned)(args.tiles_c < 0x7fffffff ? args.tiles_c : 0x7fffffff),
                             (unsigned)(args.tiles_r < 65535 ? args.tiles_r : 65535),
                             (unsigned)(args.batch < 65535 ? args.batch : 65535));
             if constexpr (sizeof(T) == 2) {
-                if (pairs) {
+                if (wide) {
                     ew_transpose_kernel<T, kTransposeTileRPairs, kTransposeTile, true>
                         <<<grid, block, 0, stream>>>(out, a, args, op);
+                    break;
+                }
+                if (pairs) {
+                    ew_transpose_kernel<T, kTransposeTile, kTransposeTile, true><<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
             }

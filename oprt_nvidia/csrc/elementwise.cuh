@@ -136,10 +136,15 @@ struct TransposeArgs {
 
 constexpr int kTransposeRows = 8;  // blockDim = (kWarp, kTransposeRows)
 constexpr int kTransposeTile = 64;
-// 16-bit pairs: tiles of 128 along r (two 128-byte loads a row, as f32's 64), 64 along c: 16 KB a block. 64 x 64
-// pairs tiles moved 8 KB a block, so 6 resident blocks (the register cap) kept half the f32 kernel's bytes in flight
-// an SM.
+// 16-bit pairs on large views: tiles of 128 along r (two 128-byte loads a row, as f32's 64), 64 along c: 16 KB a
+// block where 64 x 64 pairs tiles move 8 KB (6 resident blocks, the register cap, kept half the f32 kernel's bytes in
+// flight an SM). Taken where the 128 x 64 tiles still make >= kTransposeWidePairsWaves waves of 6 blocks an SM: the
+// H200 (tune-s17-7.log, three runs each) 8192^2 f16 89.1-89.6% of cudaMemcpy against 88.4-88.6% (10 waves), oprt-bench
+// 16384^2 16-bit 95.8-96.0% against 91.6-91.8% in session 14 (41 waves); 4096^2 f16 (2.6 waves) 66.3-66.7% against
+// 71.3-71.6%, so small views keep 64 x 64.
 constexpr int kTransposeTileRPairs = 128;
+constexpr int kTransposePairsBlocksPerSm = 6;  // the pairs kernel's __launch_bounds__ minimum
+constexpr int64_t kTransposeWidePairsWaves = 8;
 
 // A kTile x kTile tile per block through shared memory: loads coalesced along x's unit-stride dim r,
 // stores along out's c. Grid (tiles_c, tiles_r, batch), each dim grid-strided past the grid's limits: no
@@ -148,10 +153,10 @@ constexpr int kTransposeTileRPairs = 128;
 // aligned): each thread moves element pairs, a 4-byte load along r and a 4-byte store along c, so a warp
 // instruction covers 128 bytes instead of 64. Measured on the H200 (8192^2 f16, results/h200/tune/
 // tune-3.log): a pairs kernel of this shape 85.2% of cudaMemcpy against 56.6% element by element.
-// kTileR x kTileC: the tile's extents along x's unit-stride dim r and out's c (64 x 64; 16-bit pairs 128 x 64 since
-// session 17, so that a block moves 16 KB as the f32 kernel does, see kTransposeTileRPairs).
+// kTileR x kTileC: the tile's extents along x's unit-stride dim r and out's c (64 x 64; 16-bit pairs on large views
+// 128 x 64 since session 17, so that a block moves 16 KB as the f32 kernel does: kTransposeTileRPairs).
 template <typename T, int kTileR, int kTileC, bool kPairs, typename Op>
-__global__ void __launch_bounds__(kWarp * kTransposeRows, kPairs ? 6 : 0)
+__global__ void __launch_bounds__(kWarp * kTransposeRows, kPairs ? kTransposePairsBlocksPerSm : 0)
 ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs args, Op op) {
     static_assert(!kPairs || sizeof(T) == 2, "pairs of 2-byte elements only");
     constexpr int kPad = 4 / sizeof(T);    // row pitch of an odd number of 32-bit words: no bank conflicts

@@ -23,7 +23,8 @@
   16 blocks a strip, partial strips, outer dims, more blocks than the device holds at once, -inf and NaN in
   one block's segment;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, unsplit f32 rows of whole trips (a block
-  per row at two an SM), split rows (block-wide finishing pass), split columns (4-way finishing pass), wide columns in ~1 long 1-D block an SM (16 rows in flight).
+  per row at two an SM), split rows (block-wide finishing pass), split columns (4-way finishing pass), wide
+  columns in ~1 long 1-D block an SM (16 rows in flight).
 """
 
 from __future__ import annotations
@@ -131,6 +132,16 @@ def test_transpose_tiles(nvidia_backend, rng, shape, dtype):
     view = base.T if base.ndim == 2 else base.transpose(0, 2, 1)
     _check(nvidia_backend, "copy", [view], {}, dtype)
     _check(nvidia_backend, "relu", [view], {"negative_slope": 0.5}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_transpose_pairs_wide(nvidia_backend, rng, dtype):
+    """2-byte pairs in 128 x 64 tiles, taken where those make >= 8 waves of 6 blocks an SM (elementwise.cuh,
+    kTransposeWidePairsWaves; 6336 tiles on 132 SMs): 65 x 98 tiles here, partial along both dims; on a device with
+    more than 132 SMs the 64 x 64 tiles run instead (the check holds either way)."""
+    base = (rng.random((6270, 8194), dtype=np.float32) * 2 - 1).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "copy", [base.T], {}, dtype)
 
 
 @pytest.mark.gpu
