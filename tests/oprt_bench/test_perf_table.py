@@ -31,10 +31,13 @@ def test_targets_and_ties(tmp_path):
         {**big, "dtype": "f16", "gbps": "4150", "pct_of_peak": "99.0", "speedup": "1.004"},
         {**big, "dtype": "bf16", "gbps": "3800", "pct_of_peak": "91.0", "speedup": "1.10"},
         {**big, "backend": "torch", "speedup": "1.0"},  # other backends are not listed
+        {**big, "op": "relu", "gbps": "4150", "pct_of_peak": "99.0", "speedup": "0.99963"},
     ])
     lines = [ln for ln in out.splitlines() if ln.startswith("| copy")]
     assert len(lines) == 3
+    relu = [ln for ln in out.splitlines() if ln.startswith("| relu")]
+    assert len(relu) == 1 and "| 0.9996 |" in relu[0] and relu[0].endswith("| no |")  # 1.000 at three decimals
     assert "| 0.998 |" in lines[0] and lines[0].endswith("| no |")  # >= 95% but a hair slower than torch
     assert "| 1.004 |" in lines[1] and lines[1].endswith("| yes |")
     assert lines[2].endswith("| no |")  # 91% < 95%
-    assert "1 of 3 rows with a target meet it." in out
+    assert "1 of 4 rows with a target meet it." in out
