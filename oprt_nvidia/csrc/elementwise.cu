@@ -117,7 +117,8 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
                     break;
                 }
                 if (pairs) {
-                    ew_transpose_kernel<T, kTransposeTile, kTransposeTile, true><<<grid, block, 0, stream>>>(out, a, args, op);
+                    ew_transpose_kernel<T, kTransposeTile, kTransposeTile, true>
+                        <<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
             }

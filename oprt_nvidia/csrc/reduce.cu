@@ -127,9 +127,10 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 // ptxas; more than 85 is what counts) leave two blocks an SM where the general kernel's 80 leave three: the port of
 // tune.cu's block-per-row red_rows_kernel<256, 8, 1> (session 1). H200, 8192^2 f32 over the last axis after the
 // bench's flush: tune's kernel 66.8-67.4 us (95.3-96.5% of cudaMemcpy; tune-s16-6/7.log, tune-s17-1.log) against the
-// general kernel's 68.4-69.6 us (92.0-94.2%). Not taken (tune-s17-1.log): persistent grids that keep the next trip's
-// loads in flight through the block reduction, 86.7-91.0% (the hardware's block order keeps the rows read at once
-// together); capping the general kernel at two blocks an SM with dynamic shared memory (session 16: 92.2% in the bench).
+// general kernel's 68.4-69.6 us (92.0-94.2%); oprt-bench 95.1-96.2% against 93.1% (session 17). Not taken: persistent
+// grids that keep the next trip's loads in flight through the block reduction, 86.7-91.0% (tune-s17-1.log: the
+// hardware's block order keeps the rows read at once together); capping the general kernel at two blocks an SM with
+// dynamic shared memory (session 16: 92.2% in the bench).
 constexpr int kTripUnroll = 8;
 template <typename T>
 __global__ void __launch_bounds__(kBlock, 1)

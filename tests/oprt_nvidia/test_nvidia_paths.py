@@ -2,8 +2,8 @@
 
 - contiguous elementwise: one tile per block (kBlock x kUnroll packs), the last partial tile, the
   scalar head/tail of pointers sharing a misalignment, the all-scalar tiles of differing misalignments;
-- transpose: 64 x 64 tiles in every dtype (128 x 64 for 2-byte pairs), partial edge tiles, batched, 2-byte
-  element pairs and the views that cannot take them;
+- transpose: 64 x 64 tiles in every dtype (128 x 64 for 2-byte pairs on views of >= 8 waves of them), partial
+  edge tiles, batched, 2-byte element pairs and the views that cannot take them;
 - softmax fast rows (softmax_rows.cuh: contiguous aligned rows of one row stride, up to 16384 elements):
   every configuration of row packs (1..4096, full and partial rows), padded and reversed row strides;
 - softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
@@ -150,8 +150,8 @@ def test_transpose_pairs_wide(nvidia_backend, rng, dtype):
     "shape, offset, width",
     [
         ((130, 66), 0, None),  # even extents: element pairs (2-byte dtypes), partial edge tiles
-        ((300, 258), 0, None),  # pairs: two full 128-element tiles along x's unit-stride dim and a partial third
-        ((128, 256), 0, None),  # pairs: interior tiles only (128 x 64 for 2-byte pairs)
+        ((300, 258), 0, None),  # pairs: full and partial tiles along both dims
+        ((128, 256), 0, None),  # pairs: interior tiles only
         ((4, 70, 46), 0, None),  # batched pairs
         ((64, 68), 1, None),  # 2-byte misaligned start: element by element
         ((64, 68), 2, None),  # 4-byte aligned, not 16: pairs
