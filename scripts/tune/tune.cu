@@ -847,6 +847,8 @@ __global__ void __launch_bounds__(NT, MinB) redp_rows_kernel(T *__restrict__ out
     int64_t row = blockIdx.x, t = 0;
     if (row >= rows) return;
     uint4 q[U];
+    // ld<kNcNoAllocL2_256>'s load as asm volatile: a plain asm statement may be moved past bred's barriers, and the
+    // point here is that these loads are issued before them
     auto issue = [&](int64_t r, int64_t tt) {
         const uint4 *p = reinterpret_cast<const uint4 *>(x + r * L) + tt * (NT * U) + threadIdx.x;
 #pragma unroll
