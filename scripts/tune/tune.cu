@@ -887,6 +887,100 @@ __global__ void __launch_bounds__(NT, MinB) redp_rows_kernel(T *__restrict__ out
     }
 }
 
+// (session 18) reduce_sum over axis 0 read in row order: persistent blocks that take K whole rows at a time and keep
+// their column sums in registers (P packs of E floats a thread: a row is one trip, L * sizeof(T) == NT * P * 16). kDyn:
+// the next batch from an atomic counter (*ctr, zero at launch), so that the rows read at any moment are one band in
+// row order, as the hardware's block order gives tune's block-per-row kernel (95-96% of cudaMemcpy on 8192^2 f32
+// over the last axis, where the library's column kernel reads the same bytes at 87-88%); else the batches b,
+// b + grid, ... Each block leaves its L column sums in ws[blockIdx.x]; redc_finish_kernel adds the grid's rows.
+template <typename T, int NT, int P, int K, bool kDyn>
+__global__ void __launch_bounds__(NT) redc_rows_kernel(float *__restrict__ ws, int *__restrict__ ctr,
+                                                       const T *__restrict__ x, int64_t R, int64_t L) {
+    constexpr int E = 16 / sizeof(T);
+    __shared__ int s_row[2];
+    oprt_tune::allow_dependent_grid();
+    float acc[P][E] = {};
+    const int64_t row_packs = L / E;
+    const uint4 *px = reinterpret_cast<const uint4 *>(x) + threadIdx.x;
+    int64_t next = (int64_t)blockIdx.x * K;
+    int buf = 0;
+    if (kDyn) {
+        if (threadIdx.x == 0) s_row[0] = atomicAdd(ctr, K);
+        __syncthreads();
+    }
+    for (;;) {
+        const int64_t r0 = kDyn ? (int64_t)s_row[buf] : next;
+        if (r0 >= R) break;
+        if (kDyn) {
+            if (threadIdx.x == 0) s_row[buf ^ 1] = atomicAdd(ctr, K);  // the next batch, fetched under this one's loads
+        } else {
+            next += (int64_t)gridDim.x * K;
+        }
+        uint4 q[K][P];
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+#pragma unroll
+            for (int p = 0; p < P; ++p)
+                q[k][p] = r0 + k < R ? ld<kNcNoAllocL2_256>(px + (r0 + k) * row_packs + p * NT) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                float f[E];
+                unpack<T, E>(q[k][p], f);
+#pragma unroll
+                for (int e = 0; e < E; ++e) acc[p][e] += f[e];
+            }
+        if (kDyn) {
+            __syncthreads();  // s_row[buf ^ 1] written; every thread done with s_row[buf]
+            buf ^= 1;
+        }
+    }
+    float4 *pw = reinterpret_cast<float4 *>(ws + (int64_t)blockIdx.x * L);
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+#pragma unroll
+        for (int e = 0; e < E; e += 4)
+            pw[((int64_t)p * NT + threadIdx.x) * (E / 4) + e / 4] =
+                float4{acc[p][e], acc[p][e + 1], acc[p][e + 2], acc[p][e + 3]};
+}
+
+// The S partial rows of redc_rows_kernel added: a block of 32 x BY threads (1-D) a strip of 128 columns, BY partial rows a
+// trip; resets the counter (a programmatic dependent launch: it waits for the row kernel's grid).
+template <typename T, int BY>
+__global__ void __launch_bounds__(32 * BY) redc_finish_kernel(T *__restrict__ out, const float *__restrict__ ws,
+                                                              int *__restrict__ ctr, int64_t S, int64_t L) {
+    __shared__ float4 sm[BY][32];
+    oprt_tune::wait_for_prerequisite_grid();
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;  // 1-D blocks (launch_dependent)
+    const int64_t L4 = L / 4, c4 = (int64_t)blockIdx.x * 32 + tx;
+    const float4 *pw = reinterpret_cast<const float4 *>(ws) + c4;
+    float4 a{0.f, 0.f, 0.f, 0.f};
+    int64_t s = ty;
+    for (; s + 7 * BY < S; s += 8 * BY) {
+        float4 v[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) v[u] = pw[(s + u * BY) * L4];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) a.x += v[u].x, a.y += v[u].y, a.z += v[u].z, a.w += v[u].w;
+    }
+    for (; s < S; s += BY) {
+        const float4 v = pw[s * L4];
+        a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+    }
+    sm[ty][tx] = a;
+    __syncthreads();
+    if (ty == 0 && c4 < L4) {
+        for (int k = 1; k < BY; ++k) {
+            const float4 v = sm[k][tx];
+            a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+        }
+        T *po = out + c4 * 4;
+        po[0] = ff<T>(a.x), po[1] = ff<T>(a.y), po[2] = ff<T>(a.z), po[3] = ff<T>(a.w);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) *ctr = 0;
+}
+
 // ---- the library's kernels, through oprt.h -------------------------------------------------------
 #define CKO(x)                                                                                         \
     do {                                                                                               \
@@ -1788,6 +1882,82 @@ int main(int argc, char **argv) {
             for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true);
             CK(cudaFree(H));
         }
+    }
+    // session 18: reduce_sum over axis 0 read in row order (redc_rows_kernel): persistent blocks taking K whole rows at
+    // a time from an atomic counter (dyn) or in a fixed stride (static), the grid's partial rows added by
+    // redc_finish_kernel (a dependent launch); "no finishing kernel" times the row kernel alone (output wrong). The
+    // library's column kernel first; three runs of each group.
+    {
+        int *ctr = nullptr;
+        float *wsr = nullptr;
+        CK(cudaMalloc(&ctr, 4));
+        CK(cudaMemset(ctr, 0, 4));
+        CK(cudaMalloc(&wsr, (size_t)4 * g_sms * 16384 * 4));  // up to 4 blocks an SM x 16384 columns
+        auto redc = [&](auto *o, auto *x, int64_t R, int64_t L, auto kern, int nt, int p, int k, bool dyn, int g,
+                        bool fin) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            const int fit = occupancy_an_sm((const void *)kern, nt, 0), per = std::min(g, fit);
+            const unsigned grid = (unsigned)(per * g_sms);
+            char name[112];
+            snprintf(name, sizeof name, "rows order NT%d P%d K%d %s, %d an SM (%d fit)%s", nt, p, k, dyn ? "dyn" : "static",
+                     per, fit, fin ? "" : " no finishing kernel");
+            const T *xc = x;
+            Variant v{name, [=] {
+                kern<<<grid, nt>>>(wsr, ctr, xc, R, L);
+                if (fin)
+                    CK(oprt_tune::launch_dependent(redc_finish_kernel<T, 32>, (unsigned)(L / 128), 1024,
+                                                   (cudaStream_t)0, o, (const float *)wsr, ctr, (int64_t)grid, L));
+            }};
+            if (!fin && dyn) v.pre = [=] { CK(cudaMemsetAsync(ctr, 0, 4)); };
+            return v;
+        };
+        {
+            const char *title = "reduce_sum f32 8192x8192 axis 0 rows order s18";
+            if (!filter || matches_any(title, filter, true)) {
+                const int64_t R = 8192, L = 8192;
+                float *o = O, *x = A;
+                std::vector<Variant> vs = {lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0)};
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 1, true>, 256, 8, 1, true, 2, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 1, true>, 256, 8, 1, true, 3, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 2, true>, 256, 8, 2, true, 2, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, true>, 512, 4, 2, true, 1, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, true>, 512, 4, 2, true, 2, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 1024, 2, 4, true>, 1024, 2, 4, true, 1, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 2, false>, 256, 8, 2, false, 2, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, false>, 512, 4, 2, false, 2, true));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 2, true>, 256, 8, 2, true, 2, false));
+                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, true>, 512, 4, 2, true, 2, false));
+                for (int rep = 0; rep < 3; ++rep) run_group(title, (double)R * L * 4 + L * 4, peak, vs, O, L, 1e-4, filter);
+            }
+        }
+        for (int64_t R : {8192ll, 16384ll}) {
+            char title[96];
+            snprintf(title, sizeof title, "reduce_sum f16 %lldx%lld axis 0 rows order s18", (long long)R, (long long)R);
+            if (filter && !matches_any(title, filter, true)) continue;
+            const int64_t L = R;
+            __half *H = nullptr, *HO = reinterpret_cast<__half *>(O);
+            CK(cudaMalloc(&H, (size_t)R * L * 2));
+            fill_tiled(H, true, A, (int64_t)n, R * L);
+            std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {L}), tdesc(OPRT_DTYPE_F16, {R, L}), 0)};
+            if (R == 8192) {
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 2, true>, 256, 4, 2, true, 2, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 4, true>, 256, 4, 4, true, 2, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 128, 8, 2, true>, 128, 8, 2, true, 4, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 512, 2, 4, true>, 512, 2, 4, true, 2, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 2, false>, 256, 4, 2, false, 2, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 4, true>, 256, 4, 4, true, 2, false));
+            } else {
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 8, 1, true>, 256, 8, 1, true, 2, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 8, 2, true>, 256, 8, 2, true, 2, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 512, 4, 2, true>, 512, 4, 2, true, 1, true));
+                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 512, 4, 2, true>, 512, 4, 2, true, 2, true));
+            }
+            for (int rep = 0; rep < 3; ++rep)
+                run_group(title, (double)R * L * 2 + L * 2, peak, vs, O, L, 2e-3, filter, true);
+            CK(cudaFree(H));
+        }
+        CK(cudaFree(wsr));
+        CK(cudaFree(ctr));
     }
     // session 16, second round: the read floor after the bench's flush in one tile a block (the best of the first round)
     // by block size, loads in flight and load kind: which pattern pays least for the flush's write-back
