@@ -1090,6 +1090,7 @@ static void run_group(const char *title, double bytes, double peak, std::vector<
     const size_t elem = half_out ? 2 : 4;
     for (size_t i = 0; i < vs.size(); ++i) {
         CK(cudaMemset(out, 0xff, nout * elem));  // NaN: an unwritten element fails the check
+        if (vs[i].pre) vs[i].pre();  // (session 18) as before a timed run: e.g. a counter a variant needs zeroed
         vs[i].run();
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
@@ -1162,6 +1163,27 @@ static Variant lib_reduce(void *o, const void *x, oprt_tensor_desc_t tout, oprt_
     void *w = nullptr;
     if (ws) CK(cudaMalloc(&w, ws));
     return Variant{"library: oprt_reduce_sum", [=] { CKO(oprt_reduce_sum(d, w, ws, o, x, nullptr)); }};
+}
+
+// (session 18) A "rows order s18" variant: redc_rows_kernel<T, NT, P, K, kDyn> at up to g blocks an SM (as many as fit
+// below that), then, with fin, redc_finish_kernel as a dependent launch. ws: >= grid x L floats; ctr: the counter.
+template <typename T, int NT, int P, int K, bool kDyn>
+static Variant redc_variant(T *o, const T *x, int64_t R, int64_t L, int g, bool fin, float *ws, int *ctr) {
+    const int fit = occupancy_an_sm((const void *)redc_rows_kernel<T, NT, P, K, kDyn>, NT, 0), per = std::min(g, fit);
+    const unsigned grid = (unsigned)(per * g_sms);
+    char name[112];
+    snprintf(name, sizeof name, "rows order NT%d P%d K%d %s, %d an SM (%d fit)%s", NT, P, K, kDyn ? "dyn" : "static", per,
+             fit, fin ? "" : " no finishing kernel");
+    Variant v{name, [=] {
+        redc_rows_kernel<T, NT, P, K, kDyn><<<grid, NT>>>(ws, ctr, x, R, L);
+        if (fin)
+            CK(oprt_tune::launch_dependent(redc_finish_kernel<T, 32>, (unsigned)(L / 128), 1024, (cudaStream_t)0, o,
+                                           (const float *)ws, ctr, (int64_t)grid, L));
+    }};
+    // untimed, after the flush: a "no finishing kernel" variant leaves the counter at the end of the rows, and the
+    // variant timed after it (tune-s18-1.log: the first dyn variant of each group, 0.009 ms) read nothing
+    if (kDyn) v.pre = [=] { CK(cudaMemsetAsync(ctr, 0, 4)); };
+    return v;
 }
 
 #define SV(B, U, L, S, NIN, PERSIST)                                                                         \
@@ -1909,49 +1931,29 @@ int main(int argc, char **argv) {
     // session 18: reduce_sum over axis 0 read in row order (redc_rows_kernel): persistent blocks taking K whole rows at
     // a time from an atomic counter (dyn) or in a fixed stride (static), the grid's partial rows added by
     // redc_finish_kernel (a dependent launch); "no finishing kernel" times the row kernel alone (output wrong). The
-    // library's column kernel first; three runs of each group.
+    // library's column kernel first, then redc_variant's; three runs of each group.
     {
         int *ctr = nullptr;
         float *wsr = nullptr;
         CK(cudaMalloc(&ctr, 4));
         CK(cudaMemset(ctr, 0, 4));
         CK(cudaMalloc(&wsr, (size_t)4 * g_sms * 16384 * 4));  // up to 4 blocks an SM x 16384 columns
-        auto redc = [&](auto *o, auto *x, int64_t R, int64_t L, auto kern, int nt, int p, int k, bool dyn, int g,
-                        bool fin) {
-            using T = std::remove_pointer_t<decltype(o)>;
-            const int fit = occupancy_an_sm((const void *)kern, nt, 0), per = std::min(g, fit);
-            const unsigned grid = (unsigned)(per * g_sms);
-            char name[112];
-            snprintf(name, sizeof name, "rows order NT%d P%d K%d %s, %d an SM (%d fit)%s", nt, p, k, dyn ? "dyn" : "static",
-                     per, fit, fin ? "" : " no finishing kernel");
-            const T *xc = x;
-            Variant v{name, [=] {
-                kern<<<grid, nt>>>(wsr, ctr, xc, R, L);
-                if (fin)
-                    CK(oprt_tune::launch_dependent(redc_finish_kernel<T, 32>, (unsigned)(L / 128), 1024,
-                                                   (cudaStream_t)0, o, (const float *)wsr, ctr, (int64_t)grid, L));
-            }};
-            // untimed, after the flush: a "no finishing kernel" variant leaves the counter at the end of the rows, and the
-            // variant timed after it (tune-s18-1.log: the first dyn variant of each group, 0.009 ms) read nothing
-            if (dyn) v.pre = [=] { CK(cudaMemsetAsync(ctr, 0, 4)); };
-            return v;
-        };
         {
             const char *title = "reduce_sum f32 8192x8192 axis 0 rows order s18";
             if (!filter || matches_any(title, filter, true)) {
                 const int64_t R = 8192, L = 8192;
                 float *o = O, *x = A;
                 std::vector<Variant> vs = {lib_reduce(O, A, tdesc(OPRT_DTYPE_F32, {L}), tdesc(OPRT_DTYPE_F32, {R, L}), 0)};
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 1, true>, 256, 8, 1, true, 2, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 1, true>, 256, 8, 1, true, 3, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 2, true>, 256, 8, 2, true, 2, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, true>, 512, 4, 2, true, 1, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, true>, 512, 4, 2, true, 2, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 1024, 2, 4, true>, 1024, 2, 4, true, 1, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 2, false>, 256, 8, 2, false, 2, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, false>, 512, 4, 2, false, 2, true));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 256, 8, 2, true>, 256, 8, 2, true, 2, false));
-                vs.push_back(redc(o, x, R, L, redc_rows_kernel<float, 512, 4, 2, true>, 512, 4, 2, true, 2, false));
+                vs.push_back(redc_variant<float, 256, 8, 1, true>(o, x, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 256, 8, 1, true>(o, x, R, L, 3, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 256, 8, 2, true>(o, x, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 512, 4, 2, true>(o, x, R, L, 1, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 512, 4, 2, true>(o, x, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 1024, 2, 4, true>(o, x, R, L, 1, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 256, 8, 2, false>(o, x, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 512, 4, 2, false>(o, x, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<float, 256, 8, 2, true>(o, x, R, L, 2, false, wsr, ctr));
+                vs.push_back(redc_variant<float, 512, 4, 2, true>(o, x, R, L, 2, false, wsr, ctr));
                 for (int rep = 0; rep < 3; ++rep) run_group(title, (double)R * L * 4 + L * 4, peak, vs, O, L, 1e-4, filter);
             }
         }
@@ -1965,17 +1967,17 @@ int main(int argc, char **argv) {
             fill_tiled(H, true, A, (int64_t)n, R * L);
             std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {L}), tdesc(OPRT_DTYPE_F16, {R, L}), 0)};
             if (R == 8192) {
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 2, true>, 256, 4, 2, true, 2, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 4, true>, 256, 4, 4, true, 2, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 128, 8, 2, true>, 128, 8, 2, true, 4, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 512, 2, 4, true>, 512, 2, 4, true, 2, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 2, false>, 256, 4, 2, false, 2, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 4, 4, true>, 256, 4, 4, true, 2, false));
+                vs.push_back(redc_variant<__half, 256, 4, 2, true>(HO, H, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 256, 4, 4, true>(HO, H, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 128, 8, 2, true>(HO, H, R, L, 4, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 512, 2, 4, true>(HO, H, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 256, 4, 2, false>(HO, H, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 256, 4, 4, true>(HO, H, R, L, 2, false, wsr, ctr));
             } else {
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 8, 1, true>, 256, 8, 1, true, 2, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 256, 8, 2, true>, 256, 8, 2, true, 2, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 512, 4, 2, true>, 512, 4, 2, true, 1, true));
-                vs.push_back(redc(HO, H, R, L, redc_rows_kernel<__half, 512, 4, 2, true>, 512, 4, 2, true, 2, true));
+                vs.push_back(redc_variant<__half, 256, 8, 1, true>(HO, H, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 256, 8, 2, true>(HO, H, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 512, 4, 2, true>(HO, H, R, L, 1, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 512, 4, 2, true>(HO, H, R, L, 2, true, wsr, ctr));
             }
             for (int rep = 0; rep < 3; ++rep)
                 run_group(title, (double)R * L * 2 + L * 2, peak, vs, O, L, 2e-3, filter, true);
