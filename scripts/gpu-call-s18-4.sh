@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 18, call 4: the GPU suite at this session's commit (every nvidia test; memcheck + racecheck over the
-# tests of session 17's two paths: whole-trip rows and wide transposed pairs), the host overhead (last measured in session 14), and every op over
-# the default case set.
+# Session 18, call 4: the GPU suite at this session's commit (every nvidia test; memcheck + racecheck over the tests
+# of session 17's two paths: whole-trip rows and wide transposed pairs), the host overhead (last measured in session
+# 14), and every op over the default case set.
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s18-4.sh   (carry: [".whl"])
 set -u
 source scripts/gpu-call-lib.sh

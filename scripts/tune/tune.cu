@@ -1976,8 +1976,7 @@ int main(int argc, char **argv) {
             } else {
                 vs.push_back(redc_variant<__half, 256, 8, 1, true>(HO, H, R, L, 2, true, wsr, ctr));
                 vs.push_back(redc_variant<__half, 256, 8, 2, true>(HO, H, R, L, 2, true, wsr, ctr));
-                vs.push_back(redc_variant<__half, 512, 4, 2, true>(HO, H, R, L, 1, true, wsr, ctr));
-                vs.push_back(redc_variant<__half, 512, 4, 2, true>(HO, H, R, L, 2, true, wsr, ctr));
+                vs.push_back(redc_variant<__half, 512, 4, 2, true>(HO, H, R, L, 1, true, wsr, ctr));  // 1 fits
             }
             for (int rep = 0; rep < 3; ++rep)
                 run_group(title, (double)R * L * 2 + L * 2, peak, vs, O, L, 2e-3, filter, true);
