@@ -3208,6 +3208,30 @@ int main(int argc, char **argv) {
 #undef BD
 #undef CC
     }
+    // session 18: the axis-0 softmax's tail. The library over 16384 rows at widths around 256 strips of 128 bytes (16-bit
+    // 16384 columns, the bench's case; f32 8192), stepped by 4 strips (~a quarter of the 16-block clusters resident at
+    // once: 124 SMs x 2 / 16): if the last partial wave costs, the % moves with the strip count. Two runs.
+    for (int dt = 0; dt < 2; ++dt) {
+        char title[96];
+        snprintf(title, sizeof title, "softmax %s 16384xW axis 0 widths s18", dt ? "f16" : "f32");
+        if (filter && !matches_any(title, filter, true)) continue;
+        const int64_t R = 16384, step = dt ? 256 : 128, w0 = dt ? 16384 : 8192, wmax = w0 + 4 * step;
+        const int64_t es = dt ? 2 : 4;
+        void *X = nullptr, *Y = nullptr;
+        CK(cudaMalloc(&X, (size_t)(R * wmax * es)));
+        CK(cudaMalloc(&Y, (size_t)(R * wmax * es)));
+        fill_tiled(X, dt != 0, A, (int64_t)n, R * wmax);
+        for (int rep = 0; rep < 2; ++rep)
+            for (int k = -4; k <= 4; ++k) {
+                const int64_t W = w0 + k * step;
+                char t2[128];
+                snprintf(t2, sizeof t2, "%s: W %lld (%lld strips)", title, (long long)W, (long long)(W * es / 128));
+                std::vector<Variant> vs = {lib_softmax(Y, X, tdesc(dt ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, W}), 0)};
+                run_group(t2, 2.0 * R * W * es, peak, vs, O, 0, 0, filter);
+            }
+        CK(cudaFree(X));
+        CK(cudaFree(Y));
+    }
     printf("\ndone\n");
     return 0;
 }
