@@ -2516,7 +2516,12 @@ int main(int argc, char **argv) {
                                         Shape{"16384x8192 merge4 push spread", 16384, n / 16384},
                                         Shape{"16384x8192 f16 merge4 push balance", 16384, n / 16384},
                                         Shape{"16384x8192 merge4 push balance", 16384, n / 16384},
-                                        Shape{"16384x8192 pairs", 16384, n / 16384}}) {
+                                        Shape{"16384x8192 pairs", 16384, n / 16384},
+                                        // session 18 (tune-s18-6.log: 240 strips of 128 bytes 72.3%, 244 76.4%, 256
+                                        // 77.2%): the library's 16-bit shape at those widths, H refilled to fit them
+                                        Shape{"16384x15360 f16 merge4 push wide", 16384, 15360},
+                                        Shape{"16384x15616 f16 merge4 push wide", 16384, 15616},
+                                        Shape{"16384x16384 f16 merge4 push wide", 16384, 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
                     const bool group = strstr(sh.name, "group") != nullptr, f16 = strstr(sh.name, "f16") != nullptr;
@@ -2528,6 +2533,8 @@ int main(int argc, char **argv) {
                     if (const char *only = getenv("OPRT_TUNE_SHAPES"))
                         if (!matches_any(sh.name, only, false)) continue;
                     const bool push = strstr(sh.name, "push") != nullptr;  // session 12
+                    // session 18: shapes wider than H's 2^27 halves fill more of it (Bf's 2^28), tiled from A as before
+                    if (f16 && sh.L * sh.N > (int64_t)n) fill_tiled(H, true, A, (int64_t)n, sh.L * sh.N);
                     // session 13: merge 4 (the merge-3 and 4-lane shapes of tune-s13-{1,2}-timeline.log: code removed)
                     const bool merge4 = strstr(sh.name, "merge4") != nullptr;
                     // (written after session 13's last device call, run in session 14) the cluster scheduling
