@@ -3246,6 +3246,60 @@ int main(int argc, char **argv) {
         CK(cudaFree(X));
         CK(cudaFree(Y));
     }
+    // session 19: is the axis-0 softmax's 16-bit DRAM order held by its 128-byte row pieces? Diagnostics (wrong results
+    // by design, each segment normalised alone, no exchange, plain launches): the library's on-chip kernel (12 + 20 rows
+    // a thread, 256 threads, 128 KB a block) at 8, 16 and 32 lanes (128-, 256-, 512-byte strips; 1024-, 512-, 256-row
+    // segments) in strip order (a strip's segments one after another: what a design exchanging over all of a strip's
+    // rows must have), 8 lanes in groups of 4 strips (the 4 strips of a segment side by side), and in band order.
+    // f16 16384 x 16384 (the bench's case), % of cudaMemcpy with the softmax's bytes.
+    {
+        const char *title = "softmax f16 16384x16384 axis 0 wide diag s19";
+        if (!filter || matches_any(title, filter, true)) {
+            const int64_t R = 16384, N = 16384;
+            __half *X = nullptr, *Y = nullptr;
+            CK(cudaMalloc(&X, (size_t)(R * N * 2)));
+            CK(cudaMalloc(&Y, (size_t)(R * N * 2)));
+            fill_tiled(X, true, A, (int64_t)n, R * N);
+            // order 0: strip order; 1: band order; 2: groups of 4 strips, then segments, then groups
+            auto wd = [&](auto kern, int lanes, int order) {
+                const int64_t W = 8 * lanes, seg = (256 / lanes) * 32, nseg = R / seg, strips = N / W;
+                const int dyn = 20 * 256 * 16;
+                CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));  // untimed
+                char name[96];
+                snprintf(name, sizeof name, "diag lanes%d (%lld-byte strips, %lld-row segments) %s", lanes,
+                         (long long)(W * 2), (long long)seg,
+                         order == 0 ? "strip order" : order == 1 ? "band order" : "4-strip groups");
+                oprt_nv::ColsClusterArgs ca{seg, W, N, N, 1, seg, {}, 0};
+                if (order == 0) {
+                    ca.outer.ndim = 2;
+                    ca.outer.ext[0] = strips, ca.outer.ext[1] = nseg;
+                    ca.outer.stride[0][0] = ca.outer.stride[1][0] = W;
+                    ca.outer.stride[0][1] = ca.outer.stride[1][1] = seg * N;
+                } else if (order == 1) {
+                    ca.inner = N, ca.strips = strips;
+                    ca.outer.ndim = 1;
+                    ca.outer.ext[0] = nseg;
+                    ca.outer.stride[0][0] = ca.outer.stride[1][0] = seg * N;
+                } else {
+                    ca.outer.ndim = 3;
+                    ca.outer.ext[0] = strips / 4, ca.outer.ext[1] = nseg, ca.outer.ext[2] = 4;
+                    ca.outer.stride[0][0] = ca.outer.stride[1][0] = 4 * W;
+                    ca.outer.stride[0][1] = ca.outer.stride[1][1] = seg * N;
+                    ca.outer.stride[0][2] = ca.outer.stride[1][2] = W;
+                }
+                const unsigned grid = (unsigned)(nseg * strips);
+                return Variant{name, [=] { kern<<<grid, 256, dyn>>>(Y, X, ca, oprt_nv::ColsProbe{}); }};
+            };
+            auto k8 = oprt_nv::softmax_cols_onchip_kernel<__half, 8, 256, 12, 20, false, true>;
+            auto k16 = oprt_nv::softmax_cols_onchip_kernel<__half, 16, 256, 12, 20, false, true>;
+            auto k32 = oprt_nv::softmax_cols_onchip_kernel<__half, 32, 256, 12, 20, false, true>;
+            std::vector<Variant> v = {lib_softmax(Y, X, tdesc(OPRT_DTYPE_F16, {R, N}), 0), wd(k8, 8, 0), wd(k16, 16, 0),
+                                      wd(k32, 32, 0), wd(k8, 8, 2), wd(k8, 8, 1), wd(k32, 32, 1)};
+            for (int rep = 0; rep < 2; ++rep) run_group(title, 2.0 * R * N * 2, peak, v, O, 0, 0, filter);
+            CK(cudaFree(X));
+            CK(cudaFree(Y));
+        }
+    }
     printf("\ndone\n");
     return 0;
 }
