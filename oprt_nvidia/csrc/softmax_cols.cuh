@@ -44,6 +44,12 @@ struct ColsClusterArgs {
     int64_t nb = 0, chunk = 1, groups = 0;
     unsigned *ticket = nullptr;
     unsigned long long *slots = nullptr;
+    // kXSplit (session 19): clusters a strip (ncl); per cluster, in ticket order, a published flag and its W merged
+    // (max, sum) pairs; the ticket counter above (zeroed with the flags before each launch; null in tune's
+    // hardware-order variant: the cluster's index names its strip)
+    int64_t ncl = 1;
+    unsigned *flags = nullptr;
+    float2 *xpairs = nullptr;
 };
 
 // How the blocks covering one strip's axis exchange their (max, sum) pairs (softmax_cols_onchip_kernel):
@@ -53,6 +59,10 @@ enum ColsExchange : int {
     kXGroup = 2,    // no cluster: a strip's nb blocks (by ticket) through the workspace (session 10)
     kXPush = 3,     // a cluster, each block pushing its pairs into every block's shared memory by st.async,
                     // counted by an mbarrier: no cluster barrier at the exchange (session 12, ColsPush below)
+    kXSplit = 4,    // (session 19) a strip's axis split over ncl clusters: each cluster as kXPush, then the clusters
+                    // of a strip through the workspace (rank 0 publishes the cluster's pairs and a flag; every block
+                    // waits for the strip's other flags); a cluster's ticket, taken at its start, names its strip
+                    // and part, so that it waits only for clusters that run or will run (launch_cols_split)
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -197,7 +207,7 @@ template <int W, int kMaxNb = 16> struct alignas(16) ColsPush {
     unsigned long long bar;  // the mbarrier
 };
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void push_start(unsigned long long *bar, unsigned bytes) {
+__device__ __forceinline__ void push_init(unsigned long long *bar, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
@@ -205,7 +215,36 @@ __device__ __forceinline__ void push_start(unsigned long long *bar, unsigned byt
                      : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
+#endif
+}
+__device__ __forceinline__ void push_start(unsigned long long *bar, unsigned bytes) {
+    push_init(bar, bytes);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+// Writes v into rank r's copy of the shared variable at p (kXSplit's ticket broadcast)
+__device__ __forceinline__ void st_cluster_u32(const void *p, int r, unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned rd;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(smem_u32(p)), "r"(r));
+    asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(rd), "r"(v) : "memory");
+#endif
+}
+__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned *p) {
+    unsigned v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else
+    v = *(const volatile unsigned *)p;
+#endif
+    return v;
+}
+__device__ __forceinline__ void st_release_u32(unsigned *p, unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+    *(volatile unsigned *)p = v;
 #endif
 }
 // st.async of 16 bytes (two columns' pairs) into the same offset of rank r's shared memory, completing there on
@@ -256,7 +295,9 @@ constexpr int kMergeStamps = 1;  // the library: stamp 0 only, stored at once
         if ((i) == 0 && barrier_stamp != nullptr && t == 0) *barrier_stamp = globaltimer_ns(); \
     } while (0)
 #endif
-template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0, int kMaxNb = 16, bool kPush = false>
+// kReady (kXSplit): the cluster barrier that push_start arrives on was completed at the block's start.
+template <int kLanes, int kThreads, int V, bool kGlobal = false, int kMerge = 0, int kMaxNb = 16, bool kPush = false,
+          bool kReady = false>
 __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], ColsStats<kLanes * V, kThreads / kWarp> &st,
                                                  int nb, const ColsClusterArgs *ga = nullptr, int64_t g = 0,
                                                  int q = 0, unsigned long long *barrier_stamp = nullptr,
@@ -332,7 +373,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
         static_assert(W % 2 == 0, "two columns' pairs a push");
         __syncthreads();  // st.bm / st.bs written; st.wm read
         if (nb > 1) {     // a block alone reads its own st.bm / st.bs below (see ColsPush)
-            cluster_wait();  // push_start's arrive: every block's mbarrier is initialised
+            if constexpr (!kReady) cluster_wait();  // push_start's arrive: every block's mbarrier is initialised
             for (int i = t; i < nb * (W / 2); i += kThreads) {
                 const int r = i / (W / 2), c = i % (W / 2) * 2;
                 push_pairs(&push->pair[q][c], &push->bar, r,
@@ -660,7 +701,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     __shared__ ColsStats<W, kWarps> st;
     extern __shared__ uint4 held[];  // [kSmemRows][kThreads]
     const int t = threadIdx.x, lane = t % kLanes, rl = t / kLanes;
-    constexpr bool kPair = kX == kXPair, kGroup = kX == kXGroup, kPush = kX == kXPush;
+    constexpr bool kPair = kX == kXPair, kGroup = kX == kXGroup, kSplit = kX == kXSplit, kPush = kX == kXPush || kSplit;
     // kXPush's slots and mbarrier (a one-pair array otherwise: unused)
     __shared__ ColsPush<W, kPush ? kMaxNb : 1> push;
     int nb, q;
@@ -678,13 +719,27 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     } else {
         nb = cluster_blocks(), q = cluster_rank(), cid = (int64_t)blockIdx.x / nb;
     }
-    const int64_t sc = kPair ? cid / 2 : cid;  // kPair: clusters 2c, 2c + 1 share a strip
+    if constexpr (kSplit) {
+        // every block's mbarrier, then the cluster's ticket (rank 0 takes it and writes it into every rank's
+        // shared memory), then one cluster barrier for both: the ticket names the strip and part this cluster loads
+        __shared__ unsigned ctk;
+        if (nb > 1) push_init(&push.bar, (unsigned)(nb * W * sizeof(float2)));
+        if (a.ticket != nullptr && q == 0 && t == 0) {
+            const unsigned tk = atomicAdd(a.ticket, 1u);
+            for (int r = 0; r < nb; ++r) st_cluster_u32(&ctk, r, tk);
+        }
+        cluster_arrive();
+        cluster_wait();
+        if (a.ticket != nullptr) cid = ctk;
+    }
+    // kPair: clusters 2c, 2c + 1 share a strip; kSplit: clusters (tickets) a.ncl x s .. a.ncl x s + a.ncl - 1
+    const int64_t sc = kPair ? cid / 2 : kSplit ? cid / a.ncl : cid;
     const int64_t strip = sc % a.strips, o = sc / a.strips;
     int64_t off[2];
     a.outer.offsets(o, off);
     const int64_t col = strip * W + (int64_t)lane * V;
     const bool live_col = col < a.inner;  // inner % V == 0: a pack is all in or all out
-    const int64_t r0 = ((kPair ? (cid % 2) * nb : 0) + q) * a.seg, end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
+    const int64_t r0 = ((kPair ? (cid % 2) * nb : kSplit ? (cid % a.ncl) * nb : 0) + q) * a.seg, end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
     const T *px = x + off[0] + col + (r0 + rl) * a.xs;
     T *po = out + off[1] + col + (r0 + rl) * a.os;
     const int64_t xstep = RL * a.xs, ostep = RL * a.os;
@@ -693,7 +748,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     const int n = left < kRegRows + kSmemRows ? (int)left : kRegRows + kSmemRows;
     const uint64_t pol = kHint ? l2_policy(false) : 0;
     probe_stamp(probe, 0);
-    if constexpr (kPush)
+    if constexpr (kPush && !kSplit)
         if (nb > 1) push_start(&push.bar, (unsigned)(nb * W * sizeof(float2)));
 
     uint4 reg[kRegRows];
@@ -764,7 +819,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
     for (int e = 0; e < V; ++e) mt[e] = m[e];
     probe_stamp(probe, 2);
-    cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge, kMaxNb, kPush>(
+    cols_merge_stats<kLanes, kThreads, V, kGroup, kMerge, kMaxNb, kPush, kSplit>(
         m, s, st, nb, &a, cid, q, probe.barrier ? probe.barrier + kMergeStamps * blockIdx.x : nullptr, &push);
     if constexpr (!kGroup && !kPush) cluster_arrive();  // done with the other blocks' st.bm / st.bs
     __syncthreads();
@@ -793,6 +848,42 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
             st.gm[t] = cm, st.gi[t] = 1.f / cs;
         }
         __syncthreads();
+    }
+    if constexpr (kSplit) {
+        // the strip's clusters: rank 0 publishes this cluster's (max, sum) a column, then its flag (release); every
+        // block waits for the strip's other flags (acquire) and folds the a.ncl parts in part order, so that every
+        // cluster of the strip computes the same bits
+        const int64_t G = a.ncl, part = cid % G, base = cid - part;
+        if (G > 1) {
+            if (q == 0) {
+                if (t < W) {
+                    __stcg(&a.xpairs[cid * W + t], make_float2(st.gm[t], st.gs[t]));
+                    __threadfence();
+                }
+                __syncthreads();
+                if (t == 0) st_release_u32(&a.flags[cid], 1u);
+            }
+            if (t < G && t != part) {
+                const unsigned long long t0 = globaltimer_ns();
+                while (ld_acquire_u32(&a.flags[base + t]) == 0u) {
+                    __nanosleep(64);
+                    // 10 s: a cluster that never ran (the launcher's residency check rules it out); a trap fails
+                    // the launch where a hang would stop the process
+                    if (globaltimer_ns() - t0 > 10000000000ull) __trap();
+                }
+            }
+            __syncthreads();
+            if (t < W) {
+                float cm = -INFINITY, cs = 0.f;
+                for (int64_t j = 0; j < G; ++j) {
+                    const float2 p = j == part ? make_float2(st.gm[t], st.gs[t]) : __ldcg(&a.xpairs[(base + j) * W + t]);
+                    if (j == 0) cm = p.x, cs = p.y;
+                    else maxsum_merge_fast(cm, cs, p.x, p.y);
+                }
+                st.gm[t] = cm, st.gi[t] = 1.f / cs, st.gs[t] = cs;
+            }
+            __syncthreads();
+        }
     }
     probe_stamp(probe, 3);
     float inv[V];
@@ -1051,6 +1142,94 @@ bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
         kernel<<<(unsigned)(a.groups * nb), kThreads, dyn, stream>>>(out, x, a, probe);
         err = cudaGetLastError();
     }
+    why = err == cudaSuccess ? "" : cudaGetErrorString(err);
+    return err == cudaSuccess;
+}
+
+// ---- a strip's axis over several clusters (session 19) ---------------------------------------------------------
+// Session 19's diagnostics (tune-s19-1.log, f16 16384^2, each segment normalised alone, no exchange): 128-byte strips
+// read and write at 79% of cudaMemcpy in strip order, 256-byte strips at 86.6% (as band order), 512-byte at 80%.
+// A 256-byte strip of 16384 rows is 32 blocks of 512 rows (16 lanes x 256 threads x (12 + 20) rows, 128 KB):
+// more than a cluster holds, so launch_cols_split puts ncl clusters on a strip (kXSplit).
+// Workspace: the ticket counter (256 bytes), a flag a cluster (rounded up to 256 bytes), W (max, sum) pairs a
+// cluster; the counter and the flags are zeroed before each launch (one cudaMemsetAsync), the pairs are written
+// before their flag and never read before it.
+template <typename T, int kLanes> size_t cols_split_workspace(int64_t clusters) {
+    constexpr int W = kLanes * Pack<T>::N;
+    const size_t flags = ((size_t)clusters * sizeof(unsigned) + 255) / 256 * 256;
+    return kGroupTicketBytes + flags + (size_t)clusters * W * sizeof(float2);
+}
+// The clusters (cl blocks each, ncl a strip) and the workspace launch_cols_split needs for an axis of L rows (0:
+// the shape does not qualify); the launcher's arithmetic, for descriptor creation.
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows>
+size_t cols_split_workspace_for(int64_t L, int64_t inner, int64_t outer, int64_t ncl, int64_t *cl_out = nullptr) {
+    constexpr int V = Pack<T>::N, W = kLanes * V;
+    if (inner % V != 0 || L < 1 || inner < 1 || outer < 1 || ncl < 1) return 0;
+    const int64_t total = cols_onchip_blocks<kLanes, kThreads, kRegRows, kSmemRows>(L);
+    const int64_t cl = (total + ncl - 1) / ncl, strips = (inner + W - 1) / W;
+    if (cl > 16 || outer > 0x7fffffff / strips || outer * strips > 0x7fffffff / (ncl * cl)) return 0;
+    if (cl_out) *cl_out = cl;
+    return cols_split_workspace<T, kLanes>(outer * strips * ncl);
+}
+// Launches softmax_cols_onchip_kernel<..., kXSplit>: ncl clusters of cl = ceil(blocks / ncl) <= 16 blocks a strip,
+// blocks of at most RL * (kRegRows + kSmemRows) rows. The wait is safe as launch_cols_group's: a cluster's ticket
+// (taken at its start) names its strip and part, every ticket below the highest taken is a running or finished
+// cluster, and only the strip being ticketed waits on clusters not yet started (at most ncl - 1 of them), so a
+// device that holds ncl clusters at once (checked here through cudaOccupancyMaxActiveClusters) always has room for
+// the next ticket. ticket = false (tune only): the cluster's index names its strip (in-order dispatch assumed).
+// False (nothing launched, no error pending; cols_cluster_refusal() says why) where the build, the shape, the
+// workspace or the device does not allow it.
+template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, int kMerge = 4>
+bool launch_cols_split(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer, int64_t ncl,
+                       void *ws, size_t ws_size, bool ticket = true, ColsProbe probe = {}) {
+    constexpr int V = Pack<T>::N, W = kLanes * V;
+    constexpr int64_t RL = kThreads / kLanes;
+    const char *&why = cols_cluster_refusal();
+    why = "shape or device";
+    int64_t cl = 0;
+    const size_t need = cols_split_workspace_for<T, kLanes, kThreads, kRegRows, kSmemRows>(a.L, a.inner, outer, ncl, &cl);
+    if (!cluster_launch_supported() || need == 0) return false;
+    why = "workspace too small";
+    if (ws == nullptr || ws_size < need) return false;
+    a.seg = (a.L + ncl * cl - 1) / (ncl * cl);
+    a.seg = (a.seg + RL - 1) / RL * RL;  // <= a block's rows, a multiple of RL
+    a.strips = (a.inner + W - 1) / W;
+    a.stash = 0;
+    a.ncl = ncl;
+    const int64_t clusters = outer * a.strips * ncl;
+    a.ticket = ticket ? static_cast<unsigned *>(ws) : nullptr;
+    a.flags = reinterpret_cast<unsigned *>(static_cast<char *>(ws) + kGroupTicketBytes);
+    const size_t zeroed = kGroupTicketBytes + ((size_t)clusters * sizeof(unsigned) + 255) / 256 * 256;
+    a.xpairs = reinterpret_cast<float2 *>(static_cast<char *>(ws) + zeroed);
+    auto kernel = softmax_cols_onchip_kernel<T, kLanes, kThreads, kRegRows, kSmemRows, false, true, kXSplit, kMerge>;
+    static int built = 0;
+    why = "not built for sm_90";
+    if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
+    const size_t dyn = (size_t)kSmemRows * kThreads * 16;
+    static int allowed16[kAttrDevices], allowed[kAttrDevices];
+    cudaError_t err = cudaSuccess;
+    if (cl > kMaxCluster)
+        err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1,
+                                      allowed16);
+    if (err == cudaSuccess && dyn > 48 * 1024)
+        err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn,
+                                      allowed);
+    int fit = 0;
+    if (err == cudaSuccess && ncl > 1) {
+        cudaLaunchAttribute attr[2];
+        const cudaLaunchConfig_t cfg = cluster_config(clusters * cl, kThreads, cl, dyn, stream, attr);
+        err = cudaOccupancyMaxActiveClusters(&fit, (const void *)kernel, &cfg);
+    }
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        why = cudaGetErrorString(err);
+        return false;
+    }
+    why = "too few resident clusters";
+    if (ncl > 1 && fit < ncl) return false;
+    err = cudaMemsetAsync(ws, 0, zeroed, stream);
+    if (err == cudaSuccess) err = launch_clusters(kernel, clusters * cl, kThreads, cl, dyn, stream, out, x, a, probe);
+    if (err != cudaSuccess) (void)cudaGetLastError();
     why = err == cudaSuccess ? "" : cudaGetErrorString(err);
     return err == cudaSuccess;
 }

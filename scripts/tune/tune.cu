@@ -3300,6 +3300,58 @@ int main(int argc, char **argv) {
             CK(cudaFree(Y));
         }
     }
+    // session 19: the axis over several clusters (launch_cols_split, kXSplit) at 256-byte strips, where the diagnostics
+    // above read 86.6%; the library in each group first (the check's reference). SPL(T, lanes, reg, smem, ncl, ticket).
+    {
+        void *sws = nullptr;
+        const size_t sws_size = 16u << 20;
+        CK(cudaMalloc(&sws, sws_size));
+        for (int cse = 0; cse < 4; ++cse) {
+            const bool half = cse != 1 && cse != 3;
+            const int64_t R = cse < 2 ? 16384 : 4096, N = R;
+            char title[96];
+            snprintf(title, sizeof title, "softmax %s %lldx%lld axis 0 split s19", half ? "f16" : "f32", (long long)R,
+                     (long long)N);
+            if (filter && !matches_any(title, filter, true)) continue;
+            void *X = nullptr, *Y = nullptr;
+            const int64_t es = half ? 2 : 4;
+            CK(cudaMalloc(&X, (size_t)(R * N * es)));
+            CK(cudaMalloc(&Y, (size_t)(R * N * es)));
+            fill_tiled(X, half, A, (int64_t)n, R * N);
+#define SPL(TY, LANES, RR, SR, NCL, TICKET)                                                                       \
+    Variant {                                                                                                     \
+        "split lanes" #LANES " reg" #RR " smem" #SR " ncl" #NCL " ticket" #TICKET, [=] {                          \
+            oprt_nv::ColsClusterArgs ca{R, N, N, N, 0, 0, {}};                                                    \
+            if (!oprt_nv::launch_cols_split<TY, LANES, 256, RR, SR>(nullptr, (TY *)Y, (const TY *)X, ca, 1, NCL, sws, \
+                                                                    sws_size, TICKET)) {                          \
+                static bool said = false;                                                                         \
+                if (!said) printf("  refused: split lanes%d ncl%d: %s\n", LANES, NCL, oprt_nv::cols_cluster_refusal()); \
+                said = true;                                                                                      \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+            std::vector<Variant> v = {lib_softmax(Y, X, tdesc(half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, N}), 0)};
+            if (half && R == 16384)
+                v.insert(v.end(), {SPL(__half, 16, 12, 20, 2, true), SPL(__half, 16, 12, 20, 2, false),
+                                   SPL(__half, 16, 12, 20, 4, true), SPL(__half, 8, 12, 20, 2, true),
+                                   SPL(__half, 16, 16, 16, 2, true)});
+            else if (half)
+                v.insert(v.end(), {SPL(__half, 16, 12, 20, 1, true), SPL(__half, 16, 12, 20, 2, true),
+                                   SPL(__half, 8, 12, 20, 1, true)});
+            else if (R == 16384)
+                v.insert(v.end(), {SPL(float, 16, 16, 16, 2, true), SPL(float, 16, 16, 16, 4, true),
+                                   SPL(float, 8, 16, 16, 1, true), SPL(float, 16, 12, 20, 2, true)});
+            else
+                v.insert(v.end(), {SPL(float, 16, 16, 16, 1, true), SPL(float, 16, 16, 16, 2, true)});
+#undef SPL
+            for (int rep = 0; rep < 2; ++rep)
+                run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5, filter,
+                          half, true);
+            CK(cudaFree(X));
+            CK(cudaFree(Y));
+        }
+        CK(cudaFree(sws));
+    }
     printf("\ndone\n");
     return 0;
 }
