@@ -2521,7 +2521,11 @@ int main(int argc, char **argv) {
                                         // 77.2%): the library's 16-bit shape at those widths, H refilled to fit them
                                         Shape{"16384x15360 f16 merge4 push wide", 16384, 15360},
                                         Shape{"16384x15616 f16 merge4 push wide", 16384, 15616},
-                                        Shape{"16384x16384 f16 merge4 push wide", 16384, 16384}}) {
+                                        Shape{"16384x16384 f16 merge4 push wide", 16384, 16384},
+                                        // session 19 (tune-s19-2.log): a strip's axis over two clusters (kXSplit) at
+                                        // 256-byte strips (56.9%) and 128-byte strips (67.9%), against 77% (above)
+                                        Shape{"16384x16384 f16 split lanes16", 16384, 16384},
+                                        Shape{"16384x16384 f16 split lanes8", 16384, 16384}}) {
                     oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
                     const bool group = strstr(sh.name, "group") != nullptr, f16 = strstr(sh.name, "f16") != nullptr;
@@ -2546,7 +2550,14 @@ int main(int argc, char **argv) {
                     // policy "spread"
                     const bool spread = strstr(sh.name, "spread") != nullptr;
                     const bool balance = strstr(sh.name, "balance") != nullptr;  // session 14
+                    const bool split = strstr(sh.name, "split") != nullptr;  // session 19
                     auto launch = [&](oprt_nv::ColsProbe pr) {
+                        if (split && strstr(sh.name, "lanes16"))
+                            return oprt_nv::launch_cols_split<__half, 16, 256, 12, 20>(nullptr, HO, H, ca, 1, 2, tws,
+                                                                                       tws_bytes, true, pr);
+                        if (split)
+                            return oprt_nv::launch_cols_split<__half, 8, 256, 12, 20>(nullptr, HO, H, ca, 1, 2, tws,
+                                                                                      tws_bytes, true, pr);
                         ClusterPolicyScope scope(spread    ? cudaClusterSchedulingPolicySpread
                                                  : balance ? cudaClusterSchedulingPolicyLoadBalancing
                                                            : cudaClusterSchedulingPolicyDefault);
