@@ -1316,6 +1316,22 @@ int main(int argc, char **argv) {
                 run_group(title, 2.0 * bytes, peak, vs, O, (size_t)elems, 0, filter, half);
         }
     }
+    // session 19: the library's contiguous copy against the driver's (torch's copy_ of contiguous same-dtype tensors is
+    // cudaMemcpyAsync) from 2 to 512 MiB, 16-bit elements (the bench's default set runs the driver 0.3-1.7% ahead at
+    // 2-64 MiB; the large set's 512 MiB f32 runs the library 1.1% ahead); three runs
+    for (int64_t mib : {2, 4, 8, 16, 32, 64, 128, 256, 512}) {
+        char title[96];
+        snprintf(title, sizeof title, "copy f16 %lld MiB sizes s19", (long long)mib);
+        if (filter && !matches_any(title, filter, true)) continue;
+        const int64_t bytes = mib << 20, elems = bytes / 2;
+        const oprt_tensor_desc_t td = tdesc(OPRT_DTYPE_F16, {elems});
+        void *dst = O;
+        const void *src = A;
+        std::vector<Variant> vs = {lib_copy(O, A, td, td, "oprt_copy f16"), Variant{"cudaMemcpyAsync D2D", [=] {
+                                       CK(cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice));
+                                   }}};
+        for (int rep = 0; rep < 3; ++rep) run_group(title, 2.0 * bytes, peak, vs, O, rep == 0 ? (size_t)elems : 0, 0, filter, true);
+    }
     // softmax, 512 MiB of f32 in every shape
     {
         float *o = O;
