@@ -27,6 +27,7 @@
 #include "softmax_persist.cuh"  // tune-only: persistent on-chip clusters, loads overlapping writes (session 7; run in 8)
 #include "softmax_slab.cuh"  // tune-only: two passes over L2-sized column slabs, persistent (session 8)
 #include "softmax_pair.cuh"  // tune-only: two clusters of 8 a strip exchanging through global memory (session 8; run in 9)
+#include "softmax_split.cuh"  // tune-only: a strip over ticketed clusters exchanging through a workspace (session 19)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.

@@ -2,6 +2,7 @@
 
 - contiguous elementwise: one tile per block (kBlock x kUnroll packs), the last partial tile, the
   scalar head/tail of pointers sharing a misalignment, the all-scalar tiles of differing misalignments;
+  contiguous copies through cudaMemcpyAsync (up to 64 MiB) and, with OPRT_NVIDIA_COPY=kernel, the copy kernel;
 - transpose: 64 x 64 tiles in every dtype (128 x 64 for 2-byte pairs on views of >= 8 waves of them), partial
   edge tiles, batched, 2-byte element pairs and the views that cannot take them;
 - softmax fast rows (softmax_rows.cuh: contiguous aligned rows of one row stride, up to 16384 elements):
@@ -119,6 +120,21 @@ def test_contig_misaligned(nvidia_backend, rng, op, n, dtype, offsets):
     shapes = [(n,), (n,)] if op == "vector_add" else [(n,)]
     params = {"negative_slope": 0.25} if op == "relu" else {}
     _check_offsets(nvidia_backend, rng, op, shapes, params, dtype, offsets[0], offsets[1])
+
+
+# contiguous copies of up to 64 MiB go to cudaMemcpyAsync (session 19, elementwise.cu kDriverCopyMaxBytes);
+# OPRT_NVIDIA_COPY=kernel keeps them on the copy kernel: both, over tile edges and misaligned starts
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ["driver", "kernel"])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("n", [1, 9, 2051, 8193, (1 << 20) + 3])
+@pytest.mark.parametrize("offsets", [(0, 0), (1, 1), (1, 0), (0, 3)], ids=lambda o: f"in{o[0]}-out{o[1]}")
+def test_copy_driver_and_kernel(nvidia_backend, rng, monkeypatch, path, n, dtype, offsets):
+    if path == "kernel":
+        monkeypatch.setenv("OPRT_NVIDIA_COPY", "kernel")
+    else:
+        monkeypatch.delenv("OPRT_NVIDIA_COPY", raising=False)
+    _check_offsets(nvidia_backend, rng, "copy", [(n,)], {}, dtype, offsets[0], offsets[1])
 
 
 # ---- transpose -----------------------------------------------------------------------------------------
