@@ -3380,6 +3380,47 @@ int main(int argc, char **argv) {
         }
         CK(cudaFree(sws));
     }
+    // session 19: 256-byte strips in one cluster of 16 a strip: 512-thread blocks of 1024 rows (256 KB, one an SM), the
+    // library's pushed exchange (kXPush, merge 4). tune-s19-1.log: 256-byte strips read at 86.6% without exchange, 128-byte
+    // 79%; session 7 measured one 512-thread block an SM ~5 points below two 256-thread blocks (older exchange).
+    for (int cse = 0; cse < 2; ++cse) {
+        const bool half = cse == 0;
+        const int64_t R = 16384, N = 16384;
+        char title[96];
+        snprintf(title, sizeof title, "softmax %s %lldx%lld axis 0 big blocks s19", half ? "f16" : "f32", (long long)R,
+                 (long long)N);
+        if (filter && !matches_any(title, filter, true)) continue;
+        void *X = nullptr, *Y = nullptr;
+        const int64_t es = half ? 2 : 4;
+        CK(cudaMalloc(&X, (size_t)(R * N * es)));
+        CK(cudaMalloc(&Y, (size_t)(R * N * es)));
+        fill_tiled(X, half, A, (int64_t)n, R * N);
+#define BB(TY, LANES, NT, RR, SR)                                                                                 \
+    Variant {                                                                                                     \
+        "pushed lanes" #LANES " threads" #NT " reg" #RR " smem" #SR, [=] {                                        \
+            oprt_nv::ColsClusterArgs ca{R, N, N, N, 0, 0, {}};                                                    \
+            if (!oprt_nv::launch_cols_onchip<TY, LANES, NT, RR, SR, false, true, 4, oprt_nv::kXPush>(             \
+                    nullptr, (TY *)Y, (const TY *)X, ca, 1)) {                                                    \
+                static bool said = false;                                                                         \
+                if (!said) printf("  refused: lanes%d threads%d reg%d smem%d: %s\n", LANES, NT, RR, SR,             \
+                                  oprt_nv::cols_cluster_refusal());                                               \
+                said = true;                                                                                      \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+        std::vector<Variant> v = {lib_softmax(Y, X, tdesc(half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, N}), 0)};
+        if (half)
+            v.insert(v.end(), {BB(__half, 16, 512, 12, 20), BB(__half, 16, 512, 16, 16), BB(__half, 16, 512, 8, 24),
+                               BB(__half, 8, 512, 12, 20)});
+        else
+            v.insert(v.end(), {BB(float, 16, 512, 16, 16), BB(float, 16, 512, 12, 20), BB(float, 8, 512, 16, 16)});
+#undef BB
+        for (int rep = 0; rep < 2; ++rep)
+            run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5, filter,
+                      half, true);
+        CK(cudaFree(X));
+        CK(cudaFree(Y));
+    }
     printf("\ndone\n");
     return 0;
 }
