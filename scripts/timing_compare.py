@@ -12,9 +12,12 @@ interleaved in one process, a 16-bit copy of 2 MiB, 32 MiB and 256 MiB (the last
   torch other     ``out2.copy_(x2)`` on a second pair of torch tensors (another allocation)
   torch on nvidia torch's copy_ on torch views of the nvidia backend's buffers (zero-copy)
 
-each under two timings: "bench" (each backend's own events and cold flush, as oprt-bench: the nvidia backend's
-CompiledEvent and oprt_memset flush for the nvidia rows, torch's events and zero_ flush for the torch rows) and
-"torch" (torch's events and zero_ flush for all). It prints medians (us) and each row's ratio to "torch own".
+each under five timings: "bench" (each backend's own events and cold flush, as oprt-bench: the nvidia backend's
+CompiledEvent and oprt_memset flush for the nvidia rows, torch's events and zero_ flush for the torch rows), "torch"
+(torch's events and zero_ flush for all), "nv-ev" (the nvidia backend's events, torch's zero_ flush), "nv-fl"
+(torch's events, the nvidia backend's flush) and "fill" (torch's events, torch's fill_ of a changing byte: the
+nvidia flush's pattern through torch). It prints medians (us) and each row's ratio to "torch own" under the same
+timing.
 """
 
 from __future__ import annotations
@@ -61,12 +64,25 @@ def main() -> None:
             "torch other": (partial(o_t2.copy_, x_t2), "torch"),
             "torch on nvidia": (partial(o_tn.copy_, x_tn), "torch"),
         }
-        timings = ("bench", "torch")
+        timings = ("bench", "torch", "nv-ev", "nv-fl", "fill")
+        state = {"v": 0}
+
+        def fill(state=state) -> None:
+            state["v"] = state["v"] % 255 + 1
+            tflush.fill_(state["v"])
+
         ev = {
             "nvidia": (be.event(), be.event()),
             "torch": (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)),
         }
-        flush = {"nvidia": be.flush_cache, "torch": tflush.zero_}
+        flush = {"nvidia": be.flush_cache, "torch": tflush.zero_, "fill": fill}
+        # timing -> (whose events, whose flush); "bench": the run's own side for both
+        how = {
+            "torch": ("torch", "torch"),
+            "nv-ev": ("nvidia", "torch"),
+            "nv-fl": ("torch", "nvidia"),
+            "fill": ("torch", "fill"),
+        }
         for fn, _ in runs.values():
             fn()
         torch.cuda.synchronize()
@@ -74,13 +90,13 @@ def main() -> None:
         for _ in range(args.reps):
             for (r, t), samples in ms.items():
                 fn, side = runs[r]
-                who = side if t == "bench" else "torch"
-                e0, e1 = ev[who]
-                flush[who]()
+                evs, fl = (side, side) if t == "bench" else how[t]
+                e0, e1 = ev[evs]
+                flush[fl]()
                 e0.record()
                 fn()
                 e1.record()
-                if who == "torch":
+                if evs == "torch":
                     e1.synchronize()
                     samples.append(e0.elapsed_time(e1))
                 else:
