@@ -214,10 +214,15 @@ oprt_status_t oprt_memcpy(void *dst, const void *src, size_t bytes, oprt_memcpy_
     return cuda_status(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
 }
 
+// Enqueued on the legacy default stream, as cudaMemset on device memory is (it does not wait for the host either).
+// cudaMemsetAsync rather than cudaMemset since session 19: as oprt-bench's cold flush (2 x L2) the synchronous
+// call's memset made the op timed after it read ~0.2 us slower than after torch's zero_ or fill_, for either
+// backend's op (scripts/timing_compare.py, results/h200/tune/timing-compare-s19-9.log: a 2 MiB copy 4.96-4.99 us
+// against 4.86-4.90, 32 MiB 20.51 against 20.29-20.34); the mechanism was not found.
 oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
     if (bytes == 0) return OPRT_STATUS_SUCCESS;
     OPRT_CHECK_NOT_NULL(ptr);
-    return cuda_status(cudaMemset(ptr, value, bytes), "cudaMemset");
+    return cuda_status(cudaMemsetAsync(ptr, value, bytes, 0), "cudaMemsetAsync");
 }
 
 oprt_status_t oprt_stream_create(oprt_stream_t *stream) {
