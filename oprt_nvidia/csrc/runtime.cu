@@ -214,15 +214,31 @@ oprt_status_t oprt_memcpy(void *dst, const void *src, size_t bytes, oprt_memcpy_
     return cuda_status(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
 }
 
+namespace {
+__global__ void memset16_kernel(uint4 *__restrict__ p, uint4 v, size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = v;
+}
+}  // namespace
+
 // Enqueued on the legacy default stream, as cudaMemset on device memory is (it does not wait for the host either).
-// cudaMemsetAsync rather than cudaMemset since session 19: as oprt-bench's cold flush (2 x L2) the synchronous
-// call's memset made the op timed after it read ~0.2 us slower than after torch's zero_ or fill_, for either
-// backend's op (scripts/timing_compare.py, results/h200/tune/timing-compare-s19-9.log: a 2 MiB copy 4.96-4.99 us
-// against 4.86-4.90, 32 MiB 20.51 against 20.29-20.34); the mechanism was not found.
+// Since session 19 the 16-byte-aligned part is written by a kernel of 16-byte stores, the rest by cudaMemsetAsync:
+// as oprt-bench's cold flush (2 x L2) the driver's memset (cudaMemset or cudaMemsetAsync alike) made the op timed
+// after it read ~0.1-0.2 us slower than after torch's zero_ or fill_ (kernels), for either backend's op
+// (scripts/timing_compare.py; results/h200/tune/timing-compare-s19-{9,10}.log: a 2 MiB copy 4.96-4.99 us against
+// 4.86-4.90, 32 MiB 20.51 against 20.29-20.34); the mechanism was not found.
 oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
     if (bytes == 0) return OPRT_STATUS_SUCCESS;
     OPRT_CHECK_NOT_NULL(ptr);
-    return cuda_status(cudaMemsetAsync(ptr, value, bytes, 0), "cudaMemsetAsync");
+    size_t head = 0;
+    if (oprt_common::aligned16(ptr) && bytes >= 16) {
+        const size_t n = bytes / 16;
+        const unsigned b = (unsigned)value & 0xffu, w = b * 0x01010101u;
+        memset16_kernel<<<oprt_nv::grid_for((int64_t)n, 256, 8), 256>>>(static_cast<uint4 *>(ptr), make_uint4(w, w, w, w), n);
+        OPRT_CHECK(oprt_nv::check_launch("oprt_memset kernel"));
+        head = n * 16;
+    }
+    if (head == bytes) return OPRT_STATUS_SUCCESS;
+    return cuda_status(cudaMemsetAsync(static_cast<char *>(ptr) + head, value, bytes - head, 0), "cudaMemsetAsync");
 }
 
 oprt_status_t oprt_stream_create(oprt_stream_t *stream) {

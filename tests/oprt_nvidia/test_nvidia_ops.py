@@ -187,6 +187,26 @@ def test_descriptor_reuse_across_buffers(nvidia_backend, rng, op, shapes, params
         assert result.ok, result.message
 
 
+# ---- oprt_memset: 16-byte stores by a kernel over the aligned part, the driver's memset for the rest (session 19)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("offset", [0, 1, 8, 15, 16])
+@pytest.mark.parametrize("nbytes", [1, 15, 16, 17, 31, 1000, 4096 + 7, (1 << 20) + 3])
+def test_memset_spans(nvidia_backend, rng, offset, nbytes):
+    """Exactly [offset, offset + nbytes) of a random buffer takes the byte (low 8 bits of the value); the rest stays."""
+    ffi, lib = nvidia_backend.ffi, nvidia_backend.lib
+    words = (offset + nbytes + 64) // 4
+    host = rng.integers(0, 256, 4 * words, dtype=np.uint8).view(np.float32)  # random bytes, carried as f32
+    buf = nvidia_backend.to_device(host)
+    value = 0x1A5  # 0xA5 in the low byte
+    nvidia_backend.check(lib.oprt_memset(ffi.cast("void *", buf.ptr + offset), value, nbytes))
+    got = np.asarray(nvidia_backend.to_host(buf)).view(np.uint8)
+    want = host.view(np.uint8).copy()
+    want[offset : offset + nbytes] = 0xA5
+    np.testing.assert_array_equal(got, want)
+
+
 # ---- more than 2^31 elements ----------------------------------------------------------------------------
 
 BIG_ROWS, BIG_COLS = (1 << 16) + 1, 1 << 15  # 2^31 + 2^15 elements of f16: 4 GiB
