@@ -1197,6 +1197,22 @@ static Variant redc_variant(T *o, const T *x, int64_t R, int64_t L, int g, bool 
         }                                                                                                    \
     }
 
+// (session 19) body(X, Y) over an R x R input tiled from src (f16 where half, else f32) and an output of its size, both
+// freed after; nothing where the filter does not name title.
+template <typename F>
+static void with_square(const char *title, const char *filter, bool half, int64_t R, const float *src, int64_t nsrc,
+                        F body) {
+    if (filter && !matches_any(title, filter, true)) return;
+    void *X = nullptr, *Y = nullptr;
+    const size_t bytes = (size_t)(R * R * (half ? 2 : 4));
+    CK(cudaMalloc(&X, bytes));
+    CK(cudaMalloc(&Y, bytes));
+    fill_tiled(X, half, src, nsrc, R * R);
+    body(X, Y);
+    CK(cudaFree(X));
+    CK(cudaFree(Y));
+}
+
 int main(int argc, char **argv) {
     const char *filter = argc > 1 ? argv[1] : nullptr;
     cudaDeviceProp prop;
@@ -3340,12 +3356,8 @@ int main(int argc, char **argv) {
             char title[96];
             snprintf(title, sizeof title, "softmax %s %lldx%lld axis 0 split s19", half ? "f16" : "f32", (long long)R,
                      (long long)N);
-            if (filter && !matches_any(title, filter, true)) continue;
-            void *X = nullptr, *Y = nullptr;
             const int64_t es = half ? 2 : 4;
-            CK(cudaMalloc(&X, (size_t)(R * N * es)));
-            CK(cudaMalloc(&Y, (size_t)(R * N * es)));
-            fill_tiled(X, half, A, (int64_t)n, R * N);
+            with_square(title, filter, half, R, A, (int64_t)n, [&](void *X, void *Y) {
 #define SPL(TY, LANES, RR, SR, NCL, TICKET)                                                                       \
     Variant {                                                                                                     \
         "split lanes" #LANES " reg" #RR " smem" #SR " ncl" #NCL " ticket" #TICKET, [=] {                          \
@@ -3358,25 +3370,24 @@ int main(int argc, char **argv) {
             }                                                                                                     \
         }                                                                                                         \
     }
-            std::vector<Variant> v = {lib_softmax(Y, X, tdesc(half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, N}), 0)};
-            if (half && R == 16384)
-                v.insert(v.end(), {SPL(__half, 16, 12, 20, 2, true), SPL(__half, 16, 12, 20, 2, false),
-                                   SPL(__half, 16, 12, 20, 4, true), SPL(__half, 8, 12, 20, 2, true),
-                                   SPL(__half, 16, 16, 16, 2, true)});
-            else if (half)
-                v.insert(v.end(), {SPL(__half, 16, 12, 20, 1, true), SPL(__half, 16, 12, 20, 2, true),
-                                   SPL(__half, 8, 12, 20, 1, true)});
-            else if (R == 16384)
-                v.insert(v.end(), {SPL(float, 16, 16, 16, 2, true), SPL(float, 16, 16, 16, 4, true),
-                                   SPL(float, 8, 16, 16, 1, true), SPL(float, 16, 12, 20, 2, true)});
-            else
-                v.insert(v.end(), {SPL(float, 16, 16, 16, 1, true), SPL(float, 16, 16, 16, 2, true)});
+                std::vector<Variant> v = {lib_softmax(Y, X, tdesc(half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, N}), 0)};
+                if (half && R == 16384)
+                    v.insert(v.end(), {SPL(__half, 16, 12, 20, 2, true), SPL(__half, 16, 12, 20, 2, false),
+                                       SPL(__half, 16, 12, 20, 4, true), SPL(__half, 8, 12, 20, 2, true),
+                                       SPL(__half, 16, 16, 16, 2, true)});
+                else if (half)
+                    v.insert(v.end(), {SPL(__half, 16, 12, 20, 1, true), SPL(__half, 16, 12, 20, 2, true),
+                                       SPL(__half, 8, 12, 20, 1, true)});
+                else if (R == 16384)
+                    v.insert(v.end(), {SPL(float, 16, 16, 16, 2, true), SPL(float, 16, 16, 16, 4, true),
+                                       SPL(float, 8, 16, 16, 1, true), SPL(float, 16, 12, 20, 2, true)});
+                else
+                    v.insert(v.end(), {SPL(float, 16, 16, 16, 1, true), SPL(float, 16, 16, 16, 2, true)});
 #undef SPL
-            for (int rep = 0; rep < 2; ++rep)
-                run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5, filter,
-                          half, true);
-            CK(cudaFree(X));
-            CK(cudaFree(Y));
+                for (int rep = 0; rep < 2; ++rep)
+                    run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5, filter,
+                              half, true);
+            });
         }
         CK(cudaFree(sws));
     }
@@ -3389,12 +3400,8 @@ int main(int argc, char **argv) {
         char title[96];
         snprintf(title, sizeof title, "softmax %s %lldx%lld axis 0 big blocks s19", half ? "f16" : "f32", (long long)R,
                  (long long)N);
-        if (filter && !matches_any(title, filter, true)) continue;
-        void *X = nullptr, *Y = nullptr;
         const int64_t es = half ? 2 : 4;
-        CK(cudaMalloc(&X, (size_t)(R * N * es)));
-        CK(cudaMalloc(&Y, (size_t)(R * N * es)));
-        fill_tiled(X, half, A, (int64_t)n, R * N);
+        with_square(title, filter, half, R, A, (int64_t)n, [&](void *X, void *Y) {
 #define BB(TY, LANES, NT, RR, SR)                                                                                 \
     Variant {                                                                                                     \
         "pushed lanes" #LANES " threads" #NT " reg" #RR " smem" #SR, [=] {                                        \
@@ -3408,18 +3415,17 @@ int main(int argc, char **argv) {
             }                                                                                                     \
         }                                                                                                         \
     }
-        std::vector<Variant> v = {lib_softmax(Y, X, tdesc(half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, N}), 0)};
-        if (half)
-            v.insert(v.end(), {BB(__half, 16, 512, 12, 20), BB(__half, 16, 512, 16, 16), BB(__half, 16, 512, 8, 24),
-                               BB(__half, 8, 512, 12, 20)});
-        else
-            v.insert(v.end(), {BB(float, 16, 512, 16, 16), BB(float, 16, 512, 12, 20), BB(float, 8, 512, 16, 16)});
+            std::vector<Variant> v = {lib_softmax(Y, X, tdesc(half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, N}), 0)};
+            if (half)
+                v.insert(v.end(), {BB(__half, 16, 512, 12, 20), BB(__half, 16, 512, 16, 16), BB(__half, 16, 512, 8, 24),
+                                   BB(__half, 8, 512, 12, 20)});
+            else
+                v.insert(v.end(), {BB(float, 16, 512, 16, 16), BB(float, 16, 512, 12, 20), BB(float, 8, 512, 16, 16)});
 #undef BB
-        for (int rep = 0; rep < 2; ++rep)
-            run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5, filter,
-                      half, true);
-        CK(cudaFree(X));
-        CK(cudaFree(Y));
+            for (int rep = 0; rep < 2; ++rep)
+                run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5, filter,
+                          half, true);
+        });
     }
     printf("\ndone\n");
     return 0;
