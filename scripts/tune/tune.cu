@@ -3392,8 +3392,8 @@ int main(int argc, char **argv) {
         CK(cudaFree(sws));
     }
     // session 19: 256-byte strips in one cluster of 16 a strip: 512-thread blocks of 1024 rows (256 KB, one an SM), the
-    // library's pushed exchange (kXPush, merge 4). tune-s19-1.log: 256-byte strips read at 86.6% without exchange, 128-byte
-    // 79%; session 7 measured one 512-thread block an SM ~5 points below two 256-thread blocks (older exchange).
+    // library's pushed exchange (kXPush, merge 4). tune-s19-1.log: 256-byte strips read at 86.6% without exchange,
+    // 128-byte 79%; session 7 measured one 512-thread block an SM ~5 points below two 256-thread blocks (older exchange).
     for (int cse = 0; cse < 2; ++cse) {
         const bool half = cse == 0;
         const int64_t R = 16384, N = 16384;
@@ -3423,8 +3423,8 @@ int main(int argc, char **argv) {
                 v.insert(v.end(), {BB(float, 16, 512, 16, 16), BB(float, 16, 512, 12, 20), BB(float, 8, 512, 16, 16)});
 #undef BB
             for (int rep = 0; rep < 2; ++rep)
-                run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5, filter,
-                          half, true);
+                run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5,
+                          filter, half, true);
         });
     }
     printf("\ndone\n");
