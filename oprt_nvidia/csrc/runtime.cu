@@ -225,7 +225,8 @@ __global__ void memset16_kernel(uint4 *__restrict__ p, uint4 v, size_t n) {
 // as oprt-bench's cold flush (2 x L2) the driver's memset (cudaMemset or cudaMemsetAsync alike) made the op timed
 // after it read ~0.1-0.2 us slower than after torch's zero_ or fill_ (kernels), for either backend's op
 // (scripts/timing_compare.py; results/h200/tune/timing-compare-s19-{9,10}.log: a 2 MiB copy 4.96-4.99 us against
-// 4.86-4.90, 32 MiB 20.51 against 20.29-20.34); the mechanism was not found.
+// 4.86-4.90, 32 MiB 20.51 against 20.29-20.34; with this kernel, timing-compare-s19-11.log: 4.83 and 20.32 us); the
+// mechanism was not found.
 oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
     if (bytes == 0) return OPRT_STATUS_SUCCESS;
     OPRT_CHECK_NOT_NULL(ptr);
@@ -233,7 +234,8 @@ oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
     if (oprt_common::aligned16(ptr) && bytes >= 16) {
         const size_t n = bytes / 16;
         const unsigned b = (unsigned)value & 0xffu, w = b * 0x01010101u;
-        memset16_kernel<<<oprt_nv::grid_for((int64_t)n, 256, 8), 256>>>(static_cast<uint4 *>(ptr), make_uint4(w, w, w, w), n);
+        const unsigned grid = oprt_nv::grid_for((int64_t)n, 256, 8);
+        memset16_kernel<<<grid, 256>>>(static_cast<uint4 *>(ptr), make_uint4(w, w, w, w), n);
         OPRT_CHECK(oprt_nv::check_launch("oprt_memset kernel"));
         head = n * 16;
     }

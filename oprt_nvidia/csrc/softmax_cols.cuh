@@ -62,8 +62,9 @@ enum ColsExchange : int {
     kXSplit = 4,    // (session 19) a strip's axis split over ncl clusters: each cluster as kXPush, then the clusters
                     // of a strip through the workspace (rank 0 publishes the cluster's pairs and a flag; every block
                     // waits for the strip's other flags); a cluster's ticket, taken at its start, names its strip
-                    // and part, so that it waits only for clusters that run or will run (tune only: launch_cols_split in
-                    // scripts/tune/softmax_split.cuh; slower than kXPush at every shape measured, session 19)
+                    // and part, so that it waits only for clusters that run or will run (tune only:
+                    // launch_cols_split in scripts/tune/softmax_split.cuh; slower than kXPush at every shape measured,
+                    // session 19)
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -740,7 +741,8 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     a.outer.offsets(o, off);
     const int64_t col = strip * W + (int64_t)lane * V;
     const bool live_col = col < a.inner;  // inner % V == 0: a pack is all in or all out
-    const int64_t r0 = ((kPair ? (cid % 2) * nb : kSplit ? (cid % a.ncl) * nb : 0) + q) * a.seg, end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
+    const int64_t r0 = ((kPair ? (cid % 2) * nb : kSplit ? (cid % a.ncl) * nb : 0) + q) * a.seg;
+    const int64_t end = r0 + a.seg < a.L ? r0 + a.seg : a.L;
     const T *px = x + off[0] + col + (r0 + rl) * a.xs;
     T *po = out + off[1] + col + (r0 + rl) * a.os;
     const int64_t xstep = RL * a.xs, ostep = RL * a.os;
@@ -877,7 +879,8 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
             if (t < W) {
                 float cm = -INFINITY, cs = 0.f;
                 for (int64_t j = 0; j < G; ++j) {
-                    const float2 p = j == part ? make_float2(st.gm[t], st.gs[t]) : __ldcg(&a.xpairs[(base + j) * W + t]);
+                    const float2 p =
+                        j == part ? make_float2(st.gm[t], st.gs[t]) : __ldcg(&a.xpairs[(base + j) * W + t]);
                     if (j == 0) cm = p.x, cs = p.y;
                     else maxsum_merge_fast(cm, cs, p.x, p.y);
                 }
