@@ -1142,6 +1142,10 @@ static Variant lib_copy(void *o, const void *x, oprt_tensor_desc_t to, oprt_tens
     CKO(oprt_create_copy_descriptor(&d, &to, &tx));
     return Variant{std::string("library: ") + what, [=] { CKO(oprt_copy(d, nullptr, 0, o, x, nullptr)); }};
 }
+// The driver's device-to-device copy of bytes (what torch's copy_ of contiguous tensors calls)
+static Variant driver_copy(void *dst, const void *src, size_t bytes) {
+    return Variant{"cudaMemcpyAsync D2D", [=] { CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }};
+}
 static Variant lib_add(void *o, const void *a, const void *b, oprt_tensor_desc_t t) {
     oprt_vector_add_descriptor_t d;
     CKO(oprt_create_vector_add_descriptor(&d, &t, &t, &t));
@@ -1319,12 +1323,8 @@ int main(int argc, char **argv) {
             if (filter && !matches_any(title, filter, true)) continue;
             const int64_t elems = bytes / (half ? 2 : 4), np = bytes / 16;
             const oprt_tensor_desc_t td = tdesc(half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {elems});
-            void *dst = O;
-            const void *src = A;
             std::vector<Variant> vs = {lib_copy(O, A, td, td, half ? "oprt_copy f16" : "oprt_copy f32"),
-                                       Variant{"cudaMemcpyAsync D2D", [=] {
-                                           CK(cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice));
-                                       }},
+                                       driver_copy(O, A, (size_t)bytes),
                                        SV(256, 1, kLdg, kStPlain, 1, 0), SV(256, 2, kLdg, kStPlain, 1, 0),
                                        SV(256, 4, kLdg, kStPlain, 1, 0), SV(128, 4, kLdg, kStPlain, 1, 0),
                                        SV(512, 1, kLdg, kStPlain, 1, 0), SV(1024, 1, kLdg, kStPlain, 1, 0),
@@ -1342,11 +1342,7 @@ int main(int argc, char **argv) {
         if (filter && !matches_any(title, filter, true)) continue;
         const int64_t bytes = mib << 20, elems = bytes / 2;
         const oprt_tensor_desc_t td = tdesc(OPRT_DTYPE_F16, {elems});
-        void *dst = O;
-        const void *src = A;
-        std::vector<Variant> vs = {lib_copy(O, A, td, td, "oprt_copy f16"), Variant{"cudaMemcpyAsync D2D", [=] {
-                                       CK(cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice));
-                                   }}};
+        std::vector<Variant> vs = {lib_copy(O, A, td, td, "oprt_copy f16"), driver_copy(O, A, (size_t)bytes)};
         for (int rep = 0; rep < 3; ++rep) run_group(title, 2.0 * bytes, peak, vs, O, rep == 0 ? (size_t)elems : 0, 0, filter, true);
     }
     // softmax, 512 MiB of f32 in every shape
@@ -3298,12 +3294,9 @@ int main(int argc, char **argv) {
     // f16 16384 x 16384 (the bench's case), % of cudaMemcpy with the softmax's bytes.
     {
         const char *title = "softmax f16 16384x16384 axis 0 wide diag s19";
-        if (!filter || matches_any(title, filter, true)) {
-            const int64_t R = 16384, N = 16384;
-            __half *X = nullptr, *Y = nullptr;
-            CK(cudaMalloc(&X, (size_t)(R * N * 2)));
-            CK(cudaMalloc(&Y, (size_t)(R * N * 2)));
-            fill_tiled(X, true, A, (int64_t)n, R * N);
+        const int64_t R = 16384, N = 16384;
+        with_square(title, filter, true, R, A, (int64_t)n, [&](void *Xv, void *Yv) {
+            __half *X = static_cast<__half *>(Xv), *Y = static_cast<__half *>(Yv);
             // order 0: strip order; 1: band order; 2: groups of 4 strips, then segments, then groups
             auto wd = [&](auto kern, int lanes, int order) {
                 const int64_t W = 8 * lanes, seg = (256 / lanes) * 32, nseg = R / seg, strips = N / W;
@@ -3340,9 +3333,7 @@ int main(int argc, char **argv) {
             std::vector<Variant> v = {lib_softmax(Y, X, tdesc(OPRT_DTYPE_F16, {R, N}), 0), wd(k8, 8, 0), wd(k16, 16, 0),
                                       wd(k32, 32, 0), wd(k8, 8, 2), wd(k8, 8, 1), wd(k32, 32, 1)};
             for (int rep = 0; rep < 2; ++rep) run_group(title, 2.0 * R * N * 2, peak, v, O, 0, 0, filter);
-            CK(cudaFree(X));
-            CK(cudaFree(Y));
-        }
+        });
     }
     // session 19: the axis over several clusters (launch_cols_split, kXSplit) at 256-byte strips, where the diagnostics
     // above read 86.6%; the library in each group first (the check's reference). SPL(T, lanes, reg, smem, ncl, ticket).
