@@ -220,6 +220,69 @@ ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs 
     }
 }
 
+// (session 20) 16-byte accesses on both sides: a thread loads a chunk of V = 16 / sizeof(T) elements along x's
+// unit-stride dim r (one LDG.128) and writes its V elements into V rows of a shared tile kept [r][c]; the store
+// phase reads a chunk of V elements along c from one tile row (one LDS.128) and writes it along out's c (one
+// STG.128). The tile's 16-byte chunks along c are swizzled by row (chunk j of row r at j ^ (r / V) % kChunksC),
+// so that the V scalar shared stores of a warp's threads at the same k (rows V * a + k, one chunk column) fall
+// in distinct bank groups and a row's chunks stay a permutation for the LDS.128s. Requires R, C, x_sc, o_sr and
+// every batch stride multiples of V and both pointers 16-byte aligned (ew_transpose_vec_ok); edge tiles check
+// whole chunks.
+template <typename T, int kTileR, int kTileC, int kMinBlocks, typename Op>
+__global__ void __launch_bounds__(kWarp * kTransposeRows, kMinBlocks)
+ew_transpose_vec_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs args, Op op) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int kThreads = kWarp * kTransposeRows;
+    constexpr int kChunksR = kTileR / V, kChunksC = kTileC / V;
+    static_assert(kChunksC > 0 && (kChunksC & (kChunksC - 1)) == 0, "chunks along c: a power of two");
+    static_assert(kThreads % kChunksR == 0 && kThreads % kChunksC == 0, "whole tile columns / rows a pass");
+    constexpr int kPasses = kTileR * kTileC / V / kThreads;
+    static_assert(kPasses * kThreads * V == kTileR * kTileC, "the block covers the tile in whole passes");
+    __shared__ __align__(16) T tile[kTileR][kTileC];
+    const int t = threadIdx.y * kWarp + threadIdx.x;
+    for (int64_t bi = blockIdx.z; bi < args.batch; bi += gridDim.z) {
+        int64_t off[2];
+        args.batch_idx.offsets(bi, off);
+        for (int64_t tr = blockIdx.y; tr < args.tiles_r; tr += gridDim.y) {
+            for (int64_t tc = blockIdx.x; tc < args.tiles_c; tc += gridDim.x) {
+                const int64_t r0 = tr * kTileR, c0 = tc * kTileC;
+                const bool full = r0 + kTileR <= args.R && c0 + kTileC <= args.C;
+                const T *xb = x + off[1] + r0 + c0 * args.x_sc;  // x at (r0, c0)
+                T *ob = out + off[0] + r0 * args.o_sr + c0;      // out at (r0, c0)
+                Pack<T> v[kPasses];
+#pragma unroll
+                for (int i = 0; i < kPasses; ++i) {  // every load of the thread before the first shared store
+                    const int q = t + i * kThreads, a = q % kChunksR, c = q / kChunksR;
+                    if (full || (r0 + V * a < args.R && c0 + c < args.C)) v[i] = load_pack(xb + V * a + c * args.x_sc);
+                }
+#pragma unroll
+                for (int i = 0; i < kPasses; ++i) {
+                    const int q = t + i * kThreads, a = q % kChunksR, c = q / kChunksR;
+                    const int col = ((c / V) ^ (a % kChunksC)) * V + c % V;  // rows V * a + k all have r / V == a
+#pragma unroll
+                    for (int k = 0; k < V; ++k) tile[V * a + k][col] = v[i].v[k];
+                }
+                __syncthreads();
+#pragma unroll
+                for (int i = 0; i < kPasses; ++i) {
+                    const int q = t + i * kThreads, j = q % kChunksC, r = q / kChunksC;
+                    if (full || (r0 + r < args.R && c0 + V * j < args.C)) {
+                        const uint4 sw = *reinterpret_cast<const uint4 *>(&tile[r][(j ^ ((r / V) % kChunksC)) * V]);
+                        Pack<T> w;
+                        memcpy(&w, &sw, 16);
+#pragma unroll
+                        for (int k = 0; k < V; ++k) w.v[k] = op(w.v[k], w.v[k]);
+                        uint4 raw;
+                        memcpy(&raw, &w, 16);
+                        *reinterpret_cast<uint4 *>(ob + r * args.o_sr + V * j) = raw;
+                    }
+                }
+                __syncthreads();
+            }
+        }
+    }
+}
+
 // ---- rows -----------------------------------------------------------------------------------
 struct RowsArgs {
     int64_t rows, C;

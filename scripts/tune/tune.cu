@@ -1137,6 +1137,12 @@ static void run_group(const char *title, double bytes, double peak, std::vector<
     fflush(stdout);
 }
 
+// (session 20) launches a transpose kernel of element type T (taken from the kernel's signature) on untyped buffers
+template <typename T, typename Op>
+static void launch_as(void (*kern)(T *, const T *, oprt_tune::TransposeArgs, Op), dim3 grid, dim3 block, void *o,
+                      const void *x, oprt_tune::TransposeArgs t) {
+    kern<<<grid, block>>>(static_cast<T *>(o), static_cast<const T *>(x), t, Op{});
+}
 static Variant lib_copy(void *o, const void *x, oprt_tensor_desc_t to, oprt_tensor_desc_t tx, const char *what) {
     oprt_copy_descriptor_t d;
     CKO(oprt_create_copy_descriptor(&d, &to, &tx));
@@ -2116,6 +2122,57 @@ int main(int argc, char **argv) {
             tv(oprt_tune::ew_transpose_kernel<__half, 64, 128, true, oprt_tune::CopyOp>, 64, 128, "pairs 64 x 128"),
             tv(oprt_tune::ew_transpose_kernel<__half, 64, 64, false, oprt_tune::CopyOp>, 64, 64, "elements 64 x 64")};
         for (int rep = 0; rep < 3; ++rep) run_group(title, 2.0 * R * R * 2, peak, vs, O, R * R / 2, 0, filter);
+    }
+    // session 20: 16-byte accesses on both sides of the tile (elementwise.cuh's ew_transpose_vec_kernel) in several
+    // tile shapes (r x c) and residencies, beside the library and the driver's contiguous copy of the same bytes
+    for (int64_t R : {4096ll, 8192ll, 16384ll}) {
+        for (int es : {2, 4}) {
+            if (es == 4 && R > 8192) continue;
+            char title[96];
+            snprintf(title, sizeof title, "transpose vec s20 %s %lldx%lld", es == 2 ? "f16" : "f32", (long long)R,
+                     (long long)R);
+            if (filter && !matches_any(title, filter, true)) continue;
+            void *X = es == 2 ? (void *)Bf : (void *)A;
+            if (es == 2) to_half_kernel<<<1024, 256>>>(reinterpret_cast<__half *>(Bf), A, R * R);
+            CK(cudaGetLastError());
+            oprt_tune::TransposeArgs ta{};
+            ta.R = R, ta.C = R, ta.x_sc = R, ta.o_sr = R, ta.batch = 1;
+            ta.batch_idx.ndim = 0;
+            // the kernel's element type from its output pointer: O and X as T
+            auto tv = [&](auto kern, int tr, int tc, const char *name) {
+                oprt_tune::TransposeArgs t = ta;
+                t.tiles_r = R / tr, t.tiles_c = R / tc;
+                const dim3 grid((unsigned)t.tiles_c, (unsigned)t.tiles_r, 1);
+                return Variant{name, [=] {
+                                   launch_as(kern, grid, dim3(32, oprt_tune::kTransposeRows), O, X, t);
+                               }};
+            };
+            std::vector<Variant> vs = {lib_copy(O, X, tdesc(es == 2 ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, R}),
+                                                tdesc(es == 2 ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, R}, {1, R}),
+                                                "oprt_copy, transposed view")};
+            using oprt_tune::ew_transpose_vec_kernel;
+            using oprt_tune::CopyOp;
+            if (es == 2) {
+                vs.push_back(tv(ew_transpose_vec_kernel<__half, 64, 64, 8, CopyOp>, 64, 64, "vec 64 x 64, 8 an SM"));
+                vs.push_back(tv(ew_transpose_vec_kernel<__half, 64, 64, 4, CopyOp>, 64, 64, "vec 64 x 64, 4 an SM"));
+                vs.push_back(tv(ew_transpose_vec_kernel<__half, 128, 64, 5, CopyOp>, 128, 64, "vec 128 x 64"));
+                vs.push_back(tv(ew_transpose_vec_kernel<__half, 64, 128, 5, CopyOp>, 64, 128, "vec 64 x 128"));
+                vs.push_back(tv(ew_transpose_vec_kernel<__half, 128, 128, 3, CopyOp>, 128, 128, "vec 128 x 128"));
+                vs.push_back(tv(ew_transpose_vec_kernel<__half, 32, 64, 8, CopyOp>, 32, 64, "vec 32 x 64"));
+            } else {
+                vs.push_back(tv(ew_transpose_vec_kernel<float, 32, 64, 8, CopyOp>, 32, 64, "vec 32 x 64"));
+                vs.push_back(tv(ew_transpose_vec_kernel<float, 64, 64, 5, CopyOp>, 64, 64, "vec 64 x 64"));
+                vs.push_back(tv(ew_transpose_vec_kernel<float, 32, 32, 8, CopyOp>, 32, 32, "vec 32 x 32"));
+                vs.push_back(tv(ew_transpose_vec_kernel<float, 64, 32, 8, CopyOp>, 64, 32, "vec 64 x 32"));
+                vs.push_back(tv(ew_transpose_vec_kernel<float, 32, 128, 5, CopyOp>, 32, 128, "vec 32 x 128"));
+            }
+            for (int rep = 0; rep < 2; ++rep) {
+                run_group(title, 2.0 * R * R * es, peak, vs, O, (size_t)(R * R * es / 4), 0, filter);
+                // the driver's contiguous copy of the same bytes: this size's own ceiling (a group of its own: not a
+                // transpose, so not checked against the first variant)
+                run_group(title, 2.0 * R * R * es, peak, {driver_copy(O, X, (size_t)(R * R * es))}, O, 0, 0, filter);
+            }
+        }
     }
     // 16-bit rows: softmax 32768 x 4096 and 524288 x 128, reduce_sum 8192 x 8192 axis -1 (f16; bf16 moves
     // the same bytes through the same code paths in the library)
