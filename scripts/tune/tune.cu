@@ -2123,8 +2123,9 @@ int main(int argc, char **argv) {
             tv(oprt_tune::ew_transpose_kernel<__half, 64, 64, false, oprt_tune::CopyOp>, 64, 64, "elements 64 x 64")};
         for (int rep = 0; rep < 3; ++rep) run_group(title, 2.0 * R * R * 2, peak, vs, O, R * R / 2, 0, filter);
     }
-    // session 20: 16-byte accesses on both sides of the tile (elementwise.cuh's ew_transpose_vec_kernel) in several
-    // tile shapes (r x c) and residencies, beside the library and the driver's contiguous copy of the same bytes
+    // session 20: 16-byte accesses on both sides of the tile (elementwise.cuh's ew_transpose_vec_kernel; call 1: tile
+    // shapes, tune-s20-1.log) and the pipelined form (ew_transpose_vec_pipe_kernel) in several tile shapes (r x c),
+    // residencies and grids, beside the library and the driver's contiguous copy of the same bytes
     for (int64_t R : {4096ll, 8192ll, 16384ll}) {
         for (int es : {2, 4}) {
             if (es == 4 && R > 8192) continue;
@@ -2150,21 +2151,33 @@ int main(int argc, char **argv) {
             std::vector<Variant> vs = {lib_copy(O, X, tdesc(es == 2 ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, R}),
                                                 tdesc(es == 2 ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {R, R}, {1, R}),
                                                 "oprt_copy, transposed view")};
+            // pipe: a 1-D grid of `blocks` blocks striding over the tiles (one tile's loads in flight during the
+            // previous tile's stores); blocks = 0: one block a tile pair
+            auto tp = [&](auto kern, int tr, int tc, int64_t blocks, const char *name) {
+                oprt_tune::TransposeArgs t = ta;
+                t.tiles_r = R / tr, t.tiles_c = R / tc;
+                if (blocks == 0) blocks = (t.tiles_r * t.tiles_c + 1) / 2;
+                return Variant{name, [=] { launch_as(kern, dim3((unsigned)blocks), dim3(32, oprt_tune::kTransposeRows), O, X, t); }};
+            };
             using oprt_tune::ew_transpose_vec_kernel;
+            using oprt_tune::ew_transpose_vec_pipe_kernel;
             using oprt_tune::CopyOp;
+            const int64_t sms = g_sms;
             if (es == 2) {
                 vs.push_back(tv(ew_transpose_vec_kernel<__half, 64, 64, 8, CopyOp>, 64, 64, "vec 64 x 64, 8 an SM"));
-                vs.push_back(tv(ew_transpose_vec_kernel<__half, 64, 64, 4, CopyOp>, 64, 64, "vec 64 x 64, 4 an SM"));
-                vs.push_back(tv(ew_transpose_vec_kernel<__half, 128, 64, 5, CopyOp>, 128, 64, "vec 128 x 64"));
-                vs.push_back(tv(ew_transpose_vec_kernel<__half, 64, 128, 5, CopyOp>, 64, 128, "vec 64 x 128"));
-                vs.push_back(tv(ew_transpose_vec_kernel<__half, 128, 128, 3, CopyOp>, 128, 128, "vec 128 x 128"));
-                vs.push_back(tv(ew_transpose_vec_kernel<__half, 32, 64, 8, CopyOp>, 32, 64, "vec 32 x 64"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<__half, 64, 64, 8, CopyOp>, 64, 64, sms * 8, "pipe 64 x 64, 8 an SM, 1 wave"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<__half, 64, 64, 8, CopyOp>, 64, 64, sms * 16, "pipe 64 x 64, 8 an SM, 2 waves"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<__half, 64, 64, 8, CopyOp>, 64, 64, 0, "pipe 64 x 64, 8 an SM, 2 tiles a block"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<__half, 64, 64, 6, CopyOp>, 64, 64, sms * 6, "pipe 64 x 64, 6 an SM, 1 wave"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<__half, 128, 64, 4, CopyOp>, 128, 64, sms * 4, "pipe 128 x 64, 4 an SM, 1 wave"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<__half, 32, 64, 8, CopyOp>, 32, 64, sms * 8, "pipe 32 x 64, 8 an SM, 1 wave"));
             } else {
-                vs.push_back(tv(ew_transpose_vec_kernel<float, 32, 64, 8, CopyOp>, 32, 64, "vec 32 x 64"));
                 vs.push_back(tv(ew_transpose_vec_kernel<float, 64, 64, 5, CopyOp>, 64, 64, "vec 64 x 64"));
-                vs.push_back(tv(ew_transpose_vec_kernel<float, 32, 32, 8, CopyOp>, 32, 32, "vec 32 x 32"));
-                vs.push_back(tv(ew_transpose_vec_kernel<float, 64, 32, 8, CopyOp>, 64, 32, "vec 64 x 32"));
-                vs.push_back(tv(ew_transpose_vec_kernel<float, 32, 128, 5, CopyOp>, 32, 128, "vec 32 x 128"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<float, 64, 64, 4, CopyOp>, 64, 64, sms * 4, "pipe 64 x 64, 4 an SM, 1 wave"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<float, 64, 64, 4, CopyOp>, 64, 64, 0, "pipe 64 x 64, 4 an SM, 2 tiles a block"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<float, 32, 64, 8, CopyOp>, 32, 64, sms * 8, "pipe 32 x 64, 8 an SM, 1 wave"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<float, 64, 32, 8, CopyOp>, 64, 32, sms * 8, "pipe 64 x 32, 8 an SM, 1 wave"));
+                vs.push_back(tp(ew_transpose_vec_pipe_kernel<float, 64, 32, 8, CopyOp>, 64, 32, sms * 16, "pipe 64 x 32, 8 an SM, 2 waves"));
             }
             for (int rep = 0; rep < 2; ++rep) {
                 run_group(title, 2.0 * R * R * es, peak, vs, O, (size_t)(R * R * es / 4), 0, filter);
