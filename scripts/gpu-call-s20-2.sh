@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 20, call 2: the pipelined form of call 1's kernel (ew_transpose_vec_pipe_kernel: the next tile's loads in flight during the current tile's stores)
-# (elementwise.cuh's ew_transpose_vec_kernel), "transpose vec s20": f16 4096^2 / 8192^2 / 16384^2 and f32 4096^2 /
-# 8192^2 in several tile shapes, beside the library and the driver's contiguous copy of the same bytes; two runs.
-# Run as: bash scripts/gpu-call-s20-1.sh   (carry: ["build/tune.bin"])
+# Session 20, call 2: the pipelined form of call 1's kernel (ew_transpose_vec_pipe_kernel: a 1-D grid striding over
+# the tiles, the next tile's loads in flight during the current tile's stores), "transpose vec s20": f16 4096^2 /
+# 8192^2 / 16384^2 and f32 4096^2 / 8192^2, beside the library, call 1's best one-tile form and the driver's
+# contiguous copy of the same bytes; two runs.
+# Run as: bash scripts/gpu-call-s20-2.sh   (carry: ["build/tune.bin"])
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
