@@ -28,6 +28,7 @@
 #include "softmax_slab.cuh"  // tune-only: two passes over L2-sized column slabs, persistent (session 8)
 #include "softmax_pair.cuh"  // tune-only: two clusters of 8 a strip exchanging through global memory (session 8; run in 9)
 #include "softmax_split.cuh"  // tune-only: a strip over ticketed clusters exchanging through a workspace (session 19)
+#include "transpose_vec.cuh"  // tune-only: transposes with 16-byte accesses on both sides of the tile (session 20)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -2123,7 +2124,7 @@ int main(int argc, char **argv) {
             tv(oprt_tune::ew_transpose_kernel<__half, 64, 64, false, oprt_tune::CopyOp>, 64, 64, "elements 64 x 64")};
         for (int rep = 0; rep < 3; ++rep) run_group(title, 2.0 * R * R * 2, peak, vs, O, R * R / 2, 0, filter);
     }
-    // session 20: 16-byte accesses on both sides of the tile (elementwise.cuh's ew_transpose_vec_kernel; call 1: tile
+    // session 20: 16-byte accesses on both sides of the tile (transpose_vec.cuh's ew_transpose_vec_kernel; call 1: tile
     // shapes, tune-s20-1.log) and the pipelined form (ew_transpose_vec_pipe_kernel) in several tile shapes (r x c),
     // residencies and grids, beside the library and the driver's contiguous copy of the same bytes
     for (int64_t R : {4096ll, 8192ll, 16384ll}) {
