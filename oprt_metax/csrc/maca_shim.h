@@ -58,7 +58,7 @@
 #define mcMalloc cudaMalloc
 #define mcFree cudaFree
 #define mcMemcpy cudaMemcpy
-#define mcMemset cudaMemset
+#define mcMemsetAsync cudaMemsetAsync
 #define mcMemcpyHostToDevice cudaMemcpyHostToDevice
 #define mcMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define mcMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
