@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Where the op API's host time goes: each piece of its fast path timed alone (issue 6's <= 10 us host overhead).
+
+    python scripts/host_profile.py [--backend nvidia] [--calls 20000]
+
+scripts/host_overhead.py times whole calls; this times the parts of one ``ops.relu(x, out=o)`` call with a prepared
+descriptor (oprt_core/ops.py's fast path), median nanoseconds over ``--calls`` calls each, timed in batches of 200
+(``time.perf_counter_ns`` around the batch, so the timer's own cost is not in the figure), GPU work synchronised
+between batches. With ``--backend numpy`` (no GPU, no cupy) it times the parts that do not launch, on CPU torch
+tensors. The first row, a pure-Python loop, says how fast this host's CPU is, so that figures from two hosts can be
+compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def per_call_ns(fn, calls: int, sync) -> float:
+    """Median over batches of 200 calls of the time per call, in ns, after one warm-up batch."""
+    batch = 200
+    for _ in range(batch):
+        fn()
+    sync()
+    per = []
+    for _ in range(max(1, calls // batch)):
+        t0 = time.perf_counter_ns()
+        for _ in range(batch):
+            fn()
+        per.append((time.perf_counter_ns() - t0) / batch)
+        sync()
+    return statistics.median(per)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="nvidia")
+    ap.add_argument("--calls", type=int, default=20000)
+    args = ap.parse_args()
+
+    import torch
+
+    import oprt_core.ops as ops
+    from oprt_core.plugins import get_registry
+
+    gpu = args.backend != "numpy"
+    reg = get_registry()
+    be = reg.get_backend(args.backend)
+    if gpu:
+        avail = be.availability()
+        if not avail.ok:
+            print(f"error: backend {args.backend!r} unavailable: {avail.reason}", file=sys.stderr)
+            return 2
+    dev = "cuda" if gpu else "cpu"
+    x = torch.rand(64, 128, device=dev) - 0.5
+    o = torch.empty(64, 128, device=dev)
+    params = {"negative_slope": 0.0}
+
+    def sync() -> None:
+        if gpu:
+            torch.cuda.synchronize()
+
+    def py_loop() -> int:
+        s = 0
+        for i in range(100):
+            s += i
+        return s
+
+    pieces = [
+        ("pure-Python loop of 100 adds (host speed)", py_loop),
+        ("empty Python call", lambda: None),
+        ("torch signature (_signature)", lambda: ops._signature(x)),
+        ("params key (_params_key)", lambda: ops._params_key(params)),
+        ("get_registry()", ops.get_registry),
+        ("fast key, one input (_fast_key)", lambda: ops._fast_key("relu", [x], params, args.backend, o)),
+    ]
+    if gpu:
+        import cupy as cp
+
+        xc, oc = cp.asarray(x), cp.asarray(o)
+        ops.relu(x, backend=args.backend, out=o)  # prepares the descriptor and fills the fast path's cache
+        key, out_ptr, in_ptrs = ops._fast_key("relu", [x], params, args.backend, o)
+        entry = ops._fast[key]
+        launcher = entry[1]
+        pieces += [
+            ("cupy signature (_signature)", lambda: ops._signature(xc)),
+            ("fast-path lookup (_fast.get)", lambda: ops._fast.get(key)),
+            ("backend check (registry.backends.get)", lambda: entry[0].backends.get(args.backend)),
+            ("launcher() (prepared buffers)", launcher),
+            ("launcher.launch_ptrs(out, [x]) (the fast path's launch)", lambda: launcher.launch_ptrs(out_ptr, in_ptrs)),
+            ("ops.relu(torch, out=) (the whole call)", lambda: ops.relu(x, backend=args.backend, out=o)),
+            ("ops.relu(cupy, out=) (the whole call)", lambda: ops.relu(xc, backend=args.backend, out=oc)),
+            ("torch.clamp_min(x, 0, out=o) (torch's own)", lambda: torch.clamp_min(x, 0.0, out=o)),
+        ]
+    print(f"backend {args.backend}, 64 x 128 f32, median ns per call over batches of 200 ({args.calls} calls)")
+    for name, fn in pieces:
+        print(f"{per_call_ns(fn, args.calls, sync):9.0f}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
