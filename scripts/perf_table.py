@@ -21,12 +21,16 @@ qualifies in f32 carries the same target in f16 and bf16):
 A row's case set comes from oprt_core's case sets when oprt_core imports (else `large` for tensors of
 >= 256 MiB, no speedup target otherwise). Rows without a target show "-" under "met". Without --all only
 rows with a target are listed. Exit status 0 either way (a report, not a gate).
+
+When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
+the figures come from: device, date, commit, case sets, flush, and the calibrated peak the % column is against.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import re
 import sys
@@ -194,6 +198,32 @@ def render(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
+    """One line from the run.json beside ``csv_path`` (None when there is none or it does not parse)."""
+    from pathlib import Path
+
+    try:
+        run = json.loads((Path(csv_path).parent / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(run, dict):
+        return None
+    be = (run.get("backends") or {}).get(backend) or {}
+    device = be.get("device") or (be.get("device_info") or {}).get("name") or "unknown device"
+    commit = str((run.get("git") or {}).get("commit") or "unknown")[:7]
+    when = str(run.get("started_utc") or "")[:16].replace("T", " ")
+    opts = run.get("options") or {}
+    measured = (be.get("peak") or {}).get("gbps")
+    if peak:
+        against = f"% of {peak:.0f} GB/s (--peak)"
+    elif isinstance(measured, (int, float)):
+        against = f"% of the calibrated copy peak, {measured:.0f} GB/s ({(be.get('peak') or {}).get('source', '')})"
+    else:
+        against = "% of peak as in the CSV"
+    return (f"{device}, {when} UTC, commit {commit}, cases {opts.get('cases', '?')}, flush {opts.get('flush', '?')}; "
+            f"{against}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", help="a run's results.csv")
@@ -210,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print(f"no rows of backend {args.backend!r} in {args.csv}", file=sys.stderr)
         return 0
+    line = provenance(args.csv, args.backend, args.peak)
+    if line:
+        print(line + "\n")
     print(render(rows))
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +42,20 @@ def test_targets_and_ties(tmp_path):
     assert "| 1.004 |" in lines[1] and lines[1].endswith("| yes |")
     assert lines[2].endswith("| no |")  # 91% < 95%
     assert "1 of 4 rows with a target meet it." in out
+
+
+def test_provenance_line_from_run_json(tmp_path):
+    """With the run's run.json beside the CSV, the table says device, commit, cases and the peak it is against."""
+    row = {"op": "copy", "case": "134217728", "shape": "134217728", "dtype": "f32", "backend": "nvidia",
+           "status": "ok", "gbps": "4100", "pct_of_peak": "97.3", "baseline": "torch", "speedup": "1.01"}
+    assert "commit" not in _table(tmp_path, [row]).splitlines()[0]  # no run.json: the table alone
+    (tmp_path / "run.json").write_text(json.dumps({
+        "git": {"commit": "f5068cac8b67ead34ba0be02bb97a14f084a112a"}, "started_utc": "2026-12-01T20:05:54+00:00",
+        "options": {"cases": "large", "flush": "dirty"},
+        "backends": {"nvidia": {"device": "NVIDIA H200", "peak": {"gbps": 4213.26, "source": "measured"}}}}))
+    first = _table(tmp_path, [row]).splitlines()[0]
+    assert first.startswith("NVIDIA H200, 2026-12-01 20:05 UTC, commit f5068ca, cases large, flush dirty")
+    assert "4213 GB/s (measured)" in first
+    assert "% of 4190 GB/s (--peak)" in _table(tmp_path, [row], "--peak", "4190").splitlines()[0]
+    (tmp_path / "run.json").write_text("{not json")
+    assert _table(tmp_path, [row]).splitlines()[0].startswith("| op |")  # a broken run.json: the table alone
