@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 21, call 5: split column reductions finished in the column kernel's own cooperative launch (reduce.cu
-# launch_cols, reduce_cols.cuh kCoop) instead of the finishing kernel. The reduce_sum path tests (the new test runs
+# Session 21, call 5, run at f084f10 (the change was reverted after it: docs/performance.md, "Session 21"): split
+# column reductions finished in the column kernel's own cooperative launch (reduce.cu launch_cols, reduce_cols.cuh
+# kCoop) instead of the finishing kernel. The reduce_sum path tests (the new test runs
 # both paths and compares them bit for bit), memcheck + racecheck over the new test, then large reduce_sum beside
 # torch, the same sweep on the finishing kernel (OPRT_NVIDIA_REDUCE_FINISH=kernel, nvidia only: the A/B in one
 # machine), and default reduce_sum beside torch.

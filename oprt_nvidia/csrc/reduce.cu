@@ -14,9 +14,6 @@
 //    at about one block an SM with 16 rows in flight a thread).
 //  - anything else: the rows kernel with strided loads (or an index decomposition over several reduced
 //    dims that do not merge).
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <new>
 
 #include "layout.cuh"
@@ -237,7 +234,6 @@ struct oprt_reduce_sum_descriptor {
     ColsArgs cols;
     int block_x, block_y;  // cols
     size_t workspace;
-    bool cols_one_launch;  // split columns may finish in the column kernel's own launch (launch_cols)
 };
 
 namespace {
@@ -386,64 +382,6 @@ template <typename T> bool trips_path(const oprt_reduce_sum_descriptor &d, const
     return true;
 }
 
-// Session 21: split columns whose blocks all fit on the device at once finish in the column kernel's own launch
-// (kCoop: a cooperative launch, a grid-wide barrier after the partial sums, the finishing pass over the whole grid)
-// instead of a second kernel; the finishing kernel was 3.6 us of 16384^2 f16 over axis 0's ~126 us under ncu (session
-// 16). The same sums in the same order either way (cols_finish), so the results are identical bit for bit.
-// OPRT_NVIDIA_REDUCE_FINISH=kernel (read when the descriptor is created) keeps the finishing kernel (tests, A/B).
-// Blocks an SM of the cooperative kernel, per device (cudaOccupancyMaxActiveBlocksPerMultiprocessor once, in
-// `cache`: 0 not asked yet, n + 1 for n); 0 where the device has no cooperative launch or a query fails.
-constexpr int kMaxCoopDevices = 64;
-
-inline int coop_blocks_per_sm(std::atomic<int> (&cache)[kMaxCoopDevices], const void *kernel, int threads) {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxCoopDevices) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    int v = cache[dev].load(std::memory_order_relaxed);
-    if (v == 0) {
-        int coop = 0, n = 0;
-        if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess)
-            n = 0;
-        (void)cudaGetLastError();
-        v = n + 1;
-        cache[dev].store(v, std::memory_order_relaxed);
-    }
-    return v - 1;
-}
-
-// Launches the column kernel; true when it also finished the split sums (the caller then launches no finishing
-// kernel). A cooperative launch the device refuses falls back to the plain kernel. Every block of the cols path has
-// kBlock threads (1-D, or bx x by with bx * by == kBlock).
-template <typename T, bool kVec, bool kRow, int kUnroll>
-bool launch_cols(bool one_launch, unsigned grid, dim3 block, cudaStream_t stream, T *out, float *w, const T *x,
-                 const ColsArgs &c) {
-    if (one_launch) {
-        static std::atomic<int> per_sm[kMaxCoopDevices];  // this instantiation's (static storage: zeros)
-        auto kernel = reduce_cols_kernel<T, kVec, kRow, false, false, kUnroll, true>;
-        const int64_t fit = (int64_t)coop_blocks_per_sm(per_sm, (const void *)kernel, (int)(block.x * block.y)) *
-                            device_limits().sm_count;
-        if ((int64_t)grid <= fit) {
-            cudaLaunchConfig_t cfg{};
-            cfg.gridDim = dim3(grid);
-            cfg.blockDim = block;
-            cfg.dynamicSmemBytes = 0;
-            cfg.stream = stream;
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeCooperative;
-            attr[0].val.cooperative = 1;
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
-            if (cudaLaunchKernelEx(&cfg, kernel, out, w, x, c) == cudaSuccess) return true;
-            (void)cudaGetLastError();  // refused (e.g. too large under MPS): the two-kernel path below
-        }
-    }
-    reduce_cols_kernel<T, kVec, kRow, false, false, kUnroll><<<grid, block, 0, stream>>>(out, w, x, c);
-    return false;
-}
-
 template <typename T>
 oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void *out_, const void *x_,
                             cudaStream_t stream) {
@@ -509,14 +447,12 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     cols_shape<T>(d, vec, c, bx, by, deep);
     dim3 block(bx, by);
     unsigned grid = grid_all(c.outer * c.tiles * c.splits, 1);
-    const bool one = c.splits > 1 && d.cols_one_launch;
-    bool finished = false;
-    if (deep) finished = launch_cols<T, true, true, kColWideUnroll>(one, grid, block, stream, out, w, x, c);
-    else if (vec && by == 1) finished = launch_cols<T, true, true, 8>(one, grid, block, stream, out, w, x, c);
-    else if (vec) finished = launch_cols<T, true, false, 8>(one, grid, block, stream, out, w, x, c);
+    if (deep) reduce_cols_kernel<T, true, true, false, false, kColWideUnroll><<<grid, block, 0, stream>>>(out, w, x, c);
+    else if (vec && by == 1) reduce_cols_kernel<T, true, true><<<grid, block, 0, stream>>>(out, w, x, c);
+    else if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
     else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));
-    if (c.splits > 1 && !finished) {
+    if (c.splits > 1) {
         OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_finish_kernel<T>, grid_for(c.outer * c.inner, kBlock),
                                                 kBlock, stream, out, (const float *)w, c),
                                "reduce_sum cols finishing kernel"));
@@ -540,8 +476,6 @@ oprt_status_t oprt_create_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t *de
         return st;
     }
     plan_reduce(d);
-    const char *finish = getenv("OPRT_NVIDIA_REDUCE_FINISH");
-    d->cols_one_launch = !(finish && strcmp(finish, "kernel") == 0);
     if (d->path == ReducePath::kCols) {
         st = dispatch_dtype(d->plan.dtype, [&](auto tag) {
             d->workspace = cols_workspace<decltype(tag)>(*d);

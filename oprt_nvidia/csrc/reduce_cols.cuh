@@ -5,7 +5,6 @@
 // library does not pick (as it does the softmax kernels); reduce.cu plans and launches it.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <type_traits>
 
 #include "common.cuh"
@@ -36,34 +35,6 @@ template <typename T> __device__ __forceinline__ void add_pack(float (&acc)[Pack
     }
 }
 
-// The finishing pass: outputs first, first + stride, ... < outer * inner, each the sum of its splits' partial
-// sums in ws (split order, so the result does not depend on which kernel runs it). Run by the finishing kernel, or
-// by the column kernel itself after its grid barrier (kCoop).
-template <typename T>
-__device__ __forceinline__ void cols_finish(T *__restrict__ out, const float *__restrict__ ws, const ColsArgs &a,
-                                            int64_t first, int64_t stride) {
-    const int64_t total = a.outer * a.inner;
-    for (int64_t i = first; i < total; i += stride) {
-        // 8 independent loads in flight (splits is up to ~2 x resident blocks / tiles; 16-32 for the 1-D blocks
-        // of 16384 columns): one thread an output, so each round trip is on the critical path
-        float acc[8] = {};
-        int64_t s = 0;
-        for (; s + 7 < a.splits; s += 8) {
-            float v[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) v[u] = ws[(s + u) * total + i];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) acc[u] += v[u];
-        }
-        for (; s < a.splits; ++s) acc[0] += ws[s * total + i];
-        const float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        const int64_t o = i / a.inner, col = i - o * a.inner;
-        int64_t off[2];
-        a.outer_idx.offsets(o, off);
-        out[off[1] + col * a.o_si] = from_f<T>(sum);
-    }
-}
-
 // kRow: 1-D blocks (blockDim.y == 1: a block's threads across kBlock packs of one row, kUnroll rows in
 // flight per thread) with plain __ldg loads, the configuration tune.cu measured on wide rows
 // (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
@@ -72,18 +43,14 @@ __device__ __forceinline__ void cols_finish(T *__restrict__ out, const float *__
 // kInterleave: split s sums rows s, s + splits, s + 2 splits, ... instead of the chunk [s * chunk, (s + 1) * chunk),
 // so that all blocks read one band of neighbouring rows at a time (one sweep of DRAM) instead of splits separate
 // streams; the workspace layout is the same (session 16). kUnroll: rows in flight a thread.
-// kCoop (session 21): split columns finished in the same launch: a grid-wide barrier (cooperative launch: every
-// block resident at once, launch_cols in reduce.cu checks that) after the partial sums, then cols_finish over the
-// whole grid, instead of the finishing kernel.
-template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false, int kUnroll = 8,
-          bool kCoop = false>
+template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false, int kUnroll = 8>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
     __shared__ float smem[kBlock * VV];
     // split columns: the finishing kernel (launch_dependent) may be scheduled now; it waits for this grid. Only
     // then: an early trigger would also release a caller's own programmatic launch after a whole reduction.
-    if (!kCoop && a.splits > 1) allow_dependent_grid();
+    if (a.splits > 1) allow_dependent_grid();
     const uint64_t pol = kEvictFirst ? l2_policy(false) : 0;
     const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
     const int64_t items = a.outer * a.tiles * a.splits;
@@ -156,18 +123,33 @@ reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
         }
         __syncthreads();
     }
-    if constexpr (kCoop) {
-        cooperative_groups::this_grid().sync();  // every split's partial sums written and visible
-        const int64_t threads = (int64_t)bx * by;
-        cols_finish(out, ws, a, (int64_t)blockIdx.x * threads + ty * bx + tx, (int64_t)gridDim.x * threads);
-    }
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kBlock)
 reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, ColsArgs a) {
     wait_for_prerequisite_grid();  // launched by launch_dependent: the column kernel's partial sums are in ws
-    cols_finish(out, ws, a, (int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x);
+    const int64_t total = a.outer * a.inner;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        // 8 independent loads in flight (splits is up to ~2 x resident blocks / tiles; 16-32 for the 1-D blocks
+        // of 16384 columns): one thread an output, so each round trip is on the critical path
+        float acc[8] = {};
+        int64_t s = 0;
+        for (; s + 7 < a.splits; s += 8) {
+            float v[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) v[u] = ws[(s + u) * total + i];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc[u] += v[u];
+        }
+        for (; s < a.splits; ++s) acc[0] += ws[s * total + i];
+        const float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        const int64_t o = i / a.inner, col = i - o * a.inner;
+        int64_t off[2];
+        a.outer_idx.offsets(o, off);
+        out[off[1] + col * a.o_si] = from_f<T>(sum);
+    }
 }
 
 }  // namespace oprt_nv

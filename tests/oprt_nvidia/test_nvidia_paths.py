@@ -25,8 +25,7 @@
   one block's segment;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, unsplit f32 rows of whole trips (a block
   per row at two an SM), split rows (block-wide finishing pass), split columns (4-way finishing pass), wide
-  columns in ~1 long 1-D block an SM (16 rows in flight); split columns finished in the column kernel's own
-  cooperative launch and, with OPRT_NVIDIA_REDUCE_FINISH=kernel, by the finishing kernel, bit for bit alike.
+  columns in ~1 long 1-D block an SM (16 rows in flight).
 """
 
 from __future__ import annotations
@@ -650,43 +649,6 @@ def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
     shape = (*outer, 5501 if outer else 16411, inner)
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "reduce_sum", [x], {"axis": len(outer), "keepdims": False}, dtype)
-
-
-# Split columns finish in the column kernel's own launch (session 21: a cooperative launch with a grid barrier, where
-# every block fits on the device at once) or, with OPRT_NVIDIA_REDUCE_FINISH=kernel, in the finishing kernel: both
-# against the reference, and the two bit for bit alike (the same sums in the same order)
-COLS_SPLIT = [
-    (200003, 8),  # narrow columns, 12 splits: a handful of blocks
-    (8192, 1024),  # 32 x 8 blocks, 16-byte packs
-    (20000, 130),  # no packs (scalar kernel: always the finishing kernel)
-    (1031, 32776),  # 1-D column blocks, two chunks, a partial tile
-    "wide",  # 16411 rows of 8200 (f32) / 16400 (16-bit): the wide 1-D blocks, 16 rows in flight, 8 chunks
-    (3, 2051, 4104),  # an outer dim
-]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ALL_DTYPES)
-@pytest.mark.parametrize("shape", COLS_SPLIT, ids=lambda s: s if isinstance(s, str) else "x".join(map(str, s)))
-def test_reduce_cols_one_launch_and_finishing_kernel(nvidia_backend, rng, monkeypatch, shape, dtype):
-    if shape == "wide":
-        shape = (16411, 8200 if dtype == "f32" else 16400)
-    x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
-    params = SPECS["reduce_sum"].validate_params({"axis": len(shape) - 2, "keepdims": False})
-    got = {}
-    for path in ("one launch", "kernel"):
-        if path == "kernel":
-            monkeypatch.setenv("OPRT_NVIDIA_REDUCE_FINISH", "kernel")
-        else:
-            monkeypatch.delenv("OPRT_NVIDIA_REDUCE_FINISH", raising=False)
-        out = nvidia_backend.empty(SPECS["reduce_sum"].output_shape([x.shape], params), dtype)
-        nvidia_backend.fill_nan(out)
-        nvidia_backend.prepare("reduce_sum", [nvidia_backend.to_device(x)], out, params)()
-        nvidia_backend.synchronize()
-        got[path] = nvidia_backend.to_host(out)
-        result = SPECS["reduce_sum"].check(got[path], [x], dtype, params)
-        assert result.ok, f"{path}: {result.message}"
-    np.testing.assert_array_equal(got["one launch"].view(np.uint8), got["kernel"].view(np.uint8))
 
 
 @pytest.mark.gpu
