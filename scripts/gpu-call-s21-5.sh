@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Session 21, call 5, run at f084f10 (the change was reverted after it: docs/performance.md, "Session 21"): split
 # column reductions finished in the column kernel's own cooperative launch (reduce.cu launch_cols, reduce_cols.cuh
-# kCoop) instead of the finishing kernel. The reduce_sum path tests (the new test runs
-# both paths and compares them bit for bit), memcheck + racecheck over the new test, then large reduce_sum beside
-# torch, the same sweep on the finishing kernel (OPRT_NVIDIA_REDUCE_FINISH=kernel, nvidia only: the A/B in one
-# machine), and default reduce_sum beside torch.
+# kCoop) instead of the finishing kernel. The reduce_sum path tests (the new test runs both paths and compares them
+# bit for bit), memcheck + racecheck over the new test, then large reduce_sum beside torch, the same sweep on the
+# finishing kernel (OPRT_NVIDIA_REDUCE_FINISH=kernel: the A/B on one machine; torch came along as oprt-bench's
+# default baseline, and the 60 s limit stopped it after 22 of 30 rows), and default reduce_sum beside torch.
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s21-5.sh   (carry: [".whl"])
 set -u
 source scripts/gpu-call-lib.sh
