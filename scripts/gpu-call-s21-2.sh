@@ -3,7 +3,7 @@
 # whose results did not land; the kernels are session 19's: 69985d8's driver copies, 5e79210's oprt_memset kernel as
 # the cold flush; reduce_sum and softmax were last swept over the large set in session 18, before both).
 # First the host overhead again (call 1's ran after the GPU suite: 9.9-11.6 us through the op API, torch's own calls
-# 8.0-9.8 us, ~1.3x session 18's on every path), then the sweep.
+# 8.0-9.8 us, 1.2-1.6x session 18's), then the sweep.
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s21-2.sh   (carry: [".whl"])
 set -u
 source scripts/gpu-call-lib.sh

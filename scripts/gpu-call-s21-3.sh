@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 21, call 3: where the op API's host time goes on the GPU host (scripts/host_profile.py: each piece of the
-# fast path alone; calls 1-2 read 10.2-11.6 us through the op API against 6.7-8.1 in session 18), then the whole MetaX
+# fast path alone; calls 1-2 read 9.9-11.6 us through the op API against 6.7-8.1 in session 18), then the whole MetaX
 # test suite under the nvcc-shim flavour (every test poisons its outputs through oprt_memset, a kernel since d5b9e5b).
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s21-3.sh   (carry: [".whl"])
 set -u

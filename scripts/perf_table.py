@@ -8,9 +8,9 @@ pct_of_peak, baseline, speedup; pct_of_peak may be empty) and prints, for every 
 op | case | dtype | GB/s | % of peak | speedup over the baseline (3 decimals: a 0.998 that misses
 >= 1.00 shows as such; 4 where 3 would round a miss up to its target, 0.9996) | target | met.
 
-% of peak: the CSV's pct_of_peak, or 100 * gbps / --peak when --peak is given (issue 6 counts against the
-calibrated device-to-device copy, e.g. --peak 4190 on the H200; the CSV's column may be against the
-datasheet figure). Targets (issue 6; tensor size = the first input's elements x 4 bytes, so a shape that
+% of peak: the CSV's pct_of_peak (oprt-bench's: against the run's calibrated device-to-device copy, what issue 6
+counts against; empty where a backend was not calibrated), or 100 * gbps / --peak when --peak is given (e.g.
+--peak 4190 on the H200). Targets (issue 6; tensor size = the first input's elements x 4 bytes, so a shape that
 qualifies in f32 carries the same target in f16 and bf16):
 - copy, vector_add, relu, contiguous, >= 256 MiB: >= 95% of peak;
 - reduce_sum over axis -1 or axis 0 of a 2-D contiguous tensor, >= 256 MiB: >= 95%;
@@ -208,16 +208,20 @@ def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
         return None
     if not isinstance(run, dict):
         return None
-    be = (run.get("backends") or {}).get(backend) or {}
-    device = be.get("device") or (be.get("device_info") or {}).get("name") or "unknown device"
-    commit = str((run.get("git") or {}).get("commit") or "unknown")[:7]
-    when = str(run.get("started_utc") or "")[:16].replace("T", " ")
-    opts = run.get("options") or {}
-    measured = (be.get("peak") or {}).get("gbps")
+
+    def obj(v: object) -> dict:  # a JSON object, or {} for anything else (a hand-edited or foreign run.json)
+        return v if isinstance(v, dict) else {}
+
+    be = obj(obj(run.get("backends")).get(backend))
+    device = be.get("device") or obj(be.get("device_info")).get("name") or "unknown device"
+    commit = str(obj(run.get("git")).get("commit") or "unknown")[:7]
+    when = str(run.get("started_utc") or "")[:16].replace("T", " ") or "unknown date"
+    opts = obj(run.get("options"))
+    measured = obj(be.get("peak")).get("gbps")
     if peak:
         against = f"% of {peak:.0f} GB/s (--peak)"
     elif isinstance(measured, (int, float)):
-        against = f"% of the calibrated copy peak, {measured:.0f} GB/s ({(be.get('peak') or {}).get('source', '')})"
+        against = f"% of the calibrated copy peak, {measured:.0f} GB/s ({obj(be.get('peak')).get('source', '')})"
     else:
         against = "% of peak as in the CSV"
     return (f"{device}, {when} UTC, commit {commit}, cases {opts.get('cases', '?')}, flush {opts.get('flush', '?')}; "

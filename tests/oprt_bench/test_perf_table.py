@@ -59,3 +59,6 @@ def test_provenance_line_from_run_json(tmp_path):
     assert "% of 4190 GB/s (--peak)" in _table(tmp_path, [row], "--peak", "4190").splitlines()[0]
     (tmp_path / "run.json").write_text("{not json")
     assert _table(tmp_path, [row]).splitlines()[0].startswith("| op |")  # a broken run.json: the table alone
+    # objects where lists or strings stand: still a line, never a traceback (_table asserts exit status 0)
+    (tmp_path / "run.json").write_text(json.dumps({"git": "abc", "backends": {"nvidia": "x"}, "options": [1]}))
+    assert _table(tmp_path, [row]).splitlines()[0].startswith("unknown device, unknown date UTC, commit unknown")
