@@ -2,7 +2,10 @@
 #   source scripts/gpu-call-lib.sh
 #   gpu_call_suite NAME 'PYTEST -k EXPRESSION'   # install, every nvidia test, memcheck + racecheck over
 #                                                # test_nvidia_paths.py -k EXPRESSION; logs into $OUT
+#                                                # (GPU_SUITE_SANITIZE: gpu-suite.sh's whole OPRT_SUITE_SANITIZE
+#                                                # spec instead, e.g. several groups)
 #   gpu_install                                  # install only
+#   gpu_host_overhead NAME                       # scripts/host_overhead.py, 5 rounds: $OUT/NAME.{csv,log}
 #   gpu_bench NAME TIMEOUT CASES OPS [ARGS...]   # an oprt-bench sweep beside torch (ARGS: more oprt-bench
 #                                                # options); prints its rows that miss a target (GPU_BENCH_SHOW:
 #                                                # another grep -E pattern for the perf table), $OUT/NAME.tar.gz
@@ -18,7 +21,7 @@ gpu_call_suite() {
     local name=$1 expr=$2
     OPRT_SUITE_TESTS=tests/oprt_nvidia OPRT_SUITE_STEP_TIMEOUT=${OPRT_SUITE_STEP_TIMEOUT:-200} \
         OPRT_SUITE_SANITIZERS="memcheck racecheck" \
-        OPRT_SUITE_SANITIZE="$name=tests/oprt_nvidia/test_nvidia_paths.py;-k;$expr" \
+        OPRT_SUITE_SANITIZE="${GPU_SUITE_SANITIZE:-$name=tests/oprt_nvidia/test_nvidia_paths.py;-k;$expr}" \
         bash scripts/gpu-suite.sh "$S/t" install test sanitize >/dev/null 2>&1
     cp "$S/t/pytest.log" "$OUT/pytest.log"
     cp "$S/t/summary.txt" "$OUT/summary-t.txt"
@@ -32,6 +35,11 @@ gpu_call_suite() {
 gpu_install() {
     bash scripts/gpu-suite.sh "$S/t" install >/dev/null 2>&1
     grep "==" "$S/t/summary.txt"
+}
+
+gpu_host_overhead() {
+    timeout 100 python scripts/host_overhead.py --rounds 5 --csv "$OUT/$1.csv" >"$OUT/$1.log" 2>&1
+    tail -n 7 "$OUT/$1.log"
 }
 
 gpu_bench() {

@@ -7,17 +7,9 @@
 set -u
 source scripts/gpu-call-lib.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
-OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia oprt_metax" OPRT_SUITE_TESTS=tests/oprt_nvidia \
-    OPRT_SUITE_STEP_TIMEOUT=300 OPRT_SUITE_SANITIZERS="memcheck racecheck" \
-    OPRT_SUITE_SANITIZE="s21=tests/oprt_nvidia/test_nvidia_ops.py;tests/oprt_nvidia/test_nvidia_paths.py;-k;\
+OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia oprt_metax" OPRT_SUITE_STEP_TIMEOUT=300 \
+    GPU_SUITE_SANITIZE="s21=tests/oprt_nvidia/test_nvidia_ops.py;tests/oprt_nvidia/test_nvidia_paths.py;-k;\
 memset_spans or copy_driver_and_kernel or transpose|s21-metax=tests/oprt_metax/test_metax_ops.py;-k;memset_spans" \
-    bash scripts/gpu-suite.sh "$S/t" install test sanitize >/dev/null 2>&1
-cp "$S/t/pytest.log" "$OUT/pytest.log"
-cp "$S/t/summary.txt" "$OUT/summary-t.txt"
-mkdir -p "$OUT/sanitizer"
-for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
-grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
-grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
-timeout 100 python scripts/host_overhead.py --rounds 5 --csv "$OUT/host-overhead-s21.csv" >"$OUT/host-overhead-s21.log" 2>&1
-tail -n 12 "$OUT/host-overhead-s21.log"
+    gpu_call_suite s21 ""
+gpu_host_overhead host-overhead-s21
 gpu_bench bench-default-s21 90 default all

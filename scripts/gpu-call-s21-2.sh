@@ -9,6 +9,5 @@ set -u
 source scripts/gpu-call-lib.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 gpu_install
-timeout 100 python scripts/host_overhead.py --rounds 5 --csv "$OUT/host-overhead-s21-2.csv" >"$OUT/host-overhead-s21-2.log" 2>&1
-tail -n 7 "$OUT/host-overhead-s21-2.log"
+gpu_host_overhead host-overhead-s21-2
 gpu_bench bench-large-s21 520 large all

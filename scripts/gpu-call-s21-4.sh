@@ -7,6 +7,5 @@ set -u
 source scripts/gpu-call-lib.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 gpu_install
-timeout 100 python scripts/host_overhead.py --rounds 5 --csv "$OUT/host-overhead-s21-4.csv" >"$OUT/host-overhead-s21-4.log" 2>&1
-tail -n 7 "$OUT/host-overhead-s21-4.log"
+gpu_host_overhead host-overhead-s21-4
 GPU_BENCH_SHOW="\| reduce_sum \||rows with" gpu_bench bench-large-reduce_sum-s21 200 large reduce_sum

@@ -34,6 +34,7 @@ import json
 import math
 import re
 import sys
+from pathlib import Path
 
 MIB = 1 << 20
 STREAMING = {"copy", "vector_add", "relu"}
@@ -200,8 +201,6 @@ def render(rows: list[dict]) -> str:
 
 def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
     """One line from the run.json beside ``csv_path`` (None when there is none or it does not parse)."""
-    from pathlib import Path
-
     try:
         run = json.loads((Path(csv_path).parent / "run.json").read_text())
     except (OSError, ValueError):
@@ -217,11 +216,12 @@ def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
     commit = str(obj(run.get("git")).get("commit") or "unknown")[:7]
     when = str(run.get("started_utc") or "")[:16].replace("T", " ") or "unknown date"
     opts = obj(run.get("options"))
-    measured = obj(be.get("peak")).get("gbps")
+    measured = obj(be.get("peak"))
+    gbps = measured.get("gbps")
     if peak:
         against = f"% of {peak:.0f} GB/s (--peak)"
-    elif isinstance(measured, (int, float)):
-        against = f"% of the calibrated copy peak, {measured:.0f} GB/s ({obj(be.get('peak')).get('source', '')})"
+    elif isinstance(gbps, (int, float)):
+        against = f"% of the calibrated copy peak, {gbps:.0f} GB/s ({measured.get('source', '')})"
     else:
         against = "% of peak as in the CSV"
     return (f"{device}, {when} UTC, commit {commit}, cases {opts.get('cases', '?')}, flush {opts.get('flush', '?')}; "
