@@ -73,26 +73,32 @@ def main() -> int:
         ("pure-Python loop of 100 adds (host speed)", py_loop),
         ("empty Python call", lambda: None),
         ("torch signature (_signature)", lambda: ops._signature(x)),
-        ("params key (_params_key)", lambda: ops._params_key(params)),
+        ("params key of run() (_params_key)", lambda: ops._params_key(params)),
+        ("params key of ops.relu (a float's 8 bytes)", lambda: ops._f64_bytes(0.0)),
         ("get_registry()", ops.get_registry),
-        ("fast key, one input (_fast_key)", lambda: ops._fast_key("relu", [x], params, args.backend, o)),
+        ("run()'s key, one input (_fast_key)", lambda: ops._fast_key("relu", [x], params, args.backend, o)),
     ]
     if gpu:
         import cupy as cp
 
         xc, oc = cp.asarray(x), cp.asarray(o)
-        ops.relu(x, backend=args.backend, out=o)  # prepares the descriptor and fills the fast path's cache
-        key, out_ptr, in_ptrs = ops._fast_key("relu", [x], params, args.backend, o)
+        ops.relu(x, backend=args.backend, out=o)  # prepares the descriptor and files the fast path's entry
+        (so, out_ptr), (sx, in_ptr) = ops._signature(o), ops._signature(x)
+        key = ("relu", args.backend, ops._f64_bytes(0.0), so, sx)  # ops.relu's key (ops._fast_launch)
         entry = ops._fast[key]
-        launcher = entry[1]
+        reg, launcher, backend, call = entry
         pieces += [
             ("cupy signature (_signature)", lambda: ops._signature(xc)),
             ("fast-path lookup (_fast.get)", lambda: ops._fast.get(key)),
-            ("backend check (registry.backends.get)", lambda: entry[0].backends.get(args.backend)),
+            ("registry and backend check", lambda: reg is ops.get_registry() and reg.backends.get(args.backend)
+             is backend),
             ("launcher() (prepared buffers)", launcher),
-            ("launcher.launch_ptrs(out, [x]) (the fast path's launch)", lambda: launcher.launch_ptrs(out_ptr, in_ptrs)),
+            ("launcher.launch_ptrs(out, [x])", lambda: launcher.launch_ptrs(out_ptr, [in_ptr])),
+            ("the entry's launch call(out, x) (the fast path's launch)", lambda: call(out_ptr, in_ptr)),
             ("ops.relu(torch, out=) (the whole call)", lambda: ops.relu(x, backend=args.backend, out=o)),
             ("ops.relu(cupy, out=) (the whole call)", lambda: ops.relu(xc, backend=args.backend, out=oc)),
+            ("ops.run('relu', [torch], out=) (the whole call)",
+             lambda: ops.run("relu", [x], params, backend=args.backend, out=o)),
             ("torch.clamp_min(x, 0, out=o) (torch's own)", lambda: torch.clamp_min(x, 0.0, out=o)),
         ]
     print(f"backend {args.backend}, 64 x 128 f32, median ns per call over batches of 200 ({args.calls} calls)")

@@ -273,3 +273,106 @@ def check_torch_inputs(name: str, dtype: str) -> None:
     ops.softmax(t.t(), axis=0, backend=name, out=sm.t())
     torch.cuda.synchronize()
     torch.testing.assert_close(sm.float(), torch.softmax(t.float(), dim=-1), atol=1e-2, rtol=1e-2)
+
+
+def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None:
+    """The op API's fast path on ``lib`` arrays ("torch" or "cupy") of ``backend``: every op, contiguous and
+    transposed layouts, params that share an out layout (reduce_sum axis 0 / 1, relu slopes), three rounds of
+    fresh random inputs and fresh NaN-filled outs (new pointers each call), each result checked against the
+    float64 reference; round 0 takes the full path once per case, rounds 1-2 never do. Then arrays the fast path
+    must not launch on, in a layout it holds: host memory, and (torch) a tensor that requires grad."""
+    import numpy as np
+    import pytest
+
+    import oprt_core.ops as ops
+    from oprt_core.core_ops import CORE_OPS
+    from oprt_core.dtypes import get_dtype
+    from oprt_core.errors import InvalidArgumentError
+
+    if not backend.cuda_interop:
+        pytest.skip(f"backend {backend.name!r}'s memory is not CUDA memory: no torch or CuPy arrays")
+    odt = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}[dtype]
+    if lib == "torch":
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip("torch sees no CUDA device")
+        tdt = getattr(torch, dtype)
+
+        def rnd(*shape):
+            return torch.from_numpy(rng.uniform(-4, 4, shape).astype(np.float32)).cuda().to(tdt)
+
+        def empty(*shape):
+            return torch.full(shape, float("nan"), device="cuda", dtype=tdt)
+
+        def host(a):
+            return a.float().cpu().numpy().astype(get_dtype(odt).numpy)
+
+        def tr(a):
+            return a.t()
+    else:
+        cp = pytest.importorskip("cupy")
+        if odt == "bf16":
+            pytest.skip("CuPy has no bfloat16")
+
+        def rnd(*shape):
+            return cp.asarray(rng.uniform(-4, 4, shape).astype(dtype))
+
+        def empty(*shape):
+            return cp.full(shape, np.nan, dtype=dtype)
+
+        def host(a):
+            return cp.asnumpy(a)
+
+        def tr(a):
+            return a.T
+
+    name = backend.name
+    specs = {s.name: s for s in CORE_OPS}
+    # (op, params, inputs, out, call)
+    cases = [
+        ("copy", {}, lambda: [rnd(257, 129)], lambda: empty(257, 129),
+         lambda i, o: ops.copy(i[0], backend=name, out=o)),
+        ("copy", {}, lambda: [tr(rnd(129, 257))], lambda: empty(257, 129),
+         lambda i, o: ops.copy(i[0], backend=name, out=o)),
+        ("vector_add", {}, lambda: [rnd(257, 129), rnd(129)], lambda: empty(257, 129),
+         lambda i, o: ops.vector_add(i[0], i[1], backend=name, out=o)),
+        ("relu", {"negative_slope": 0.0}, lambda: [rnd(33, 1000)], lambda: empty(33, 1000),
+         lambda i, o: ops.relu(i[0], backend=name, out=o)),
+        ("relu", {"negative_slope": 0.125}, lambda: [rnd(33, 1000)], lambda: empty(33, 1000),
+         lambda i, o: ops.relu(i[0], 0.125, backend=name, out=o)),
+        ("reduce_sum", {"axis": 0}, lambda: [rnd(96, 96)], lambda: empty(96),
+         lambda i, o: ops.reduce_sum(i[0], 0, backend=name, out=o)),
+        ("reduce_sum", {"axis": 1}, lambda: [rnd(96, 96)], lambda: empty(96),
+         lambda i, o: ops.reduce_sum(i[0], 1, backend=name, out=o)),
+        ("softmax", {"axis": -1}, lambda: [rnd(33, 1000)], lambda: empty(33, 1000),
+         lambda i, o: ops.softmax(i[0], backend=name, out=o)),
+        ("softmax", {"axis": 0}, lambda: [tr(rnd(64, 512))], lambda: tr(empty(64, 512)),
+         lambda i, o: ops.softmax(i[0], axis=0, backend=name, out=o)),
+    ]
+    full: list[str] = []
+    real_full = ops._full
+    ops._full = lambda *a: (full.append(a[0]), real_full(*a))[1]
+    try:
+        for round_ in range(3):
+            full.clear()
+            for op, params, make_in, make_out, call in cases:
+                ins, out = make_in(), make_out()
+                assert call(ins, out) is out
+                backend.synchronize()
+                res = specs[op].check(host(out), [host(x) for x in ins], odt, specs[op].validate_params(params))
+                assert res.ok, f"{lib} {op} {params} round {round_}: {res.message}"
+            assert len(full) == (len(cases) if round_ == 0 else 0), (round_, full)
+    finally:
+        ops._full = real_full
+    x, out = rnd(257, 129), empty(257, 129)
+    ops.copy(x, backend=name, out=out)  # the layout is the fast path's now
+    if lib == "torch":
+        with pytest.raises(InvalidArgumentError, match="cannot use a torch.Tensor"):
+            ops.copy(x.cpu(), backend=name, out=out)
+        with pytest.raises(InvalidArgumentError, match="out must be a device array"):
+            ops.copy(x, backend=name, out=out.cpu().numpy())
+        with pytest.raises(InvalidArgumentError, match="requires grad"):
+            ops.copy(x.detach().clone().requires_grad_(True), backend=name, out=out)
+    else:
+        with pytest.raises(InvalidArgumentError, match="out must be a device array"):
+            ops.copy(x, backend=name, out=host(out))

@@ -387,6 +387,23 @@ def test_cuda_array_interface_errors(host_lib_path, make_host_loader, host_backe
     assert not hasattr(host_backend.empty((2,), "f32"), "__cuda_array_interface__")
 
 
+class _NeedsGrad:
+    """As torch is for a tensor that requires grad: __cuda_array_interface__ raises RuntimeError."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                           "aren't required, use var.detach() to get Variable that doesn't require grad.")
+
+
+def test_array_whose_interface_raises_is_an_invalid_argument(host_lib_path, make_host_loader):
+    """torch's RuntimeError for a tensor that requires grad reaches the caller as InvalidArgumentError, torch's
+    advice kept (the op API's side: tests/oprt_core/test_ops_api.py)."""
+    cuda = CompiledBackend("cudalike", make_host_loader(host_lib_path), cuda_interop=True)
+    with pytest.raises(E.InvalidArgumentError, match="cannot use this _NeedsGrad: .*requires grad.*detach"):
+        cuda.asarray(_NeedsGrad())
+
+
 # ---------------------------------------------------------------------------------------------
 # prepare and launchers
 

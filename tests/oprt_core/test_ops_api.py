@@ -328,7 +328,7 @@ def test_fast_path_follows_a_replaced_backend(host_lib_path, make_host_loader, m
     reg.backends["host"] = b2
     x2, o2 = b2.to_device(rand((2, 3), seed=5)), b2.empty((2, 3), "f32")
     ops.copy(x2, backend="host", out=o2)  # same layout; b1's cached entry must not be used
-    assert {launcher.backend for _, launcher, _be in ops._fast.values()} == {b1, b2}
+    assert {entry[1].backend for entry in ops._fast.values()} == {b1, b2}
     np.testing.assert_array_equal(b2.to_host(o2), b2.to_host(x2))
 
 
@@ -347,7 +347,95 @@ def test_fast_path_two_inputs_on_integer_pointers_or_casts(host_backend, monkeyp
         if i == 0:
             launcher = next(iter(ops._fast.values()))[1]
             assert launcher._fn_ptrs is not None
-            if not ptrs:
+            if not ptrs:  # the entry's launch is made once, from the launcher: file it again without oprt_ptrs
                 monkeypatch.setattr(launcher, "_fn_ptrs", None)
+                ops._fast.clear()
         assert_ok("vector_add", be.to_host(out), [a, b], "f32")
     assert len(ops._fast) == 1
+
+
+def test_fast_path_keys_each_ops_params(host_backend, monkeypatch):
+    """The op functions key their params themselves: reduce_sum over axis 0 and axis 1 of a square tensor share
+    an out layout, never a launcher; run()'s keys and the op functions' keys never stand for other params."""
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    be = host_backend
+    x = rand((6, 6), seed=11, low=-3, high=3)
+    dx, out = be.to_device(x), be.empty((6,), "f32")
+    for _ in range(2):  # the second round is all fast-path launches
+        for axis in (0, 1, -1, -2):
+            assert ops.reduce_sum(dx, axis, backend="host", out=out) is out
+            assert_ok("reduce_sum", be.to_host(out), [x], "f32", axis=axis, keepdims=False)
+    assert len(ops._fast) == 4
+    neg = be.to_device(-np.abs(x) - 0.25)
+    o2 = be.empty((6, 6), "f32")
+    full_path = []
+    real_full = ops._full
+    monkeypatch.setattr(ops, "_full", lambda *a: (full_path.append(1), real_full(*a))[1])
+    calls = [(0.5, True), (0.25, False), (0.5, False), (0.25, True), (2, False), (2.0, True)]
+    for round_ in range(2):
+        full_path.clear()
+        for slope, via_run in calls:
+            if via_run:
+                ops.run("relu", [neg], {"negative_slope": slope}, backend="host", out=o2)
+            else:
+                ops.relu(neg, slope, backend="host", out=o2)
+            np.testing.assert_array_equal(be.to_host(o2), (-np.abs(x) - 0.25) * np.float32(slope))
+        # round 0: every (slope, way of calling) took the full path and filed its own entry; round 1: none did
+        assert len(full_path) == (6 if round_ == 0 else 0)
+    assert sum(1 for k in ops._fast if k[0] == "relu") == 6
+
+
+def test_fast_path_launch_failure_raises_and_is_not_retried(host_backend, monkeypatch):
+    """A non-zero status from a fast-path launch is the library's error, raised as its exception: the call is
+    not quietly run again on the full path."""
+    from oprt_core.compiled import CompiledLauncher
+    from oprt_core.errors import BackendError
+
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    be = host_backend
+    x, out = be.to_device(rand((3, 8))), be.empty((3, 8), "f32")
+    ops.copy(x, backend="host", out=out)
+    (key, entry), = ops._fast.items()
+    ops._fast[key] = (*entry[:3], lambda *ptrs: 1)  # status 1: what the library says for a refused call
+    full_path = []
+    real_run = CompiledLauncher.run
+    monkeypatch.setattr(CompiledLauncher, "run", lambda self, *a: (full_path.append(1), real_run(self, *a)))
+    with pytest.raises(BackendError):
+        ops.copy(x, backend="host", out=out)
+    assert full_path == []
+
+
+def test_fast_path_entry_launches_through_one_callable(host_backend, monkeypatch):
+    """The entry's launch is the library's oprt_ptrs_<op> with the descriptor bound (one C call per launch)."""
+    import functools
+
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    be = host_backend
+    x, out = be.to_device(rand((4, 5))), be.empty((4, 5), "f32")
+    ops.relu(x, backend="host", out=out)
+    (entry,) = ops._fast.values()
+    call = entry[3]
+    assert isinstance(call, functools.partial) and call.func is entry[1]._fn_ptrs
+    assert call.args == (entry[1].desc, entry[1]._ws_int, entry[1].workspace_size)
+
+
+def test_a_tensor_that_requires_grad_is_an_invalid_argument_on_every_path(host_backend, monkeypatch):
+    """torch raises RuntimeError for __cuda_array_interface__ of a tensor that requires grad: the op API says
+    InvalidArgumentError with torch's advice, as input and as out, with an out the fast path knows too."""
+    class _NeedsGrad:  # as tests/oprt_core/test_compiled.py's
+        @property
+        def __cuda_array_interface__(self):
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    out = host_backend.empty((2,), "f32")
+    for call in (lambda: ops.copy(_NeedsGrad(), backend="host", out=out),
+                 lambda: ops.copy(host_backend.to_device(rand((2,))), backend="host", out=_NeedsGrad()),
+                 lambda: ops.relu(_NeedsGrad(), backend="host")):
+        with pytest.raises(InvalidArgumentError, match="requires grad.*detach"):
+            call()

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from gpu_helpers import check_torch_inputs
+from gpu_helpers import check_op_api_fast_path, check_torch_inputs
 
 import oprt_core.ops as ops
 from oprt_core.compiled import DeviceArray
@@ -305,6 +305,15 @@ def test_cupy_inputs(nvidia_backend, rng, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_torch_inputs(nvidia_backend, rng, dtype):
     check_torch_inputs("nvidia", dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["torch", "cupy"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_op_api_fast_path(nvidia_backend, rng, lib, dtype):
+    """Repeated op API calls with an ``out`` (the fast path) on torch tensors and CuPy arrays: right results on
+    fresh buffers in every op and layout, the full path taken once per layout."""
+    check_op_api_fast_path(nvidia_backend, lib, dtype, rng)
 
 
 def test_clean_flush_reads_its_buffer_on_the_gpu(nvidia_backend):

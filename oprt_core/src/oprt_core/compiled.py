@@ -21,6 +21,7 @@ library's own ``oprt_last_error_message()`` text.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -160,6 +161,20 @@ class CompiledLauncher:
                               *[cast("const void *", p) for p in in_ptrs], self._null)
         if status:
             self.backend.check(status)
+
+    def ptr_call(self) -> Any:
+        """``call(out_ptr, *in_ptrs) -> status``: the launch of :meth:`launch_ptrs` as one callable, for the op
+        API's fast path (no method call, no argument count test per launch). A non-zero status is the
+        caller's to turn into an exception (``backend.check``)."""
+        fp = self._fn_ptrs
+        if fp is not None:
+            return functools.partial(fp, self.desc, self._ws_int, self.workspace_size)
+        cast, fn, desc, ws, size, null = self._cast, self._fn, self.desc, self._ws_ptr, self.workspace_size, self._null
+
+        def call(out_ptr: int, *in_ptrs: int) -> int:
+            return fn(desc, ws, size, cast("void *", out_ptr), *[cast("const void *", p) for p in in_ptrs], null)
+
+        return call
 
     def run(self, inputs: Sequence[Any], output: Any) -> None:
         ins = [self.backend.asarray(x) for x in inputs]
@@ -510,7 +525,10 @@ class CompiledBackend:
                 raise InvalidArgumentError(
                     f"array belongs to backend {obj.backend.name!r}, not {self.name!r}; copy it through the host")
             return obj
-        cai = getattr(obj, "__cuda_array_interface__", None) if not isinstance(obj, np.ndarray) else None
+        try:
+            cai = getattr(obj, "__cuda_array_interface__", None) if not isinstance(obj, np.ndarray) else None
+        except RuntimeError as exc:  # torch, for a tensor that requires grad: its own words say what to do
+            raise InvalidArgumentError(f"backend {self.name!r} cannot use this {type(obj).__name__}: {exc}") from exc
         if cai is not None:
             return self._from_cai(obj, cai)
         if isinstance(obj, (np.ndarray, np.generic)):

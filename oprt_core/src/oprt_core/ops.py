@@ -13,9 +13,12 @@ cache is shared by threads (a lock guards it).
 Repeated calls with an ``out`` on a compiled backend take a fast path: for the backend's own device
 arrays, CuPy arrays and torch CUDA tensors the layout (type, shape, strides, dtype) and the data pointer
 are read directly, and a layout seen before (and accepted by the full path) launches the cached
-descriptor on the new pointers without rebuilding views or re-validating. Anything else (numpy arrays,
-other array types, ``out=None``, an explicit ``registry``) takes the full path. Measured on the H200:
-results/h200/tune/host-overhead-*.log (scripts/host_overhead.py).
+descriptor on the new pointers without rebuilding views or re-validating: one signature per array, one
+dict lookup and one C call (``oprt_ptrs_<op>`` with the descriptor bound). The op functions (``ops.relu``
+and the rest) key their params without building a dict; :func:`run` keys its ``params`` mapping. Anything
+else (numpy arrays, other array types, ``out=None``, an explicit ``registry``) takes the full path.
+Measured on the H200: results/h200/tune/host-overhead-*.log (scripts/host_overhead.py); the pieces of
+one call: scripts/host_profile.py.
 """
 
 from __future__ import annotations
@@ -38,12 +41,11 @@ __all__ = ["run", "copy", "vector_add", "relu", "reduce_sum", "softmax", "clear_
 _CACHE_SIZE = 256
 _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, launcher)
 _cache_lock = threading.Lock()
-# fast path: (registry id, backend, op, params, out signature, input signatures) -> (registry, launcher,
-# the launcher's backend)
-_fast: dict[tuple, tuple[Any, Any, Any]] = {}
+# fast path: (op, backend name, params key, out signature, input signatures...) -> (registry, launcher, the
+# launcher's backend, its ptr_call())
+_fast: dict[tuple, tuple[Any, Any, Any, Any]] = {}
 _FAST_MAX = _CACHE_SIZE
 _available: weakref.WeakSet = weakref.WeakSet()  # backends found available once (availability() can be slow)
-_sig_of_type: dict[type, Any] = {}  # array type -> signature function, or None for "full path only"
 
 
 def _sig_device_array(a: Any) -> tuple[tuple, int]:
@@ -51,7 +53,7 @@ def _sig_device_array(a: Any) -> tuple[tuple, int]:
 
 
 def _sig_function(t: type) -> Any:
-    """The signature function of an array type (classified once per type)."""
+    """The signature function of an array type (classified once per type), or None for "full path only"."""
     if t is DeviceArray:
         return _sig_device_array
     mod, name = t.__module__, t.__name__
@@ -63,13 +65,21 @@ def _sig_function(t: type) -> Any:
     return None
 
 
+class _SigTable(dict):
+    """array type -> signature function (or None); a type is classified on its first lookup, and a known type
+    costs one dict lookup."""
+
+    def __missing__(self, t: type) -> Any:
+        fn = self[t] = _sig_function(t)
+        return fn
+
+
+_sig_of_type: dict[type, Any] = _SigTable()
+
+
 def _signature(obj: Any) -> tuple[tuple, int] | None:
     """(layout signature, data pointer) of an array the fast path knows, else None."""
-    t = type(obj)
-    try:
-        fn = _sig_of_type[t]
-    except KeyError:
-        fn = _sig_of_type[t] = _sig_function(t)
+    fn = _sig_of_type[type(obj)]
     return fn(obj) if fn is not None else None
 
 
@@ -80,8 +90,8 @@ _f64_bytes = struct.Struct("d").pack
 def _params_key(params: Mapping[str, Any] | None) -> tuple:
     """Params as a cache key: 1, 1.0 and True (or 0.0 and -0.0) are equal dict keys, not equal params, so
     each value goes in with its type, floats as their 8 bytes (-0.0 and NaN keep their identity) and
-    anything else (lists, tuples) as its repr. On the hot path of every op call: ~0.3 us where a repr of
-    every value took ~0.7-0.8 us."""
+    anything else (lists, tuples) as its repr. The op functions below key their own params more cheaply
+    (``_value_key``); this is for :func:`run`'s callers."""
     if not params:
         return ()
     key = []
@@ -91,15 +101,23 @@ def _params_key(params: Mapping[str, Any] | None) -> tuple:
     return tuple(key)
 
 
+def _value_key(v: Any) -> Any:
+    """One param value as a key, as :func:`_params_key` keys it (type and value; a float's 8 bytes), without its
+    name: the op functions' keys are their values in a fixed order (a tuple of these), never equal to a
+    ``_params_key`` tuple of (name, type, value) tuples."""
+    t = type(v)
+    return (t, v) if t in _PLAIN_KEY_TYPES else _f64_bytes(v) if t is float else (t, repr(v))
+
+
 def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any
               ) -> tuple[tuple, int, list[int]] | None:
     """(cache key, out pointer, input pointers) when ``out`` and every input are arrays the fast path
-    knows, else None. On the hot path of every op call with an ``out``: built in one pass, the key a
-    flat tuple."""
+    knows, else None; ``params`` keyed by :func:`_params_key`. (The op API itself builds its keys inside
+    :func:`_fast_launch`; this is the same key, for tools that look into the cache.)"""
     so = _signature(out)
     if so is None:
         return None
-    key = [id(get_registry()), backend, op, _params_key(params), so[0]]
+    key = [op, backend, _params_key(params), so[0]]
     ptrs = []
     for x in inputs:
         sx = _signature(x)
@@ -108,6 +126,54 @@ def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, 
         key.append(sx[0])
         ptrs.append(sx[1])
     return tuple(key), so[1], ptrs
+
+
+def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[Any]) -> Any:
+    """The op API's fast path: when ``out`` and the inputs are arrays of a layout launched before, launch the
+    cached descriptor on their pointers and return True; else the key to file the full path's launcher
+    under (None when these arrays cannot take the fast path). On the hot path of every call with an
+    ``out``: one signature per array, one tuple, one dict lookup, one call into the library."""
+    sig = _sig_of_type
+    try:
+        fo = sig[type(out)]
+        if fo is None:
+            return None
+        so, po = fo(out)
+        n = len(inputs)
+        if n == 1:
+            fx = sig[type(inputs[0])]
+            if fx is None:
+                return None
+            sx, px = fx(inputs[0])
+            key: Any = (op, backend, pkey, so, sx)
+        elif n == 2:
+            fa, fb = sig[type(inputs[0])], sig[type(inputs[1])]
+            if fa is None or fb is None:
+                return None
+            (sa, pa), (sb, pb) = fa(inputs[0]), fb(inputs[1])
+            key = (op, backend, pkey, so, sa, sb)
+        else:
+            key = [op, backend, pkey, so]
+            ptrs = []
+            for x in inputs:
+                fx = sig[type(x)]
+                if fx is None:
+                    return None
+                sx, px = fx(x)
+                key.append(sx)
+                ptrs.append(px)
+            key = tuple(key)
+        hit = _fast.get(key)
+    except Exception:  # noqa: BLE001 - an odd array or an unhashable param: the full path decides
+        return None
+    # the entry's registry must still be the one in use and its backend still that registry's (a plugin may
+    # have replaced either)
+    if hit is None or hit[0] is not get_registry() or hit[0].backends.get(backend) is not hit[2]:
+        return key
+    status = hit[3](po, px) if n == 1 else hit[3](po, pa, pb) if n == 2 else hit[3](po, *ptrs)
+    if status:
+        hit[2].check(status)
+    return True
 
 
 def _layout_key(array: Any) -> tuple:
@@ -136,14 +202,20 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
     fast = None
     if out is not None and registry is None:
         try:
-            fast = _fast_key(op, inputs, params, backend, out)
-            hit = _fast.get(fast[0]) if fast is not None else None
-        except Exception:  # noqa: BLE001 - an odd array or an unhashable param: the full path decides
-            fast = hit = None
-        # the entry's backend must still be the registry's (a plugin may have replaced it)
-        if hit is not None and hit[0].backends.get(backend) is hit[2]:
-            hit[1].launch_ptrs(fast[1], fast[2])
-            return out
+            pkey = _params_key(params)
+        except Exception:  # noqa: BLE001 - params the full path will refuse
+            pkey = None
+        if pkey is not None:
+            fast = _fast_launch(op, pkey, backend, out, inputs)
+            if fast is True:
+                return out
+    return _full(op, inputs, params, backend, out, registry, fast)
+
+
+def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any,
+          registry: Registry | None, fast: tuple | None) -> Any:
+    """The full path: views, validation, the descriptor cache; files the launcher under ``fast`` (the fast
+    path's key for these arrays, when they have one) once the call has succeeded."""
     caller_out = out
     reg = registry or get_registry()
     spec = reg.get_op(op)
@@ -180,9 +252,9 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
     else:
         launcher = entry[1]
         launcher.run(arrays, out)
-    if fast is not None and hasattr(launcher, "launch_ptrs"):
+    if fast is not None and hasattr(launcher, "ptr_call"):
         with _cache_lock:
-            _fast[fast[0]] = (reg, launcher, launcher.backend)
+            _fast[fast] = (reg, launcher, launcher.backend, launcher.ptr_call())
             while len(_fast) > _FAST_MAX:  # oldest first (dicts keep insertion order)
                 del _fast[next(iter(_fast))]
     return caller_out  # the caller's own object when an out was given, on either path
@@ -210,22 +282,50 @@ def _dtype_name(array: Any) -> str:
     return get_dtype(str(dt).replace("torch.", "")).name
 
 
+# The op functions try the fast path themselves, on a params key of their own (``_value_key`` of each param, in
+# order; a float's 8 bytes straight away), and build the params dict only for the full path.
+
 def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("copy", (x,), backend=backend, out=out)
+    fast = _fast_launch("copy", (), backend, out, (x,)) if out is not None else None
+    if fast is True:
+        return out
+    return _full("copy", (x,), None, backend, out, None, fast)
 
 
 def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("vector_add", (a, b), backend=backend, out=out)
+    fast = _fast_launch("vector_add", (), backend, out, (a, b)) if out is not None else None
+    if fast is True:
+        return out
+    return _full("vector_add", (a, b), None, backend, out, None, fast)
 
 
 def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("relu", (x,), {"negative_slope": negative_slope}, backend=backend, out=out)
+    if out is not None:
+        pkey = _f64_bytes(negative_slope) if type(negative_slope) is float else _value_key(negative_slope)
+        fast = _fast_launch("relu", pkey, backend, out, (x,))
+        if fast is True:
+            return out
+    else:
+        fast = None
+    return _full("relu", (x,), {"negative_slope": negative_slope}, backend, out, None, fast)
 
 
 def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend: str = "numpy",
                out: Any | None = None) -> Any:
-    return run("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend=backend, out=out)
+    if out is not None:
+        fast = _fast_launch("reduce_sum", (_value_key(axis), _value_key(keepdims)), backend, out, (x,))
+        if fast is True:
+            return out
+    else:
+        fast = None
+    return _full("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend, out, None, fast)
 
 
 def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    return run("softmax", (x,), {"axis": axis}, backend=backend, out=out)
+    if out is not None:
+        fast = _fast_launch("softmax", _value_key(axis), backend, out, (x,))
+        if fast is True:
+            return out
+    else:
+        fast = None
+    return _full("softmax", (x,), {"axis": axis}, backend, out, None, fast)
