@@ -6,6 +6,9 @@
 #                                                # spec instead, e.g. several groups)
 #   gpu_install                                  # install only
 #   gpu_host_overhead NAME                       # scripts/host_overhead.py, 5 rounds: $OUT/NAME.{csv,log}
+#   gpu_host_profile NAME                        # scripts/host_profile.py (the op API's call in pieces): $OUT/NAME.log
+#   gpu_launch_cost NAME                         # scripts/tune/launch_cost.cu built with the library's sources
+#                                                # and run (one launch's host time in C): $OUT/NAME.log
 #   gpu_bench NAME TIMEOUT CASES OPS [ARGS...]   # an oprt-bench sweep beside torch (ARGS: more oprt-bench
 #                                                # options); prints its rows that miss a target (GPU_BENCH_SHOW:
 #                                                # another grep -E pattern for the perf table), $OUT/NAME.tar.gz
@@ -40,6 +43,20 @@ gpu_install() {
 gpu_host_overhead() {
     timeout 100 python scripts/host_overhead.py --rounds 5 --csv "$OUT/$1.csv" >"$OUT/$1.log" 2>&1
     tail -n 7 "$OUT/$1.log"
+}
+
+gpu_host_profile() {
+    timeout 100 python scripts/host_profile.py >"$OUT/$1.log" 2>&1
+    cat "$OUT/$1.log"
+}
+
+gpu_launch_cost() {
+    if ! bash scripts/tune/build.sh "$S/launch_cost" scripts/tune/launch_cost.cu >"$S/launch-cost-build.log" 2>&1; then
+        tail -n 20 "$S/launch-cost-build.log" | tee "$OUT/$1.log"
+        return 1
+    fi
+    timeout 60 "$S/launch_cost" >"$OUT/$1.log" 2>&1
+    cat "$OUT/$1.log"
 }
 
 gpu_bench() {
