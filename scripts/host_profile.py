@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Where the op API's host time goes: each piece of its fast path timed alone (issue 6's <= 10 us host overhead).
 
-    python scripts/host_profile.py [--backend nvidia] [--calls 20000]
+    python scripts/host_profile.py [--backend nvidia|numpy|host] [--calls 20000]
 
 scripts/host_overhead.py times whole calls; this times the parts of one ``ops.relu(x, out=o)`` call with a prepared
 descriptor (oprt_core/ops.py's fast path), median nanoseconds over ``--calls`` calls each, timed in batches of 200
 (``time.perf_counter_ns`` around the batch, so the timer's own cost is not in the figure), GPU work synchronised
 between batches. With ``--backend numpy`` (no GPU, no cupy) it times the parts that do not launch, on CPU torch
-tensors. The first row, a pure-Python loop, says how fast this host's CPU is, so that figures from two hosts can be
+tensors. With ``--backend host`` (no GPU) it builds the tests' host C library of oprt.h (tests/oprt_core/host_lib,
+with the ``oprt_ptrs_<op>`` entry points) and times whole op-API calls through it on one-element device arrays of
+that backend: the fast path with a real C call at the end, so two versions of ops.py can be compared on any
+machine. The first row, a pure-Python loop, says how fast this host's CPU is, so that figures from two hosts can be
 compared.
 """
 
@@ -35,11 +38,62 @@ def per_call_ns(fn, calls: int, sync) -> float:
     return statistics.median(per)
 
 
+def py_loop() -> int:
+    s = 0
+    for i in range(100):
+        s += i
+    return s
+
+
+def host_library_calls(calls: int) -> int:
+    """Whole op-API calls through the tests' host C library (a CompiledBackend named ``host``), no GPU."""
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    import oprt_core.ops as ops
+    from oprt_core.compiled import CompiledBackend
+    from oprt_core.plugins import get_registry
+
+    conftest = Path(__file__).resolve().parents[1] / "tests" / "oprt_core" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_host_lib_conftest", conftest)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    lib = mod.build_host_library(Path(tempfile.mkdtemp(prefix="oprt-host-lib-")))
+    be = CompiledBackend("host", mod.host_loader(lib), vendor="host")
+    get_registry().backends["host"] = be
+    rng = np.random.default_rng(0)
+    x, y = (be.to_device(rng.uniform(-1, 1, (1,)).astype(np.float32)) for _ in range(2))
+    o = be.empty((1,), "f32")
+    ops.relu(x, backend="host", out=o)  # prepares the descriptor and files the fast path's entry
+    launcher = next(iter(ops._fast.values()))[1]
+    params = {"negative_slope": 0.0}
+    pieces = [
+        ("pure-Python loop of 100 adds (host speed)", py_loop),
+        ("launcher() (prepared buffers)", launcher),
+        ("ops.relu(x, out=) (the whole call)", lambda: ops.relu(x, backend="host", out=o)),
+        ("ops.copy(x, out=)", lambda: ops.copy(x, backend="host", out=o)),
+        ("ops.vector_add(x, y, out=)", lambda: ops.vector_add(x, y, backend="host", out=o)),
+        ("ops.softmax(x, out=)", lambda: ops.softmax(x, backend="host", out=o)),
+        ("ops.run('relu', [x], out=)", lambda: ops.run("relu", [x], params, backend="host", out=o)),
+    ]
+    print(f"backend host (tests/oprt_core/host_lib, CPU), 1-element f32 device arrays, median ns per call over "
+          f"batches of 200 ({calls} calls)")
+    for name, fn in pieces:
+        print(f"{per_call_ns(fn, calls, lambda: None):9.0f}  {name}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="nvidia")
     ap.add_argument("--calls", type=int, default=20000)
     args = ap.parse_args()
+
+    if args.backend == "host":
+        return host_library_calls(args.calls)
 
     import torch
 
@@ -62,12 +116,6 @@ def main() -> int:
     def sync() -> None:
         if gpu:
             torch.cuda.synchronize()
-
-    def py_loop() -> int:
-        s = 0
-        for i in range(100):
-            s += i
-        return s
 
     pieces = [
         ("pure-Python loop of 100 adds (host speed)", py_loop),
