@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Prepared in session 22, which was lent no device: the first call of the next session with one. Shows the op API's
-# new fast path (one signature per array, one dict lookup, the entry's bound oprt_ptrs_<op>; 2189956) on the H200:
-# every nvidia test (test_op_api_fast_path among them: every op through torch and CuPy outs, three rounds of fresh
-# buffers) and the metax shim suite; memcheck + racecheck over the fast-path tests; the host overhead in rounds;
-# the call in pieces (host_profile.py); one launch's host time in C (tune/launch_cost.cu: the library's launches
-# against an empty kernel through <<<>>>, cudaLaunchKernel and cuLaunchKernel); every op over the default case set.
+# Prepared in session 22, which was lent no device: the first call of the next session with one (~7 minutes). The
+# op API's new fast path (one signature per array, one dict lookup, the entry's bound oprt_ptrs_<op>; 2189956) on
+# the H200: every nvidia test (test_op_api_fast_path among them: every op through torch and CuPy outs, three rounds
+# of fresh buffers), memcheck + racecheck over the torch / CuPy tests, and the metax shim suite (which reuses them).
+# Its second half: gpu-call-s22-2.sh.
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s22-1.sh   (carry: [".whl"])
 set -u
 source scripts/gpu-call-lib.sh
@@ -14,8 +13,5 @@ OPRT_SUITE_PACKAGES="oprt_core oprt_bench oprt_nvidia oprt_metax" OPRT_SUITE_STE
     gpu_call_suite s22 ""
 OPRT_SUITE_TESTS=tests/oprt_metax OPRT_SUITE_STEP_TIMEOUT=120 bash scripts/gpu-suite.sh "$S/m" test >/dev/null 2>&1
 cp "$S/m/pytest.log" "$OUT/pytest-metax.log"
-tail -n 2 "$OUT/pytest-metax.log"
-gpu_host_overhead host-overhead-s22
-gpu_host_profile host-profile-s22
-gpu_launch_cost launch-cost-s22
-gpu_bench bench-default-s22 90 default all
+grep "==\|passed\|failed" "$S/m/summary.txt"
+grep -E "FAILED|Error" "$S/m/pytest.log" | head -20
