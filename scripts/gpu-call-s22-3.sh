@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 22, call 3 (~9 minutes): the host overhead on a third machine before any sweep (call 2's: 7.4-8.8 us
+# Session 22, call 3 (~8 minutes, on call 2's machine, still warm): the host overhead again before any sweep (call 2's: 7.4-8.8 us
 # through the op API), then every op over the large case set in one sweep at this session's commit: the issue's
 # measured table at the current library (kernels unchanged since 5e79210; session 21 swept them at f5068ca) and a
 # second machine's reading of the rows within ~1% of a target.
