@@ -439,3 +439,106 @@ def test_a_tensor_that_requires_grad_is_an_invalid_argument_on_every_path(host_b
                  lambda: ops.relu(_NeedsGrad(), backend="host")):
         with pytest.raises(InvalidArgumentError, match="requires grad.*detach"):
             call()
+
+
+class Tensor:
+    """A stand-in that the fast path classifies as a torch tensor (its module's name starts with "torch"), over a
+    host backend's DeviceArray: shape, stride(), dtype, is_cuda, requires_grad, data_ptr() and, for the full path,
+    __cuda_array_interface__ (which raises RuntimeError when it requires grad, as torch's does)."""
+
+    __module__ = "torch_standin"
+
+    def __init__(self, dev, requires_grad=False):
+        self.dev, self.requires_grad, self.is_cuda, self.dtype, self.shape = dev, requires_grad, True, "f32", dev.shape
+
+    def stride(self):
+        return self.dev.strides_elements
+
+    def data_ptr(self):
+        return self.dev.ptr
+
+    @property
+    def __cuda_array_interface__(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+        return {"typestr": "<f4", "shape": self.dev.shape, "strides": None, "data": (self.dev.ptr, False), "version": 3}
+
+
+def _count_full(monkeypatch):
+    calls = []
+    real_full = ops._full
+    monkeypatch.setattr(ops, "_full", lambda *a: (calls.append(a[0]), real_full(*a))[1])
+    return calls
+
+
+def test_fast_path_checks_the_registry_and_backend_of_a_torch_like_entry(host_lib_path, make_host_loader, monkeypatch):
+    """Torch tensors' signatures name no backend, so only the entry's checks keep a replaced backend or a swapped
+    registry from running an old launcher: each sends the call down the full path, whose launcher is the new
+    backend's."""
+    from oprt_core.compiled import CompiledBackend
+
+    b1, b2, b3 = (CompiledBackend("host", make_host_loader(host_lib_path), vendor="host") for _ in range(3))
+    reg = _host_registry(b1)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    x = rand((4, 6), seed=21)
+    tx, to = Tensor(b1.to_device(x)), Tensor(b1.empty((4, 6), "f32"))
+    full = _count_full(monkeypatch)
+    for _ in range(2):
+        ops.copy(tx, backend="host", out=to)
+    assert full == ["copy"]  # the second call was a fast-path launch
+    reg.backends["host"] = b2
+    ops.copy(tx, backend="host", out=to)
+    assert full == ["copy", "copy"] and {e[1].backend for e in ops._fast.values()} == {b2}
+    reg2 = _host_registry(b3, "other")
+    monkeypatch.setattr(ops, "get_registry", lambda: reg2)
+    ops.copy(tx, backend="host", out=to)
+    ops.copy(tx, backend="host", out=to)
+    assert full == ["copy"] * 3 and {e[1].backend for e in ops._fast.values()} == {b3}
+    np.testing.assert_array_equal(b3.to_host(to.dev), x)
+
+
+def test_fast_path_refuses_a_torch_like_tensor_that_requires_grad(host_backend, monkeypatch):
+    """requires_grad is in a torch tensor's signature: one that requires grad, in the layout of a filed entry, goes
+    down the full path and is refused there, not launched."""
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    x = host_backend.to_device(rand((3, 5)))
+    out = Tensor(host_backend.empty((3, 5), "f32"))
+    ops.relu(Tensor(x), backend="host", out=out)
+    with pytest.raises(InvalidArgumentError, match="requires grad.*detach"):
+        ops.relu(Tensor(x, requires_grad=True), backend="host", out=out)
+
+
+def test_fast_path_keys_bools_apart_from_ints(host_backend, monkeypatch):
+    """reduce_sum(axis=True) after reduce_sum(axis=1) on the same layout: True == 1 as a dict key, but the full
+    path refuses a bool axis, and so must the fast path."""
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    x, out = host_backend.to_device(rand((4, 4))), host_backend.empty((4,), "f32")
+    for _ in range(2):
+        ops.reduce_sum(x, 1, backend="host", out=out)
+    with pytest.raises(InvalidArgumentError):
+        ops.reduce_sum(x, True, backend="host", out=out)
+    with pytest.raises(InvalidArgumentError):
+        ops.reduce_sum(x, 1, True, backend="host", out=out)  # keepdims=True needs a (4, 1) out
+
+
+def test_numpy_scalar_params_are_keyed_by_value(host_backend, monkeypatch):
+    """Two neighbouring float32 slopes print alike in numpy's legacy print mode; keyed by repr they would share an
+    entry and the second call would run the first slope. Keyed by value (as validate_params takes them), each runs
+    its own, through the op function and through run()."""
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    neg = -np.abs(rand((2, 64), seed=5)) - 1.0
+    x, out = host_backend.to_device(neg), host_backend.empty((2, 64), "f32")
+    v = np.float32(0.12428328)
+    w = np.nextafter(v, np.float32(2))
+    with np.printoptions(legacy="1.13"):
+        assert repr(v) == repr(w)
+        for _ in range(2):
+            for slope in (v, w):
+                ops.relu(x, slope, backend="host", out=out)
+                np.testing.assert_array_equal(host_backend.to_host(out), neg * slope)
+                ops.run("relu", [x], {"negative_slope": slope}, backend="host", out=out)
+                np.testing.assert_array_equal(host_backend.to_host(out), neg * slope)

@@ -165,7 +165,9 @@ class CompiledLauncher:
     def ptr_call(self) -> Any:
         """``call(out_ptr, *in_ptrs) -> status``: the launch of :meth:`launch_ptrs` as one callable, for the op
         API's fast path (no method call, no argument count test per launch). A non-zero status is the
-        caller's to turn into an exception (``backend.check``)."""
+        caller's to turn into an exception (``backend.check``). The callable holds the descriptor but only the
+        workspace's address: the caller keeps this launcher alive while it uses it (the op API's cache entries
+        hold both)."""
         fp = self._fn_ptrs
         if fp is not None:
             return functools.partial(fp, self.desc, self._ws_int, self.workspace_size)

@@ -97,16 +97,26 @@ def _params_key(params: Mapping[str, Any] | None) -> tuple:
     key = []
     for k, v in params.items():
         t = type(v)
+        if t not in _PLAIN_KEY_TYPES and t is not float and isinstance(v, np.generic):
+            v = v.item()  # as validate_params takes it: a numpy scalar's repr may not tell two values apart
+            t = type(v)
         key.append((k, t, v if t in _PLAIN_KEY_TYPES else _f64_bytes(v) if t is float else repr(v)))
     return tuple(key)
 
 
 def _value_key(v: Any) -> Any:
-    """One param value as a key, as :func:`_params_key` keys it (type and value; a float's 8 bytes), without its
-    name: the op functions' keys are their values in a fixed order (a tuple of these), never equal to a
-    ``_params_key`` tuple of (name, type, value) tuples."""
+    """One param value as a key, as :func:`_params_key` keys it (type and value; a float's 8 bytes; a numpy scalar
+    as its Python value), without its name: the op functions' keys are their values in a fixed order (a tuple of
+    these), never equal to a non-empty ``_params_key`` tuple of (name, type, value) tuples (``()``, no params, is
+    both: copy's and vector_add's)."""
     t = type(v)
-    return (t, v) if t in _PLAIN_KEY_TYPES else _f64_bytes(v) if t is float else (t, repr(v))
+    if t in _PLAIN_KEY_TYPES:
+        return (t, v)
+    if t is float:
+        return _f64_bytes(v)
+    if isinstance(v, np.generic):
+        return _value_key(v.item())  # a numpy scalar's repr may not tell two values apart (legacy print mode)
+    return (t, repr(v))
 
 
 def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any
