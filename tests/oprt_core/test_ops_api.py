@@ -465,6 +465,14 @@ class Tensor:
         return {"typestr": "<f4", "shape": self.dev.shape, "strides": None, "data": (self.dev.ptr, False), "version": 3}
 
 
+@pytest.fixture
+def cudalike(host_lib_path, make_host_loader):
+    """The host library as a backend whose pointers count as CUDA's (cuda_interop): it takes foreign arrays."""
+    from oprt_core.compiled import CompiledBackend
+
+    return CompiledBackend("host", make_host_loader(host_lib_path), vendor="host", cuda_interop=True)
+
+
 def _count_full(monkeypatch):
     calls = []
     real_full = ops._full
@@ -478,7 +486,8 @@ def test_fast_path_checks_the_registry_and_backend_of_a_torch_like_entry(host_li
     backend's."""
     from oprt_core.compiled import CompiledBackend
 
-    b1, b2, b3 = (CompiledBackend("host", make_host_loader(host_lib_path), vendor="host") for _ in range(3))
+    b1, b2, b3 = (CompiledBackend("host", make_host_loader(host_lib_path), vendor="host", cuda_interop=True)
+                  for _ in range(3))
     reg = _host_registry(b1)
     monkeypatch.setattr(ops, "get_registry", lambda: reg)
     x = rand((4, 6), seed=21)
@@ -498,16 +507,32 @@ def test_fast_path_checks_the_registry_and_backend_of_a_torch_like_entry(host_li
     np.testing.assert_array_equal(b3.to_host(to.dev), x)
 
 
-def test_fast_path_refuses_a_torch_like_tensor_that_requires_grad(host_backend, monkeypatch):
+def test_fast_path_refuses_a_torch_like_tensor_that_requires_grad(cudalike, monkeypatch):
     """requires_grad is in a torch tensor's signature: one that requires grad, in the layout of a filed entry, goes
     down the full path and is refused there, not launched."""
-    reg = _host_registry(host_backend)
+    reg = _host_registry(cudalike)
     monkeypatch.setattr(ops, "get_registry", lambda: reg)
-    x = host_backend.to_device(rand((3, 5)))
-    out = Tensor(host_backend.empty((3, 5), "f32"))
+    x = cudalike.to_device(rand((3, 5)))
+    out = Tensor(cudalike.empty((3, 5), "f32"))
     ops.relu(Tensor(x), backend="host", out=out)
     with pytest.raises(InvalidArgumentError, match="requires grad.*detach"):
         ops.relu(Tensor(x, requires_grad=True), backend="host", out=out)
+
+
+def test_a_backend_without_cuda_pointers_refuses_cuda_arrays(host_backend, monkeypatch):
+    """A torch tensor or CuPy array holds a CUDA pointer: a backend whose memory is not CUDA's (the MetaX mxcc
+    flavour, the host library) refuses it as input and as out, with what to pass instead, and files no fast-path
+    entry for it."""
+    reg = _host_registry(host_backend)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    x = host_backend.to_device(rand((3, 5)))
+    out = host_backend.empty((3, 5), "f32")
+    for call in (lambda: ops.copy(Tensor(x), backend="host", out=out),
+                 lambda: ops.copy(x, backend="host", out=Tensor(out)),
+                 lambda: ops.copy(Tensor(x), backend="host")):
+        with pytest.raises(InvalidArgumentError, match="its memory is CUDA memory.*pass a numpy array"):
+            call()
+    assert not ops._fast
 
 
 def test_fast_path_keys_bools_apart_from_ints(host_backend, monkeypatch):

@@ -532,6 +532,11 @@ class CompiledBackend:
         except RuntimeError as exc:  # torch, for a tensor that requires grad: its own words say what to do
             raise InvalidArgumentError(f"backend {self.name!r} cannot use this {type(obj).__name__}: {exc}") from exc
         if cai is not None:
+            if not self.cuda_interop:  # a CUDA pointer handed to another vendor's kernels: refused, not launched
+                raise InvalidArgumentError(
+                    f"backend {self.name!r} cannot use a {type(obj).__module__}.{type(obj).__name__}: its memory is "
+                    "CUDA memory (__cuda_array_interface__) and this backend's is not; pass a numpy array (copied) "
+                    "or one of the backend's own arrays")
             return self._from_cai(obj, cai)
         if isinstance(obj, (np.ndarray, np.generic)):
             return self.to_device(obj)
