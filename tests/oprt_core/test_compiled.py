@@ -396,12 +396,22 @@ class _NeedsGrad:
                            "aren't required, use var.detach() to get Variable that doesn't require grad.")
 
 
+class _Float8:
+    """As torch is for a dtype outside its typestr table (float8_e4m3fn): __cuda_array_interface__ raises KeyError."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise KeyError("torch.float8_e4m3fn")
+
+
 def test_array_whose_interface_raises_is_an_invalid_argument(host_lib_path, make_host_loader):
     """torch's RuntimeError for a tensor that requires grad reaches the caller as InvalidArgumentError, torch's
     advice kept (the op API's side: tests/oprt_core/test_ops_api.py)."""
     cuda = CompiledBackend("cudalike", make_host_loader(host_lib_path), cuda_interop=True)
     with pytest.raises(E.InvalidArgumentError, match="cannot use this _NeedsGrad: .*requires grad.*detach"):
         cuda.asarray(_NeedsGrad())
+    with pytest.raises(E.InvalidArgumentError, match="no typestr for dtype torch.float8_e4m3fn .supported: f32"):
+        cuda.asarray(_Float8())
 
 
 # ---------------------------------------------------------------------------------------------

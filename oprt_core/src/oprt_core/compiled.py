@@ -531,6 +531,10 @@ class CompiledBackend:
             cai = getattr(obj, "__cuda_array_interface__", None) if not isinstance(obj, np.ndarray) else None
         except RuntimeError as exc:  # torch, for a tensor that requires grad: its own words say what to do
             raise InvalidArgumentError(f"backend {self.name!r} cannot use this {type(obj).__name__}: {exc}") from exc
+        except KeyError as exc:  # torch, for a dtype its typestr table lacks (float8 and others)
+            raise InvalidArgumentError(
+                f"backend {self.name!r} cannot use this {type(obj).__name__}: its __cuda_array_interface__ has no "
+                f"typestr for dtype {exc.args[0] if exc.args else '?'} (supported: f32, f16, bf16)") from exc
         if cai is not None:
             if not self.cuda_interop:  # a CUDA pointer handed to another vendor's kernels: refused, not launched
                 raise InvalidArgumentError(
