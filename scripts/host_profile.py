@@ -124,7 +124,8 @@ def main() -> int:
         ("params key of run() (_params_key)", lambda: ops._params_key(params)),
         ("params key of ops.relu (a float's 8 bytes)", lambda: ops._f64_bytes(0.0)),
         ("get_registry()", ops.get_registry),
-        ("run()'s key, one input (_fast_key)", lambda: ops._fast_key("relu", [x], params, args.backend, o)),
+        ("run()'s key and lookup, a miss (_fast_launch)",
+         lambda: ops._fast_launch("relu", ops._params_key(params), args.backend, o, [x])),
     ]
     if gpu:
         import cupy as cp
@@ -141,7 +142,6 @@ def main() -> int:
             ("registry and backend check", lambda: reg is ops.get_registry() and reg.backends.get(args.backend)
              is backend),
             ("launcher() (prepared buffers)", launcher),
-            ("launcher.launch_ptrs(out, [x])", lambda: launcher.launch_ptrs(out_ptr, [in_ptr])),
             ("the entry's launch call(out, x) (the fast path's launch)", lambda: call(out_ptr, in_ptr)),
             ("ops.relu(torch, out=) (the whole call)", lambda: ops.relu(x, backend=args.backend, out=o)),
             ("ops.relu(cupy, out=) (the whole call)", lambda: ops.relu(xc, backend=args.backend, out=oc)),

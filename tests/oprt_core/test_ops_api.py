@@ -354,6 +354,13 @@ def test_fast_path_two_inputs_on_integer_pointers_or_casts(host_backend, monkeyp
     assert len(ops._fast) == 1
 
 
+def _count_full(monkeypatch):
+    calls = []
+    real_full = ops._full
+    monkeypatch.setattr(ops, "_full", lambda *a: (calls.append(a[0]), real_full(*a))[1])
+    return calls
+
+
 def test_fast_path_keys_each_ops_params(host_backend, monkeypatch):
     """The op functions key their params themselves: reduce_sum over axis 0 and axis 1 of a square tensor share
     an out layout, never a launcher; run()'s keys and the op functions' keys never stand for other params."""
@@ -369,9 +376,7 @@ def test_fast_path_keys_each_ops_params(host_backend, monkeypatch):
     assert len(ops._fast) == 4
     neg = be.to_device(-np.abs(x) - 0.25)
     o2 = be.empty((6, 6), "f32")
-    full_path = []
-    real_full = ops._full
-    monkeypatch.setattr(ops, "_full", lambda *a: (full_path.append(1), real_full(*a))[1])
+    full_path = _count_full(monkeypatch)
     calls = [(0.5, True), (0.25, False), (0.5, False), (0.25, True), (2, False), (2.0, True)]
     for round_ in range(2):
         full_path.clear()
@@ -425,18 +430,13 @@ def test_fast_path_entry_launches_through_one_callable(host_backend, monkeypatch
 def test_a_tensor_that_requires_grad_is_an_invalid_argument_on_every_path(host_backend, monkeypatch):
     """torch raises RuntimeError for __cuda_array_interface__ of a tensor that requires grad: the op API says
     InvalidArgumentError with torch's advice, as input and as out, with an out the fast path knows too."""
-    class _NeedsGrad:  # as tests/oprt_core/test_compiled.py's
-        @property
-        def __cuda_array_interface__(self):
-            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
-                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
-
     reg = _host_registry(host_backend)
     monkeypatch.setattr(ops, "get_registry", lambda: reg)
     out = host_backend.empty((2,), "f32")
-    for call in (lambda: ops.copy(_NeedsGrad(), backend="host", out=out),
-                 lambda: ops.copy(host_backend.to_device(rand((2,))), backend="host", out=_NeedsGrad()),
-                 lambda: ops.relu(_NeedsGrad(), backend="host")):
+    x = host_backend.to_device(rand((2,)))
+    for call in (lambda: ops.copy(Tensor(x, requires_grad=True), backend="host", out=out),
+                 lambda: ops.copy(x, backend="host", out=Tensor(out, requires_grad=True)),
+                 lambda: ops.relu(Tensor(x, requires_grad=True), backend="host")):
         with pytest.raises(InvalidArgumentError, match="requires grad.*detach"):
             call()
 
@@ -471,13 +471,6 @@ def cudalike(host_lib_path, make_host_loader):
     from oprt_core.compiled import CompiledBackend
 
     return CompiledBackend("host", make_host_loader(host_lib_path), vendor="host", cuda_interop=True)
-
-
-def _count_full(monkeypatch):
-    calls = []
-    real_full = ops._full
-    monkeypatch.setattr(ops, "_full", lambda *a: (calls.append(a[0]), real_full(*a))[1])
-    return calls
 
 
 def test_fast_path_checks_the_registry_and_backend_of_a_torch_like_entry(host_lib_path, make_host_loader, monkeypatch):

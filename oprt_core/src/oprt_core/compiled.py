@@ -141,33 +141,19 @@ class CompiledLauncher:
     def launch_ptrs(self, out_ptr: int, in_ptrs: Sequence[int]) -> None:
         """Launch on raw device pointers whose views have the layout this launcher was prepared for.
 
-        For callers that have checked the layout themselves (the op API's fast path); no view is built
-        and nothing is re-validated, so a wrong layout here is the caller's bug."""
-        fp = self._fn_ptrs
-        if fp is not None:  # integer pointers straight through: no ffi.cast (~0.3 us each)
-            if len(in_ptrs) == 1:
-                status = fp(self.desc, self._ws_int, self.workspace_size, out_ptr, in_ptrs[0])
-            else:
-                status = fp(self.desc, self._ws_int, self.workspace_size, out_ptr, *in_ptrs)
-            if status:
-                self.backend.check(status)
-            return
-        cast = self._cast
-        if len(in_ptrs) == 1:
-            status = self._fn(self.desc, self._ws_ptr, self.workspace_size, cast("void *", out_ptr),
-                              cast("const void *", in_ptrs[0]), self._null)
-        else:
-            status = self._fn(self.desc, self._ws_ptr, self.workspace_size, cast("void *", out_ptr),
-                              *[cast("const void *", p) for p in in_ptrs], self._null)
+        For callers that have checked the layout themselves; no view is built and nothing is re-validated, so
+        a wrong layout here is the caller's bug. (The op API's fast path keeps :meth:`ptr_call`'s callable.)"""
+        status = self.ptr_call()(out_ptr, *in_ptrs)
         if status:
             self.backend.check(status)
 
     def ptr_call(self) -> Any:
-        """``call(out_ptr, *in_ptrs) -> status``: the launch of :meth:`launch_ptrs` as one callable, for the op
-        API's fast path (no method call, no argument count test per launch). A non-zero status is the
-        caller's to turn into an exception (``backend.check``). The callable holds the descriptor but only the
-        workspace's address: the caller keeps this launcher alive while it uses it (the op API's cache entries
-        hold both)."""
+        """``call(out_ptr, *in_ptrs) -> status``: a launch on raw device pointers as one callable, for the op
+        API's fast path (no method call, no argument count test per launch); integer pointers straight through
+        ``oprt_ptrs_<op>`` where the library has it (no ``ffi.cast``, ~0.3 us each), else cast. A non-zero
+        status is the caller's to turn into an exception (``backend.check``). The callable holds the descriptor
+        but only the workspace's address: the caller keeps this launcher alive while it uses it (the op API's
+        cache entries hold both)."""
         fp = self._fn_ptrs
         if fp is not None:
             return functools.partial(fp, self.desc, self._ws_int, self.workspace_size)

@@ -119,25 +119,6 @@ def _value_key(v: Any) -> Any:
     return (t, repr(v))
 
 
-def _fast_key(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any
-              ) -> tuple[tuple, int, list[int]] | None:
-    """(cache key, out pointer, input pointers) when ``out`` and every input are arrays the fast path
-    knows, else None; ``params`` keyed by :func:`_params_key`. (The op API itself builds its keys inside
-    :func:`_fast_launch`; this is the same key, for tools that look into the cache.)"""
-    so = _signature(out)
-    if so is None:
-        return None
-    key = [op, backend, _params_key(params), so[0]]
-    ptrs = []
-    for x in inputs:
-        sx = _signature(x)
-        if sx is None:
-            return None
-        key.append(sx[0])
-        ptrs.append(sx[1])
-    return tuple(key), so[1], ptrs
-
-
 def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[Any]) -> Any:
     """The op API's fast path: when ``out`` and the inputs are arrays of a layout launched before, launch the
     cached descriptor on their pointers and return True; else the key to file the full path's launcher
@@ -310,32 +291,24 @@ def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None
 
 
 def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    if out is not None:
-        pkey = _f64_bytes(negative_slope) if type(negative_slope) is float else _value_key(negative_slope)
-        fast = _fast_launch("relu", pkey, backend, out, (x,))
-        if fast is True:
-            return out
-    else:
-        fast = None
+    pkey = _f64_bytes(negative_slope) if type(negative_slope) is float else _value_key(negative_slope)
+    fast = _fast_launch("relu", pkey, backend, out, (x,)) if out is not None else None
+    if fast is True:
+        return out
     return _full("relu", (x,), {"negative_slope": negative_slope}, backend, out, None, fast)
 
 
 def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend: str = "numpy",
                out: Any | None = None) -> Any:
-    if out is not None:
-        fast = _fast_launch("reduce_sum", (_value_key(axis), _value_key(keepdims)), backend, out, (x,))
-        if fast is True:
-            return out
-    else:
-        fast = None
+    pkey = (_value_key(axis), _value_key(keepdims))
+    fast = _fast_launch("reduce_sum", pkey, backend, out, (x,)) if out is not None else None
+    if fast is True:
+        return out
     return _full("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend, out, None, fast)
 
 
 def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    if out is not None:
-        fast = _fast_launch("softmax", _value_key(axis), backend, out, (x,))
-        if fast is True:
-            return out
-    else:
-        fast = None
+    fast = _fast_launch("softmax", _value_key(axis), backend, out, (x,)) if out is not None else None
+    if fast is True:
+        return out
     return _full("softmax", (x,), {"axis": axis}, backend, out, None, fast)
