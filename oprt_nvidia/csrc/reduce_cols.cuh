@@ -152,4 +152,106 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
     }
 }
 
+
+// ---- session 23: band-ordered column tiles (tune.cu's "reduce band s23"; not picked by reduce.cu yet) ----------
+// The rows kernel's 95-96% after the bench's flush belongs to many short blocks that each end their own reduction
+// in the hardware's block order (session 18). This is that shape over a leading axis: a block (BX x BY threads)
+// reads one tile of BY * U * K rows x BX packs, U rows in flight a thread, K trips, leaves the tile's column sums
+// in ws, and exits. Blocks are numbered tile fastest, so the blocks resident at any moment read one band of
+// neighbouring rows across the whole width (one sweep of DRAM in row order, as the rows kernel does).
+// reduce_cols_band_finish_kernel adds each column's a.splits partial sums (in split order: deterministic).
+// ColsArgs: tiles = ceil(inner / (BX * V)), chunk = BY * U * K rows, splits = ceil(n / chunk); ws holds
+// splits x outer x inner floats (the layout of reduce_cols_kernel's). Needs 16-byte packs (inner % V == 0,
+// 16-byte aligned rows).
+template <typename T, int BX, int BY, int U, int K, bool kPlain = false>
+__global__ void __launch_bounds__(BX * BY)
+reduce_cols_band_kernel(float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
+    constexpr int VV = Pack<T>::N;
+    __shared__ float smem[BY][BX * VV + 1];
+    allow_dependent_grid();  // the finishing kernel's blocks may be scheduled now; they wait for this grid
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t item = blockIdx.x;
+    const int64_t tile = item % a.tiles, rest = item / a.tiles;
+    const int64_t s = rest % a.splits, o = rest / a.splits;
+    int64_t off[2];
+    a.outer_idx.offsets(o, off);
+    const int64_t col0 = (tile * BX + tx) * VV;
+    const int64_t begin = s * a.chunk, end = begin + a.chunk < a.n ? begin + a.chunk : a.n;
+    float acc[VV] = {};
+    if (col0 < a.inner) {
+        const T *p = x + off[0] + col0;
+        if (end - begin == (int64_t)BY * U * K) {
+#pragma unroll 1
+            for (int k = 0; k < K; ++k) {
+                Pack<T> v[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u) v[u] = load_pack_as<kPlain>(p + (begin + (k * U + u) * BY + ty) * a.rs);
+#pragma unroll
+                for (int u = 0; u < U; ++u) add_pack(acc, v[u]);
+            }
+        } else {
+            for (int64_t r = begin + ty; r < end; r += BY) add_pack(acc, load_pack(p + r * a.rs));
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < VV; ++e) smem[ty][tx * VV + e] = acc[e];
+    __syncthreads();
+    // the BY partial sums of each of the tile's BX * VV columns, one thread a column
+    for (int c = ty * BX + tx; c < BX * VV; c += BX * BY) {
+        float sum = 0.f;
+#pragma unroll
+        for (int k = 0; k < BY; ++k) sum += smem[k][c];
+        const int64_t col = tile * BX * VV + c;
+        if (col < a.inner) ws[(s * a.outer + o) * a.inner + col] = sum;
+    }
+}
+
+// Each column's a.splits partial sums of reduce_cols_band_kernel: blocks of 32 x 8 threads over 128 columns (a lane
+// 4 columns, float4 loads: inner % 4 == 0), the 8 thread rows taking partial rows ty, ty + 8, ... with 8 loads in
+// flight, then combined in shared memory in a fixed order.
+template <typename T>
+__global__ void __launch_bounds__(256)
+reduce_cols_band_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, ColsArgs a) {
+    __shared__ float4 part[8][32];
+    wait_for_prerequisite_grid();
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t total = a.outer * a.inner;  // a multiple of 4
+    const int64_t i = ((int64_t)blockIdx.x * 32 + tx) * 4;
+    float4 acc[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (i < total) {
+        int64_t s = ty;
+        for (; s + 7 * 8 < a.splits; s += 64) {
+            float4 v[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) v[u] = __ldcg(reinterpret_cast<const float4 *>(ws + (s + u * 8) * total + i));
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc[u].x += v[u].x, acc[u].y += v[u].y, acc[u].z += v[u].z, acc[u].w += v[u].w;
+        }
+        for (; s < a.splits; s += 8) {
+            const float4 v = __ldcg(reinterpret_cast<const float4 *>(ws + s * total + i));
+            acc[0].x += v.x, acc[0].y += v.y, acc[0].z += v.z, acc[0].w += v.w;
+        }
+    }
+    float4 t = acc[0];
+#pragma unroll
+    for (int u = 1; u < 8; ++u) t.x += acc[u].x, t.y += acc[u].y, t.z += acc[u].z, t.w += acc[u].w;
+    part[ty][tx] = t;
+    __syncthreads();
+    if (ty == 0 && i < total) {
+        float4 sum = part[0][tx];
+#pragma unroll
+        for (int k = 1; k < 8; ++k) sum.x += part[k][tx].x, sum.y += part[k][tx].y, sum.z += part[k][tx].z, sum.w += part[k][tx].w;
+        const float f[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int64_t o = (i + e) / a.inner, col = (i + e) - o * a.inner;
+            int64_t off[2];
+            a.outer_idx.offsets(o, off);
+            out[off[1] + col * a.o_si] = from_f<T>(f[e]);
+        }
+    }
+}
+
 }  // namespace oprt_nv

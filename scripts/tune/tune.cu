@@ -1198,6 +1198,39 @@ static Variant redc_variant(T *o, const T *x, int64_t R, int64_t L, int g, bool 
     return v;
 }
 
+// (session 23) A "reduce band s23" variant: reduce_cols_band_kernel<T, BX, BY, U, K> (reduce_cols.cuh) over an R x L
+// input, tiles of BY * U * K rows, then (with fin) reduce_cols_band_finish_kernel as a dependent launch. ws: >= splits x L
+// floats.
+template <typename T, int BX, int BY, int U, int K, bool kPlain = false>
+static Variant band_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, bool fin = true) {
+    constexpr int V = 16 / sizeof(T);
+    oprt_tune::ColsArgs c{};
+    c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
+    c.outer_idx.ndim = 0;
+    c.tiles = (L + (int64_t)BX * V - 1) / ((int64_t)BX * V);
+    c.chunk = (int64_t)BY * U * K;
+    c.splits = (R + c.chunk - 1) / c.chunk;
+    const unsigned grid = (unsigned)(c.tiles * c.splits), fgrid = (unsigned)((L + 127) / 128);
+    const int fit = occupancy_an_sm((const void *)oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, kPlain>, BX * BY, 0);
+    char name[128];
+    snprintf(name, sizeof name, "band %dx%d U%d K%d%s (%lld rows, %u blocks, %d an SM, %.1f MB ws)%s", BX, BY, U, K,
+             kPlain ? " ldg" : "", (long long)c.chunk, grid, fit, c.splits * L * 4 / 1e6, fin ? "" : " no finishing kernel");
+    return Variant{name, [=] {
+        oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, kPlain><<<grid, dim3(BX, BY)>>>(ws, x, c);
+        if (fin) {
+            cudaLaunchConfig_t cfg{};
+            cfg.gridDim = dim3(fgrid);
+            cfg.blockDim = dim3(32, 8);
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr[0].val.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
+            CK(cudaLaunchKernelEx(&cfg, oprt_tune::reduce_cols_band_finish_kernel<T>, o, (const float *)ws, c));
+        }
+    }};
+}
+
 #define SV(B, U, L, S, NIN, PERSIST)                                                                         \
     Variant {                                                                                                \
         "B" #B " U" #U " " #L " " #S #PERSIST, [=] {                                                         \
@@ -3488,6 +3521,56 @@ int main(int argc, char **argv) {
                 run_group(title, 2.0 * R * N * es, peak, v, (float *)Y, rep == 0 ? R * N : 0, half ? 4e-3 : 1e-5,
                           filter, half, true);
         });
+    }
+    // session 23: band-ordered column tiles for reduce_sum over axis 0 (reduce_cols.cuh's reduce_cols_band_kernel):
+    // short blocks, tile fastest, each ending its own tile; the library first. Two runs of each group.
+    {
+        float *wsb = nullptr;
+        CK(cudaMalloc(&wsb, (size_t)512 * 16384 * 4));  // up to 512 partial rows of 16384 columns
+        auto band_group = [&](auto tag, int64_t R, int64_t L) {
+            using T = decltype(tag);
+            const bool half = sizeof(T) == 2;
+            char title[96];
+            snprintf(title, sizeof title, "reduce band s23 %s %lldx%lld axis 0", half ? "f16" : "f32", (long long)R,
+                     (long long)L);
+            if (filter && !matches_any(title, filter, true)) return;
+            T *X = nullptr, *OO = reinterpret_cast<T *>(O);
+            CK(cudaMalloc(&X, (size_t)R * L * sizeof(T)));
+            fill_tiled(X, half, A, (int64_t)n, R * L);
+            const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
+            std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0)};
+            if constexpr (sizeof(T) == 4) {
+                vs.push_back(band_variant<T, 32, 8, 8, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 8, 1, true>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 8, 2>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 16, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 64, 4, 16, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 4, 8, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 8, 4>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 8, 1>(OO, X, R, L, wsb, false));
+            } else {
+                vs.push_back(band_variant<T, 32, 8, 8, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 8, 2>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 16, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 16, 1, true>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 16, 16, 16, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 64, 4, 16, 1>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 8, 4>(OO, X, R, L, wsb));
+                vs.push_back(band_variant<T, 32, 8, 16, 1>(OO, X, R, L, wsb, false));
+            }
+            for (int rep = 0; rep < 2; ++rep)
+                run_group(title, (double)R * L * sizeof(T) + L * sizeof(T), peak, vs, O, L, half ? 2e-3 : 1e-4, filter,
+                          half, true);
+            CK(cudaFree(X));
+        };
+        band_group(float{}, 8192, 8192);
+        band_group(__half{}, 16384, 8192);
+        band_group(__half{}, 8192, 8192);
+        band_group(__half{}, 16384, 16384);
+        band_group(float{}, 16384, 16384);
+        CK(cudaFree(wsb));
     }
     printf("\ndone\n");
     return 0;
