@@ -10,8 +10,9 @@ op | case | dtype | GB/s | % of peak | speedup over the baseline (3 decimals: a 
 
 % of peak: the CSV's pct_of_peak (oprt-bench's: against the run's calibrated device-to-device copy, what issue 6
 counts against; empty where a backend was not calibrated), or 100 * gbps / --peak when --peak is given (e.g.
---peak 4190 on the H200). Targets (issue 6; tensor size = the first input's elements x 4 bytes, so a shape that
-qualifies in f32 carries the same target in f16 and bf16):
+--peak 4190 on the H200). Targets (issue 6; tensor size = the first input's bytes in the row's dtype, the issue's
+"tensors of 256 MiB and more" (session 23); with --size-rule f32, as sessions 1-22 judged, its elements x 4 bytes,
+so that a shape that qualifies in f32 carries the same target in f16 and bf16):
 - copy, vector_add, relu, contiguous, >= 256 MiB: >= 95% of peak;
 - reduce_sum over axis -1 or axis 0 of a 2-D contiguous tensor, >= 256 MiB: >= 95%;
 - softmax over the last axis, widths 128..16384, >= 256 MiB: >= 90%; width 65536: >= 80%;
@@ -76,10 +77,13 @@ def _float(text: str | None) -> float | None:
     return v if v is None or math.isfinite(v) else None
 
 
-def pct_target(op: str, case: str, shape: tuple[int, ...]) -> tuple[float | None, str]:
-    """(minimum % of peak, why) for a row, or (None, '') where issue 6 sets none."""
-    # sizes as f32: a shape that qualifies does so in f16 and bf16 too ("f32, f16 and bf16 unless said otherwise")
-    nbytes = math.prod(shape) * 4 if shape else 0
+ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def pct_target(op: str, case: str, shape: tuple[int, ...], itemsize: int = 4) -> tuple[float | None, str]:
+    """(minimum % of peak, why) for a row whose first input has ``shape`` elements of ``itemsize`` bytes, or
+    (None, '') where issue 6 sets none."""
+    nbytes = math.prod(shape) * itemsize if shape else 0
     axis_m = re.search(r"-axis(-?\d+|all)", case)
     axis = axis_m.group(1) if axis_m else None
     plain = re.fullmatch(r"[\dx]+(-leaky)?", case) is not None  # contiguous, no layout suffix
@@ -115,7 +119,7 @@ def speedup_target(op: str, case_set: str | None) -> float | None:
     return {"large": 1.00, "default": 0.95}.get(case_set or "")
 
 
-def build_rows(path: str, backend: str, peak: float | None, show_all: bool) -> list[dict]:
+def build_rows(path: str, backend: str, peak: float | None, show_all: bool, size_rule: str = "bytes") -> list[dict]:
     sets = _case_sets()
     rows = []
     with open(path, newline="") as fh:
@@ -131,7 +135,8 @@ def build_rows(path: str, backend: str, peak: float | None, show_all: bool) -> l
             if case_set is None and not sets:
                 nbytes = math.prod(shape) * 4 if shape else 0
                 case_set = "large" if nbytes >= 256 * MIB else None
-            tp, why = pct_target(op, case, shape)
+            itemsize = 4 if size_rule == "f32" else ITEMSIZE.get(dtype, 4)
+            tp, why = pct_target(op, case, shape, itemsize)
             ts = speedup_target(op, case_set)
             if tp is None and ts is None and not show_all:
                 continue
@@ -239,8 +244,15 @@ def main(argv: list[str] | None = None) -> int:
         help="peak in GB/s for %% of peak (e.g. the calibrated D2D copy, 4190); default: the CSV's column",
     )
     ap.add_argument("--all", action="store_true", help="also list rows without a target")
+    ap.add_argument(
+        "--size-rule",
+        choices=("bytes", "f32"),
+        default="bytes",
+        help="a tensor's size for the size-bound targets: its bytes in the row's dtype (default), or its elements x 4 "
+        "(sessions 1-22: a 16-bit tensor held to the target of the f32 tensor of its shape)",
+    )
     args = ap.parse_args(argv)
-    rows = build_rows(args.csv, args.backend, args.peak, args.all)
+    rows = build_rows(args.csv, args.backend, args.peak, args.all, args.size_rule)
     if not rows:
         print(f"no rows of backend {args.backend!r} in {args.csv}", file=sys.stderr)
         return 0

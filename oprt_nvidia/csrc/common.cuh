@@ -81,11 +81,11 @@ __device__ __forceinline__ void wait_for_prerequisite_grid() {
 }
 
 template <typename... KArgs, typename... Args>
-cudaError_t launch_dependent(void (*kernel)(KArgs...), unsigned grid, unsigned block, cudaStream_t stream,
+cudaError_t launch_dependent(void (*kernel)(KArgs...), unsigned grid, dim3 block, cudaStream_t stream,
                              Args... args) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(block);
+    cfg.blockDim = block;
     cfg.dynamicSmemBytes = 0;
     cfg.stream = stream;
     cudaLaunchAttribute attr[1];

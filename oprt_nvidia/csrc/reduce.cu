@@ -221,6 +221,14 @@ constexpr int64_t kMinColChunkRow = 512;
 // cudaMemcpy) against 137.3 us (93.3%); ncu: kernel 122.8 us + finishing kernel 3.6 us against 124.2-126.3 + 4.8.
 constexpr int64_t kColWidePacks = 2048;
 constexpr int kColWideUnroll = 16;
+// Session 23: column reductions of >= kBandMinBytes that the 1-D blocks above do not take read in band-ordered
+// tiles (reduce_cols_band_kernel: a block 16 x 16 threads over 128 rows x 16 packs, 8 rows in flight a thread, tile
+// fastest, then reduce_cols_band_finish_kernel). H200 after the bench's flush (tune-s23-1.log, two runs, % of
+// cudaMemcpy): 8192^2 f32 axis 0 88.9-89.0% against the 32 x 8 column kernel's 87.9%, 16384 x 8192 f16 88.3-88.4%
+// against 84.3-84.4%, 8192^2 f16 80.4-80.6% against 79.1-79.6%; on 16384^2 (the 1-D blocks) it lost (94.5-94.6 against
+// 97.3-97.5% f16, 98.4-98.6 against 104.4% f32). Smaller tensors were not measured and keep the kernels above.
+constexpr int64_t kBandMinBytes = 128ll << 20;
+constexpr int kBandBX = 16, kBandBY = 16, kBandU = 8;
 
 }  // namespace
 
@@ -317,11 +325,14 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
 // Block shape and splits of the cols path depend on whether 16-byte packs are usable (known per call);
 // the workspace is sized for the larger of the two choices so it never depends on pointers.
 // deep: the 1-D blocks of wide rows, kColWideUnroll rows in flight a thread.
+// band: reduce_cols_band_kernel's tiles (kBandMinBytes; allow_band false where the workspace is not 16-byte aligned:
+// its finishing kernel reads float4s).
 template <typename T>
-void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int &bx, int &by, bool &deep) {
+void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, bool allow_band, ColsArgs &c, int &bx, int &by,
+                bool &deep, bool &band) {
     const int V = vec ? Pack<T>::N : 1;
     c = d.cols;
-    deep = false;
+    deep = band = false;
     const DeviceLimits lim = device_limits();
     const int64_t packs = ceil_div(c.inner, V);
     const int64_t row_tiles = ceil_div(packs, (int64_t)kBlock), two_an_sm = 2 * (int64_t)lim.sm_count;
@@ -340,6 +351,17 @@ void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int 
             c.splits = c.n == 0 ? 1 : ceil_div(c.n, c.chunk);
             return;
         }
+    }
+    // (full-width tiles only: narrower rows would leave lanes idle; a block an item, so the grid must hold them)
+    const int64_t band_items = c.outer * ceil_div(packs, (int64_t)kBandBX) * ceil_div(c.n, (int64_t)kBandBY * kBandU);
+    if (vec && allow_band && c.n > 0 && packs >= kBandBX && band_items <= 0x7fffffff &&
+        (double)c.outer * (double)c.inner * (double)c.n * sizeof(T) >= (double)kBandMinBytes) {
+        band = true;
+        bx = kBandBX, by = kBandBY;
+        c.tiles = ceil_div(c.inner, (int64_t)kBandBX * V);
+        c.chunk = (int64_t)kBandBY * kBandU;
+        c.splits = ceil_div(c.n, c.chunk);
+        return;
     }
     const bool row_blocks = vec && packs >= kColRowPacks;
     bx = row_blocks ? kBlock : pow2_clamp(packs, 1, kWarp);
@@ -360,12 +382,12 @@ void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, ColsArgs &c, int 
 
 template <typename T> size_t cols_workspace(const oprt_reduce_sum_descriptor &d) {
     size_t need = 0;
-    for (int vec = 0; vec < 2; ++vec) {
+    for (int k = 0; k < 3; ++k) {  // scalar; packs without band tiles; packs with them where they apply
         ColsArgs c;
         int bx, by;
-        bool deep;
-        cols_shape<T>(d, vec != 0, c, bx, by, deep);
-        size_t w = c.splits > 1 ? (size_t)(c.splits * c.outer * c.inner) * sizeof(float) : 0;
+        bool deep, band;
+        cols_shape<T>(d, k > 0, k == 2, c, bx, by, deep, band);
+        size_t w = c.splits > 1 || band ? (size_t)(c.splits * c.outer * c.inner) * sizeof(float) : 0;
         if (w > need) need = w;
     }
     return need;
@@ -443,8 +465,18 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     for (int i = 0; i < c0.outer_idx.ndim; ++i) vec = vec && (c0.outer_idx.stride[0][i] * (int64_t)sizeof(T)) % 16 == 0;
     ColsArgs c;
     int bx, by;
-    bool deep;
-    cols_shape<T>(d, vec, c, bx, by, deep);
+    bool deep, band;
+    cols_shape<T>(d, vec, aligned16(w), c, bx, by, deep, band);
+    if (band) {
+        reduce_cols_band_kernel<T, kBandBX, kBandBY, kBandU, 1>
+            <<<grid_all(c.outer * c.tiles * c.splits, 1), dim3(kBandBX, kBandBY), 0, stream>>>((float *)w, x, c);
+        OPRT_CHECK(check_launch("reduce_sum band kernel"));
+        OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_band_finish_kernel<T>,
+                                                 (unsigned)ceil_div(c.outer * c.inner, (int64_t)128), dim3(32, 8),
+                                                 stream, out, (const float *)w, c),
+                               "reduce_sum band finishing kernel"));
+        return OPRT_STATUS_SUCCESS;
+    }
     dim3 block(bx, by);
     unsigned grid = grid_all(c.outer * c.tiles * c.splits, 1);
     if (deep) reduce_cols_kernel<T, true, true, false, false, kColWideUnroll><<<grid, block, 0, stream>>>(out, w, x, c);

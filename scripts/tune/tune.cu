@@ -3567,6 +3567,36 @@ int main(int argc, char **argv) {
         };
         band_group(float{}, 8192, 8192);
         band_group(__half{}, 16384, 8192);
+        // (call 2) the neighbours of call 1's best shape (16 x 16, 8 rows in flight: 128-row tiles of 256 bytes a row)
+        auto near_group = [&](auto tag, int64_t R, int64_t L) {
+            using T = decltype(tag);
+            const bool half = sizeof(T) == 2;
+            char title[96];
+            snprintf(title, sizeof title, "reduce band s23b %s %lldx%lld axis 0", half ? "f16" : "f32", (long long)R,
+                     (long long)L);
+            if (filter && !matches_any(title, filter, true)) return;
+            T *X = nullptr, *OO = reinterpret_cast<T *>(O);
+            CK(cudaMalloc(&X, (size_t)R * L * sizeof(T)));
+            fill_tiled(X, half, A, (int64_t)n, R * L);
+            const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
+            std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0)};
+            vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 8, 32, 8, 1>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 8, 32, 4, 1>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 16, 16, 4, 1>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 16, 32, 4, 1>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 16, 8, 8, 1>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 16, 16, 8, 2>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 8, 16, 8, 1>(OO, X, R, L, wsb));
+            vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb, false));
+            for (int rep = 0; rep < 2; ++rep)
+                run_group(title, (double)R * L * sizeof(T) + L * sizeof(T), peak, vs, O, L, half ? 2e-3 : 1e-4, filter,
+                          half, true);
+            CK(cudaFree(X));
+        };
+        near_group(float{}, 8192, 8192);
+        near_group(__half{}, 16384, 8192);
+        near_group(__half{}, 8192, 8192);
         band_group(__half{}, 8192, 8192);
         band_group(__half{}, 16384, 16384);
         band_group(float{}, 16384, 16384);

@@ -62,3 +62,18 @@ def test_provenance_line_from_run_json(tmp_path):
     # objects where lists or strings stand: still a line, never a traceback (_table asserts exit status 0)
     (tmp_path / "run.json").write_text(json.dumps({"git": "abc", "backends": {"nvidia": "x"}, "options": [1]}))
     assert _table(tmp_path, [row]).splitlines()[0].startswith("unknown device, unknown date UTC, commit unknown")
+
+
+def test_size_rule(tmp_path):
+    """A 16-bit tensor's size-bound targets go by its own bytes (the issue's "256 MiB and more"); --size-rule f32
+    holds it to the f32 tensor of its shape (sessions 1-22)."""
+    row = {"op": "reduce_sum", "case": "8192x8192-axis0", "shape": "8192x8192", "backend": "nvidia", "status": "ok",
+           "gbps": "3300", "pct_of_peak": "79.0", "baseline": "torch", "speedup": "1.29"}
+    rows = [{**row, "dtype": "f32"}, {**row, "dtype": "f16"},
+            {**row, "case": "16384x8192-axis0", "shape": "16384x8192", "dtype": "bf16"}]
+    by_bytes = [ln for ln in _table(tmp_path, rows).splitlines() if ln.startswith("| reduce_sum")]
+    assert ">= 95%" in by_bytes[0] and by_bytes[0].endswith("| no |")  # f32 8192^2: 256 MiB
+    assert ">= 95%" not in by_bytes[1] and by_bytes[1].endswith("| yes |")  # f16 8192^2: 128 MiB, speedup only
+    assert ">= 95%" in by_bytes[2] and by_bytes[2].endswith("| no |")  # bf16 16384 x 8192: 256 MiB
+    by_f32 = [ln for ln in _table(tmp_path, rows, "--size-rule", "f32").splitlines() if ln.startswith("| reduce_sum")]
+    assert all(">= 95%" in ln and ln.endswith("| no |") for ln in by_f32)

@@ -130,9 +130,13 @@ def test_load_extension_is_oprt_cores():
         ((16384, 16384), 1, 16),
         ((16384, 16384), 2, 16),  # bf16 alike
         ((16384, 16384), 0, 8),  # f32: 16 tiles -> 8 chunks of 2048 rows (session 9's rule: 16 of 1024)
-        ((8192, 8192), 0, 8),  # 2048 packs but 256-row chunks: the 32 x 8 blocks' 8 chunks of 1024 rows stay
+        # 2048 packs but 256-row chunks: not the 1-D blocks; 256 MiB: band tiles of 128 rows (session 23,
+        # kBandMinBytes), 64 partial rows
+        ((8192, 8192), 0, 64),
+        ((8192, 8192), 1, 64),  # 16-bit, 128 MiB: band tiles
+        ((8191, 8192), 1, 7),  # a row short of 128 MiB: the 32 x 8 blocks' 7 chunks of 1171 rows
     ],
-    ids=["16384sq-f16", "16384sq-bf16", "16384sq-f32", "8192sq-f32"],
+    ids=["16384sq-f16", "16384sq-bf16", "16384sq-f32", "8192sq-f32", "8192sq-f16", "8191x8192-f16"],
 )
 def test_reduce_sum_wide_columns_plan(nvidia_ext, nvidia_raw, tdesc, shape, dtype, splits):
     """Axis 0 of rows of >= 2048 packs: long 1-D blocks (reduce.cu, kColWidePacks) where about two an SM get >= 512

@@ -25,7 +25,7 @@
   one block's segment;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, unsplit f32 rows of whole trips (a block
   per row at two an SM), split rows (block-wide finishing pass), split columns (4-way finishing pass), wide
-  columns in ~1 long 1-D block an SM (16 rows in flight).
+  columns in ~1 long 1-D block an SM (16 rows in flight), columns of >= 128 MiB in band-ordered tiles (session 23).
 """
 
 from __future__ import annotations
@@ -649,6 +649,45 @@ def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
     shape = (*outer, 5501 if outer else 16411, inner)
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "reduce_sum", [x], {"axis": len(outer), "keepdims": False}, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("case", ["full", "partial", "3d", "strided"])
+def test_reduce_band_columns(nvidia_backend, rng, case, dtype):
+    """Column reductions of >= 128 MiB that the 1-D wide blocks do not take read in band-ordered tiles of 128 rows x
+    16 packs and a finishing kernel (reduce.cu, kBandMinBytes; reduce_cols.cuh, reduce_cols_band_kernel): whole
+    tiles and bands (8192^2); a partial last band and a partial column tile (f32 8000 x 8200, 16-bit 8257 x 8200:
+    2050 / 1025 packs, not a multiple of 16); an outer dim (3 x 2731 x 8200); a row stride wider than the row and the
+    rows reversed (a column slice of 8192^2 out of 8192 x 8200). Twice each: the same bits both times (the partial
+    sums are added in a fixed order)."""
+    np_dtype = DTYPES[dtype].numpy
+    rows = 8000 if dtype == "f32" else 8257
+    if case == "full":
+        x, axis = rng.uniform(-1, 1, (8192, 8192)).astype(np_dtype), 0
+    elif case == "partial":
+        x, axis = rng.uniform(-1, 1, (rows, 8200)).astype(np_dtype), 0
+    elif case == "3d":
+        x, axis = rng.uniform(-1, 1, (3, 2731, 8200)).astype(np_dtype), 1
+    else:
+        x, axis = rng.uniform(-1, 1, (8192, 8200)).astype(np_dtype)[::-1, :8192], 0
+    spec = SPECS["reduce_sum"]
+    params = spec.validate_params({"axis": axis, "keepdims": False})
+    be = nvidia_backend
+    xd = be.to_device(np.ascontiguousarray(x) if case != "strided" else x.base)
+    if case == "strided":  # the view of the device copy of the whole 8192 x 8200 buffer, as the host view is of x.base
+        xd = DeviceArray(be, xd.ptr + 8191 * 8200 * xd.itemsize, (8192, 8192), (-8200, 1), xd.dtype_info, owner=xd,
+                         cuda_interop=True)
+    results = []
+    for _ in range(2):
+        out = be.empty(spec.output_shape([x.shape], params), dtype)
+        be.fill_nan(out)
+        be.prepare("reduce_sum", [xd], out, params)()
+        be.synchronize()
+        results.append(be.to_host(out))
+    result = spec.check(results[0], [np.asarray(x)], dtype, params)
+    assert result.ok, result.message
+    assert results[0].tobytes() == results[1].tobytes()
 
 
 @pytest.mark.gpu

@@ -265,8 +265,9 @@ reduce_sum_spec = OpSpec(
         "smoke": [_rc((64, 1000)), _rc((64, 1000), 0), _rc((1000,), None)],
         "default": [_rc((4096, 4096)), _rc((4096, 4096), 0), _rc((1 << 24,), None), _rc((64, 4096, 64), 1),
                     _rc((16384, 1024)), _rc((4096, 4096), -1, "transposed")],
-        "large": [_rc((8192, 8192)), _rc((8192, 8192), 0), _rc((16384, 16384)), _rc((16384, 16384), 0),
-                  _rc((1 << 27,), None)],
+        # 16384 x 8192: the 2-D reductions at the 256 MiB in f16 / bf16 too (8192^2 is 128 MiB there)
+        "large": [_rc((8192, 8192)), _rc((8192, 8192), 0), _rc((16384, 8192)), _rc((16384, 8192), 0),
+                  _rc((16384, 16384)), _rc((16384, 16384), 0), _rc((1 << 27,), None)],
         "edge": [
             _rc((1,)), _rc((0,)), _rc((5, 0)), _rc((0, 5)), _rc((0, 5), 0), _rc((7,), None), _rc((), None),
             _rc((3, 1001), 0), _rc((33, 65), -2), _rc((33, 65), -1, keepdims=True),
@@ -312,8 +313,9 @@ softmax_spec = OpSpec(
         "default": [_rc((65536, 128), op="softmax"), _rc((16384, 1024), op="softmax"),
                     _rc((4096, 4096), op="softmax"), _rc((1024, 16384), op="softmax"),
                     _rc((128, 65536), op="softmax"), _rc((4096, 4096), 0, op="softmax")],
-        "large": [_rc(s, op="softmax") for s in ((1 << 19, 128), (1 << 17, 1024), (1 << 15, 4096), (8192, 16384),
-                                                  (2048, 65536))]
+        # (1 << 20) x 128: width 128 at the 256 MiB in f16 / bf16 too ((1 << 19) x 128 is 128 MiB there)
+        "large": [_rc(s, op="softmax") for s in ((1 << 19, 128), (1 << 20, 128), (1 << 17, 1024), (1 << 15, 4096),
+                                                  (8192, 16384), (2048, 65536))]
         + [_rc((16384, 16384), 0, op="softmax")],
         "edge": [
             _rc((1,), op="softmax"), _rc((0,), op="softmax"), _rc((5, 0), op="softmax"), _rc((0, 5), op="softmax"),
