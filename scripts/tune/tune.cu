@@ -287,6 +287,42 @@ __global__ void __launch_bounds__(NT) sm_online_kernel(float *__restrict__ out, 
     }
 }
 
+// ---- (session 23) reduce_sum over the last axis of 16-bit rows of NT / RPB x U packs: RPB rows a block -----------
+// Rows of 8192 f16 / bf16 (1024 packs) take the library's general rows kernel with 4 packs a thread (a 256-thread
+// block a row, 16 KB, three blocks an SM); these read them in one unpredicated trip a row, RPB rows a block, with
+// load_pack_stream as the f32 trips kernel does. grid = rows / RPB.
+template <int NT, int U, int RPB, int MinB>
+__global__ void __launch_bounds__(NT, MinB) red16_rows_kernel(__half *__restrict__ out, const __half *__restrict__ x,
+                                                              int64_t rows, int64_t L) {
+    constexpr int kPerRow = NT / RPB, kWarps = NT / 32;
+    __shared__ float sm[kWarps];
+    const int sub = threadIdx.x / kPerRow, t = threadIdx.x % kPerRow;
+    const int64_t row = (int64_t)blockIdx.x * RPB + sub;
+    const __half *p = x + row * L;
+    oprt_tune::Pack<__half> v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = oprt_tune::load_pack_stream(p + (t + u * kPerRow) * 8);
+    float acc = 0.f;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        float s2 = 0.f;
+#pragma unroll
+        for (int e = 0; e < 8; e += 2) s2 += __half2float(v[u].v[e]) + __half2float(v[u].v[e + 1]);
+        acc += s2;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) sm[threadIdx.x / 32] = acc;
+    __syncthreads();
+    if (threadIdx.x < RPB) {
+        constexpr int kw = kPerRow / 32;
+        float r = 0.f;
+#pragma unroll
+        for (int w = 0; w < kw; ++w) r += sm[threadIdx.x * kw + w];
+        out[(int64_t)blockIdx.x * RPB + threadIdx.x] = __float2half_rn(r);
+    }
+}
+
 // ---- reduce_sum over the last axis of contiguous f32 rows: a block per row ---------------------
 template <int NT, int U, int MinB>
 __global__ void __launch_bounds__(NT, MinB) red_rows_kernel(float *__restrict__ out, const float *__restrict__ x,
@@ -3597,6 +3633,33 @@ int main(int argc, char **argv) {
         near_group(float{}, 8192, 8192);
         near_group(__half{}, 16384, 8192);
         near_group(__half{}, 8192, 8192);
+        // (call 3) 16-bit rows of 8192 over the last axis: RPB rows a block in one trip (red16_rows_kernel)
+        for (int64_t R : {16384ll, 8192ll}) {
+            const int64_t L = 8192;
+            char title[96];
+            snprintf(title, sizeof title, "reduce rows16 s23 f16 %lldx%lld axis -1", (long long)R, (long long)L);
+            if (filter && !matches_any(title, filter, true)) continue;
+            __half *X = nullptr, *OO = reinterpret_cast<__half *>(O);
+            CK(cudaMalloc(&X, (size_t)R * L * 2));
+            fill_tiled(X, true, A, (int64_t)n, R * L);
+            std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), 1)};
+#define R16(NT, U, RPB, MINB)                                                                                      \
+    vs.push_back(Variant{"rows16 NT" #NT " U" #U " RPB" #RPB " minB" #MINB, [=] {                                 \
+        red16_rows_kernel<NT, U, RPB, MINB><<<(unsigned)(R / RPB), NT>>>(OO, X, R, L);                             \
+    }})
+            R16(256, 4, 1, 1);
+            R16(256, 4, 1, 4);
+            R16(128, 8, 1, 1);
+            R16(128, 8, 1, 6);
+            R16(256, 8, 2, 1);
+            R16(256, 8, 2, 3);
+            R16(512, 4, 2, 1);
+            R16(512, 8, 4, 1);
+            R16(1024, 4, 4, 1);
+#undef R16
+            for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true, true);
+            CK(cudaFree(X));
+        }
         band_group(__half{}, 8192, 8192);
         band_group(__half{}, 16384, 16384);
         band_group(float{}, 16384, 16384);
