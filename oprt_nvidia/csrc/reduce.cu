@@ -226,8 +226,10 @@ constexpr int kColWideUnroll = 16;
 // fastest, then reduce_cols_band_finish_kernel). H200 after the bench's flush (tune-s23-1.log, two runs, % of
 // cudaMemcpy): 8192^2 f32 axis 0 88.9-89.0% against the 32 x 8 column kernel's 87.9%, 16384 x 8192 f16 88.3-88.4%
 // against 84.3-84.4%, 8192^2 f16 80.4-80.6% against 79.1-79.6%; on 16384^2 (the 1-D blocks) it lost (94.5-94.6 against
-// 97.3-97.5% f16, 98.4-98.6 against 104.4% f32). Smaller tensors were not measured and keep the kernels above.
+// 97.3-97.5% f16, 98.4-98.6 against 104.4% f32). Only rows of 1024-4095 packs were measured (8192 columns in every
+// dtype; the 32 x 8 blocks' range below kColRowPacks): smaller tensors and narrower or wider rows keep the kernels above.
 constexpr int64_t kBandMinBytes = 128ll << 20;
+constexpr int64_t kBandMinPacks = 1024;
 constexpr int kBandBX = 16, kBandBY = 16, kBandU = 8;
 
 }  // namespace
@@ -352,9 +354,9 @@ void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, bool allow_band, 
             return;
         }
     }
-    // (full-width tiles only: narrower rows would leave lanes idle; a block an item, so the grid must hold them)
+    // (the measured rows only: kBandMinPacks <= packs < kColRowPacks; a block an item, so the grid must hold them)
     const int64_t band_items = c.outer * ceil_div(packs, (int64_t)kBandBX) * ceil_div(c.n, (int64_t)kBandBY * kBandU);
-    if (vec && allow_band && c.n > 0 && packs >= kBandBX && band_items <= 0x7fffffff &&
+    if (vec && allow_band && c.n > 0 && packs >= kBandMinPacks && packs < kColRowPacks && band_items <= 0x7fffffff &&
         (double)c.outer * (double)c.inner * (double)c.n * sizeof(T) >= (double)kBandMinBytes) {
         band = true;
         bx = kBandBX, by = kBandBY;

@@ -153,7 +153,7 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
 }
 
 
-// ---- session 23: band-ordered column tiles (tune.cu's "reduce band s23"; not picked by reduce.cu yet) ----------
+// ---- session 23: band-ordered column tiles (tune.cu's "reduce band s23"; reduce.cu, kBandMinBytes) --------------
 // The rows kernel's 95-96% after the bench's flush belongs to many short blocks that each end their own reduction
 // in the hardware's block order (session 18). This is that shape over a leading axis: a block (BX x BY threads)
 // reads one tile of BY * U * K rows x BX packs, U rows in flight a thread, K trips, leaves the tile's column sums

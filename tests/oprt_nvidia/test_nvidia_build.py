@@ -156,6 +156,38 @@ def test_reduce_sum_wide_columns_plan(nvidia_ext, nvidia_raw, tdesc, shape, dtyp
 @pytest.mark.parametrize(
     "shape, axis, dtype, size",
     [
+        # band tiles (>= 128 MiB, 1024-4095 packs a row): ceil(rows / 128) partial rows of every kept element, the cases
+        # of test_nvidia_paths.py's test_reduce_band_columns
+        ((8000, 8200), 0, 0, 63 * 8200 * 4),
+        ((8257, 8200), 0, 1, 65 * 8200 * 4),
+        ((3, 2731, 8200), 1, 0, 22 * 3 * 8200 * 4),
+        ((3, 2731, 8200), 1, 2, 22 * 3 * 8200 * 4),
+        # >= 128 MiB outside that range keeps the earlier kernels: 2^21 rows of 16 packs (the workspace is the larger
+        # of the packed plan's 1024 chunks and the scalar plan's 1056; band tiles would be 16384), 256 rows of 2^18
+        # packs (1-D blocks, unsplit: no workspace)
+        ((1 << 21, 64), 0, 0, 1056 * 64 * 4),
+        ((256, 1 << 20), 0, 0, 0),
+    ],
+    ids=["f32-partial", "f16-partial", "f32-3d", "bf16-3d", "narrow", "wide"],
+)
+def test_reduce_sum_band_plan(nvidia_ext, nvidia_raw, tdesc, shape, axis, dtype, size):
+    """Which column reductions take reduce.cu's band tiles (kBandMinBytes, kBandMinPacks), seen in the workspace: fails
+    with the rule off (the 32 x 8 blocks' few chunks) or widened to every row width. The H200's 132 SMs."""
+    if nvidia_raw.availability().ok and nvidia_raw.device_properties()["sm_count"] != 132:
+        pytest.skip("the expected sizes are the H200's (132 SMs)")
+    ffi, lib = nvidia_ext.ffi, nvidia_ext.lib
+    out_shape = tuple(n for i, n in enumerate(shape) if i != axis)
+    p = ffi.new("oprt_reduce_sum_descriptor_t *")
+    assert lib.oprt_create_reduce_sum_descriptor(p, tdesc(out_shape, dtype), tdesc(shape, dtype), axis, 0) == 0
+    got = ffi.new("size_t *")
+    assert lib.oprt_get_reduce_sum_workspace_size(p[0], got) == 0
+    lib.oprt_destroy_reduce_sum_descriptor(p[0])
+    assert got[0] == size
+
+
+@pytest.mark.parametrize(
+    "shape, axis, dtype, size",
+    [
         # f32 over more than 8192 rows: 256 bytes of ticket, then 8 bytes a block (1024 rows) and column, blocks
         # a strip ceil(L / 1024), strips of 32 columns
         ((16384, 16384), 0, 0, 256 + 16 * 16384 * 8),
