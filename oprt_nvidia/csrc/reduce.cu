@@ -244,6 +244,10 @@ struct oprt_reduce_sum_descriptor {
     ColsArgs cols;
     int block_x, block_y;  // cols
     size_t workspace;
+    // the device figures the plan was made with (the current device's when the descriptor was created): the cols
+    // path's block shape and splits are chosen again at launch (they depend on the pointers' alignment) and must come
+    // out as the workspace was sized, whichever device is current then
+    DeviceLimits lim;
 };
 
 namespace {
@@ -278,7 +282,8 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
         nr = 1;
         red[0] = {1, 0, 0};
     }
-    const DeviceLimits lim = device_limits();
+    d->lim = device_limits();
+    const DeviceLimits &lim = d->lim;
     const int64_t wave = (int64_t)lim.sm_count * (lim.max_threads_per_sm / kBlock);  // resident blocks
     d->multi = nr > 1;
     const bool cols = !d->multi && red[0].xs != 1 && nk >= 1 && kept[nk - 1].xs == 1;
@@ -335,7 +340,7 @@ void cols_shape(const oprt_reduce_sum_descriptor &d, bool vec, bool allow_band, 
     const int V = vec ? Pack<T>::N : 1;
     c = d.cols;
     deep = band = false;
-    const DeviceLimits lim = device_limits();
+    const DeviceLimits &lim = d.lim;  // the plan's, not the current device's (see the descriptor)
     const int64_t packs = ceil_div(c.inner, V);
     const int64_t row_tiles = ceil_div(packs, (int64_t)kBlock), two_an_sm = 2 * (int64_t)lim.sm_count;
     if (vec && packs >= kColWidePacks && c.outer * row_tiles <= two_an_sm) {
