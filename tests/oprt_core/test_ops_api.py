@@ -443,13 +443,17 @@ def test_a_tensor_that_requires_grad_is_an_invalid_argument_on_every_path(host_b
 
 class Tensor:
     """A stand-in that the fast path classifies as a torch tensor (its module's name starts with "torch"), over a
-    host backend's DeviceArray: shape, stride(), dtype, is_cuda, requires_grad, data_ptr() and, for the full path,
+    host backend's DeviceArray: shape, stride(), dtype, get_device(), requires_grad, data_ptr() and, for the full path,
     __cuda_array_interface__ (which raises RuntimeError when it requires grad, as torch's does)."""
 
     __module__ = "torch_standin"
 
-    def __init__(self, dev, requires_grad=False):
-        self.dev, self.requires_grad, self.is_cuda, self.dtype, self.shape = dev, requires_grad, True, "f32", dev.shape
+    def __init__(self, dev, requires_grad=False, device=0):
+        self.dev, self.requires_grad, self.dtype, self.shape = dev, requires_grad, "f32", dev.shape
+        self.device_index = device
+
+    def get_device(self):
+        return self.device_index
 
     def stride(self):
         return self.dev.strides_elements
@@ -510,6 +514,57 @@ def test_fast_path_refuses_a_torch_like_tensor_that_requires_grad(cudalike, monk
     ops.relu(Tensor(x), backend="host", out=out)
     with pytest.raises(InvalidArgumentError, match="requires grad.*detach"):
         ops.relu(Tensor(x, requires_grad=True), backend="host", out=out)
+
+
+class _CupyMemory:
+    def __init__(self, ptr, device_id):
+        self.ptr, self.device_id = ptr, device_id
+
+
+class _CupyDevice:
+    def __init__(self, device_id):
+        self.id = device_id
+
+
+class ndarray:  # noqa: N801 - the fast path classifies a CuPy array by its module and class name
+    """A stand-in that the fast path classifies as a CuPy array, over a host backend's DeviceArray: shape, strides
+    (bytes), dtype, data.ptr / data.device_id, device.id and __cuda_array_interface__."""
+
+    __module__ = "cupy_standin"
+
+    def __init__(self, dev, device=0):
+        self.dev, self.shape, self.dtype = dev, dev.shape, np.dtype(np.float32)
+        self.strides = tuple(s * 4 for s in dev.strides_elements)
+        self.data, self.device = _CupyMemory(dev.ptr, device), _CupyDevice(device)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"typestr": "<f4", "shape": self.dev.shape, "strides": None, "data": (self.dev.ptr, False), "version": 3}
+
+
+@pytest.mark.parametrize("kind", ["torch", "cupy"])
+def test_an_array_on_another_cuda_device_is_refused(cudalike, monkeypatch, kind):
+    """A torch tensor or CuPy array on CUDA device 1 handed to a backend on device 0: refused with where it is and what
+    to do, through the full path, and also after an entry was filed for the same layout on device 0 (the device index
+    is in the fast path's signature); its out is never written."""
+    wrap = Tensor if kind == "torch" else ndarray
+    reg = _host_registry(cudalike)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    x = rand((3, 5), seed=8)
+    dx, dout = cudalike.to_device(x), cudalike.empty((3, 5), "f32")
+    with pytest.raises(InvalidArgumentError, match="runs on CUDA device 0.*on device 1.*set_device"):
+        ops.relu(wrap(dx, device=1), backend="host", out=wrap(dout))
+    full = _count_full(monkeypatch)
+    for _ in range(2):
+        ops.relu(wrap(dx), backend="host", out=wrap(dout))
+    assert full == ["relu"]  # filed, then a fast-path launch
+    np.testing.assert_array_equal(cudalike.to_host(dout), np.maximum(x, 0))
+    cudalike.fill_nan(dout)
+    for call in (lambda: ops.relu(wrap(dx, device=1), backend="host", out=wrap(dout)),
+                 lambda: ops.relu(wrap(dx), backend="host", out=wrap(dout, device=1))):
+        with pytest.raises(InvalidArgumentError, match="on device 1"):
+            call()
+    assert np.isnan(cudalike.to_host(dout)).all()
 
 
 def test_a_backend_without_cuda_pointers_refuses_cuda_arrays(host_backend, monkeypatch):

@@ -211,6 +211,19 @@ class CompiledEvent:
 # the backend
 
 
+def _cuda_device_of(obj: Any) -> int | None:
+    """The CUDA device index of a torch tensor (``get_device()``) or CuPy array (``device.id``); None for other
+    ``__cuda_array_interface__`` objects (the interface does not say) and for anything that does not answer."""
+    try:
+        if callable(getattr(obj, "get_device", None)):
+            dev = obj.get_device()
+        else:
+            dev = obj.device.id
+    except Exception:  # noqa: BLE001 - no device to compare: the interface itself does not carry one
+        return None
+    return dev if isinstance(dev, int) and not isinstance(dev, bool) and dev >= 0 else None
+
+
 class CompiledBackend:
     """A backend over any library implementing oprt.h (see the module docstring).
 
@@ -535,6 +548,12 @@ class CompiledBackend:
             "an object with __cuda_array_interface__ (CuPy array, torch tensor) or a numpy array")
 
     def _from_cai(self, obj: Any, cai: Mapping[str, Any]) -> DeviceArray:
+        dev = _cuda_device_of(obj)
+        if dev is not None and dev != self.device:  # its pointer is another GPU's: this backend launches on its own
+            raise InvalidArgumentError(
+                f"backend {self.name!r} runs on CUDA device {self.device}, and this {type(obj).__name__} is on device "
+                f"{dev}: move it there (torch: .to('cuda:{self.device}'); CuPy: copy it under "
+                f"cupy.cuda.Device({self.device})) or select device {dev} with the backend's set_device")
         typestr = cai.get("typestr", "")
         try:
             dt = DTYPES["bf16"] if typestr in (_BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr))

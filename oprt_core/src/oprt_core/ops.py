@@ -4,14 +4,14 @@
     >>> ops.softmax(np.ones((2, 3), np.float32), axis=-1)        # numpy backend
 
 On GPU backends the inputs may be the backend's own arrays, CuPy arrays or torch
-tensors (zero-copy through ``__cuda_array_interface__``); numpy arrays are copied
-to the device. An ``out`` must be writable in place: on a GPU backend a numpy ``out`` is refused
-(it would be copied and the caller's array never written). Prepared descriptors are cached per
-(backend object, op, shapes, strides, dtype, params), so repeated calls pay only the launch; the
-cache is shared by threads (a lock guards it).
+tensors (zero-copy through ``__cuda_array_interface__``; on the backend's CUDA device: one on another
+device is refused); numpy arrays are copied to the device. An ``out`` must be writable in place: on a
+GPU backend a numpy ``out`` is refused (it would be copied and the caller's array never written).
+Prepared descriptors are cached per (backend object, op, shapes, strides, dtype, params), so repeated
+calls pay only the launch; the cache is shared by threads (a lock guards it).
 
 Repeated calls with an ``out`` on a compiled backend take a fast path: for the backend's own device
-arrays, CuPy arrays and torch CUDA tensors the layout (type, shape, strides, dtype) and the data pointer
+arrays, CuPy arrays and torch CUDA tensors the layout (type, shape, strides, dtype, device) and the data pointer
 are read directly, and a layout seen before (and accepted by the full path) launches the cached
 descriptor on the new pointers without rebuilding views or re-validating: one signature per array, one
 dict lookup and one C call (``oprt_ptrs_<op>`` with the descriptor bound). The op functions (``ops.relu``
@@ -57,11 +57,14 @@ def _sig_function(t: type) -> Any:
     if t is DeviceArray:
         return _sig_device_array
     mod, name = t.__module__, t.__name__
+    # the CUDA device index is in each signature: the full path refuses an array on another device than the
+    # backend's (CompiledBackend._from_cai), so an entry filed for one device must not launch another's pointers
     if mod.startswith("cupy") and name == "ndarray":
-        return lambda a: ((t, a.shape, a.strides, a.dtype), a.data.ptr)
+        return lambda a: ((t, a.shape, a.strides, a.dtype, a.data.device_id), a.data.ptr)
     if mod.startswith("torch") and name in ("Tensor", "Parameter"):
-        # requires_grad: torch refuses __cuda_array_interface__ for such tensors, so the full path does
-        return lambda a: ((t, a.shape, a.stride(), a.dtype, a.is_cuda, a.requires_grad), a.data_ptr())
+        # requires_grad: torch refuses __cuda_array_interface__ for such tensors, so the full path does;
+        # get_device(): the CUDA index (-1 on the CPU), as cheap as is_cuda (~40 ns)
+        return lambda a: ((t, a.shape, a.stride(), a.dtype, a.get_device(), a.requires_grad), a.data_ptr())
     return None
 
 
