@@ -3563,11 +3563,13 @@ int main(int argc, char **argv) {
     {
         float *wsb = nullptr;
         CK(cudaMalloc(&wsb, (size_t)512 * 16384 * 4));  // up to 512 partial rows of 16384 columns
-        auto band_group = [&](auto tag, int64_t R, int64_t L) {
+        // one group: the library, then the variants vars(X, out) gives (call 1's shapes in "reduce band s23", call 2's
+        // neighbours of its best in "reduce band s23b"), two runs
+        auto group = [&](auto tag, const char *name, int64_t R, int64_t L, auto vars) {
             using T = decltype(tag);
             const bool half = sizeof(T) == 2;
             char title[96];
-            snprintf(title, sizeof title, "reduce band s23 %s %lldx%lld axis 0", half ? "f16" : "f32", (long long)R,
+            snprintf(title, sizeof title, "%s %s %lldx%lld axis 0", name, half ? "f16" : "f32", (long long)R,
                      (long long)L);
             if (filter && !matches_any(title, filter, true)) return;
             T *X = nullptr, *OO = reinterpret_cast<T *>(O);
@@ -3575,61 +3577,43 @@ int main(int argc, char **argv) {
             fill_tiled(X, half, A, (int64_t)n, R * L);
             const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
             std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0)};
-            if constexpr (sizeof(T) == 4) {
-                vs.push_back(band_variant<T, 32, 8, 8, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 8, 1, true>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 8, 2>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 16, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 64, 4, 16, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 4, 8, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 8, 4>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 8, 1>(OO, X, R, L, wsb, false));
-            } else {
-                vs.push_back(band_variant<T, 32, 8, 8, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 8, 2>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 16, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 16, 1, true>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 16, 16, 16, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 64, 4, 16, 1>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 8, 4>(OO, X, R, L, wsb));
-                vs.push_back(band_variant<T, 32, 8, 16, 1>(OO, X, R, L, wsb, false));
-            }
+            for (Variant &v : vars(OO, X, R, L)) vs.push_back(std::move(v));
             for (int rep = 0; rep < 2; ++rep)
                 run_group(title, (double)R * L * sizeof(T) + L * sizeof(T), peak, vs, O, L, half ? 2e-3 : 1e-4, filter,
                           half, true);
             CK(cudaFree(X));
         };
+        auto shapes = [&](auto *o, auto *x, int64_t R, int64_t L) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            if constexpr (sizeof(T) == 4)
+                return std::vector<Variant>{
+                    band_variant<T, 32, 8, 8, 1>(o, x, R, L, wsb), band_variant<T, 32, 8, 8, 1, true>(o, x, R, L, wsb),
+                    band_variant<T, 32, 8, 8, 2>(o, x, R, L, wsb), band_variant<T, 32, 8, 16, 1>(o, x, R, L, wsb),
+                    band_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb), band_variant<T, 64, 4, 16, 1>(o, x, R, L, wsb),
+                    band_variant<T, 32, 4, 8, 1>(o, x, R, L, wsb), band_variant<T, 32, 8, 8, 4>(o, x, R, L, wsb),
+                    band_variant<T, 32, 8, 8, 1>(o, x, R, L, wsb, false)};
+            else
+                return std::vector<Variant>{
+                    band_variant<T, 32, 8, 8, 1>(o, x, R, L, wsb), band_variant<T, 32, 8, 8, 2>(o, x, R, L, wsb),
+                    band_variant<T, 32, 8, 16, 1>(o, x, R, L, wsb), band_variant<T, 32, 8, 16, 1, true>(o, x, R, L, wsb),
+                    band_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb), band_variant<T, 16, 16, 16, 1>(o, x, R, L, wsb),
+                    band_variant<T, 64, 4, 16, 1>(o, x, R, L, wsb), band_variant<T, 32, 8, 8, 4>(o, x, R, L, wsb),
+                    band_variant<T, 32, 8, 16, 1>(o, x, R, L, wsb, false)};
+        };
+        // (call 2) the neighbours of call 1's best shape (16 x 16, 8 rows in flight: 128-row tiles of 256 bytes a row)
+        auto near = [&](auto *o, auto *x, int64_t R, int64_t L) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            return std::vector<Variant>{
+                band_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb), band_variant<T, 8, 32, 8, 1>(o, x, R, L, wsb),
+                band_variant<T, 8, 32, 4, 1>(o, x, R, L, wsb),  band_variant<T, 16, 16, 4, 1>(o, x, R, L, wsb),
+                band_variant<T, 16, 32, 4, 1>(o, x, R, L, wsb), band_variant<T, 16, 8, 8, 1>(o, x, R, L, wsb),
+                band_variant<T, 16, 16, 8, 2>(o, x, R, L, wsb), band_variant<T, 8, 16, 8, 1>(o, x, R, L, wsb),
+                band_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, false)};
+        };
+        auto band_group = [&](auto tag, int64_t R, int64_t L) { group(tag, "reduce band s23", R, L, shapes); };
+        auto near_group = [&](auto tag, int64_t R, int64_t L) { group(tag, "reduce band s23b", R, L, near); };
         band_group(float{}, 8192, 8192);
         band_group(__half{}, 16384, 8192);
-        // (call 2) the neighbours of call 1's best shape (16 x 16, 8 rows in flight: 128-row tiles of 256 bytes a row)
-        auto near_group = [&](auto tag, int64_t R, int64_t L) {
-            using T = decltype(tag);
-            const bool half = sizeof(T) == 2;
-            char title[96];
-            snprintf(title, sizeof title, "reduce band s23b %s %lldx%lld axis 0", half ? "f16" : "f32", (long long)R,
-                     (long long)L);
-            if (filter && !matches_any(title, filter, true)) return;
-            T *X = nullptr, *OO = reinterpret_cast<T *>(O);
-            CK(cudaMalloc(&X, (size_t)R * L * sizeof(T)));
-            fill_tiled(X, half, A, (int64_t)n, R * L);
-            const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
-            std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0)};
-            vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 8, 32, 8, 1>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 8, 32, 4, 1>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 16, 16, 4, 1>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 16, 32, 4, 1>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 16, 8, 8, 1>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 16, 16, 8, 2>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 8, 16, 8, 1>(OO, X, R, L, wsb));
-            vs.push_back(band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb, false));
-            for (int rep = 0; rep < 2; ++rep)
-                run_group(title, (double)R * L * sizeof(T) + L * sizeof(T), peak, vs, O, L, half ? 2e-3 : 1e-4, filter,
-                          half, true);
-            CK(cudaFree(X));
-        };
         near_group(float{}, 8192, 8192);
         near_group(__half{}, 16384, 8192);
         near_group(__half{}, 8192, 8192);
