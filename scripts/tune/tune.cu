@@ -3649,6 +3649,50 @@ int main(int argc, char **argv) {
         band_group(float{}, 16384, 16384);
         CK(cudaFree(wsb));
     }
+    // (session 24) reduce_sum over the last axis: one 256 MiB buffer read as rows of 16 KB and 32 KB, as f16 and as f32,
+    // in one run. oprt-bench reads 16384 x 8192 16-bit rows (16 KB) at 88-90% where 8192^2 f32 rows (32 KB) read 95%;
+    // session 23's 16-bit kernels reading two rows a block (32 KB) did not close it. Which is it: the row width or the
+    // 16-bit arithmetic? The same loads with f32 arithmetic: red_rows_kernel over the buffer as 16384 x 4096 f32 (16 KB
+    // rows) against red16_rows_kernel over it as 16384 x 8192 f16. Timings only (every variant sums other elements).
+    {
+        const char *title = "rows bytes s24 256 MiB axis -1";
+        if (!filter || matches_any(title, filter, true)) {
+            const int64_t bytes = 256ll << 20;
+            void *X = nullptr;
+            CK(cudaMalloc(&X, (size_t)bytes));
+            fill_tiled(X, true, A, (int64_t)n, bytes / 2);  // halves of [-1, 1]: read as f32 every word is finite
+            const __half *H = static_cast<const __half *>(X);
+            const float *F = static_cast<const float *>(X);
+            __half *HO = reinterpret_cast<__half *>(O);
+            auto lib = [&](int32_t dt, int64_t R, int64_t L) {
+                Variant v = lib_reduce(O, X, tdesc(dt, {R}), tdesc(dt, {R, L}), 1);
+                char name[96];
+                snprintf(name, sizeof name, "library %s %lldx%lld", dt == OPRT_DTYPE_F32 ? "f32" : "f16", (long long)R,
+                         (long long)L);
+                v.name = name;
+                return v;
+            };
+            std::vector<Variant> vs = {lib(OPRT_DTYPE_F16, 16384, 8192), lib(OPRT_DTYPE_F16, 8192, 16384),
+                                       lib(OPRT_DTYPE_F16, 32768, 4096), lib(OPRT_DTYPE_F32, 8192, 8192),
+                                       lib(OPRT_DTYPE_F32, 16384, 4096), lib(OPRT_DTYPE_F32, 4096, 16384)};
+            vs.push_back(Variant{"f32 rows NT256 U8 8192x8192 (32 KB rows)",
+                                 [=] { red_rows_kernel<256, 8, 1><<<8192u, 256>>>(O, F, 8192, 8192); }});
+            vs.push_back(Variant{"f32 rows NT128 U8 16384x4096 (16 KB rows)",
+                                 [=] { red_rows_kernel<128, 8, 1><<<16384u, 128>>>(O, F, 16384, 4096); }});
+            vs.push_back(Variant{"f32 rows NT256 U4 16384x4096 (16 KB rows)",
+                                 [=] { red_rows_kernel<256, 4, 1><<<16384u, 256>>>(O, F, 16384, 4096); }});
+            vs.push_back(Variant{"f16 rows16 NT128 U8 RPB1 16384x8192 (16 KB rows)",
+                                 [=] { red16_rows_kernel<128, 8, 1, 1><<<16384u, 128>>>(HO, H, 16384, 8192); }});
+            vs.push_back(Variant{"f16 rows16 NT256 U4 RPB1 16384x8192 (16 KB rows)",
+                                 [=] { red16_rows_kernel<256, 4, 1, 1><<<16384u, 256>>>(HO, H, 16384, 8192); }});
+            vs.push_back(Variant{"f16 rows16 NT256 U8 RPB2 16384x8192 (two 16 KB rows)",
+                                 [=] { red16_rows_kernel<256, 8, 2, 1><<<8192u, 256>>>(HO, H, 16384, 8192); }});
+            vs.push_back(Variant{"f16 redg NT256 U8 8192x16384 (32 KB rows)",
+                                 [=] { redg_rows_kernel<__half, 256, 8><<<8192u, 256>>>(HO, H, 8192, 16384); }});
+            for (int rep = 0; rep < 3; ++rep) run_group(title, (double)bytes, peak, vs, O, 0, 0, filter);
+            CK(cudaFree(X));
+        }
+    }
     printf("\ndone\n");
     return 0;
 }
