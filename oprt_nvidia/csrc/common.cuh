@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "oprt.h"
 #include "oprt_validate.h"
 
@@ -128,6 +130,42 @@ template <typename T> __device__ __forceinline__ T from_f(float v);
 template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// (session 24) A warp's 16-bit packs summed on the tensor cores: one mma.m16n8k16 (f32 accumulation) with each
+// thread's pack as its A fragment, B all ones and C = 0, so D[m][n] = A[m][0] + ... + A[m][15] for every n (16
+// products, exact: x * 1). A thread's d0 and d2 are D's rows g and g + 8 (g = lane / 4), each held by 4 threads,
+// so d0 + d2 added over the warp's 32 threads is 4 x the sum of every element of the warp's 32 packs: the caller
+// adds the returned values across the warp and scales by 0.25 (exact). One instruction and an add where the
+// conversions and adds take 16 (H200, tune-s24-2.log). Every thread of the warp must call it together
+// (mma.sync). Without the tensor-core instruction (< sm_80): 4 x the thread's own pack sum, the same total.
+template <typename T> __device__ __forceinline__ float warp_pack_sum4(const Pack<T> &p) {
+    static_assert(sizeof(T) == 2, "warp_pack_sum4: 16-bit packs");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint32_t a[4];
+    memcpy(a, &p, 16);
+    constexpr uint32_t kOnes = std::is_same_v<T, __nv_bfloat16> ? 0x3f803f80u : 0x3c003c00u;  // two 1.0s
+    float d0, d1, d2, d3;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%10, %10, %10, %10};"
+            : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(kOnes), "r"(kOnes), "f"(0.f));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%10, %10, %10, %10};"
+            : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(kOnes), "r"(kOnes), "f"(0.f));
+    (void)d1, (void)d3;
+    return d0 + d2;
+#else
+    float f[Pack<T>::N];
+    pack_to_f(p, f);
+    float s = 0.f;
+#pragma unroll
+    for (int e = 0; e < Pack<T>::N; ++e) s += f[e];
+    return 4.f * s;
+#endif
+}
 
 // Calls f.template operator()<T>() with the C++ type of an oprt dtype.
 template <typename F> oprt_status_t dispatch_dtype(int32_t dtype, F &&f) {

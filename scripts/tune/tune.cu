@@ -323,6 +323,89 @@ __global__ void __launch_bounds__(NT, MinB) red16_rows_kernel(__half *__restrict
     }
 }
 
+// ---- (session 24) 16-bit rows over the last axis: the pack's arithmetic three ways ------------------------------------
+// tune-s24-1.log: the same 16 KB-row loads read 93.4-93.8% with f32 arithmetic (red_rows_kernel over the buffer as
+// 16384 x 4096 f32) and 90.8-91.2% with 16-bit arithmetic (red16_rows_kernel: a convert and an add an element, 16
+// instructions a pack against 4). kMode 0: convert and add (red16's); 1: one tensor-core mma.m16n8k16 a pack with
+// B all ones (D[m][n] = sum_k A[m][k] + C: the warp's D adds up to 8 x the sum of its A, products exact, f32
+// accumulation), kChains independent accumulators; 3: a fresh D a pack added into f32 accumulators (the tensor core's
+// truncating adds only inside one pack's 16 terms; 1 mma + 2 adds a pack); 2: the words added as f32 (the f32 arithmetic's cost on these loads:
+// a wrong sum, timing only). RPB rows a block in one unpredicated trip; grid = rows / RPB.
+template <bool kBf16> __device__ __forceinline__ void mma_ones(float (&c)[4], const uint4 &q) {
+    constexpr unsigned one2 = kBf16 ? 0x3f803f80u : 0x3c003c00u;
+    if constexpr (kBf16)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(q.x), "r"(q.y), "r"(q.z), "r"(q.w), "r"(one2), "r"(one2));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(q.x), "r"(q.y), "r"(q.z), "r"(q.w), "r"(one2), "r"(one2));
+}
+template <typename T, int NT, int U, int RPB, int kMode, int kChains = 2>
+__global__ void __launch_bounds__(NT) redm_rows_kernel(T *__restrict__ out, const T *__restrict__ x, int64_t rows,
+                                                       int64_t L) {
+    constexpr int kPerRow = NT / RPB, kWarps = NT / 32;
+    __shared__ float sm[kWarps];
+    const int sub = threadIdx.x / kPerRow, t = threadIdx.x % kPerRow;
+    const int64_t row = (int64_t)blockIdx.x * RPB + sub;
+    const uint4 *p = reinterpret_cast<const uint4 *>(x + row * L);
+    uint4 q[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) q[u] = ld<kNcNoAllocL2_256>(p + t + u * kPerRow);
+    float acc = 0.f;
+    if constexpr (kMode == 1) {
+        float c[kChains][4] = {};
+#pragma unroll
+        for (int u = 0; u < U; ++u) mma_ones<std::is_same_v<T, __nv_bfloat16>>(c[u % kChains], q[u]);
+#pragma unroll
+        for (int k = 0; k < kChains; ++k) acc += (c[k][0] + c[k][1]) + (c[k][2] + c[k][3]);
+        acc *= 0.125f;  // each A element reached 8 columns of D
+    } else if constexpr (kMode == 3) {
+        // a fresh D a pack (C = 0), added into kChains f32 accumulators with round-to-nearest adds: 1 mma + 4 adds a pack
+        float a4[kChains] = {};
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            float d[4] = {};
+            mma_ones<std::is_same_v<T, __nv_bfloat16>>(d, q[u]);
+            a4[u % kChains] += d[0] + d[2];  // d[1] == d[0], d[3] == d[2]: one row's sum twice each
+        }
+#pragma unroll
+        for (int k = 0; k < kChains; ++k) acc += a4[k];
+        acc *= 0.25f;  // rows g and g + 8 of D, in 4 threads each
+    } else if constexpr (kMode == 2) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            float f[4];
+            memcpy(f, &q[u], 16);
+            acc += (f[0] + f[1]) + (f[2] + f[3]);
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            oprt_tune::Pack<T> v;
+            memcpy(&v, &q[u], 16);
+            float s2 = 0.f;
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) s2 += oprt_tune::to_f(v.v[e]) + oprt_tune::to_f(v.v[e + 1]);
+            acc += s2;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) sm[threadIdx.x / 32] = acc;
+    __syncthreads();
+    if (threadIdx.x < RPB) {
+        constexpr int kw = kPerRow / 32;
+        float r = 0.f;
+#pragma unroll
+        for (int w = 0; w < kw; ++w) r += sm[threadIdx.x * kw + w];
+        out[(int64_t)blockIdx.x * RPB + threadIdx.x] = oprt_tune::from_f<T>(r);
+    }
+}
+
 // ---- reduce_sum over the last axis of contiguous f32 rows: a block per row ---------------------
 template <int NT, int U, int MinB>
 __global__ void __launch_bounds__(NT, MinB) red_rows_kernel(float *__restrict__ out, const float *__restrict__ x,
@@ -738,6 +821,11 @@ __global__ void __launch_bounds__(32 * BR) transpose_halves_kernel(__half *__res
 __global__ void to_half_kernel(__half *__restrict__ h, const float *__restrict__ f, int64_t n) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         h[i] = __float2half_rn(f[i]);
+}
+
+__global__ void to_bf16_kernel(__nv_bfloat16 *__restrict__ h, const float *__restrict__ f, int64_t n) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        h[i] = __float2bfloat16_rn(f[i]);
 }
 
 // dst (elems f32 or f16 elements) filled with copies of src's n random f32 values, rounded for f16
@@ -3693,6 +3781,40 @@ int main(int argc, char **argv) {
             CK(cudaFree(X));
         }
     }
+    // (session 24, call 2) the 16-bit rows' arithmetic: redm_rows_kernel's modes against the library, 16384 x 8192 and
+    // 8192^2 in f16 and bf16 (the library's output the reference; mode 2's sums are wrong by design: timing only)
+    for (int bf = 0; bf < 2; ++bf)
+        for (int64_t R : {16384ll, 8192ll}) {
+            const int64_t L = 8192;
+            char title[96];
+            snprintf(title, sizeof title, "rows mma s24 %s %lldx%lld axis -1", bf ? "bf16" : "f16", (long long)R, (long long)L);
+            if (filter && !matches_any(title, filter, true)) continue;
+            void *X = nullptr;
+            CK(cudaMalloc(&X, (size_t)(R * L * 2)));
+            for (int64_t h = 0; h < R * L; h += (int64_t)n) {
+                const int64_t m = std::min<int64_t>(R * L - h, (int64_t)n);
+                if (bf) to_bf16_kernel<<<1024, 256>>>(static_cast<__nv_bfloat16 *>(X) + h, A, m);
+                else to_half_kernel<<<1024, 256>>>(static_cast<__half *>(X) + h, A, m);
+            }
+            CK(cudaGetLastError());
+            const int32_t dt = bf ? OPRT_DTYPE_BF16 : OPRT_DTYPE_F16;
+            std::vector<Variant> vs = {lib_reduce(O, X, tdesc(dt, {R}), tdesc(dt, {R, L}), 1)};
+#define RM(T, NT, U, RPB, MODE, CH)                                                                                  \
+    vs.push_back(Variant{"redm NT" #NT " U" #U " RPB" #RPB " mode" #MODE " chains" #CH, [=] {                      \
+        redm_rows_kernel<T, NT, U, RPB, MODE, CH><<<(unsigned)(R / RPB), NT>>>(reinterpret_cast<T *>(O),            \
+                                                                             static_cast<const T *>(X), R, L);     \
+    }})
+#define RMALL(T)                                                                                                     \
+    RM(T, 128, 8, 1, 0, 1); RM(T, 128, 8, 1, 1, 1); RM(T, 128, 8, 1, 1, 2); RM(T, 128, 8, 1, 1, 4);                 \
+    RM(T, 256, 4, 1, 1, 2); RM(T, 256, 8, 2, 1, 2); RM(T, 256, 8, 2, 0, 1); RM(T, 512, 8, 4, 1, 2);                 \
+    RM(T, 128, 8, 1, 3, 2); RM(T, 256, 4, 1, 3, 2); RM(T, 256, 8, 2, 3, 2);                                         \
+    RM(T, 128, 8, 1, 2, 1); RM(T, 256, 8, 2, 2, 1)
+            if (bf) { RMALL(__nv_bfloat16); } else { RMALL(__half); }
+#undef RMALL
+#undef RM
+            for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true, true);
+            CK(cudaFree(X));
+        }
     printf("\ndone\n");
     return 0;
 }

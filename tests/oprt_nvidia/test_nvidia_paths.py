@@ -638,6 +638,50 @@ def test_reduce_rows_whole_trips(nvidia_backend, rng, pad, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("width", [1000, 6280, 8192, 8200])
+def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
+    """16-bit rows over the last axis add their full trips' packs on the tensor cores (reduce.cu row_partial,
+    common.cuh warp_pack_sum4: one mma a pack across the warp, B all ones): a warp a row (1000), a block a row with
+    whole trips (8192), a block a row whose last full trip ends inside a warp (6280: 785 packs, 2 a lane in flight:
+    lanes 0-16 could take a third full trip that lanes 17-31 cannot, so the warp takes it as the predicated trip)
+    and one with a misaligned row stride (8200 columns of a 8201-wide buffer: odd rows start 2 bytes past 16). NaN,
+    +inf, +inf beside -inf (NaN), a row and its negation (0 within the reduction's budget), subnormals only (flushed inputs
+    would sum to 0; f16 2^-24 multiples, bf16 2^-133 multiples) and random rows, against the float64 reference."""
+    np_dtype = DTYPES[dtype].numpy
+    rows = 40
+    base = rng.uniform(-1, 1, (rows, width + (1 if width == 8200 else 0))).astype(np.float32)
+    x = base[:, :width]
+    x[1, 7] = np.nan
+    x[2, width // 2] = np.inf
+    x[3, 3], x[3, width - 1] = np.inf, -np.inf
+    half = width // 2
+    x[4, half:2 * half] = -x[4, :half]
+    if width % 2:
+        x[4, -1] = 0.0
+    tiny = 2.0 ** -24 if dtype == "f16" else 2.0 ** -133
+    x[5] = tiny * rng.integers(1, 8, width)
+    xt = base.astype(np_dtype)[:, :width]
+    spec = SPECS["reduce_sum"]
+    params = spec.validate_params({"axis": -1, "keepdims": False})
+    be = nvidia_backend
+    out = be.empty((rows,), dtype)
+    be.fill_nan(out)
+    xd = be.to_device(xt if width != 8200 else xt.base)
+    if width == 8200:
+        xd = DeviceArray(be, xd.ptr, (rows, width), (width + 1, 1), xd.dtype_info, owner=xd, cuda_interop=True)
+    be.prepare("reduce_sum", [xd], out, params)()
+    be.synchronize()
+    got = be.to_host(out).astype(np.float64)
+    assert np.isnan(got[[1, 3]]).all() and got[2] == np.inf
+    exact5 = np.sum(xt[5].astype(np.float64))
+    assert exact5 > 0 and abs(got[5] - exact5) <= 2 * float(np.finfo(np_dtype).eps) * exact5
+    keep = [r for r in range(rows) if r not in (1, 2, 3)]
+    result = spec.check(be.to_host(out)[keep], [np.ascontiguousarray(xt[keep])], dtype, params)
+    assert result.ok, result.message
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("outer", [(), (3,)], ids=["2d", "3d"])
 def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
