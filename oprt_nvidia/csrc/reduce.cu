@@ -5,7 +5,9 @@
 //    a block (long rows) per output, 16-byte packs from the first aligned element with kUnroll packs in
 //    flight, warp-shuffle then shared-memory reduction. When there are too few rows to fill the GPU
 //    (axis=all, a handful of long rows) each row is split into chunks across blocks; chunk sums go to the
-//    workspace and a second pass adds them.
+//    workspace and a second pass adds them. Unsplit aligned rows of whole 8192-element trips (f32: k trips; 16-bit:
+//    one) take reduce_rows_trips_kernel, a block a row; its 16-bit packs are summed on the tensor cores
+//    (common.cuh, warp_pack_sum4).
 //  - cols: a kept dim has unit stride (sum over a leading axis): threads across that dim (16-byte packs
 //    when rows stay aligned), blockDim.y rows in flight, partial sums combined in shared memory; the
 //    reduced dim is split across blocks through the workspace when outer x inner tiles are few. Rows of
@@ -48,31 +50,14 @@ __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stri
         float part[kUnroll] = {};
         // full trips: kUnroll unpredicated loads in flight per thread; then at most one predicated trip
         int64_t i = lane;
-        if constexpr (sizeof(T) == 2) {
-            // 16-bit (session 24): full trips of the whole warp (its last lane's, i | 31: lanes are whole warps and i
-            // == lane mod 32), each pack summed across the warp on the tensor cores (warp_pack_sum4: 4 x the sum);
-            // the last lane's exit leaves every lane at most kUnroll packs, the predicated trip's. H200, 16384 x 8192
-            // f16 over the last axis (tune-s24-2.log): conversions and adds 90.8-91.2% of cudaMemcpy.
-            float mma[kUnroll] = {};
-            for (; (i | (kWarp - 1)) + (kUnroll - 1) * (int64_t)nlanes < nv; i += kUnroll * (int64_t)nlanes) {
-                Pack<T> v[kUnroll];
+        for (; i + (kUnroll - 1) * (int64_t)nlanes < nv; i += kUnroll * (int64_t)nlanes) {
+            Pack<T> v[kUnroll];
 #pragma unroll
-                for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_as<kLdg>(q + (i + u * (int64_t)nlanes) * V);
+            for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_as<kLdg>(q + (i + u * (int64_t)nlanes) * V);
 #pragma unroll
-                for (int u = 0; u < kUnroll; ++u) mma[u] += warp_pack_sum4(v[u]);
-            }
+            for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) acc += 0.25f * mma[u];
-        } else {
-            for (; i + (kUnroll - 1) * (int64_t)nlanes < nv; i += kUnroll * (int64_t)nlanes) {
-                Pack<T> v[kUnroll];
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) v[u] = load_pack_as<kLdg>(q + (i + u * (int64_t)nlanes) * V);
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-                    for (int e = 0; e < V; ++e) part[u] += to_f(v[u].v[e]);
-            }
+                for (int e = 0; e < V; ++e) part[u] += to_f(v[u].v[e]);
         }
         if (i < nv) {
             // the last, partial trip: every load issued unconditionally (a pack past the end re-reads the
@@ -148,33 +133,48 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 // grids that keep the next trip's loads in flight through the block reduction, 86.7-91.0% (tune-s17-1.log: the
 // hardware's block order keeps the rows read at once together); capping the general kernel at two blocks an SM with
 // dynamic shared memory (session 16: 92.2% in the bench).
+//
+// Session 24: 16-bit rows of one trip of kBlock x kTrip16Unroll packs (8192 elements) take it too, each pack summed
+// across the warp on the tensor cores (warp_pack_sum4: one mma and an add where the conversions and adds take 16; a
+// trip is whole for every lane, so the warp calls it together). H200, 16384 x 8192 f16 over the last axis after
+// the bench's flush (tune-s24-2.log, the same run): this shape with the tensor-core sum 90.4-90.6% of cudaMemcpy, with
+// conversions and adds 88.4-88.7%, the general kernel with the tensor-core sum 88.2-88.4%; the same loads with f32
+// arithmetic 93.4-93.8% (tune-s24-1.log, another machine). Longer 16-bit rows (16384^2: 97-98% in the general
+// kernel) were not measured here and keep the general kernel.
 constexpr int kTripUnroll = 8;
+constexpr int kTrip16Unroll = 4;
+template <typename T> constexpr int trip_unroll() { return sizeof(T) == 2 ? kTrip16Unroll : kTripUnroll; }
 template <typename T>
 __global__ void __launch_bounds__(kBlock, 1)
 reduce_rows_trips_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
-    constexpr int V = Pack<T>::N;
+    constexpr int V = Pack<T>::N, U = trip_unroll<T>();
     const int64_t nv = a.n / V;
     for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
         int64_t off[2];
         a.kept.offsets(row, off);
         const T *p = x + off[0];
-        float acc[kTripUnroll] = {};
-        for (int64_t i = threadIdx.x; i < nv; i += kBlock * kTripUnroll) {
-            Pack<T> v[kTripUnroll];
+        float acc[U] = {};
+        for (int64_t i = threadIdx.x; i < nv; i += kBlock * U) {
+            Pack<T> v[U];
 #pragma unroll
-            for (int u = 0; u < kTripUnroll; ++u) v[u] = load_pack_stream(p + (i + u * kBlock) * V);
+            for (int u = 0; u < U; ++u) v[u] = load_pack_stream(p + (i + u * kBlock) * V);
 #pragma unroll
-            for (int u = 0; u < kTripUnroll; ++u) {
-                float s = 0.f;
+            for (int u = 0; u < U; ++u) {
+                if constexpr (sizeof(T) == 2) {
+                    acc[u] += warp_pack_sum4(v[u]);
+                } else {
+                    float s = 0.f;
 #pragma unroll
-                for (int e = 0; e < V; e += 2) s += to_f(v[u].v[e]) + to_f(v[u].v[e + 1]);
-                acc[u] += s;
+                    for (int e = 0; e < V; e += 2) s += to_f(v[u].v[e]) + to_f(v[u].v[e + 1]);
+                    acc[u] += s;
+                }
             }
         }
         float s = 0.f;
 #pragma unroll
-        for (int u = 0; u < kTripUnroll; ++u) s += acc[u];
+        for (int u = 0; u < U; ++u) s += acc[u];
+        if constexpr (sizeof(T) == 2) s *= 0.25f;  // warp_pack_sum4's 4 x, exact
         s = block_reduce(s, SumOp{}, 0.f, smem);
         if (threadIdx.x == 0) out[off[1]] = from_f<T>(s);
     }
@@ -417,12 +417,13 @@ template <typename T> size_t cols_workspace(const oprt_reduce_sum_descriptor &d)
     return need;
 }
 
-// Whether reduce_rows_trips_kernel takes these rows: f32 (the dtype measured), unsplit, whole trips, every row start
-// 16-byte aligned.
+// Whether reduce_rows_trips_kernel takes these rows: unsplit, every row start 16-byte aligned, f32 rows of whole trips,
+// 16-bit rows of exactly one (the dtypes and widths measured).
 template <typename T> bool trips_path(const oprt_reduce_sum_descriptor &d, const T *x) {
     const RowsArgs &a = d.rows;
-    if (sizeof(T) != 4 || d.multi || d.warp_items || a.splits != 1 || a.rs != 1) return false;
-    if (a.n % ((int64_t)kBlock * kTripUnroll * Pack<T>::N) != 0 || !aligned16(x)) return false;
+    if (d.multi || d.warp_items || a.splits != 1 || a.rs != 1 || !aligned16(x)) return false;
+    const int64_t trip = (int64_t)kBlock * trip_unroll<T>() * Pack<T>::N;
+    if (sizeof(T) == 4 ? a.n % trip != 0 : a.n != trip) return false;
     for (int i = 0; i < a.kept.ndim; ++i)
         if ((a.kept.stride[0][i] * (int64_t)sizeof(T)) % 16 != 0) return false;
     return true;
@@ -461,7 +462,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
             if (d.warp_items) {
                 OPRT_ROWS_U(true)
             } else if (trips_path(d, x)) {
-                if constexpr (sizeof(T) == 4) reduce_rows_trips_kernel<T><<<grid, kBlock, 0, stream>>>(out, x, a);
+                reduce_rows_trips_kernel<T><<<grid, kBlock, 0, stream>>>(out, x, a);
             } else if (a.splits > 1 && u == 8) {
                 OPRT_ROWS_LDG(8);  // chunks of split rows (axis=all): plain __ldg (row_partial's kLdg)
             } else {
