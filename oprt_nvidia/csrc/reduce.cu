@@ -143,7 +143,7 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 // kernel) were not measured here and keep the general kernel.
 constexpr int kTripUnroll = 8;
 constexpr int kTrip16Unroll = 4;
-template <typename T> constexpr int trip_unroll() { return sizeof(T) == 2 ? kTrip16Unroll : kTripUnroll; }
+template <typename T> __host__ __device__ constexpr int trip_unroll() { return sizeof(T) == 2 ? kTrip16Unroll : kTripUnroll; }
 template <typename T>
 __global__ void __launch_bounds__(kBlock, 1)
 reduce_rows_trips_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
