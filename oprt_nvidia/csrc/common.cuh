@@ -136,7 +136,7 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 // products, exact: x * 1). A thread's d0 and d2 are D's rows g and g + 8 (g = lane / 4), each held by 4 threads,
 // so d0 + d2 added over the warp's 32 threads is 4 x the sum of every element of the warp's 32 packs: the caller
 // adds the returned values across the warp and scales by 0.25 (exact). One instruction and an add where the
-// conversions and adds take 16 (H200, tune-s24-2.log; reduce.cu's 16-bit trips). Every thread of the warp must call
+// conversions and adds take 16 (reduce.cu's 16-bit trips kernel; tune-s24-4.log). Every thread of the warp must call
 // it together (mma.sync). Without the tensor-core instruction (< sm_80): 4 x the thread's own pack sum, the same total.
 template <typename T> __device__ __forceinline__ float warp_pack_sum4(const Pack<T> &p) {
     static_assert(sizeof(T) == 2, "warp_pack_sum4: 16-bit packs");

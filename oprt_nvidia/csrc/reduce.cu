@@ -136,14 +136,17 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 //
 // Session 24: 16-bit rows of one trip of kBlock x kTrip16Unroll packs (8192 elements) take it too, each pack summed
 // across the warp on the tensor cores (warp_pack_sum4: one mma and an add where the conversions and adds take 16; a
-// trip is whole for every lane, so the warp calls it together). H200, 16384 x 8192 f16 over the last axis after
-// the bench's flush (tune-s24-2.log, the same run): this shape with the tensor-core sum 90.4-90.6% of cudaMemcpy, with
-// conversions and adds 88.4-88.7%, the general kernel with the tensor-core sum 88.2-88.4%; the same loads with f32
-// arithmetic 93.4-93.8% (tune-s24-1.log, another machine). Longer 16-bit rows (16384^2: 97-98% in the general
-// kernel) were not measured here and keep the general kernel.
+// trip is whole for every lane, so the warp calls it together). H200 after the bench's flush, 16384 x 8192 over the
+// last axis: this kernel 95.5-96.0% (f16) / 95.7-95.8% (bf16) of cudaMemcpy in tune, where tune's own one-trip kernels
+// of this shape read 89.4-92.6% with or without the mma (tune-s24-4.log, one run); oprt-bench 95.9 / 95.3% against
+// 88.7 / 88.9% with the mma in the general kernel (call 2, which gained nothing there) and 88.2-90.7% before. 8192^2
+// 16-bit: 89.4-89.5% against 80.5-83.1%. Longer 16-bit rows (16384^2: 97-98% in the general kernel) were not
+// measured here and keep the general kernel.
 constexpr int kTripUnroll = 8;
 constexpr int kTrip16Unroll = 4;
-template <typename T> __host__ __device__ constexpr int trip_unroll() { return sizeof(T) == 2 ? kTrip16Unroll : kTripUnroll; }
+template <typename T> __host__ __device__ constexpr int trip_unroll() {
+    return sizeof(T) == 2 ? kTrip16Unroll : kTripUnroll;
+}
 template <typename T>
 __global__ void __launch_bounds__(kBlock, 1)
 reduce_rows_trips_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
