@@ -135,11 +135,17 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 // thread's pack as its A fragment, B all ones and C = 0, so D[m][n] = A[m][0] + ... + A[m][15] for every n (16
 // products, exact: x * 1). A thread's d0 and d2 are D's rows g and g + 8 (g = lane / 4), each held by 4 threads,
 // so d0 + d2 added over the warp's 32 threads is 4 x the sum of every element of the warp's 32 packs: the caller
-// adds the returned values across the warp and scales by 0.25 (exact). One instruction and an add where the
-// conversions and adds take 16 (reduce.cu's 16-bit trips kernel; tune-s24-4.log). Every thread of the warp must call
-// it together (mma.sync). Without the tensor-core instruction (< sm_80): 4 x the thread's own pack sum, the same total.
-template <typename T> __device__ __forceinline__ float warp_pack_sum4(const Pack<T> &p) {
-    static_assert(sizeof(T) == 2, "warp_pack_sum4: 16-bit packs");
+// adds the returned values across the warp and multiplies by kWarpPackSumScale (0.25, exact). One instruction and an
+// add where the conversions and adds take 16 (reduce.cu's 16-bit trips kernel; tune-s24-4.log). Every thread of the
+// warp must call it together (mma.sync). Without the tensor-core instruction (< sm_80): the thread's own pack sum,
+// and kWarpPackSumScale 1 (a 4 x there could overflow a bf16 sum that is finite).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr float kWarpPackSumScale = 1.f;
+#else
+constexpr float kWarpPackSumScale = 0.25f;
+#endif
+template <typename T> __device__ __forceinline__ float warp_pack_sum(const Pack<T> &p) {
+    static_assert(sizeof(T) == 2, "warp_pack_sum: 16-bit packs");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     uint32_t a[4];
     memcpy(a, &p, 16);
@@ -163,7 +169,7 @@ template <typename T> __device__ __forceinline__ float warp_pack_sum4(const Pack
     float s = 0.f;
 #pragma unroll
     for (int e = 0; e < Pack<T>::N; ++e) s += f[e];
-    return 4.f * s;
+    return s;
 #endif
 }
 

@@ -7,7 +7,7 @@
 //    (axis=all, a handful of long rows) each row is split into chunks across blocks; chunk sums go to the
 //    workspace and a second pass adds them. Unsplit aligned rows of whole 8192-element trips (f32: k trips; 16-bit:
 //    one) take reduce_rows_trips_kernel, a block a row; its 16-bit packs are summed on the tensor cores
-//    (common.cuh, warp_pack_sum4).
+//    (common.cuh, warp_pack_sum).
 //  - cols: a kept dim has unit stride (sum over a leading axis): threads across that dim (16-byte packs
 //    when rows stay aligned), blockDim.y rows in flight, partial sums combined in shared memory; the
 //    reduced dim is split across blocks through the workspace when outer x inner tiles are few. Rows of
@@ -135,7 +135,7 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 // dynamic shared memory (session 16: 92.2% in the bench).
 //
 // Session 24: 16-bit rows of one trip of kBlock x kTrip16Unroll packs (8192 elements) take it too, each pack summed
-// across the warp on the tensor cores (warp_pack_sum4: one mma and an add where the conversions and adds take 16; a
+// across the warp on the tensor cores (warp_pack_sum: one mma and an add where the conversions and adds take 16; a
 // trip is whole for every lane, so the warp calls it together). H200 after the bench's flush, 16384 x 8192 over the
 // last axis: this kernel 95.5-96.0% (f16) / 95.7-95.8% (bf16) of cudaMemcpy in tune, where tune's own one-trip kernels
 // of this shape read 89.4-92.6% with or without the mma (tune-s24-4.log, one run); oprt-bench 95.9 / 95.3% against
@@ -165,7 +165,7 @@ reduce_rows_trips_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs 
 #pragma unroll
             for (int u = 0; u < U; ++u) {
                 if constexpr (sizeof(T) == 2) {
-                    acc[u] += warp_pack_sum4(v[u]);
+                    acc[u] += warp_pack_sum(v[u]);
                 } else {
                     float s = 0.f;
 #pragma unroll
@@ -177,7 +177,7 @@ reduce_rows_trips_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs 
         float s = 0.f;
 #pragma unroll
         for (int u = 0; u < U; ++u) s += acc[u];
-        if constexpr (sizeof(T) == 2) s *= 0.25f;  // warp_pack_sum4's 4 x, exact
+        if constexpr (sizeof(T) == 2) s *= kWarpPackSumScale;  // warp_pack_sum's 4 x (with the mma), exact
         s = block_reduce(s, SumOp{}, 0.f, smem);
         if (threadIdx.x == 0) out[off[1]] = from_f<T>(s);
     }

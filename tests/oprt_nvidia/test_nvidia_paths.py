@@ -643,18 +643,21 @@ def test_reduce_rows_whole_trips(nvidia_backend, rng, pad, dtype):
 @pytest.mark.parametrize("width", [1000, 8192, 8200])
 def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
     """16-bit rows of exactly 8192 elements from 16-byte aligned starts take reduce_rows_trips_kernel with each pack
-    summed across the warp on the tensor cores (reduce.cu, common.cuh warp_pack_sum4: one mma a pack, B all ones, a
+    summed across the warp on the tensor cores (reduce.cu, common.cuh warp_pack_sum: one mma a pack, B all ones, a
     quarter of the total taken after); the other widths here take the general kernel beside it: a warp a row (1000)
-    and a misaligned row stride (8200 columns of a 8201-wide buffer: odd rows start 2 bytes past 16). NaN, +inf,
-    +inf beside -inf (NaN), a row and its negation (0 within the reduction's budget), subnormals only (flushed inputs
-    would sum to 0; f16 2^-24 multiples, bf16 2^-133 multiples) and random rows, against the float64 reference."""
+    and a row stride one element wider than the row (8200 columns of a 8201-wide buffer: row r starts 2r bytes past
+    a 16-byte boundary, mod 16). NaN; +inf; +inf beside -inf in one mma (columns 3 and 11: A's row 8 of the warp's
+    first mma) and in two warps (columns 3 and the last), NaN both; a row and its negation (0 within the reduction's
+    budget); subnormals only (flushed inputs would sum to 0; f16 2^-24 multiples, bf16 2^-133 multiples); random
+    rows; against the float64 reference, the output filled with 7 first so that an unwritten row fails."""
     np_dtype = DTYPES[dtype].numpy
     rows = 40
     base = rng.uniform(-1, 1, (rows, width + (1 if width == 8200 else 0))).astype(np.float32)
     x = base[:, :width]
     x[1, 7] = np.nan
     x[2, width // 2] = np.inf
-    x[3, 3], x[3, width - 1] = np.inf, -np.inf
+    x[3, 3], x[3, 11] = np.inf, -np.inf
+    x[6, 3], x[6, width - 1] = np.inf, -np.inf
     half = width // 2
     x[4, half:2 * half] = -x[4, :half]
     if width % 2:
@@ -665,18 +668,17 @@ def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
     spec = SPECS["reduce_sum"]
     params = spec.validate_params({"axis": -1, "keepdims": False})
     be = nvidia_backend
-    out = be.empty((rows,), dtype)
-    be.fill_nan(out)
+    out = be.to_device(np.full((rows,), 7.0, np_dtype))
     xd = be.to_device(xt if width != 8200 else xt.base)
     if width == 8200:
         xd = DeviceArray(be, xd.ptr, (rows, width), (width + 1, 1), xd.dtype_info, owner=xd, cuda_interop=True)
     be.prepare("reduce_sum", [xd], out, params)()
     be.synchronize()
     got = be.to_host(out).astype(np.float64)
-    assert np.isnan(got[[1, 3]]).all() and got[2] == np.inf
+    assert np.isnan(got[[1, 3, 6]]).all() and got[2] == np.inf
     exact5 = np.sum(xt[5].astype(np.float64))
     assert exact5 > 0 and abs(got[5] - exact5) <= 2 * DTYPES[dtype].eps * exact5
-    keep = [r for r in range(rows) if r not in (1, 2, 3)]
+    keep = [r for r in range(rows) if r not in (1, 2, 3, 6)]
     result = spec.check(be.to_host(out)[keep], [np.ascontiguousarray(xt[keep])], dtype, params)
     assert result.ok, result.message
 
