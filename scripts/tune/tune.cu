@@ -323,14 +323,15 @@ __global__ void __launch_bounds__(NT, MinB) red16_rows_kernel(__half *__restrict
     }
 }
 
-// ---- (session 24) 16-bit rows over the last axis: the pack's arithmetic three ways ------------------------------------
+// ---- (session 24) 16-bit rows over the last axis: the pack's arithmetic four ways ----------------------------------
 // tune-s24-1.log: the same 16 KB-row loads read 93.4-93.8% with f32 arithmetic (red_rows_kernel over the buffer as
 // 16384 x 4096 f32) and 90.8-91.2% with 16-bit arithmetic (red16_rows_kernel: a convert and an add an element, 16
 // instructions a pack against 4). kMode 0: convert and add (red16's); 1: one tensor-core mma.m16n8k16 a pack with
 // B all ones (D[m][n] = sum_k A[m][k] + C: the warp's D adds up to 8 x the sum of its A, products exact, f32
-// accumulation), kChains independent accumulators; 3: a fresh D a pack added into f32 accumulators (the tensor core's
-// truncating adds only inside one pack's 16 terms; 1 mma + 2 adds a pack); 2: the words added as f32 (the f32 arithmetic's cost on these loads:
-// a wrong sum, timing only). RPB rows a block in one unpredicated trip; grid = rows / RPB.
+// accumulation), kChains independent accumulators; 3: the library's warp_pack_sum, a fresh D a pack added into f32
+// accumulators (the tensor core's adds only inside one pack's 16 terms; 1 mma + 2 adds a pack); 2: the words added as
+// f32 (the f32 arithmetic's cost on these loads: a wrong sum, timing only). RPB rows a block in one unpredicated
+// trip; grid = rows / RPB. mma_ones: mode 1's mma, C in and out.
 template <bool kBf16> __device__ __forceinline__ void mma_ones(float (&c)[4], const uint4 &q) {
     constexpr unsigned one2 = kBf16 ? 0x3f803f80u : 0x3c003c00u;
     if constexpr (kBf16)
@@ -364,17 +365,18 @@ __global__ void __launch_bounds__(NT) redm_rows_kernel(T *__restrict__ out, cons
         for (int k = 0; k < kChains; ++k) acc += (c[k][0] + c[k][1]) + (c[k][2] + c[k][3]);
         acc *= 0.125f;  // each A element reached 8 columns of D
     } else if constexpr (kMode == 3) {
-        // a fresh D a pack (C = 0), added into kChains f32 accumulators with round-to-nearest adds: 1 mma + 4 adds a pack
+        // the library's warp_pack_sum (common.cuh): a fresh D a pack (C = 0), rows g and g + 8 of D added into kChains
+        // f32 accumulators with round-to-nearest adds, scaled by kWarpPackSumScale at the end
         float a4[kChains] = {};
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-            float d[4] = {};
-            mma_ones<std::is_same_v<T, __nv_bfloat16>>(d, q[u]);
-            a4[u % kChains] += d[0] + d[2];  // d[1] == d[0], d[3] == d[2]: one row's sum twice each
+            oprt_tune::Pack<T> v;
+            memcpy(&v, &q[u], 16);
+            a4[u % kChains] += oprt_tune::warp_pack_sum(v);
         }
 #pragma unroll
         for (int k = 0; k < kChains; ++k) acc += a4[k];
-        acc *= 0.25f;  // rows g and g + 8 of D, in 4 threads each
+        acc *= oprt_tune::kWarpPackSumScale;
     } else if constexpr (kMode == 2) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -818,24 +820,25 @@ __global__ void __launch_bounds__(32 * BR) transpose_halves_kernel(__half *__res
         for (int i = tx; i < T; i += 32) out[(tr * T + j) * R + tc * T + i] = tile[i][j];
 }
 
-__global__ void to_half_kernel(__half *__restrict__ h, const float *__restrict__ f, int64_t n) {
+// f32 values rounded to a 16-bit type H (__half or __nv_bfloat16)
+template <typename H> __global__ void to16_kernel(H *__restrict__ h, const float *__restrict__ f, int64_t n) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        h[i] = __float2half_rn(f[i]);
+        h[i] = oprt_tune::from_f<H>(f[i]);
 }
 
-__global__ void to_bf16_kernel(__nv_bfloat16 *__restrict__ h, const float *__restrict__ f, int64_t n) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        h[i] = __float2bfloat16_rn(f[i]);
+// dst (elems H elements) filled with copies of src's n random f32 values, rounded to H
+template <typename H> static void fill_tiled16(H *dst, const float *src, int64_t n, int64_t elems) {
+    for (int64_t h = 0; h < elems; h += n) to16_kernel<<<1024, 256>>>(dst + h, src, elems - h < n ? elems - h : n);
+    CK(cudaGetLastError());
 }
 
 // dst (elems f32 or f16 elements) filled with copies of src's n random f32 values, rounded for f16
 static void fill_tiled(void *dst, bool half, const float *src, int64_t n, int64_t elems) {
+    if (half) return fill_tiled16(static_cast<__half *>(dst), src, n, elems);
     for (int64_t h = 0; h < elems; h += n) {
         const int64_t m = elems - h < n ? elems - h : n;
-        if (half) to_half_kernel<<<1024, 256>>>(static_cast<__half *>(dst) + h, src, m);
-        else CK(cudaMemcpy(static_cast<float *>(dst) + h, src, (size_t)m * 4, cudaMemcpyDeviceToDevice));
+        CK(cudaMemcpy(static_cast<float *>(dst) + h, src, (size_t)m * 4, cudaMemcpyDeviceToDevice));
     }
-    CK(cudaGetLastError());
 }
 
 // ---- dtype-generic variants (f32 or f16 storage, f32 math) for the 16-bit groups ------------------
@@ -1732,7 +1735,7 @@ int main(int argc, char **argv) {
             float *acc = nullptr;
             CK(cudaMalloc(&X, (size_t)R * L * 2));
             CK(cudaMalloc(&acc, (size_t)L * 4));
-            for (int64_t h = 0; h < 2; ++h) to_half_kernel<<<1024, 256>>>(X + h * (int64_t)n, A, (int64_t)n);
+            for (int64_t h = 0; h < 2; ++h) to16_kernel<<<1024, 256>>>(X + h * (int64_t)n, A, (int64_t)n);
             CK(cudaGetLastError());
             __half *HO = reinterpret_cast<__half *>(O);
 #define RH(NT, U, CHUNK)                                                                                    \
@@ -2006,7 +2009,7 @@ int main(int argc, char **argv) {
                 const int64_t R = 8192, L = 8192;
                 __half *H = nullptr, *HO = reinterpret_cast<__half *>(O);
                 CK(cudaMalloc(&H, (size_t)R * L * 2));
-                to_half_kernel<<<1024, 256>>>(H, A, R * L);
+                to16_kernel<<<1024, 256>>>(H, A, R * L);
                 CK(cudaGetLastError());
                 std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1)};
                 for (int kind = 0; kind < 3; kind += 2)
@@ -2064,7 +2067,7 @@ int main(int argc, char **argv) {
             const int64_t R = 8192, L = 16384;
             __half *H = nullptr, *HO = reinterpret_cast<__half *>(O);
             CK(cudaMalloc(&H, (size_t)R * L * 2));
-            to_half_kernel<<<1024, 256>>>(H, A, R * L);
+            to16_kernel<<<1024, 256>>>(H, A, R * L);
             CK(cudaGetLastError());
             std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1)};
             for (int cap : {0, 3, 2, 1}) {
@@ -2109,7 +2112,7 @@ int main(int argc, char **argv) {
             if (filter && !matches_any(title, filter, true)) continue;
             __half *H = nullptr, *HO = reinterpret_cast<__half *>(O);
             CK(cudaMalloc(&H, (size_t)R * L * 2));
-            to_half_kernel<<<1024, 256>>>(H, A, R * L);
+            to16_kernel<<<1024, 256>>>(H, A, R * L);
             CK(cudaGetLastError());
             std::vector<Variant> vs = {lib_reduce(HO, H, tdesc(OPRT_DTYPE_F16, {R}), tdesc(OPRT_DTYPE_F16, {R, L}), -1)};
             vs.push_back(Variant{"rows NT256 U4 (grid = rows)", [=] { redg_rows_kernel<__half, 256, 4><<<(unsigned)R, 256>>>(HO, H, R, L); }});
@@ -2234,7 +2237,7 @@ int main(int argc, char **argv) {
     {
         const int64_t R = 8192;
         __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
-        to_half_kernel<<<1024, 256>>>(H, A, R * R);
+        to16_kernel<<<1024, 256>>>(H, A, R * R);
         CK(cudaGetLastError());
 #define TH(BR)                                                                                              \
     Variant {                                                                                               \
@@ -2261,7 +2264,7 @@ int main(int argc, char **argv) {
         snprintf(title, sizeof title, "transpose s17 f16 %lldx%lld", (long long)R, (long long)R);
         if (filter && !matches_any(title, filter, true)) continue;
         __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
-        to_half_kernel<<<1024, 256>>>(H, A, R * R);
+        to16_kernel<<<1024, 256>>>(H, A, R * R);
         CK(cudaGetLastError());
         oprt_tune::TransposeArgs ta{};
         ta.R = R, ta.C = R, ta.x_sc = R, ta.o_sr = R, ta.batch = 1;
@@ -2292,7 +2295,7 @@ int main(int argc, char **argv) {
                      (long long)R);
             if (filter && !matches_any(title, filter, true)) continue;
             void *X = es == 2 ? (void *)Bf : (void *)A;
-            if (es == 2) to_half_kernel<<<1024, 256>>>(reinterpret_cast<__half *>(Bf), A, R * R);
+            if (es == 2) to16_kernel<<<1024, 256>>>(reinterpret_cast<__half *>(Bf), A, R * R);
             CK(cudaGetLastError());
             oprt_tune::TransposeArgs ta{};
             ta.R = R, ta.C = R, ta.x_sc = R, ta.o_sr = R, ta.batch = 1;
@@ -2350,7 +2353,7 @@ int main(int argc, char **argv) {
     {
         __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
         const int64_t nh = 1ll << 27;  // 256 MiB of f16
-        to_half_kernel<<<1024, 256>>>(H, A, nh);
+        to16_kernel<<<1024, 256>>>(H, A, nh);
         CK(cudaGetLastError());
 #define SGB(NT, P, MINB)                                                                                    \
     Variant {                                                                                               \
@@ -2388,7 +2391,7 @@ int main(int argc, char **argv) {
     {
         __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
         const int64_t nh = 1ll << 27;  // 256 MiB of f16
-        to_half_kernel<<<1024, 256>>>(H, A, nh);
+        to16_kernel<<<1024, 256>>>(H, A, nh);
         CK(cudaGetLastError());
 #define FR(TY, OUTP, INP, ROWS, W, G, P, BLK, RAW)                                                          \
     Variant {                                                                                               \
@@ -3791,12 +3794,8 @@ int main(int argc, char **argv) {
             if (filter && !matches_any(title, filter, true)) continue;
             void *X = nullptr;
             CK(cudaMalloc(&X, (size_t)(R * L * 2)));
-            for (int64_t h = 0; h < R * L; h += (int64_t)n) {
-                const int64_t m = std::min<int64_t>(R * L - h, (int64_t)n);
-                if (bf) to_bf16_kernel<<<1024, 256>>>(static_cast<__nv_bfloat16 *>(X) + h, A, m);
-                else to_half_kernel<<<1024, 256>>>(static_cast<__half *>(X) + h, A, m);
-            }
-            CK(cudaGetLastError());
+            if (bf) fill_tiled16(static_cast<__nv_bfloat16 *>(X), A, (int64_t)n, R * L);
+            else fill_tiled16(static_cast<__half *>(X), A, (int64_t)n, R * L);
             const int32_t dt = bf ? OPRT_DTYPE_BF16 : OPRT_DTYPE_F16;
             std::vector<Variant> vs = {lib_reduce(O, X, tdesc(dt, {R}), tdesc(dt, {R, L}), 1)};
 #define RM(T, NT, U, RPB, MODE, CH)                                                                                  \
