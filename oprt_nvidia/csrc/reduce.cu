@@ -138,7 +138,7 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 // across the warp on the tensor cores (warp_pack_sum: one mma and an add where the conversions and adds take 16; a
 // trip is whole for every lane, so the warp calls it together). H200 after the bench's flush, 16384 x 8192 over the
 // last axis: this kernel 95.5-96.0% (f16) / 95.7-95.8% (bf16) of cudaMemcpy in tune, where tune's own one-trip kernels
-// of this shape read 89.4-92.6% with or without the mma (tune-s24-4.log, one run); oprt-bench 95.9 / 95.3% against
+// of this shape read 89.2-92.6% with or without the mma (tune-s24-4.log, one run); oprt-bench 95.9 / 95.3% against
 // 88.7 / 88.9% with the mma in the general kernel (call 2, which gained nothing there) and 88.2-90.7% before. 8192^2
 // 16-bit: 89.4-89.5% against 80.5-83.1%. Longer 16-bit rows (16384^2: 97-98% in the general kernel) were not
 // measured here and keep the general kernel.
