@@ -8,3 +8,5 @@ source scripts/gpu-call-lib.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 gpu_install
 gpu_bench bench-large-s25 520 large all
+# session 25: the host overhead after the sweep (its 100 s cap; if the call's 600 s limit cuts it, the sweep is already in $OUT)
+gpu_host_overhead host-overhead-s25-1
