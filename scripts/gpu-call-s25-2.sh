@@ -1,11 +1,39 @@
 #!/usr/bin/env bash
-# Prepared in session 24: the next session's second call (~8 minutes). Every nvidia test start to end under the 420 s
-# step limit (session 24's call 1 was cut at ~99% under 330 s), with memcheck + racecheck over the tensor-core row sums
-# and the whole-trips test (session 24's last test edits, after its GPU calls: the output filled with 7, +inf / -inf in
-# one mma), then the default sweep of every op.
-# Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s25-2.sh   (carry: [".whl"])
+# Session 25's second call (~7 minutes). (1) The last 2 rows of call 1's large sweep (cut by its 520 s limit on a slow
+# host: softmax 16384^2 over axis 0 in bf16, torch and nvidia) through oprt-bench --resume on the run folder carried in
+# results/h200/bench-large-s25 (the resumed run's provenance must match: run with OPRT_RESUME_COMMIT=call 1's commit,
+# whose library this tree has unchanged; checked here with git on the development machine before the call). (2) Every
+# nvidia test start to end, as two pytest processes at once (test_nvidia_paths.py; the other files), so that a slow host
+# stays under the step limit (session 24's one process was cut at ~99% by 330 s); memcheck + racecheck over the
+# tensor-core row sums and the whole-trips test. (3) The default sweep of every op.
+# Run as: OPRT_GIT_COMMIT=<full hash> OPRT_RESUME_COMMIT=<call 1's full hash> bash scripts/gpu-call-s25-2.sh
 set -u
 source scripts/gpu-call-lib.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
-gpu_call_suite s25 "tensor_core or whole_trips"
-gpu_bench bench-default-s25 100 default all
+gpu_install
+# (1)
+cp -r results/h200/bench-large-s25 "$S/bench-large-s25"
+OPRT_GIT_COMMIT=$OPRT_RESUME_COMMIT timeout 90 oprt-bench --resume "$S/bench-large-s25" >"$S/bench-large-s25-resume.log" 2>&1
+tail -n 3 "$S/bench-large-s25-resume.log"
+tar -czf "$OUT/bench-large-s25.tar.gz" -C "$S" bench-large-s25 bench-large-s25-resume.log
+# (2)
+T=tests/oprt_nvidia
+run_pytest() {  # name args...
+    local name=$1; shift
+    local t0=$SECONDS
+    timeout 400 python -m pytest -q -ra -p no:cacheprovider "$@" >"$OUT/pytest-$name.log" 2>&1
+    echo "pytest-$name: exit $? in $((SECONDS - t0)) s: $(tail -n 1 "$OUT/pytest-$name.log")"
+}
+run_pytest paths $T/test_nvidia_paths.py &
+run_pytest rest $T/test_nvidia_build.py $T/test_nvidia_errors.py $T/test_nvidia_ops.py $T/test_tune_build.py &
+wait
+grep -hE "^(FAILED|ERROR)" "$OUT"/pytest-*.log | head -20
+OPRT_SUITE_TESTS=$T OPRT_SUITE_SANITIZERS="memcheck racecheck" \
+    OPRT_SUITE_SANITIZE="s25=$T/test_nvidia_paths.py;-k;tensor_core or whole_trips" \
+    bash scripts/gpu-suite.sh "$S/t" sanitize >/dev/null 2>&1
+mkdir -p "$OUT/sanitizer"
+for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
+cp "$S/t/summary.txt" "$OUT/summary-sanitize.txt"
+grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
+# (3)
+gpu_bench bench-default-s25 110 default all
