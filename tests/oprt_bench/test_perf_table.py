@@ -77,3 +77,25 @@ def test_size_rule(tmp_path):
     assert ">= 95%" in by_bytes[2] and by_bytes[2].endswith("| no |")  # bf16 16384 x 8192: 256 MiB
     by_f32 = [ln for ln in _table(tmp_path, rows, "--size-rule", "f32").splitlines() if ln.startswith("| reduce_sum")]
     assert all(">= 95%" in ln and ln.endswith("| no |") for ln in by_f32)
+
+
+def test_size_rule_fallback_is_said(tmp_path):
+    """Where oprt_core does not import (its case sets unknown), the table guesses case sets from sizes and says so on
+    stderr: a default case then has no speedup target, which must not pass silently for a judged run."""
+    row = {"op": "relu", "case": "1048576", "shape": "1048576", "dtype": "f16", "backend": "nvidia", "status": "ok",
+           "gbps": "800", "pct_of_peak": "19.2", "baseline": "torch", "speedup": "0.90"}
+    path = tmp_path / "results.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerow(row)
+    code = ("import runpy, sys; sys.modules['oprt_core'] = None; sys.argv = ['perf_table.py', *sys.argv[1:]]; "
+            f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')")
+    blocked = subprocess.run([sys.executable, "-c", code, str(path), "--all"], capture_output=True, text=True,
+                             timeout=120)
+    assert blocked.returncode == 0, blocked.stderr
+    assert "oprt_core does not import" in blocked.stderr and "no `default` speedup targets" in blocked.stderr
+    relu = [ln for ln in blocked.stdout.splitlines() if ln.startswith("| relu")]
+    assert len(relu) == 1 and relu[0].endswith("| - |")  # no target under the size rule
+    judged = _table(tmp_path, [row])  # oprt_core imports here: 1048576 is a default case, 0.90 < 0.95
+    assert "0 of 1 rows with a target meet it." in judged
