@@ -82,9 +82,13 @@ def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Pl
     )
 
 
+# The library's functions outside oprt.h (csrc/runtime.cu), for the cffi extension: oprt_nvidia.last_launch() reads it.
+EXTRA_CDEF = "\noprt_status_t oprt_nvidia_last_launch(char *buf, size_t size);\n"
+
 BUILD = oprt_build.NativeBuild(
     dist=DIST, lib_name=LIB_NAME, ext_name="oprt_nvidia._oprt_nvidia", log_name="build-ptxas.log",
     abi_macro="OPRT_NV_BUILT_ABI", include_dir=INCLUDE_DIR, make_plan=make_plan, temp_subdir="cuda",
+    extra_cdef=EXTRA_CDEF,
 )
 
 setup(**oprt_build.setup_kwargs(BUILD))

@@ -42,6 +42,22 @@ oprt_status_t cuda_status(cudaError_t err, const char *what);
 // Checks the launch that just happened (cudaGetLastError) and maps a failure.
 oprt_status_t check_launch(const char *what);
 
+// ---- which kernels an op call launched (oprt_nvidia_last_launch in runtime.cu; oprt_nvidia.last_launch() in
+// Python). Each op entry point resets the calling host thread's note to "none" and each launch site names its path
+// (the kernel and the variant the launcher chose, e.g. "reduce_rows_trips"; a second kernel, such as a finishing
+// pass, as the second name). Tests read it to check that a case reaches the kernel they were written for: a test
+// that passes on another kernel says nothing about the one it names. A constant-initialised thread_local: two
+// pointer stores a launch, no lock.
+struct LaunchNote {
+    const char *path[2];
+};
+inline LaunchNote &launch_note() {
+    static thread_local LaunchNote note{{"none", nullptr}};
+    return note;
+}
+inline void note_launch(const char *path) { launch_note() = LaunchNote{{path, nullptr}}; }
+inline void note_launch_also(const char *path) { launch_note().path[1] = path; }
+
 // SM count etc. of the current device (cached per device); sane H200 defaults when no device.
 DeviceLimits device_limits();
 // Whether the current device launches thread-block clusters (Hopper and newer; cached per device).

@@ -83,9 +83,11 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             if (head > n) head = n;
             const int64_t nvec = (n - head) / Pack<T>::N;
             const int64_t ntiles = ceil_div(nvec, kTilePacks);
+            note_launch("ew_contig");
             ew_contig_kernel<T, NIn><<<grid_tiles(ntiles), kBlock, 0, stream>>>(out, a, b, n, head, nvec, ntiles, op);
         } else {
             const int64_t ntiles = ceil_div(n, kTileScalars);
+            note_launch("ew_contig_scalar");
             ew_contig_scalar_kernel<T, NIn><<<grid_tiles(ntiles), kBlock, 0, stream>>>(out, a, b, n, ntiles, op);
         }
         break;
@@ -123,16 +125,19 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
                             (unsigned)(args.batch < 65535 ? args.batch : 65535));
             if constexpr (sizeof(T) == 2) {
                 if (wide) {
+                    note_launch("ew_transpose_pairs_wide");
                     ew_transpose_kernel<T, kTransposeTileRPairs, kTransposeTile, true>
                         <<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
                 if (pairs) {
+                    note_launch("ew_transpose_pairs");
                     ew_transpose_kernel<T, kTransposeTile, kTransposeTile, true>
                         <<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
             }
+            note_launch("ew_transpose");
             ew_transpose_kernel<T, kTransposeTile, kTransposeTile, false><<<grid, block, 0, stream>>>(out, a, args, op);
         }
         break;
@@ -158,6 +163,7 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
         const int tx = pow2_clamp(per_row, kWarp, kBlock);
         dim3 block(tx, kBlock / tx);
         unsigned grid = grid_all(args.rows, (int)block.y);
+        note_launch(vec ? "ew_rows_vec" : "ew_rows");
         if (vec) ew_rows_kernel<T, NIn, true><<<grid, block, 0, stream>>>(out, a, b, args, op);
         else ew_rows_kernel<T, NIn, false><<<grid, block, 0, stream>>>(out, a, b, args, op);
         break;
@@ -172,6 +178,7 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             idx.stride[2][i] = NIn == 2 ? p.in_strides[1][i] : 0;
         }
         unsigned grid = grid_for(p.numel, kBlock, 4);
+        note_launch("ew_flat");
         ew_flat_kernel<T, NIn><<<grid, kBlock, 0, stream>>>(out, a, b, p.numel, idx, op);
         break;
     }
@@ -240,12 +247,14 @@ oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t wor
                         const void *x, oprt_stream_t stream) {
     (void)workspace;
     (void)workspace_size;
+    note_launch("none");
     OPRT_CHECK_NOT_NULL(desc);
     OPRT_CHECK(check_pointers("copy", desc->d, out, x, NULL));
     if (const size_t n = desc->d.driver_bytes) {
         // overlapping ranges are undefined for cudaMemcpyAsync: those keep the kernel
         const uintptr_t o = (uintptr_t)out, i = (uintptr_t)x;
         if (o + n <= i || i + n <= o) {
+            note_launch("cudaMemcpyAsync");
             const cudaError_t err = cudaMemcpyAsync(out, x, n, cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
             return err == cudaSuccess ? OPRT_STATUS_SUCCESS : cuda_status(err, "copy (cudaMemcpyAsync)");
         }
@@ -280,6 +289,7 @@ oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace
                               const void *a, const void *b, oprt_stream_t stream) {
     (void)workspace;
     (void)workspace_size;
+    note_launch("none");
     OPRT_CHECK_NOT_NULL(desc);
     OPRT_CHECK(check_pointers("vector_add", desc->d, out, a, b));
     return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {
@@ -310,6 +320,7 @@ oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t wor
                         const void *x, oprt_stream_t stream) {
     (void)workspace;
     (void)workspace_size;
+    note_launch("none");
     OPRT_CHECK_NOT_NULL(desc);
     OPRT_CHECK(check_pointers("relu", desc->d, out, x, NULL));
     return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {

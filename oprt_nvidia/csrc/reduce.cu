@@ -447,6 +447,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     reduce_rows_kernel<T, VEC, MULTI, WARP, U><<<grid, kBlock, 0, stream>>>(out, w, x, a)
 #define OPRT_ROWS_LDG(U) reduce_rows_kernel<T, true, false, false, U, true><<<grid, kBlock, 0, stream>>>(out, w, x, a)
         if (d.multi) {
+            note_launch(d.warp_items ? "reduce_rows_multi_warp" : "reduce_rows_multi");
             if (d.warp_items) OPRT_ROWS(false, true, true, 8);
             else OPRT_ROWS(false, true, false, 8);
         } else if (vec) {
@@ -463,23 +464,29 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     default: OPRT_ROWS(true, false, WARP, 1); break; \
     }
             if (d.warp_items) {
+                note_launch("reduce_rows_vec_warp");
                 OPRT_ROWS_U(true)
             } else if (trips_path(d, x)) {
+                note_launch("reduce_rows_trips");
                 reduce_rows_trips_kernel<T><<<grid, kBlock, 0, stream>>>(out, x, a);
             } else if (a.splits > 1 && u == 8) {
+                note_launch("reduce_rows_vec_ldg");
                 OPRT_ROWS_LDG(8);  // chunks of split rows (axis=all): plain __ldg (row_partial's kLdg)
             } else {
+                note_launch("reduce_rows_vec");
                 OPRT_ROWS_U(false)
             }
 #undef OPRT_ROWS_U
 #undef OPRT_ROWS_LDG
         } else {
+            note_launch(d.warp_items ? "reduce_rows_warp" : "reduce_rows");
             if (d.warp_items) OPRT_ROWS(false, false, true, 8);
             else OPRT_ROWS(false, false, false, 8);
         }
 #undef OPRT_ROWS
         OPRT_CHECK(check_launch("reduce_sum rows kernel"));
         if (a.splits > 1) {
+            note_launch_also("reduce_rows_finish");
             OPRT_CHECK(cuda_status(launch_dependent(reduce_rows_finish_kernel<T>, grid_for(a.rows * kBlock, kBlock),
                                                     kBlock, stream, out, (const float *)w, a),
                                    "reduce_sum rows finishing kernel"));
@@ -496,6 +503,8 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     bool deep, band;
     cols_shape<T>(d, vec, aligned16(w), c, bx, by, deep, band);
     if (band) {
+        note_launch("reduce_cols_band");
+        note_launch_also("reduce_cols_band_finish");
         reduce_cols_band_kernel<T, kBandBX, kBandBY, kBandU, 1>
             <<<grid_all(c.outer * c.tiles * c.splits, 1), dim3(kBandBX, kBandBY), 0, stream>>>((float *)w, x, c);
         OPRT_CHECK(check_launch("reduce_sum band kernel"));
@@ -507,12 +516,17 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     }
     dim3 block(bx, by);
     unsigned grid = grid_all(c.outer * c.tiles * c.splits, 1);
+    note_launch(deep                ? "reduce_cols_deep"
+                : vec && by == 1    ? "reduce_cols_vec_1d"
+                : vec               ? "reduce_cols_vec"
+                                    : "reduce_cols");
     if (deep) reduce_cols_kernel<T, true, true, false, false, kColWideUnroll><<<grid, block, 0, stream>>>(out, w, x, c);
     else if (vec && by == 1) reduce_cols_kernel<T, true, true><<<grid, block, 0, stream>>>(out, w, x, c);
     else if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
     else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));
     if (c.splits > 1) {
+        note_launch_also("reduce_cols_finish");
         OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_finish_kernel<T>, grid_for(c.outer * c.inner, kBlock),
                                                 kBlock, stream, out, (const float *)w, c),
                                "reduce_sum cols finishing kernel"));
@@ -559,6 +573,7 @@ oprt_status_t oprt_get_reduce_sum_workspace_size(oprt_reduce_sum_descriptor_t de
 
 oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
                               const void *x, oprt_stream_t stream) {
+    note_launch("none");
     OPRT_CHECK_NOT_NULL(desc);
     if (desc->path == ReducePath::kEmpty) return OPRT_STATUS_SUCCESS;
     if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "reduce_sum: out is NULL");

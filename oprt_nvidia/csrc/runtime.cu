@@ -283,6 +283,23 @@ oprt_status_t oprt_event_synchronize(oprt_event_t event) {
     return cuda_status(cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize");
 }
 
+// oprt_nvidia's own, outside oprt.h (setup.py's EXTRA_CDEF declares it to cffi; oprt_nvidia.last_launch() in Python):
+// the kernels the calling host thread's last op call launched, "name" or "name+second" (common.cuh, note_launch),
+// "none" where it launched nothing (an empty tensor; a call refused before its launch). BAD_PARAM, buf emptied, where
+// `size` bytes (the NUL counted) cannot hold the name.
+oprt_status_t oprt_nvidia_last_launch(char *buf, size_t size) {
+    OPRT_CHECK_NOT_NULL(buf);
+    const oprt_nv::LaunchNote &n = oprt_nv::launch_note();
+    const int len = n.path[1] != nullptr ? snprintf(buf, size, "%s+%s", n.path[0], n.path[1])
+                                         : snprintf(buf, size, "%s", n.path[0]);
+    if (len < 0 || (size_t)len >= size) {
+        if (size > 0) buf[0] = '\0';
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "oprt_nvidia_last_launch: %zu bytes cannot hold the %d-character name",
+                              size, len);
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
 oprt_status_t oprt_event_elapsed_ms(float *ms, oprt_event_t start, oprt_event_t end) {
     OPRT_CHECK_NOT_NULL(ms);
     OPRT_CHECK_NOT_NULL(start);

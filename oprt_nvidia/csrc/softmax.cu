@@ -471,8 +471,10 @@ constexpr int kMaxValues = 32;
 template <typename T, bool kVec, bool kWarpGroup, int S>
 void launch_slots(unsigned grid, unsigned block, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
-    if constexpr (S * VV <= kMaxValues)
+    if constexpr (S * VV <= kMaxValues) {
+        note_launch(kVec ? "softmax_rows_regs_vec" : "softmax_rows_regs");
         softmax_rows_regs_kernel<T, kVec, S, kWarpGroup><<<grid, block, 0, stream>>>(out, x, a);
+    }
 }
 
 template <typename T, bool kVec, bool kWarpGroup>
@@ -491,8 +493,10 @@ void launch_regs(int slots, unsigned grid, unsigned block, cudaStream_t stream, 
 template <typename T, bool kVec, int kGroup, int S>
 void launch_group_slots(unsigned grid, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
-    if constexpr (S * VV <= kMaxValues)
+    if constexpr (S * VV <= kMaxValues) {
+        note_launch(kVec ? "softmax_rows_group_vec" : "softmax_rows_group");
         softmax_rows_group_kernel<T, kVec, S, kGroup><<<grid, kBlock, 0, stream>>>(out, x, a);
+    }
 }
 
 // group < kWarp only when a row has at most `group` packs, so one slot; a full warp takes 1..32 slots.
@@ -540,6 +544,7 @@ template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, cons
     if (nblocks > kClusterMax || a.rows > 0x7fffffff / kClusterMax || !cluster_launch_supported() ||
         !cluster_kernel_built<T, kSlots>())
         return false;
+    note_launch("softmax_rows_cluster");
     return launch_clusters(softmax_rows_cluster_kernel<T, kSlots>, a.rows * nblocks, kBlockRowThreads, nblocks, 0,
                            stream, out, x, a) == cudaSuccess;
 }
@@ -654,10 +659,14 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     const bool stash_only = force && strcmp(force, "stash") == 0;
     const bool group_first = force && strcmp(force, "group") == 0;
     auto group = [&] {
-        if constexpr (V == 4)
-            return ws_size > 0 &&
-                   launch_cols_group<T, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows, true, kColsMerge>(
-                       stream, out, x, a, c.outer, ws, ws_size, kGroupChunk);
+        if constexpr (V == 4) {
+            if (ws_size > 0 &&
+                launch_cols_group<T, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows, true, kColsMerge>(
+                    stream, out, x, a, c.outer, ws, ws_size, kGroupChunk)) {
+                note_launch("softmax_cols_group");
+                return true;
+            }
+        }
         return false;
     };
     if (!stash_only) {
@@ -672,11 +681,14 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
         ClusterPolicyScope policy(balance ? cudaClusterSchedulingPolicyLoadBalancing
                                           : cudaClusterSchedulingPolicyDefault);
         if (launch_cols_onchip<T, kPushLanes, kPushThreads, kRegRows, kSmemRows, false, true, kPushMerge, kXPush>(
-                stream, out, x, a, c.outer))
+                stream, out, x, a, c.outer)) {
+            note_launch("softmax_cols_onchip");
             return true;
+        }
         if (!group_first && group()) return true;
     }
     constexpr int kLanes = V == 4 ? 16 : 8;  // 256-byte (f32) / 128-byte (16-bit) strips
+    note_launch("softmax_cols_stash");
     return launch_cols_cluster<T, kLanes, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
 }
 
@@ -690,6 +702,7 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
         const ColsArgs &c = d.cols;
         if (launch_cols_fast<T>(stream, out, x, c, ws, ws_size)) return check_launch("softmax cols cluster kernel");
         unsigned grid = grid_all(c.outer * c.tiles, 1);
+        note_launch("softmax_cols");
         softmax_cols_kernel<T><<<grid, dim3(kColsX, kColsY), 0, stream>>>(out, x, c);
         return check_launch("softmax cols kernel");
     }
@@ -698,8 +711,10 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
     for (int i = 0; i < a.kept.ndim; ++i)
         vec = vec && (a.kept.stride[0][i] * (int64_t)sizeof(T)) % 16 == 0 &&
               (a.kept.stride[1][i] * (int64_t)sizeof(T)) % 16 == 0;
-    if (vec && d.path != SoftmaxPath::kOnlineRows && launch_fast<T>(stream, out, x, a))
+    if (vec && d.path != SoftmaxPath::kOnlineRows && launch_fast<T>(stream, out, x, a)) {
+        note_launch("softmax_rows_fast");
         return check_launch("softmax fast rows kernel");
+    }
     const int VV = vec ? V : 1;
     if (d.path == SoftmaxPath::kWarpRows) {
         // lanes per row: the fewest (a power of two) that give each lane at most one pack, up to a warp
@@ -716,9 +731,13 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
         if (vec) launch_regs<T, true, false>(slots, grid, threads, stream, out, x, a);
         else launch_regs<T, false, false>(slots, grid, threads, stream, out, x, a);
     } else {
-        if (vec && launch_fast_cluster<T>(stream, out, x, a)) return check_launch("softmax fast cluster rows kernel");
+        if (vec && launch_fast_cluster<T>(stream, out, x, a)) {
+            note_launch("softmax_rows_fast_cluster");
+            return check_launch("softmax fast cluster rows kernel");
+        }
         if (vec && launch_cluster_rows<T>(stream, out, x, a)) return check_launch("softmax cluster rows kernel");
         unsigned grid = grid_all(a.rows, 1);
+        note_launch(vec ? "softmax_rows_online_vec" : "softmax_rows_online");
         if (vec) softmax_rows_online_kernel<T, true><<<grid, kOnlineThreads, 0, stream>>>(out, x, a);
         else softmax_rows_online_kernel<T, false><<<grid, kOnlineThreads, 0, stream>>>(out, x, a);
     }
@@ -754,6 +773,7 @@ oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, si
 
 oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
                            const void *x, oprt_stream_t stream) {
+    note_launch("none");
     OPRT_CHECK_NOT_NULL(desc);
     if (desc->path == SoftmaxPath::kEmpty) return OPRT_STATUS_SUCCESS;
     if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "softmax: out is NULL");

@@ -211,3 +211,32 @@ def test_softmax_group_cols_workspace(nvidia_ext, tdesc, shape, axis, dtype, siz
     assert lib.oprt_get_softmax_workspace_size(p[0], got) == 0
     lib.oprt_destroy_softmax_descriptor(p[0])
     assert got[0] == size
+
+
+def test_last_launch_without_a_launch(nvidia_ext):
+    """oprt_nvidia_last_launch (runtime.cu; oprt_nvidia.last_launch): per host thread, "none" on a thread that launched
+    nothing and after a call refused before its launch (a NULL descriptor on this thread); NULL_POINTER for a NULL
+    buffer; BAD_PARAM and an emptied buffer where the buffer cannot hold the name, with the status's message. The
+    names a launch leaves are checked by the GPU tests (test_nvidia_paths.py, _launched)."""
+    import threading
+
+    from oprt_core.errors import OprtError
+
+    ffi, lib = nvidia_ext.ffi, nvidia_ext.lib
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(oprt_nvidia.last_launch()))
+    t.start()
+    t.join()
+    assert seen == ["none"]
+    assert lib.oprt_reduce_sum(ffi.NULL, ffi.NULL, 0, ffi.NULL, ffi.NULL, ffi.NULL) == lib.OPRT_STATUS_NULL_POINTER
+    assert oprt_nvidia.last_launch() == "none"
+    assert lib.oprt_nvidia_last_launch(ffi.NULL, 16) == lib.OPRT_STATUS_NULL_POINTER
+    buf = ffi.new("char[]", b"xxxx")
+    assert lib.oprt_nvidia_last_launch(buf, 4) == lib.OPRT_STATUS_BAD_PARAM  # "none" needs 5 bytes with its NUL
+    assert ffi.string(buf) == b""
+    assert "cannot hold" in ffi.string(lib.oprt_last_error_message()).decode()
+    assert lib.oprt_nvidia_last_launch(buf, 5) == lib.OPRT_STATUS_SUCCESS and ffi.string(buf) == b"none"
+    with pytest.raises(OprtError):
+        from oprt_core.compiled import raise_for_status
+
+        raise_for_status(ffi, lib, lib.oprt_nvidia_last_launch(buf, 1), "nvidia")

@@ -43,6 +43,19 @@ SPECS = {s.name: s for s in CORE_OPS}
 ALL_DTYPES = list(DTYPES)
 
 
+def _launched(backend, expected):
+    """The kernels the last op call launched (oprt_nvidia.last_launch, the launcher's note_launch names) are the ones
+    the test was written for. The expectations follow reduce.cu's plan on the H200's 132 SMs of 2048 threads; on
+    another device the test still checks the results, not the path."""
+    from oprt_nvidia import last_launch
+
+    got = last_launch()
+    props = backend.device_properties()
+    if props["sm_count"] != 132:
+        return
+    assert got == expected, f"launched {got!r}; the test was written for {expected!r}"
+
+
 def _check(backend, op, inputs, params, dtype):
     spec = SPECS[op]
     params = spec.validate_params(params)
@@ -120,6 +133,8 @@ def test_contig_misaligned(nvidia_backend, rng, op, n, dtype, offsets):
     shapes = [(n,), (n,)] if op == "vector_add" else [(n,)]
     params = {"negative_slope": 0.25} if op == "relu" else {}
     _check_offsets(nvidia_backend, rng, op, shapes, params, dtype, offsets[0], offsets[1])
+    same = offsets[0] == offsets[1] and op != "vector_add"  # vector_add's b starts one element past a
+    _launched(nvidia_backend, "cudaMemcpyAsync" if op == "copy" else "ew_contig" if same else "ew_contig_scalar")
 
 
 # contiguous copies of up to 64 MiB go to cudaMemcpyAsync (session 19, elementwise.cu kDriverCopyMaxBytes);
@@ -135,6 +150,9 @@ def test_copy_driver_and_kernel(nvidia_backend, rng, monkeypatch, path, n, dtype
     else:
         monkeypatch.delenv("OPRT_NVIDIA_COPY", raising=False)
     _check_offsets(nvidia_backend, rng, "copy", [(n,)], {}, dtype, offsets[0], offsets[1])
+    # the kernel: 16-byte packs after a scalar head where both pointers share a misalignment, else scalar tiles
+    kernel = "ew_contig" if offsets[0] == offsets[1] else "ew_contig_scalar"
+    _launched(nvidia_backend, "cudaMemcpyAsync" if path == "driver" else kernel)
 
 
 # ---- transpose -----------------------------------------------------------------------------------------
@@ -158,24 +176,25 @@ def test_transpose_pairs_wide(nvidia_backend, rng, dtype):
     more than 132 SMs the 64 x 64 tiles run instead (the check holds either way)."""
     base = (rng.random((6270, 8194), dtype=np.float32) * 2 - 1).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "copy", [base.T], {}, dtype)
+    _launched(nvidia_backend, "ew_transpose_pairs_wide")
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize(
-    "shape, offset, width",
+    "shape, offset, width, pairs",
     [
-        ((130, 66), 0, None),  # even extents: element pairs (2-byte dtypes), partial edge tiles
-        ((300, 258), 0, None),  # pairs: full and partial tiles along both dims
-        ((128, 256), 0, None),  # pairs: interior tiles only
-        ((4, 70, 46), 0, None),  # batched pairs
-        ((64, 68), 1, None),  # 2-byte misaligned start: element by element
-        ((64, 68), 2, None),  # 4-byte aligned, not 16: pairs
-        ((64, 67), 0, 64),  # even extents, odd cross stride: element by element
-        ((66, 70), 0, 64),  # even extents, even cross stride of a sliced base: pairs
+        ((130, 66), 0, None, True),  # even extents: element pairs (2-byte dtypes), partial edge tiles
+        ((300, 258), 0, None, True),  # pairs: full and partial tiles along both dims
+        ((128, 256), 0, None, True),  # pairs: interior tiles only
+        ((4, 70, 46), 0, None, True),  # batched pairs
+        ((64, 68), 1, None, False),  # 2-byte misaligned start: element by element
+        ((64, 68), 2, None, True),  # 4-byte aligned, not 16: pairs
+        ((64, 67), 0, 64, False),  # even extents, odd cross stride: element by element
+        ((66, 70), 0, 64, True),  # even extents, even cross stride of a sliced base: pairs
     ],
 )
-def test_transpose_pairs(nvidia_backend, rng, shape, offset, width, dtype):
+def test_transpose_pairs(nvidia_backend, rng, shape, offset, width, pairs, dtype):
     """The transposed copy's 2-byte pairs path and the conditions that send a view back to single elements."""
     np_dtype = DTYPES[dtype].numpy
     base = rng.uniform(-1, 1, shape).astype(np_dtype)
@@ -198,6 +217,7 @@ def test_transpose_pairs(nvidia_backend, rng, shape, offset, width, dtype):
         out = nvidia_backend.empty(host.shape, dtype)
         nvidia_backend.fill_nan(out)
         nvidia_backend.prepare(op, [view], out, params)()
+        _launched(nvidia_backend, "ew_transpose_pairs" if pairs and dtype != "f32" else "ew_transpose")
         nvidia_backend.synchronize()
         result = spec.check(nvidia_backend.to_host(out), [np.ascontiguousarray(host)], dtype, params)
         assert result.ok, f"{op}: {result.message}"
@@ -384,6 +404,7 @@ COLS_CASES = [
 def test_softmax_cluster_cols(nvidia_backend, rng, shape, axis, dtype):
     x = rng.uniform(-8, 8, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
+    _launched(nvidia_backend, "softmax_cols_onchip" if shape[axis] <= 16384 else "softmax_cols")
 
 
 @pytest.mark.gpu
@@ -396,6 +417,7 @@ def test_softmax_stash_cols(nvidia_backend, rng, monkeypatch, shape, axis, dtype
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_COLS", "stash")
     x = rng.uniform(-8, 8, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
+    _launched(nvidia_backend, "softmax_cols_stash" if shape[axis] <= 16384 else "softmax_cols")
 
 
 # the columns kernels of an axis of up to 16384 rows: the on-chip kernel in clusters (the default), the same
@@ -433,6 +455,7 @@ def test_softmax_group_cols(nvidia_backend, rng, monkeypatch, cols_kernel, shape
     _use_cols_kernel(monkeypatch, cols_kernel)
     x = rng.uniform(-8, 8, shape).astype(np.float32)
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, "f32")
+    _launched(nvidia_backend, f"softmax_cols_{cols_kernel}")
 
 
 @pytest.mark.gpu
@@ -496,6 +519,8 @@ def test_softmax_cluster_cols_wide_range_and_moving_max(nvidia_backend, rng, mon
     x[15000, 200] = 9.0  # a descending column's max, late in the last block
     x[:3000, 230] = -np.inf  # a descending column that starts with -inf rows
     _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": 0}, dtype)
+    # the group launch is f32's (16-bit under OPRT_NVIDIA_SOFTMAX_COLS=group keeps the on-chip clusters)
+    _launched(nvidia_backend, f"softmax_cols_{'onchip' if cols_kernel == 'group' and dtype != 'f32' else cols_kernel}")
 
 
 # (shape, axis, where -inf goes): every softmax path with -inf entries, including runs of them long enough
@@ -598,27 +623,39 @@ def test_softmax_cols_special_beside_negative_infinity(nvidia_backend, rng, monk
 # ---- reduce_sum ------------------------------------------------------------------------------------------
 
 
+_SPLIT_ROWS = "reduce_rows_vec_ldg+reduce_rows_finish"
+_SPLIT_COLS = "reduce_cols_vec+reduce_cols_finish"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize(
-    "shape, axis",
+    "shape, axis, path, path16",  # the kernels launched (last_launch) for f32 and for 16-bit (None: the same)
     [
-        ((1 << 22,), None),  # one row split over ~2 waves of blocks: block-wide finishing pass
-        ((3, 300001), -1),  # few long rows: split, odd length
-        ((512, 8192), -1),  # a block per row, full trips only
-        ((300, 9000), -1),  # a block per row, 8 packs a thread (f32) or 4 (16-bit): a full trip, then a predicated one
-        ((2048, 5000), -1),  # a block per row, one predicated trip
-        ((7, 4097), -1),  # split rows, predicated trips
-        ((200003, 8), 0),  # narrow columns split over many chunks (f32: 12, the finishing pass's 8 loads + 4)
-        ((8192, 1024), 0),  # columns, 16-byte packs
-        ((20000, 130), 0),  # columns, no packs (130 % pack != 0 for f16)
-        ((600, 16384), 0),  # f32: 1-D column blocks (rows of >= 4096 packs), one chunk; 16-bit: 32 x 8 blocks
-        ((1031, 32776), 0),  # 1-D column blocks in every dtype: two chunks, a predicated trip, a partial tile
+        # one row split over ~2 waves of blocks (256 chunks of 16384): block-wide finishing pass
+        ((1 << 22,), None, _SPLIT_ROWS, None),
+        ((3, 300001), -1, _SPLIT_ROWS, None),  # few long rows: split (19 chunks), odd length
+        ((512, 8192), -1, "reduce_rows_trips", None),  # a block per row, full trips only
+        # a block per row, 8 packs a thread (f32) or 4 (16-bit): a full trip, then a predicated one
+        ((300, 9000), -1, "reduce_rows_vec", None),
+        ((2048, 5000), -1, "reduce_rows_vec", None),  # a block per row, one predicated trip
+        # a block per row (4097 > kWarpRowMax; one chunk: rows shorter than 2 x kMinChunk are not split), predicated
+        ((7, 4097), -1, "reduce_rows_vec", None),
+        # narrow columns split over many chunks (f32: 12, the finishing pass's 8 loads + 4; 16-bit 6)
+        ((200003, 8), 0, _SPLIT_COLS, None),
+        ((8192, 1024), 0, _SPLIT_COLS, None),  # columns, 16-byte packs, 8 chunks
+        # columns, no packs (130 % pack != 0), 19 chunks
+        ((20000, 130), 0, "reduce_cols+reduce_cols_finish", None),
+        # f32: 1-D column blocks (rows of >= 4096 packs), one chunk; 16-bit: 32 x 8 blocks
+        ((600, 16384), 0, "reduce_cols_vec_1d", "reduce_cols_vec"),
+        # 1-D column blocks in every dtype: two chunks, a predicated trip, a partial tile
+        ((1031, 32776), 0, "reduce_cols_vec_1d+reduce_cols_finish", None),
     ],
 )
-def test_reduce_paths(nvidia_backend, rng, shape, axis, dtype):
+def test_reduce_paths(nvidia_backend, rng, shape, axis, path, path16, dtype):
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "reduce_sum", [x], {"axis": axis, "keepdims": False}, dtype)
+    _launched(nvidia_backend, path16 if path16 and dtype != "f32" else path)
 
 
 @pytest.mark.gpu
@@ -673,6 +710,7 @@ def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
     if width == 8200:
         xd = DeviceArray(be, xd.ptr, (rows, width), (width + 1, 1), xd.dtype_info, owner=xd, cuda_interop=True)
     be.prepare("reduce_sum", [xd], out, params)()
+    _launched(be, {1000: "reduce_rows_vec_warp", 8192: "reduce_rows_trips", 8200: "reduce_rows_vec"}[width])
     be.synchronize()
     got = be.to_host(out).astype(np.float64)
     assert np.isnan(got[[1, 3, 6]]).all() and got[2] == np.inf
@@ -695,6 +733,7 @@ def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
     shape = (*outer, 5501 if outer else 16411, inner)
     x = rng.uniform(-1, 1, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "reduce_sum", [x], {"axis": len(outer), "keepdims": False}, dtype)
+    _launched(nvidia_backend, "reduce_cols_deep+reduce_cols_finish")
 
 
 @pytest.mark.gpu
@@ -729,6 +768,7 @@ def test_reduce_band_columns(nvidia_backend, rng, case, dtype):
         out = be.empty(spec.output_shape([x.shape], params), dtype)
         be.fill_nan(out)
         be.prepare("reduce_sum", [xd], out, params)()
+        _launched(be, "reduce_cols_band+reduce_cols_band_finish")
         be.synchronize()
         results.append(be.to_host(out))
     result = spec.check(results[0], [np.asarray(x)], dtype, params)

@@ -15,7 +15,7 @@ from oprt_core.errors import AbiMismatchError  # re-exported: one class for ever
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load_extension", "ptxas_log_path", "AbiMismatchError"]
+__all__ = ["__version__", "load_extension", "last_launch", "ptxas_log_path", "AbiMismatchError"]
 
 
 def ptxas_log_path() -> Path:
@@ -32,3 +32,18 @@ def load_extension():
     from oprt_core.cabi import load_extension as _load
 
     return _load(f"{__name__}._oprt_nvidia", "oprt-nvidia", "liboprt_nvidia.so")
+
+
+def last_launch() -> str:
+    """The kernels this thread's last op call on the nvidia backend launched, as the launcher names its paths:
+    ``"reduce_rows_trips"``, ``"reduce_cols_band+reduce_cols_band_finish"`` (a second kernel after ``+``),
+    ``"cudaMemcpyAsync"``; ``"none"`` where the call launched nothing (an empty tensor, a call refused before its
+    launch). For tests that must reach a particular kernel, and for a developer asking which one ran
+    (the C function ``oprt_nvidia_last_launch``, csrc/runtime.cu; the names are in csrc/*.cu's ``note_launch``).
+    """
+    from oprt_core.compiled import raise_for_status
+
+    ext = load_extension()
+    buf = ext.ffi.new("char[]", 128)
+    raise_for_status(ext.ffi, ext.lib, ext.lib.oprt_nvidia_last_launch(buf, len(buf)), "nvidia")
+    return ext.ffi.string(buf).decode()

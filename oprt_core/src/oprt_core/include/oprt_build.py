@@ -219,6 +219,8 @@ class NativeBuild:
     :param include_dir: the folder with oprt.h, oprt_validate.h and this module
     :param make_plan: ``(include_dir, temp_dir, out_dir) -> Plan``
     :param temp_subdir: folder under setuptools' build_temp for objects and per-source logs
+    :param extra_cdef: C declarations of the library's own functions outside oprt.h, given to cffi's ``cdef`` and
+        compiled into the extension's source after oprt.h (oprt-nvidia: ``oprt_nvidia_last_launch``)
     """
 
     dist: str
@@ -229,6 +231,7 @@ class NativeBuild:
     include_dir: Path
     make_plan: Callable[[Path, Path, Path], Plan]
     temp_subdir: str = "native"
+    extra_cdef: str = ""
 
     def __post_init__(self) -> None:
         _DIST[0] = self.dist
@@ -241,8 +244,8 @@ def _cffi_source(build: NativeBuild, temp: Path) -> Path:
     ffi = cffi.FFI()
     cdef = read_cdef(build.include_dir)
     decls, defs = pointer_entry_points(cdef)
-    ffi.cdef(cdef + decls)
-    ffi.set_source(build.ext_name, '#include <stdint.h>\n#include "oprt.h"\n' + defs)
+    ffi.cdef(cdef + decls + build.extra_cdef)
+    ffi.set_source(build.ext_name, '#include <stdint.h>\n#include "oprt.h"\n' + build.extra_cdef + defs)
     temp.mkdir(parents=True, exist_ok=True)
     target = temp / (build.ext_name.rsplit(".", 1)[-1] + ".c")
     ffi.emit_c_code(str(target))
