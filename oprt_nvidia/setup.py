@@ -82,13 +82,21 @@ def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Pl
     )
 
 
-# The library's functions outside oprt.h (csrc/runtime.cu), for the cffi extension: oprt_nvidia.last_launch() reads it.
-EXTRA_CDEF = "\noprt_status_t oprt_nvidia_last_launch(char *buf, size_t size);\n"
+def extra_cdef() -> str:
+    """The library's functions outside oprt.h, for the cffi extension (oprt_nvidia.last_launch() calls one): the
+    declarations between csrc/extensions.cuh's OPRT_NV_CDEF markers, the header runtime.cu's definitions compile
+    against."""
+    text = (CSRC / "extensions.cuh").read_text()
+    begin, end = "// OPRT_NV_CDEF_BEGIN", "// OPRT_NV_CDEF_END"
+    if begin not in text or end not in text:
+        raise SystemExit(f"error: {DIST} build: {CSRC / 'extensions.cuh'} lacks its {begin} / {end} markers")
+    return "\n" + text.split(begin, 1)[1].split(end, 1)[0].strip() + "\n"
+
 
 BUILD = oprt_build.NativeBuild(
     dist=DIST, lib_name=LIB_NAME, ext_name="oprt_nvidia._oprt_nvidia", log_name="build-ptxas.log",
     abi_macro="OPRT_NV_BUILT_ABI", include_dir=INCLUDE_DIR, make_plan=make_plan, temp_subdir="cuda",
-    extra_cdef=EXTRA_CDEF,
+    extra_cdef=extra_cdef(),
 )
 
 setup(**oprt_build.setup_kwargs(BUILD))

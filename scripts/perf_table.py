@@ -19,9 +19,9 @@ so that a shape that qualifies in f32 carries the same target in f16 and bf16):
   softmax over axis 0 of a 2-D tensor: >= 80%;
 - copy of a transposed 2-D view, >= 64 MiB: >= 80%;
 - speedup over the baseline >= 1.00 on every `large` case and >= 0.95 on every `default` case.
-A row's case set comes from oprt_core's case sets when oprt_core imports (else `large` for tensors of
->= 256 MiB, no speedup target otherwise). Rows without a target show "-" under "met". Without --all only
-rows with a target are listed. Exit status 0 either way (a report, not a gate).
+A row's case set comes from oprt_core's case sets when oprt_core imports (else, said on stderr, `large`
+for tensors of >= 2^26 elements, 256 MiB as f32, and no speedup target otherwise). Rows without a target
+show "-" under "met". Without --all only rows with a target are listed. Exit status 0 either way (a report, not a gate).
 
 When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
 the figures come from: device, date, commit, case sets, flush, and the calibrated peak the % column is against.
@@ -48,8 +48,8 @@ def _case_sets() -> dict[tuple[str, str], str]:
     except Exception as exc:  # noqa: BLE001 - any import failure: fall back to sizes
         # said on stderr: without the case sets every `default` row loses its speedup target (session 25 read
         # "1 of 1" for a 75-target default run under a python without numpy)
-        print(f"perf_table: oprt_core does not import ({exc}); case sets guessed from sizes: `large` for >= 256 MiB, "
-              "no `default` speedup targets", file=sys.stderr)
+        print(f"perf_table: oprt_core does not import ({exc}); case sets guessed from sizes: `large` for >= 2^26 "
+              "elements (256 MiB as f32), no `default` speedup targets", file=sys.stderr)
         return {}
     found: dict[tuple[str, str], str] = {}
     for spec in CORE_OPS:

@@ -2,6 +2,7 @@
 // one translation unit that emits oprt_validate.h's error buffer and status strings.
 #define OPRT_IMPLEMENTATION
 #include "common.cuh"
+#include "extensions.cuh"
 
 #include <mutex>
 
@@ -283,10 +284,10 @@ oprt_status_t oprt_event_synchronize(oprt_event_t event) {
     return cuda_status(cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize");
 }
 
-// oprt_nvidia's own, outside oprt.h (setup.py's EXTRA_CDEF declares it to cffi; oprt_nvidia.last_launch() in Python):
-// the kernels the calling host thread's last op call launched, "name" or "name+second" (common.cuh, note_launch),
-// "none" where it launched nothing (an empty tensor; a call refused before its launch). BAD_PARAM, buf emptied, where
-// `size` bytes (the NUL counted) cannot hold the name.
+// oprt_nvidia's own, outside oprt.h (declared in extensions.cuh; oprt_nvidia.last_launch() in Python): the kernels the
+// calling host thread's last op call launched, "name" or "name+second" (common.cuh, note_launch), "none" where it
+// launched nothing (an empty tensor; a call refused before its launch; a launch that fails keeps the names it tried).
+// BAD_PARAM, buf emptied (where size > 0), where `size` bytes (the NUL counted) cannot hold the name.
 oprt_status_t oprt_nvidia_last_launch(char *buf, size_t size) {
     OPRT_CHECK_NOT_NULL(buf);
     const oprt_nv::LaunchNote &n = oprt_nv::launch_note();
