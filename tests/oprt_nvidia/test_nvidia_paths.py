@@ -257,6 +257,25 @@ ROW_LENGTHS = [
 ]
 
 
+def _rows_path(length, dtype, packs=True):
+    """The kernel softmax.cu's launch_softmax takes for rows of `length` with one row stride (packs: unit-stride,
+    16-byte aligned rows and row strides, so that whole packs are possible): fast rows up to 16384 elements in whole
+    packs; else a warp-group row up to 1024 elements, a 512-thread block row up to 16384; longer rows in whole packs a
+    fast cluster of up to 8 blocks of 512 x 8 packs, then the older cluster kernel (8 blocks of 16384), then the online
+    kernel, which also takes longer rows of single elements."""
+    v = 4 if dtype == "f32" else 8
+    whole = packs and length % v == 0
+    if length <= 16384:
+        if whole:
+            return "softmax_rows_fast"
+        return "softmax_rows_group" if length <= 1024 else "softmax_rows_regs"
+    if not whole:
+        return "softmax_rows_online"
+    if -(-length // (512 * 8 * v)) <= 8:
+        return "softmax_rows_fast_cluster"
+    return "softmax_rows_cluster" if -(-length // 16384) <= 8 else "softmax_rows_online_vec"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("length", ROW_LENGTHS)
@@ -264,6 +283,7 @@ def test_softmax_row_groups(nvidia_backend, rng, length, dtype):
     # 37 rows: with 2..32 rows per warp the last warp has empty groups
     x = rng.uniform(-6, 6, (37, length)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+    _launched(nvidia_backend, _rows_path(length, dtype), any_device=True)
 
 
 @pytest.mark.gpu
@@ -272,6 +292,7 @@ def test_softmax_row_groups(nvidia_backend, rng, length, dtype):
 def test_softmax_row_counts(nvidia_backend, rng, rows, length, dtype):
     x = rng.uniform(-6, 6, (rows, length)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+    _launched(nvidia_backend, _rows_path(length, dtype), any_device=True)
 
 
 @pytest.mark.gpu
@@ -282,6 +303,7 @@ def test_softmax_row_groups_misaligned(nvidia_backend, rng, length, dtype, offse
     _check_offsets(
         nvidia_backend, rng, "softmax", [(33, length)], {"axis": -1}, dtype, offsets[0], offsets[1], scale=6.0
     )
+    _launched(nvidia_backend, _rows_path(length, dtype, packs=False), any_device=True)  # a misaligned start or output
 
 
 @pytest.mark.gpu
@@ -290,6 +312,7 @@ def test_softmax_row_groups_misaligned(nvidia_backend, rng, length, dtype, offse
 def test_softmax_row_groups_strided(nvidia_backend, rng, length, dtype):
     base = rng.uniform(-6, 6, (41, 2 * length)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [base[:, ::2]], {"axis": -1}, dtype)  # strided rows
+    _launched(nvidia_backend, _rows_path(length, dtype, packs=False), any_device=True)
     _check(nvidia_backend, "softmax", [base[::-1, :length]], {"axis": -1}, dtype)  # reversed rows, 16 B aligned or not
 
 
@@ -320,6 +343,8 @@ def test_softmax_long_rows(nvidia_backend, rng, length, dtype):
     rows = 3 if length > 16384 else 5
     x = rng.uniform(-8, 8, (rows, length)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+    # rows up to 16384 choose by layout alone; the cluster kernels need a device that launches clusters
+    _launched(nvidia_backend, _rows_path(length, dtype), any_device=length <= 16384)
 
 
 @pytest.mark.gpu
@@ -331,6 +356,7 @@ def test_softmax_fast_rows_padded(nvidia_backend, rng, length, pad, dtype):
     kernel's row stride; 19 rows leave groups past the last row in the warp-group configurations."""
     base = rng.uniform(-8, 8, (19, length + pad)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [base[:, :length]], {"axis": -1}, dtype)
+    _launched(nvidia_backend, "softmax_rows_fast", any_device=True)
     _check(nvidia_backend, "softmax", [base[::-1, pad:]], {"axis": -1}, dtype)  # reversed, aligned or not
 
 
