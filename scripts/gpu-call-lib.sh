@@ -5,6 +5,10 @@
 #                                                # (GPU_SUITE_SANITIZE: gpu-suite.sh's whole OPRT_SUITE_SANITIZE
 #                                                # spec instead, e.g. several groups)
 #   gpu_install                                  # install only
+#   gpu_pytest NAME LIMIT ARGS...                # pytest ARGS (installed already) under LIMIT s: $OUT/pytest-NAME.log,
+#                                                # its exit, time and last line printed, then its FAILED / ERROR lines
+#   gpu_sanitize NAME EXPR                       # memcheck + racecheck over test_nvidia_paths.py -k EXPR (installed
+#                                                # already): the logs' tails in $OUT/sanitizer, $OUT/summary-sanitize.txt
 #   gpu_host_overhead NAME                       # scripts/host_overhead.py, 5 rounds: $OUT/NAME.{csv,log}
 #   gpu_host_profile NAME                        # scripts/host_profile.py (the op API's call in pieces): $OUT/NAME.log
 #   gpu_launch_cost NAME                         # scripts/tune/launch_cost.cu built with the library's sources
@@ -30,11 +34,34 @@ gpu_call_suite() {
         bash scripts/gpu-suite.sh "$S/t" install test sanitize >/dev/null 2>&1
     cp "$S/t/pytest.log" "$OUT/pytest.log"
     cp "$S/t/summary.txt" "$OUT/summary-t.txt"
+    _gpu_keep_sanitizer_logs
+    grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
+    grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
+}
+
+_gpu_keep_sanitizer_logs() {  # the tails of gpu-suite.sh's sanitizer logs (the whole logs stay in $S/t)
     mkdir -p "$OUT/sanitizer"
     local f
     for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
+}
+
+gpu_pytest() {
+    local name=$1 limit=$2
+    shift 2
+    local t0=$SECONDS
+    timeout "$limit" python -m pytest -q -ra -p no:cacheprovider "$@" >"$OUT/pytest-$name.log" 2>&1
+    echo "pytest-$name: exit $? in $((SECONDS - t0)) s: $(tail -n 1 "$OUT/pytest-$name.log")"
+    grep -E "^(FAILED|ERROR)|launched '" "$OUT/pytest-$name.log" | head -40
+}
+
+gpu_sanitize() {
+    local name=$1 expr=$2
+    OPRT_SUITE_TESTS=tests/oprt_nvidia OPRT_SUITE_SANITIZERS="memcheck racecheck" \
+        OPRT_SUITE_SANITIZE="$name=tests/oprt_nvidia/test_nvidia_paths.py;-k;$expr" \
+        bash scripts/gpu-suite.sh "$S/t" sanitize >/dev/null 2>&1
+    _gpu_keep_sanitizer_logs
+    cp "$S/t/summary.txt" "$OUT/summary-sanitize.txt"
     grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
-    grep -E "FAILED|Error" "$S/t/pytest.log" | head -20
 }
 
 gpu_install() {

@@ -18,22 +18,9 @@ tail -n 3 "$S/bench-large-s25-resume.log"
 tar -czf "$OUT/bench-large-s25.tar.gz" -C "$S" bench-large-s25 bench-large-s25-resume.log
 # (2)
 T=tests/oprt_nvidia
-run_pytest() {  # name args...
-    local name=$1; shift
-    local t0=$SECONDS
-    timeout 400 python -m pytest -q -ra -p no:cacheprovider "$@" >"$OUT/pytest-$name.log" 2>&1
-    echo "pytest-$name: exit $? in $((SECONDS - t0)) s: $(tail -n 1 "$OUT/pytest-$name.log")"
-}
-run_pytest paths $T/test_nvidia_paths.py &
-run_pytest rest $T/test_nvidia_build.py $T/test_nvidia_errors.py $T/test_nvidia_ops.py $T/test_tune_build.py &
+gpu_pytest paths 400 $T/test_nvidia_paths.py &
+gpu_pytest rest 400 $T/test_nvidia_build.py $T/test_nvidia_errors.py $T/test_nvidia_ops.py $T/test_tune_build.py &
 wait
-grep -hE "^(FAILED|ERROR)" "$OUT"/pytest-*.log | head -20
-OPRT_SUITE_TESTS=$T OPRT_SUITE_SANITIZERS="memcheck racecheck" \
-    OPRT_SUITE_SANITIZE="s25=$T/test_nvidia_paths.py;-k;tensor_core or whole_trips" \
-    bash scripts/gpu-suite.sh "$S/t" sanitize >/dev/null 2>&1
-mkdir -p "$OUT/sanitizer"
-for f in "$S"/t/sanitizer/*.log; do tail -n 5 "$f" >"$OUT/sanitizer/$(basename "$f")"; done
-cp "$S/t/summary.txt" "$OUT/summary-sanitize.txt"
-grep "==\|passed\|failed\|SUMMARY" "$S/t/summary.txt"
+gpu_sanitize s25 "tensor_core or whole_trips"
 # (3)
 gpu_bench bench-default-s25 110 default all

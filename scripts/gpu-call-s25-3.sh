@@ -9,9 +9,5 @@ source scripts/gpu-call-lib.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 gpu_install
 T=tests/oprt_nvidia
-t0=$SECONDS
-timeout 150 python -m pytest -q -ra -p no:cacheprovider $T/test_nvidia_paths.py $T/test_nvidia_build.py \
-    -k "not tune" >"$OUT/pytest-paths-s25-3.log" 2>&1
-echo "pytest: exit $? in $((SECONDS - t0)) s: $(tail -n 1 "$OUT/pytest-paths-s25-3.log")"
-grep -E "^(FAILED|ERROR)|launched '" "$OUT/pytest-paths-s25-3.log" | head -40
+gpu_pytest paths-s25-3 150 $T/test_nvidia_paths.py $T/test_nvidia_build.py -k "not tune"
 gpu_host_overhead host-overhead-s25-4

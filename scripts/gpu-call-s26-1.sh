@@ -9,8 +9,4 @@ source scripts/gpu-call-lib.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 gpu_install
 T=tests/oprt_nvidia
-t0=$SECONDS
-timeout 200 python -m pytest -q -ra -p no:cacheprovider $T/test_nvidia_paths.py $T/test_nvidia_build.py \
-    >"$OUT/pytest-paths-s26-1.log" 2>&1
-echo "pytest: exit $? in $((SECONDS - t0)) s: $(tail -n 1 "$OUT/pytest-paths-s26-1.log")"
-grep -E "^(FAILED|ERROR)|launched '" "$OUT/pytest-paths-s26-1.log" | head -40
+gpu_pytest paths-s26-1 200 $T/test_nvidia_paths.py $T/test_nvidia_build.py

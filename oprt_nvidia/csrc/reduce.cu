@@ -516,14 +516,19 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     }
     dim3 block(bx, by);
     unsigned grid = grid_all(c.outer * c.tiles * c.splits, 1);
-    note_launch(deep                ? "reduce_cols_deep"
-                : vec && by == 1    ? "reduce_cols_vec_1d"
-                : vec               ? "reduce_cols_vec"
-                                    : "reduce_cols");
-    if (deep) reduce_cols_kernel<T, true, true, false, false, kColWideUnroll><<<grid, block, 0, stream>>>(out, w, x, c);
-    else if (vec && by == 1) reduce_cols_kernel<T, true, true><<<grid, block, 0, stream>>>(out, w, x, c);
-    else if (vec) reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
-    else reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
+    if (deep) {
+        note_launch("reduce_cols_deep");
+        reduce_cols_kernel<T, true, true, false, false, kColWideUnroll><<<grid, block, 0, stream>>>(out, w, x, c);
+    } else if (vec && by == 1) {
+        note_launch("reduce_cols_vec_1d");
+        reduce_cols_kernel<T, true, true><<<grid, block, 0, stream>>>(out, w, x, c);
+    } else if (vec) {
+        note_launch("reduce_cols_vec");
+        reduce_cols_kernel<T, true><<<grid, block, 0, stream>>>(out, w, x, c);
+    } else {
+        note_launch("reduce_cols");
+        reduce_cols_kernel<T, false><<<grid, block, 0, stream>>>(out, w, x, c);
+    }
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));
     if (c.splits > 1) {
         note_launch_also("reduce_cols_finish");

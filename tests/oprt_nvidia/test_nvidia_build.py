@@ -220,6 +220,7 @@ def test_last_launch_without_a_launch(nvidia_ext):
     names a launch leaves are checked by the GPU tests (test_nvidia_paths.py, _launched)."""
     import threading
 
+    from oprt_core.compiled import raise_for_status
     from oprt_core.errors import OprtError
 
     ffi, lib = nvidia_ext.ffi, nvidia_ext.lib
@@ -237,6 +238,4 @@ def test_last_launch_without_a_launch(nvidia_ext):
     assert "cannot hold" in ffi.string(lib.oprt_last_error_message()).decode()
     assert lib.oprt_nvidia_last_launch(buf, 5) == lib.OPRT_STATUS_SUCCESS and ffi.string(buf) == b"none"
     with pytest.raises(OprtError):
-        from oprt_core.compiled import raise_for_status
-
         raise_for_status(ffi, lib, lib.oprt_nvidia_last_launch(buf, 1), "nvidia")

@@ -30,6 +30,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -43,6 +44,11 @@ SPECS = {s.name: s for s in CORE_OPS}
 ALL_DTYPES = list(DTYPES)
 
 
+@functools.cache
+def _sm_count(backend):
+    return backend.device_properties()["sm_count"]
+
+
 def _launched(backend, expected, any_device=False):
     """The kernels the last op call launched (oprt_nvidia.last_launch, the launchers' note_launch names) are the ones
     the test was written for. any_device: the choice depends on layout and alignment only (contiguous packs or
@@ -52,7 +58,7 @@ def _launched(backend, expected, any_device=False):
     from oprt_nvidia import last_launch
 
     got = last_launch()
-    if not any_device and backend.device_properties()["sm_count"] != 132:
+    if not any_device and _sm_count(backend) != 132:
         return
     assert got == expected, f"launched {got!r}; the test was written for {expected!r}"
 
