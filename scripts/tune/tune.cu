@@ -16,6 +16,7 @@
 
 #include "oprt.h"
 #include "reduce_cols.cuh"  // the library's reduce_sum column kernel, timed here in other block shapes
+#include "reduce_bulk.cuh"  // tune-only: column reductions fed by 1-D bulk copies (session 26)
 #include "elementwise.cuh"  // (session 17) the library's transpose kernel, timed here in other tile shapes
 // session 11: stamps inside the columns kernels' merge (cols_merge_stats) for the timelines; the library's own
 // build leaves this undefined
@@ -1356,6 +1357,32 @@ static Variant band_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, b
             CK(cudaLaunchKernelEx(&cfg, oprt_tune::reduce_cols_band_finish_kernel<T>, o, (const float *)ws, c));
         }
     }};
+}
+
+// (session 26) A "reduce bulk s26" variant: redc_bulk_kernel<T, WB, RB, S> (reduce_bulk.cuh) over an R x L input, splits
+// of `chunk` rows (0: as many splits as fill one wave of resident blocks, at least one), one launch (the last block of
+// each tile adds the partial sums). ws: >= splits x L floats; tickets: >= L * sizeof(T) / WB zeroed unsigned ints.
+template <typename T, int WB, int RB, int S>
+static Variant bulk_variant(T *o, const T *x, int64_t R, int64_t L, int64_t chunk, float *ws, unsigned *tickets) {
+    const int dyn = 128 + S * RB * WB;
+    auto kern = oprt_tune::redc_bulk_kernel<T, WB, RB, S>;
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+    const int fit = occupancy_an_sm((const void *)kern, 256, dyn);
+    oprt_tune::BulkArgs a{};
+    a.n = R, a.inner = L, a.rs = L;
+    a.tiles = L * (int64_t)sizeof(T) / WB;
+    if (chunk == 0) {
+        const int64_t splits = std::max<int64_t>(1, (int64_t)fit * g_sms / a.tiles);
+        chunk = (R + splits - 1) / splits;
+    }
+    chunk = (chunk + RB - 1) / RB * RB;
+    a.chunk = chunk;
+    a.splits = (R + chunk - 1) / chunk;
+    const unsigned grid = (unsigned)(a.tiles * a.splits);
+    char name[128];
+    snprintf(name, sizeof name, "bulk WB%d RB%d S%d, %lld rows (%u blocks, %d an SM, %lld KB ws)", WB, RB, S,
+             (long long)chunk, grid, fit, (long long)(a.splits > 1 ? a.splits * L * 4 / 1024 : 0));
+    return Variant{name, [=] { kern<<<grid, 256, dyn>>>(o, ws, tickets, x, a); }};
 }
 
 #define SV(B, U, L, S, NIN, PERSIST)                                                                         \
@@ -3814,6 +3841,48 @@ int main(int argc, char **argv) {
             for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true, true);
             CK(cudaFree(X));
         }
+    // (session 26) reduce_sum over axis 0 of 256 MiB with the rows fetched by bulk copies (reduce_bulk.cuh): the library
+    // (band tiles + finishing kernel) first, then tile widths, stage depths and chunkings (one wave of long blocks,
+    // and short blocks of 256 / 512 rows). Two runs.
+    {
+        float *wsb = nullptr;
+        unsigned *tk = nullptr;
+        CK(cudaMalloc(&wsb, (size_t)256 * 16384 * 4));  // up to 256 partial rows of 16384 columns
+        CK(cudaMalloc(&tk, 4096 * 4));
+        CK(cudaMemset(tk, 0, 4096 * 4));
+        auto bulk_group = [&](auto tag, int64_t R, int64_t L) {
+            using T = decltype(tag);
+            const bool half = sizeof(T) == 2;
+            char title[96];
+            snprintf(title, sizeof title, "reduce bulk s26 %s %lldx%lld axis 0", half ? "f16" : "f32", (long long)R,
+                     (long long)L);
+            if (filter && !matches_any(title, filter, true)) return;
+            T *X = nullptr, *OO = reinterpret_cast<T *>(O);
+            CK(cudaMalloc(&X, (size_t)R * L * sizeof(T)));
+            fill_tiled(X, half, A, (int64_t)n, R * L);
+            const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
+            std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0)};
+            vs.push_back(bulk_variant<T, 512, 64, 3>(OO, X, R, L, 0, wsb, tk));
+            vs.push_back(bulk_variant<T, 512, 64, 2>(OO, X, R, L, 0, wsb, tk));
+            vs.push_back(bulk_variant<T, 512, 64, 4>(OO, X, R, L, 0, wsb, tk));
+            vs.push_back(bulk_variant<T, 1024, 32, 3>(OO, X, R, L, 0, wsb, tk));
+            vs.push_back(bulk_variant<T, 256, 64, 6>(OO, X, R, L, 0, wsb, tk));
+            vs.push_back(bulk_variant<T, 2048, 32, 2>(OO, X, R, L, 0, wsb, tk));
+            vs.push_back(bulk_variant<T, 512, 64, 3>(OO, X, R, L, 512, wsb, tk));
+            vs.push_back(bulk_variant<T, 512, 64, 3>(OO, X, R, L, 256, wsb, tk));
+            vs.push_back(bulk_variant<T, 1024, 32, 3>(OO, X, R, L, 256, wsb, tk));
+            vs.push_back(bulk_variant<T, 256, 64, 6>(OO, X, R, L, 512, wsb, tk));
+            for (int rep = 0; rep < 2; ++rep)
+                run_group(title, (double)R * L * sizeof(T) + L * sizeof(T), peak, vs, O, L, half ? 2e-3 : 1e-4, filter,
+                          half, true);
+            CK(cudaFree(X));
+        };
+        bulk_group(float{}, 8192, 8192);
+        bulk_group(__half{}, 16384, 8192);
+        bulk_group(float{}, 16384, 16384);
+        CK(cudaFree(wsb));
+        CK(cudaFree(tk));
+    }
     printf("\ndone\n");
     return 0;
 }
