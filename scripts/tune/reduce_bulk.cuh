@@ -145,3 +145,89 @@ redc_bulk_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *__restri
 }
 
 }  // namespace oprt_nv
+
+namespace oprt_nv {
+
+// (session 26, call 2) The library's band tiles (reduce_cols_band_kernel: BX x BY threads, a tile of BY * U rows x BX
+// packs, short blocks) with the finishing kernel folded in: the last block of a column tile to finish (a ticket a
+// tile, after a __threadfence) adds the tile's `splits` partial sums in split order and writes the output; no second
+// launch. groups: the column tiles are taken in `groups` sequential column groups (blocks numbered tile fastest within
+// a group, then split, then group), so that the first groups' tiles finish (and are summed) while later groups are
+// still read, instead of every tile's last split arriving in the last band.
+struct BandTicketArgs {
+    int64_t n, inner, rs, chunk, splits, tiles, groups;  // tiles % groups == 0
+};
+
+template <typename T, int BX, int BY, int U>
+__global__ void __launch_bounds__(BX * BY)
+redc_band_ticket_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *__restrict__ tickets,
+                        const T *__restrict__ x, BandTicketArgs a) {
+    constexpr int VV = Pack<T>::N, NT = BX * BY, TC = BX * VV;  // TC: a tile's columns
+    static_assert(NT % TC == 0, "a tile's columns divide the block");
+    __shared__ float smem[BY][TC + 1];
+    __shared__ bool last;
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
+    const int64_t per = a.tiles / a.groups;  // tiles a group
+    const int64_t item = blockIdx.x, g = item / (per * a.splits), rest = item - g * per * a.splits;
+    const int64_t tile = g * per + rest % per, s = rest / per;
+    const int64_t col0 = (tile * BX + tx) * VV;
+    const int64_t begin = s * a.chunk, end = begin + a.chunk < a.n ? begin + a.chunk : a.n;
+    float acc[VV] = {};
+    if (col0 < a.inner) {
+        const T *p = x + col0;
+        if (end - begin == (int64_t)BY * U) {
+            Pack<T> v[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) v[u] = load_pack_as<false>(p + (begin + u * BY + ty) * a.rs);
+#pragma unroll
+            for (int u = 0; u < U; ++u) add_pack(acc, v[u]);
+        } else {
+            for (int64_t r = begin + ty; r < end; r += BY) add_pack(acc, load_pack(p + r * a.rs));
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < VV; ++e) smem[ty][tx * VV + e] = acc[e];
+    __syncthreads();
+    for (int c = tid; c < TC; c += NT) {
+        float sum = 0.f;
+#pragma unroll
+        for (int k = 0; k < BY; ++k) sum += smem[k][c];
+        const int64_t col = tile * TC + c;
+        if (col < a.inner) ws[s * a.inner + col] = sum;
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) last = atomicAdd(&tickets[tile], 1u) == (unsigned)(a.splits - 1);
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    // NT / TC thread groups over the splits (group q: splits q, q + NG, ...), 8 loads in flight, then the groups in order
+    constexpr int NG = NT / TC;
+    const int c = tid % TC, q = tid / TC;
+    const int64_t col = tile * TC + c;
+    float t = 0.f;
+    if (col < a.inner) {
+        float part[8] = {};
+        int64_t k = q;
+        for (; k + 7 * NG < a.splits; k += 8 * NG) {
+            float v[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) v[u] = __ldcg(ws + (k + u * NG) * a.inner + col);
+#pragma unroll
+            for (int u = 0; u < 8; ++u) part[u] += v[u];
+        }
+        for (; k < a.splits; k += NG) part[0] += __ldcg(ws + k * a.inner + col);
+        t = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    }
+    __syncthreads();
+    smem[q][c] = t;  // NG <= BY rows of smem
+    __syncthreads();
+    if (q == 0 && col < a.inner) {
+        float sum = smem[0][c];
+        for (int k = 1; k < NG; ++k) sum += smem[k][c];
+        out[col] = from_f<T>(sum);
+    }
+    if (tid == 0) tickets[tile] = 0;
+}
+
+}  // namespace oprt_nv
