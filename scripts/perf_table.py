@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown table of a run's nvidia rows against the issue-6 targets.
 
-    python scripts/perf_table.py results/<run>/results.csv [--backend nvidia] [--peak GBPS] [--all]
+    python scripts/perf_table.py results/<run>/results.csv [--backend nvidia] [--peak GBPS] [--all] [--kernel]
 
 Reads oprt-bench's results.csv (columns op, case, shape, dtype, backend, status, median_ms, gbps,
 pct_of_peak, baseline, speedup; pct_of_peak may be empty) and prints, for every row of the backend,
@@ -21,7 +21,8 @@ so that a shape that qualifies in f32 carries the same target in f16 and bf16):
 - speedup over the baseline >= 1.00 on every `large` case and >= 0.95 on every `default` case.
 A row's case set comes from oprt_core's case sets when oprt_core imports (else, said on stderr, `large`
 for tensors of >= 2^26 elements, 256 MiB as f32, and no speedup target otherwise). Rows without a target
-show "-" under "met". Without --all only rows with a target are listed. Exit status 0 either way (a report, not a gate).
+show "-" under "met". Without --all only rows with a target are listed. --kernel adds the row's `kernel` cell (which
+of the backend's kernels ran, results schema 3 on). Exit status 0 either way (a report, not a gate).
 
 When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
 the figures come from: device, date, commit, case sets, flush, and the calibrated peak the % column is against.
@@ -170,6 +171,7 @@ def build_rows(path: str, backend: str, peak: float | None, show_all: bool, size
                     "baseline": r.get("baseline", ""),
                     "target": target or "-",
                     "met": ("yes" if all(checks) else "no") if checks else "-",
+                    "kernel": r.get("kernel") or "",  # schema 3 on; older runs have no such column
                 }
             )
     return rows
@@ -188,18 +190,20 @@ def _fmt_speedup(v: float | None) -> str:
     return format(v, ".3f")
 
 
-def render(rows: list[dict]) -> str:
+def render(rows: list[dict], kernel: bool = False) -> str:
     baselines = sorted({r["baseline"] for r in rows if r["baseline"]})
     base = "/".join(baselines) or "baseline"
     out = [
-        f"| op | case | dtype | GB/s | % of peak | speedup vs {base} | target | met |",
-        "| --- | --- | --- | ---: | ---: | ---: | --- | --- |",
+        f"| op | case | dtype | GB/s | % of peak | speedup vs {base} | target | met |"
+        + (" kernel |" if kernel else ""),
+        "| --- | --- | --- | ---: | ---: | ---: | --- | --- |" + (" --- |" if kernel else ""),
     ]
     for r in rows:
         status = "" if r["status"] == "ok" else f" ({r['status']})"
         out.append(
             f"| {r['op']} | {r['case']}{status} | {r['dtype']} | {_fmt(r['gbps'], '.0f')} | "
             f"{_fmt(r['pct'], '.1f')} | {_fmt_speedup(r['speedup'])} | {r['target']} | {r['met']} |"
+            + (f" {r['kernel'].replace('|', '/')} |" if kernel else "")
         )
     judged = [r for r in rows if r["met"] != "-"]
     met = sum(r["met"] == "yes" for r in judged)
@@ -255,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a tensor's size for the size-bound targets: its bytes in the row's dtype (default), or its elements x 4 "
         "(sessions 1-22: a 16-bit tensor held to the target of the f32 tensor of its shape)",
     )
+    ap.add_argument(
+        "--kernel",
+        action="store_true",
+        help="add the kernel column: which of the backend's kernels each row ran (results schema 3 on; empty before)",
+    )
     args = ap.parse_args(argv)
     rows = build_rows(args.csv, args.backend, args.peak, args.all, args.size_rule)
     if not rows:
@@ -263,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     line = provenance(args.csv, args.backend, args.peak)
     if line:
         print(line + "\n")
-    print(render(rows))
+    print(render(rows, args.kernel))
     return 0
 
 

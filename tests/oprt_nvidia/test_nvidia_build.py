@@ -229,6 +229,13 @@ def test_last_launch_without_a_launch(nvidia_ext):
     t.start()
     t.join()
     assert seen == ["none"]
+    # the plugin's backend asks the same function (oprt-bench's kernel column: CompiledBackend.last_launch)
+    from oprt_nvidia.plugin import make_backend
+
+    t = threading.Thread(target=lambda: seen.append(make_backend().last_launch()))
+    t.start()
+    t.join()
+    assert seen == ["none", "none"]
     assert lib.oprt_reduce_sum(ffi.NULL, ffi.NULL, 0, ffi.NULL, ffi.NULL, ffi.NULL) == lib.OPRT_STATUS_NULL_POINTER
     assert oprt_nvidia.last_launch() == "none"
     assert lib.oprt_nvidia_last_launch(ffi.NULL, 16) == lib.OPRT_STATUS_NULL_POINTER

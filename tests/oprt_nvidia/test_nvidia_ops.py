@@ -326,3 +326,35 @@ def test_clean_flush_reads_its_buffer_on_the_gpu(nvidia_backend):
     word = np.frombuffer(bytes([b._flush_value] * 4), np.float32)[0]
     got = float(b.to_host(reader.output)[()])
     assert got == pytest.approx(float(word) * (b._flush.nbytes // 4), rel=1e-3)
+
+
+@pytest.mark.gpu
+def test_bench_rows_name_their_kernels(nvidia_backend):
+    """oprt-bench's ``kernel`` column on the nvidia backend (results schema 3): every row of a smoke sweep names what
+    its launch ran, through the backend's ``last_launch`` (oprt_nvidia.last_launch), in the op's family of kernels."""
+    from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
+    from oprt_core import hookimpl
+    from oprt_core.plugins import Registry, get_plugin_manager
+
+    class Plugin:
+        @hookimpl
+        def oprt_register_backends(self, register):
+            register(nvidia_backend)
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(Plugin(), "nvidia", "oprt-nvidia")
+    plan = make_plan(Registry(pm), SweepOptions(backends="nvidia", baseline="none", ops="copy,reduce_sum,softmax",
+                                                dtypes="f32,f16", cases="smoke", mode="test", calibrate=False,
+                                                isolation="none"))
+    rows: list[dict] = []
+    run_sweep(plan, rows.append)
+    assert len(rows) == 14 and all(r["status"] == "ok" for r in rows), [r for r in rows if r["status"] != "ok"]
+    family = {"copy": ("ew_", "cudaMemcpyAsync"), "reduce_sum": ("reduce_",), "softmax": ("softmax_",)}
+    for r in rows:
+        assert r["kernel"].startswith(family[r["op"]]), r
+        if r["case"] == "33x65-transposed":
+            assert "transpose" in r["kernel"], r
+        if r["op"] == "reduce_sum" and r["case"].endswith("-axis0"):
+            assert r["kernel"].startswith("reduce_cols"), r
+        if r["op"] == "reduce_sum" and r["case"].endswith("-axis-1"):
+            assert r["kernel"].startswith("reduce_rows"), r

@@ -284,9 +284,12 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                                  f"<td>{_fmt(r.max_rel_err, '.2e')}</td>")
             else:
                 spread = f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}"
+                if r.kernel:
+                    spread += f"; kernel {r.kernel}"
                 marks = _markers(r.flags)
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
-                             f"data-flags='{_e(str(r.flags))}'>{_fmt(r.median_ms, '.4g')}{marks}<br>"
+                             f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}'>"
+                             f"{_fmt(r.median_ms, '.4g')}{marks}<br>"
                              f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small></td>"
                              f"<td>{_fmt_gbps(r.gbps)}</td>")
                 if peak:

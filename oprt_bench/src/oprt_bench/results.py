@@ -34,7 +34,7 @@ __all__ = [
     "write_json", "json_safe", "load_run", "normalize_rows", "Run",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CSV_NAME = "results.csv"
 RUN_JSON = "run.json"
 RESULTS_JSON = "results.json"
@@ -47,7 +47,7 @@ COLUMNS = (
     "max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples",
     "bytes", "gbps", "pct_of_peak", "pct_of_spec", "baseline", "speedup",
     "flops", "tflops", "mode", "timing", "stopped_by", "ci_rel", "seed", "device", "flavour", "flags",
-    "schema_version",
+    "schema_version", "kernel",
 )
 
 
@@ -243,7 +243,8 @@ def load_run(path: Path | str) -> Run:
                 raise UsageError(f"cannot read run {str(path)!r}: {RUN_JSON} is not a JSON object")
         if csv_path.is_file():
             rows = pd.read_csv(csv_path, dtype={"case": str, "shape": str, "params": str, "message": str,
-                                                "flags": str, "baseline": str, "device": str, "flavour": str},
+                                                "flags": str, "baseline": str, "device": str, "flavour": str,
+                                                "kernel": str},
                                keep_default_na=False, na_values={c: [""] for c in _NUMERIC})
         elif json_path.is_file():
             doc = json.loads(json_path.read_text(encoding="utf-8"))

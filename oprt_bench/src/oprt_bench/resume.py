@@ -8,7 +8,8 @@ Only a run of the *same provenance* may be continued, or its rows would not be c
 - for every backend in both runs: the same device, build flavour, driver and toolkit, and the same
   version of the plugin distribution that registered it.
 
-Anything else is refused with one line naming the first difference. Options not given on the command
+Anything else is refused with one line naming the first difference, as is a ``results.csv`` whose columns are
+another schema version's. Options not given on the command
 line default to the resumed run's (``oprt-bench --resume RUN_DIR`` continues it as it was started).
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .results import CSV_NAME, RUN_JSON, normalize_rows
+from .results import COLUMNS, CSV_NAME, RUN_JSON, SCHEMA_VERSION, normalize_rows
 
 __all__ = ["ResumeState", "load_resume", "resume_options", "provenance_key", "check_provenance"]
 
@@ -79,7 +80,16 @@ def load_resume(path: Path) -> ResumeState:
         text = data[:cut].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"--resume {str(path)!r}: {CSV_NAME} is not UTF-8 text ({exc})") from None
-    records = list(csv.DictReader(io.StringIO(text, newline="")))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    records = list(reader)
+    header = tuple(reader.fieldnames or ())
+    if header and header != COLUMNS:
+        # appending this version's rows under another header would make a file no reader can split
+        version = {r.get("schema_version") for r in records} - {None, ""}
+        written = f"schema version {', '.join(sorted(version))}" if version else "another schema"
+        raise UsageError(f"--resume {str(path)!r}: its {CSV_NAME} was written with {written} (its columns differ "
+                         f"from this oprt-bench's schema version {SCHEMA_VERSION}); resume it with the oprt-bench "
+                         "that started it, or start a new run")
     rows: list[dict[str, Any]] = []
     if records:
         table = normalize_rows(records)

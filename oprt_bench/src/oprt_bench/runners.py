@@ -98,6 +98,18 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _kernel_of(backend: Any) -> str | None:
+    """What the backend says its last launch ran (:class:`oprt_core.backend.KernelNames`), None where it cannot say;
+    a failure to ask is written into the cell, never into the row's status (the measurement stands)."""
+    ask = getattr(backend, "last_launch", None)
+    if ask is None:
+        return None
+    try:
+        return ask()
+    except Exception as exc:  # noqa: BLE001 - the kernel name is a note on the row, not a result
+        return "unknown (" + _message(exc) + ")"
+
+
 def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inputs: list[np.ndarray],
                  ref: np.ndarray, plan: Plan, row: dict[str, Any]) -> None:
     """Check and time one backend on one (case, dtype); fills ``row`` in place."""
@@ -115,6 +127,7 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         backend.fill_nan(out)
         launch = backend.prepare(spec.name, arrays[:-1], out, params)
         launch()
+        row["kernel"] = _kernel_of(backend)  # the same thread, before anything else calls into the backend
         backend.synchronize()
         first = backend.to_host(out)
         check = spec.check(first, inputs, dtype, params, ref)

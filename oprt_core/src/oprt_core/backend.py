@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Availability", "DeviceInfo", "Support", "Event", "Backend", "Launcher", "CalibrationProbes",
+__all__ = ["Availability", "DeviceInfo", "Support", "Event", "Backend", "Launcher", "CalibrationProbes", "KernelNames",
            "CUDA_EVENT_RESOLUTION_MS"]
 
 # the resolution of CUDA events as documented for cudaEventElapsedTime (around 0.5 microseconds)
@@ -145,6 +145,18 @@ class Backend(Protocol):
         this returns (the work is enqueued like the write) and the next launch starts with the cache
         holding clean lines only (``oprt-bench --flush clean``). A backend may omit the argument; it
         then supports the default flush only."""
+        ...
+
+
+@runtime_checkable
+class KernelNames(Protocol):
+    """Optional: a backend that can say which of its kernels a launch ran (CompiledBackend with a
+    ``last_launch`` callable: oprt-nvidia's). oprt-bench records it in the ``kernel`` column."""
+
+    def last_launch(self) -> str | None:
+        """The kernels the calling thread's last op call on this backend launched, as the backend names
+        them (``"reduce_cols_band+reduce_cols_band_finish"``; ``"none"`` where it launched nothing), or None
+        where the backend cannot say."""
         ...
 
 

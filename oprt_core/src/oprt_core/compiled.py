@@ -232,11 +232,15 @@ class CompiledBackend:
     :param vendor: vendor name reported when the library leaves it empty
     :param cuda_interop: device pointers are CUDA pointers: DeviceArrays export ``__cuda_array_interface__``
     :param device: the device index used (``oprt_set_device`` on first use)
+    :param last_launch: zero-arg callable naming the kernels the calling thread's last op call launched (the
+        library's own extension outside oprt.h, e.g. ``oprt_nvidia.last_launch``); :meth:`last_launch` returns
+        None without it
     """
 
     def __init__(self, name: str, loader: Callable[[], Any], *, vendor: str = "", cuda_interop: bool = False,
-                 device: int = 0):
+                 device: int = 0, last_launch: Callable[[], str] | None = None):
         self.name = name
+        self._last_launch = last_launch
         self.vendor = vendor
         self.cuda_interop = cuda_interop
         self.device = int(device)
@@ -322,6 +326,11 @@ class CompiledBackend:
 
     def last_error(self) -> str:
         return _cstr(self.ffi, self.lib.oprt_last_error_message())
+
+    def last_launch(self) -> str | None:
+        """The kernels this thread's last op call on the library launched, as the library names them
+        (:class:`oprt_core.backend.KernelNames`), or None where the backend was built without a way to ask."""
+        return self._last_launch() if self._last_launch is not None else None
 
     # -- discovery ------------------------------------------------------------------------------
     def availability(self) -> Availability:

@@ -23,7 +23,9 @@ def make_backend() -> Any:
     """A new ``nvidia`` CompiledBackend (tests and scripts may build one outside the plugin manager)."""
     from oprt_core.compiled import CompiledBackend
 
-    return CompiledBackend("nvidia", loader=_load, vendor="NVIDIA", cuda_interop=True)
+    from . import last_launch
+
+    return CompiledBackend("nvidia", loader=_load, vendor="NVIDIA", cuda_interop=True, last_launch=last_launch)
 
 
 @hookimpl
