@@ -422,14 +422,17 @@ def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, 
     regressions = int(table["verdict"].isin(REGRESSIONS).sum())
     if as_json:
         click.echo(json.dumps({"threshold": t, "counts": counts, "regressions": regressions, "warning": warning,
+                               "kernel_changes": int(table["kernel_changed"].sum()),
                                "rows": table.astype(object).where(table.notna(), None).to_dict("records")},
                               indent=2, default=str))
     else:
         from rich.table import Table
 
-        shown = table if show_all else table[(table["verdict"] != "same") | table["noisy"]]
+        shown = table if show_all else table[(table["verdict"] != "same") | table["noisy"] | table["kernel_changed"]]
+        kernels = int(table["kernel_changed"].sum())
         rt = Table(title=f"{old} -> {new} (threshold {t:.1%})", title_justify="left")
-        for col in ("op", "case", "dtype", "backend", "old ms", "new ms", "new/old", "verdict"):
+        for col in ("op", "case", "dtype", "backend", "old ms", "new ms", "new/old", "verdict") + (
+                ("kernel",) if kernels else ()):
             rt.add_column(col, justify="right" if col in ("old ms", "new ms", "new/old") else "left")
         styles = {"slower": "red", "broken": "red", "faster": "green", "fixed": "green"}
         for r in shown.to_dict("records"):
@@ -438,12 +441,14 @@ def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, 
             new_ms = ms(r["new_median_ms"]) if r["new_status"] == "ok" else str(r["new_status"] or "")
             ratio = "" if r["ratio"] is None or r["ratio"] != r["ratio"] else f"{r['ratio']:.3f}"
             verdict = r["verdict"] + (" ~" if r["noisy"] else "")
-            rt.add_row(r["op"], r["case"], r["dtype"], r["backend"], old_ms, new_ms, ratio, verdict,
+            kernel = (f"{r['old_kernel']} -> {r['new_kernel']}" if r["kernel_changed"] else "",) if kernels else ()
+            rt.add_row(r["op"], r["case"], r["dtype"], r["backend"], old_ms, new_ms, ratio, verdict, *kernel,
                        style=styles.get(r["verdict"]))
         console = _console()
         console.print(rt)
         console.print(f"{len(table)} rows: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-                      + f"; {regressions} regression(s). '~' = moved beyond the threshold within the noise.")
+                      + f"; {regressions} regression(s)" + (f"; {kernels} took another kernel" if kernels else "")
+                      + ". '~' = moved beyond the threshold within the noise.")
     return 1 if fail_on_regression and regressions else 0
 
 

@@ -11,6 +11,11 @@ with the threshold t (default 5%) and each row's p10..p90 spread:
 Status changes are classified too: ``broken`` (ok -> failed or error), ``fixed`` (failed or error
 -> ok), ``changed`` (any other status change); rows in only one run are ``added`` / ``removed``.
 Regressions are ``slower`` and ``broken`` rows; ``--fail-on-regression`` exits 1 when there is one.
+
+A pair whose ``kernel`` cells (results schema 3) both name a kernel and differ is marked ``kernel_changed``
+whatever its verdict: the row took another path (a launcher's rule, a size threshold), which explains a
+median that moved and is worth seeing when it did not. An empty cell (a backend that cannot say, a run of
+schema 2 or older) is no change.
 """
 
 from __future__ import annotations
@@ -95,7 +100,7 @@ def compare_runs(old: Run, new: Run, threshold: float) -> pd.DataFrame:
     """One row per key in either run: old/new status and median, ratio, verdict, noisy."""
     import pandas as pd
 
-    cols = [*KEY, "status", "median_ms", "p10_ms", "p90_ms"]
+    cols = [*KEY, "status", "median_ms", "p10_ms", "p90_ms", "kernel"]
     a = old.rows[cols].drop_duplicates(KEY, keep="last")
     b = new.rows[cols].drop_duplicates(KEY, keep="last")
     merged = a.merge(b, on=list(KEY), how="outer", suffixes=("_old", "_new"), indicator=True, sort=False)
@@ -108,8 +113,15 @@ def compare_runs(old: Run, new: Run, threshold: float) -> pd.DataFrame:
         else:
             fields = ("status", "median_ms", "p10_ms", "p90_ms")
             v = classify({k: r[f"{k}_old"] for k in fields}, {k: r[f"{k}_new"] for k in fields}, threshold)
+        ok_, nk = _kernel_cell(r.get("kernel_old")), _kernel_cell(r.get("kernel_new"))
         out.append({**{k: r[k] for k in KEY}, "old_status": r.get("status_old"), "new_status": r.get("status_new"),
                     "old_median_ms": r.get("median_ms_old"), "new_median_ms": r.get("median_ms_new"),
-                    "ratio": v.ratio, "verdict": v.verdict, "noisy": v.noisy})
+                    "ratio": v.ratio, "verdict": v.verdict, "noisy": v.noisy, "old_kernel": ok_, "new_kernel": nk,
+                    "kernel_changed": bool(ok_ and nk and ok_ != nk)})
     return pd.DataFrame(out, columns=[*KEY, "old_status", "new_status", "old_median_ms", "new_median_ms", "ratio",
-                                      "verdict", "noisy"])
+                                      "verdict", "noisy", "old_kernel", "new_kernel", "kernel_changed"])
+
+
+def _kernel_cell(value: Any) -> str:
+    """A kernel cell as text: "" for a missing one (a row in one run only, NaN from the merge)."""
+    return value if isinstance(value, str) else ""
