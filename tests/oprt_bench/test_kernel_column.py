@@ -13,7 +13,7 @@ from pathlib import Path
 from bench_helpers import make_registry, run_script
 
 from oprt_bench.report import render_report
-from oprt_bench.results import COLUMNS, SCHEMA_VERSION, RowWriter, load_run
+from oprt_bench.results import COLUMNS, SCHEMA_VERSION, RowWriter, Run, load_run, normalize_rows
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
 from oprt_core.backend import KernelNames
 from oprt_core.compiled import CompiledBackend
@@ -120,6 +120,28 @@ def test_the_kernel_round_trips_through_csv_and_report(tmp_path):
     assert set(run.rows.loc[run.rows["backend"] == "numpy", "kernel"]) == {""}
     html = render_report([run])
     assert "data-kernel='reduce_sum_axis0'" in html and "kernel reduce_sum_axis0" in html
+    assert "<small class='kernel'>reduce_sum_axis0</small>" in html  # shown in the cell, not only in its title
+    assert html.count("<small class='kernel'>") == len(run.rows[run.rows["kernel"] != ""])  # numpy's cells: none
+
+
+def test_failed_and_untimed_rows_show_their_kernel_in_the_report():
+    class WrongNamed(NamedKernels):
+        name = "wrongnamed"
+
+        def __init__(self) -> None:
+            super().__init__()
+            good = self.impls["copy"]
+
+            def bad_copy(inputs, out, params) -> None:
+                good(inputs, out, params)
+                out[...] = out + 1
+
+            self.impls["copy"] = bad_copy
+
+    rows = [r for r in sweep(WrongNamed(), ops="copy") if r["backend"] == "wrongnamed"]
+    assert {r["status"] for r in rows} == {"failed"} and {r["kernel"] for r in rows} == {"copy_kernel"}
+    html = render_report([Run(Path("."), normalize_rows(rows), {})])
+    assert "<small class='kernel'>copy_kernel</small>" in html and "; kernel copy_kernel" in html
 
 
 def test_schema_2_runs_load_with_an_empty_kernel(tmp_path):

@@ -35,6 +35,7 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 td.ok{}td.failed,td.error{background:#fde2e2;color:#8a1c1c}td.unsupported{background:#f6f1dc;color:#6b5a12}
 td.faster{color:#116611;font-weight:bold}td.slower{color:#a31515}
 small{color:#666}.plot svg{max-width:100%;height:auto}code{font-size:.9em}
+small.kernel{display:block;font-family:ui-monospace,monospace;font-size:.75em;color:#555;text-align:left}
 .flag{display:inline-block;font-size:.75em;font-weight:bold;padding:0 .25em;margin-left:.25em;border-radius:.2em;
 color:#fff;background:#8a5a00;vertical-align:super}.flag-launch-bound{background:#6b4fa0}
 .flag-fits-in-l2{background:#1f6f8b}.flag-above-peak{background:#b0281c}td.flagged{background:#fff7e0}
@@ -276,11 +277,14 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
             if r is None:
                 cells.append(f"<td colspan='{len(sub)}'></td>")
             elif r.status != "ok" or not timed:
+                # a failed or untimed row keeps the kernel it ran (which kernel got the numbers wrong)
+                title = "; ".join(t for t in (str(r.message), f"kernel {r.kernel}" if r.kernel else "") if t)
+                kernel = f"<small class='kernel'>{_e(str(r.kernel))}</small>" if r.kernel else ""
                 if timed:
-                    cells.append(f"<td class='{_e(r.status)}' colspan='{len(sub)}' title='{_e(str(r.message))}'>"
-                                 f"{_e(r.status)}</td>")
+                    cells.append(f"<td class='{_e(r.status)}' colspan='{len(sub)}' title='{_e(title)}'>"
+                                 f"{_e(r.status)}{kernel}</td>")
                 else:
-                    cells.append(f"<td class='{_e(r.status)}' title='{_e(str(r.message))}'>{_e(r.status)}</td>"
+                    cells.append(f"<td class='{_e(r.status)}' title='{_e(title)}'>{_e(r.status)}{kernel}</td>"
                                  f"<td>{_fmt(r.max_rel_err, '.2e')}</td>")
             else:
                 spread = f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}"
@@ -290,7 +294,9 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
                              f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}'>"
                              f"{_fmt(r.median_ms, '.4g')}{marks}<br>"
-                             f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small></td>"
+                             f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small>"
+                             + (f"<small class='kernel'>{_e(str(r.kernel))}</small>" if r.kernel else "")
+                             + "</td>"
                              f"<td>{_fmt_gbps(r.gbps)}</td>")
                 if peak:
                     cells.append(f"<td>{_fmt(r.pct_of_peak, '.1f')}</td>")
