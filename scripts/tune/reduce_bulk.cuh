@@ -18,7 +18,7 @@
 // Needs: 16-byte aligned rows (x and the row stride in bytes multiples of 16), inner * sizeof(T) a multiple of WB.
 #pragma once
 
-#include "common.cuh"
+#include "reduce_cols.cuh"  // add_pack (and common.cuh)
 
 namespace oprt_nv {
 
@@ -60,7 +60,8 @@ struct BulkArgs {
     int64_t tiles;   // inner * sizeof(T) / WB
 };
 
-// grid: tiles * splits blocks (tile fastest), 256 threads, dynamic shared memory S * RB * WB + 64 bytes.
+// grid: tiles * splits blocks (tile fastest), 256 threads, dynamic shared memory 128 + S * RB * WB bytes (the S
+// barriers in the first 128, then the slots).
 // ws: splits * inner floats; tickets: tiles unsigned ints, zero before the first call (the kernel leaves them zero).
 template <typename T, int WB, int RB, int S>
 __global__ void __launch_bounds__(256, 1)
@@ -68,6 +69,7 @@ redc_bulk_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *__restri
                  BulkArgs a) {
     constexpr int V = Pack<T>::N, P = WB / 16, L = 256 / P;
     static_assert(WB % 16 == 0 && 256 % P == 0 && RB % L == 0 && RB % 32 == 0, "tile shape");
+    static_assert(S * 8 <= 128, "the barriers fit before the slots");
     extern __shared__ __align__(128) unsigned char dyn[];
     uint64_t *bars = reinterpret_cast<uint64_t *>(dyn);  // S barriers, then the slots from byte 128
     unsigned char *slots = dyn + 128;
@@ -150,10 +152,12 @@ namespace oprt_nv {
 
 // (session 26, call 2) The library's band tiles (reduce_cols_band_kernel: BX x BY threads, a tile of BY * U rows x BX
 // packs, short blocks) with the finishing kernel folded in: the last block of a column tile to finish (a ticket a
-// tile, after a __threadfence) adds the tile's `splits` partial sums in split order and writes the output; no second
-// launch. groups: the column tiles are taken in `groups` sequential column groups (blocks numbered tile fastest within
-// a group, then split, then group), so that the first groups' tiles finish (and are summed) while later groups are
-// still read, instead of every tile's last split arriving in the last band.
+// tile, after a __threadfence) adds the tile's `splits` partial sums in a fixed order (NT / TC thread groups over
+// strided splits, 8 accumulators a thread, then the groups in order: the same bits every call, not the library
+// finisher's order) and writes the output; no second launch. groups: the column tiles are taken in `groups`
+// sequential column groups (blocks numbered tile fastest within a group, then split, then group), so that the first
+// groups' tiles finish (and are summed) while later groups are still read, instead of every tile's last split
+// arriving in the last band.
 struct BandTicketArgs {
     int64_t n, inner, rs, chunk, splits, tiles, groups;  // tiles % groups == 0
 };

@@ -100,24 +100,29 @@ def test_compare_warns_when_shared_rows_were_timed_differently(tmp_path):
 
 def test_compare_shows_rows_that_took_another_kernel(tmp_path):
     """kernel cells (results schema 3) that both name a kernel and differ: shown whatever the verdict, in a kernel
-    column and the JSON; an empty cell (schema 2, a backend that cannot say) is no change."""
+    column and the JSON; an empty cell (schema 2, a backend that cannot say) or a failed lookup is no change."""
     old = [dict(_row("path", 1.0, 0.01), kernel="reduce_cols_band+reduce_cols_band_finish"),
            dict(_row("same-path", 1.0, 0.01), kernel="reduce_rows_trips"),
-           dict(_row("unnamed", 1.0, 0.01), kernel="")]
+           dict(_row("unnamed", 1.0, 0.01), kernel=""),
+           dict(_row("unasked", 1.0, 0.01), kernel="unknown (RuntimeError: no names)")]
     new = [dict(_row("path", 1.01, 0.01), kernel="reduce_cols_deep+reduce_cols_finish"),
            dict(_row("same-path", 1.0, 0.01), kernel="reduce_rows_trips"),
-           dict(_row("unnamed", 1.0, 0.01), kernel="reduce_rows_vec")]
+           dict(_row("unnamed", 1.0, 0.01), kernel="reduce_rows_vec"),
+           dict(_row("unasked", 1.0, 0.01), kernel="reduce_rows_vec")]
     o, n = _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
     r = CliRunner().invoke(cli, ["compare", str(o), str(n), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     changed = {row["case"]: row["kernel_changed"] for row in doc["rows"]}
-    assert changed == {"path": True, "same-path": False, "unnamed": False} and doc["kernel_changes"] == 1
+    assert changed == {"path": True, "same-path": False, "unnamed": False, "unasked": False}
+    assert doc["kernel_changes"] == 1
     row = next(row for row in doc["rows"] if row["case"] == "path")
     assert row["verdict"] == "same" and row["new_kernel"] == "reduce_cols_deep+reduce_cols_finish"
     r = CliRunner().invoke(cli, ["compare", str(o), str(n)], env={"COLUMNS": "250"})
     assert r.exit_code == 0, r.output
     assert "reduce_cols_band+reduce_cols_band_finish -> reduce_cols_deep+reduce_cols_finish" in r.stdout
-    assert "same-path" not in r.stdout and "unnamed" not in r.stdout and "1 took another kernel" in r.stdout
+    assert "same-path" not in r.stdout and "unnamed" not in r.stdout and "unasked" not in r.stdout
+    assert "1 took another kernel" in r.stdout
     r = CliRunner().invoke(cli, ["compare", str(o), str(o)], env={"COLUMNS": "250"})
-    assert "kernel" not in r.stdout  # no change: no column
+    header = next(line for line in r.stdout.splitlines() if "verdict" in line)
+    assert "kernel" not in header and "took another kernel" not in r.stdout  # no change: no column

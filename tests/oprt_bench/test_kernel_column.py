@@ -203,3 +203,22 @@ def test_perf_table_kernel_column(tmp_path, capsys):
     assert pt.main([str(tmp_path / "results.csv"), "--backend", "named", "--all", "--peak", "1"]) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| op |"))
     assert header.endswith(" met |")  # without --kernel the table is as before
+
+
+def test_a_launch_that_raises_keeps_the_kernels_it_tried():
+    class Raising(NamedKernels):
+        name = "raising"
+
+        def prepare(self, op, inputs, output, params):
+            backend = self
+
+            def launch() -> None:
+                backend.last = f"{op}_tried"
+                raise RuntimeError("launch failed: test double")
+
+            return launch
+
+    rows = [r for r in sweep(Raising(), ops="copy") if r["backend"] == "raising"]
+    assert rows and {r["status"] for r in rows} == {"error"}
+    assert {r["kernel"] for r in rows} == {"copy_tried"}
+    assert all("launch failed: test double" in r["message"] for r in rows)

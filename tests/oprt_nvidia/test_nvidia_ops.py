@@ -348,7 +348,8 @@ def test_bench_rows_name_their_kernels(nvidia_backend):
                                                 isolation="none"))
     rows: list[dict] = []
     run_sweep(plan, rows.append)
-    assert len(rows) == 14 and all(r["status"] == "ok" for r in rows), [r for r in rows if r["status"] != "ok"]
+    bad = [r for r in rows if r["status"] != "ok"]
+    assert len(rows) == plan.n_rows > 0 and not bad, bad
     family = {"copy": ("ew_", "cudaMemcpyAsync"), "reduce_sum": ("reduce_",), "softmax": ("softmax_",)}
     for r in rows:
         assert r["kernel"].startswith(family[r["op"]]), r

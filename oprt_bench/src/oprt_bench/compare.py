@@ -15,7 +15,7 @@ Regressions are ``slower`` and ``broken`` rows; ``--fail-on-regression`` exits 1
 A pair whose ``kernel`` cells (results schema 3) both name a kernel and differ is marked ``kernel_changed``
 whatever its verdict: the row took another path (a launcher's rule, a size threshold), which explains a
 median that moved and is worth seeing when it did not. An empty cell (a backend that cannot say, a run of
-schema 2 or older) is no change.
+schema 2 or older) or a failed lookup (``unknown (...)``) is no change.
 """
 
 from __future__ import annotations
@@ -123,5 +123,6 @@ def compare_runs(old: Run, new: Run, threshold: float) -> pd.DataFrame:
 
 
 def _kernel_cell(value: Any) -> str:
-    """A kernel cell as text: "" for a missing one (a row in one run only, NaN from the merge)."""
-    return value if isinstance(value, str) else ""
+    """A kernel cell as a name: "" for a missing one (a row in one run only, NaN from the merge) and for a failed
+    lookup (``unknown (...)``: nothing is known of the path, so it cannot have changed)."""
+    return value if isinstance(value, str) and not value.startswith("unknown (") else ""

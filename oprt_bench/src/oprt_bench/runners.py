@@ -126,8 +126,10 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         arrays.append(out)
         backend.fill_nan(out)
         launch = backend.prepare(spec.name, arrays[:-1], out, params)
-        launch()
-        row["kernel"] = _kernel_of(backend)  # the same thread, before anything else calls into the backend
+        try:
+            launch()
+        finally:  # a launch that raised keeps what the backend names for it (the kernels it tried)
+            row["kernel"] = _kernel_of(backend)  # the same thread, before anything else calls into the backend
         backend.synchronize()
         first = backend.to_host(out)
         check = spec.check(first, inputs, dtype, params, ref)
