@@ -2,6 +2,7 @@
 """Markdown table of a run's nvidia rows against the issue-6 targets.
 
     python scripts/perf_table.py results/<run>/results.csv [--backend nvidia] [--peak GBPS] [--all] [--kernel]
+    python scripts/perf_table.py RUN_A/results.csv RUN_B/results.csv ...   # several sweeps of the same cases
 
 Reads oprt-bench's results.csv (columns op, case, shape, dtype, backend, status, median_ms, gbps,
 pct_of_peak, baseline, speedup; pct_of_peak may be empty) and prints, for every row of the backend,
@@ -24,6 +25,11 @@ for tensors of >= 2^26 elements, 256 MiB as f32, and no speedup target otherwise
 show "-" under "met". Without --all only rows with a target are listed. --kernel adds the row's `kernel` cell (which
 of the backend's kernels ran, results schema 3 on). Exit status 0 either way (a report, not a gate).
 
+Several CSVs (sweeps of the same cases, e.g. of one commit on several machines): one row per (op, case, dtype), each
+number the median over the runs that timed it with its range in parentheses, the targets judged on the medians; a row
+is ok only where every run has it ok. A way to read rows whose run-to-run spread is wider than their margin, beside
+each sweep's own table (issue 6 judges a sweep; which reading counts is the issue owner's call).
+
 When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
 the figures come from: device, date, commit, case sets, flush, and the calibrated peak the % column is against.
 """
@@ -35,6 +41,7 @@ import csv
 import json
 import math
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -146,11 +153,6 @@ def build_rows(path: str, backend: str, peak: float | None, show_all: bool, size
             if tp is None and ts is None and not show_all:
                 continue
             ok = r.get("status", "") == "ok"
-            checks = []
-            if tp is not None:
-                checks.append(ok and pct is not None and pct >= tp)
-            if ts is not None:
-                checks.append(ok and speedup is not None and speedup >= ts)
             target = "; ".join(
                 t
                 for t in (
@@ -170,11 +172,50 @@ def build_rows(path: str, backend: str, peak: float | None, show_all: bool, size
                     "speedup": speedup,
                     "baseline": r.get("baseline", ""),
                     "target": target or "-",
-                    "met": ("yes" if all(checks) else "no") if checks else "-",
+                    "met": _judge(ok, pct, speedup, tp, ts),
                     "kernel": r.get("kernel") or "",  # schema 3 on; older runs have no such column
+                    "tp": tp,
+                    "ts": ts,
                 }
             )
     return rows
+
+
+def _judge(ok: bool, pct: float | None, speedup: float | None, tp: float | None, ts: float | None) -> str:
+    checks = []
+    if tp is not None:
+        checks.append(ok and pct is not None and pct >= tp)
+    if ts is not None:
+        checks.append(ok and speedup is not None and speedup >= ts)
+    return ("yes" if all(checks) else "no") if checks else "-"
+
+
+def combine(runs: list[list[dict]]) -> list[dict]:
+    """The rows of several runs of the same cases, one per (op, case, dtype) in first-seen order: GB/s, % of peak and
+    speedup as the median over the runs that timed the row (with their range), the target judged on those medians;
+    status ok only where every run has the row ok (else the first other status, or "in k of n runs")."""
+    n = len(runs)
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for rows in runs:
+        for r in rows:
+            groups.setdefault((r["op"], r["case"], r["dtype"]), []).append(r)
+    out = []
+    for rs in groups.values():
+        first = rs[0]
+        bad = [r["status"] for r in rs if r["status"] != "ok"]
+        status = bad[0] if bad else ("ok" if len(rs) == n else f"in {len(rs)} of {n} runs")
+        vals = {}
+        for key in ("gbps", "pct", "speedup"):
+            xs = sorted(r[key] for r in rs if r[key] is not None)
+            vals[key] = statistics.median(xs) if xs else None
+            vals[key + "_range"] = (xs[0], xs[-1]) if len(xs) > 1 else None
+        kernels = list(dict.fromkeys(r["kernel"] for r in rs if r["kernel"]))
+        out.append({
+            **{k: first[k] for k in ("op", "case", "dtype", "baseline", "target", "tp", "ts")},
+            "status": status, **vals, "runs": len(rs), "kernel": " / ".join(kernels),
+            "met": _judge(status == "ok", vals["pct"], vals["speedup"], first["tp"], first["ts"]),
+        })
+    return out
 
 
 def _fmt(v: float | None, spec: str) -> str:
@@ -198,17 +239,24 @@ def render(rows: list[dict], kernel: bool = False) -> str:
         + (" kernel |" if kernel else ""),
         "| --- | --- | --- | ---: | ---: | ---: | --- | --- |" + (" --- |" if kernel else ""),
     ]
+    runs = max((r.get("runs", 1) for r in rows), default=1)
+
+    def spread(r: dict, key: str, fmt) -> str:  # a combined row: "median (min-max)"
+        lohi = r.get(key + "_range")
+        return fmt(r[key]) + (f" ({fmt(lohi[0])}-{fmt(lohi[1])})" if lohi else "")
+
     for r in rows:
         status = "" if r["status"] == "ok" else f" ({r['status']})"
         out.append(
             f"| {r['op']} | {r['case']}{status} | {r['dtype']} | {_fmt(r['gbps'], '.0f')} | "
-            f"{_fmt(r['pct'], '.1f')} | {_fmt_speedup(r['speedup'])} | {r['target']} | {r['met']} |"
-            + (f" {r['kernel'].replace('|', '/')} |" if kernel else "")
+            f"{spread(r, 'pct', lambda v: _fmt(v, '.1f'))} | {spread(r, 'speedup', _fmt_speedup)} | {r['target']} | "
+            f"{r['met']} |" + (f" {r['kernel'].replace('|', '/')} |" if kernel else "")
         )
     judged = [r for r in rows if r["met"] != "-"]
     met = sum(r["met"] == "yes" for r in judged)
     out.append("")
-    out.append(f"{met} of {len(judged)} rows with a target meet it.")
+    out.append(f"{met} of {len(judged)} rows with a target meet it"
+               + (f" (judged on the medians of {runs} runs; ranges in parentheses)." if runs > 1 else "."))
     return "\n".join(out)
 
 
@@ -243,7 +291,7 @@ def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("csv", help="a run's results.csv")
+    ap.add_argument("csv", nargs="+", help="a run's results.csv; several: one row per case, the median over the runs")
     ap.add_argument("--backend", default="nvidia")
     ap.add_argument(
         "--peak",
@@ -265,13 +313,19 @@ def main(argv: list[str] | None = None) -> int:
         help="add the kernel column: which of the backend's kernels each row ran (results schema 3 on; empty before)",
     )
     args = ap.parse_args(argv)
-    rows = build_rows(args.csv, args.backend, args.peak, args.all, args.size_rule)
+    per_run = [build_rows(p, args.backend, args.peak, args.all, args.size_rule) for p in args.csv]
+    rows = per_run[0] if len(per_run) == 1 else combine(per_run)
     if not rows:
-        print(f"no rows of backend {args.backend!r} in {args.csv}", file=sys.stderr)
+        print(f"no rows of backend {args.backend!r} in {', '.join(args.csv)}", file=sys.stderr)
         return 0
-    line = provenance(args.csv, args.backend, args.peak)
-    if line:
-        print(line + "\n")
+    lines = [provenance(p, args.backend, args.peak) for p in args.csv]
+    if len(args.csv) == 1:
+        if lines[0]:
+            print(lines[0] + "\n")
+    else:
+        for i, (p, line) in enumerate(zip(args.csv, lines), 1):
+            print(f"run {i}: {line or p}")
+        print()
     print(render(rows, args.kernel))
     return 0
 

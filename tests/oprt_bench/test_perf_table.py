@@ -99,3 +99,46 @@ def test_size_rule_fallback_is_said(tmp_path):
     assert len(relu) == 1 and relu[0].endswith("| - |")  # no target under the size rule
     judged = _table(tmp_path, [row])  # oprt_core imports here: 1048576 is a default case, 0.90 < 0.95
     assert "0 of 1 rows with a target meet it." in judged
+
+
+def _csv(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    return str(path)
+
+
+def test_several_runs_are_judged_on_their_medians(tmp_path):
+    """Several CSVs: one row per case, the median over the runs with its range, the target judged on the median; a
+    row some run lacks or failed is not ok."""
+    big = {"op": "copy", "case": "134217728", "shape": "134217728", "dtype": "f32", "backend": "nvidia",
+           "status": "ok", "baseline": "torch"}
+    runs = [
+        [{**big, "gbps": "4100", "pct_of_peak": "94.5", "speedup": "0.998"},
+         {**big, "dtype": "f16", "gbps": "4150", "pct_of_peak": "99.0", "speedup": "1.004"},
+         {**big, "dtype": "bf16", "gbps": "4150", "pct_of_peak": "99.0", "speedup": "1.004"}],
+        [{**big, "gbps": "4200", "pct_of_peak": "95.5", "speedup": "1.003"},
+         {**big, "dtype": "f16", "gbps": "4150", "pct_of_peak": "99.0", "speedup": "0.990"},
+         {**big, "dtype": "bf16", "status": "failed"}],
+        [{**big, "gbps": "4150", "pct_of_peak": "95.2", "speedup": "1.001"},
+         {**big, "dtype": "f16", "gbps": "4150", "pct_of_peak": "99.0", "speedup": "0.995"}],
+    ]
+    paths = [_csv(tmp_path / f"r{i}" / "results.csv", rows) for i, rows in enumerate(runs)]
+    proc = subprocess.run([sys.executable, str(SCRIPT), *paths], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = {ln.split("|")[3].strip(): ln for ln in proc.stdout.splitlines() if ln.startswith("| copy")}
+    assert set(lines) == {"f32", "f16", "bf16"}
+    # f32: 94.5 / 95.5 / 95.2 -> 95.2 (>= 95), speedups 0.998 / 1.003 / 1.001 -> 1.001: met, though run 1 missed both
+    assert "| 95.2 (94.5-95.5) | 1.001 (0.998-1.003) |" in lines["f32"] and lines["f32"].endswith("| yes |")
+    # f16: 1.004 / 0.990 / 0.995 -> 0.995: missed
+    assert "| 0.995 (0.990-1.004) |" in lines["f16"] and lines["f16"].endswith("| no |")
+    # bf16: failed in run 2 (and absent from run 3): not ok whatever its medians
+    assert "(failed)" in lines["bf16"] and lines["bf16"].endswith("| no |")
+    assert "1 of 3 rows with a target meet it (judged on the medians of 3 runs" in proc.stdout
+    assert proc.stdout.splitlines()[0].startswith("run 1: ")
+    # one CSV: the table as before (no ranges)
+    one = subprocess.run([sys.executable, str(SCRIPT), paths[0]], capture_output=True, text=True, timeout=120).stdout
+    assert "| 94.5 | 0.998 |" in next(ln for ln in one.splitlines() if ln.startswith("| copy | 134217728 | f32"))
+    assert "0 of 3 rows with a target meet it." in one
