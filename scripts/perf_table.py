@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import re
@@ -49,6 +50,7 @@ MIB = 1 << 20
 STREAMING = {"copy", "vector_add", "relu"}
 
 
+@functools.cache  # once a process: several CSVs share it (and its stderr note)
 def _case_sets() -> dict[tuple[str, str], str]:
     """(op, case name) -> case set, from oprt_core when it is importable."""
     try:

@@ -51,6 +51,19 @@ __device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t by
                  : "memory");
 }
 
+// After this block stored its partial sums of a column tile: whether it is the last of the tile's `splits` blocks to
+// finish (a ticket a tile, taken after a __threadfence; the last one fences again before reading the others' sums).
+// Called by every thread of the block; the last block resets the ticket after its reads.
+__device__ __forceinline__ bool last_of_tile(unsigned *tickets, int64_t tile, int64_t splits) {
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicAdd(&tickets[tile], 1u) == (unsigned)(splits - 1);
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+
 struct BulkArgs {
     int64_t n;       // rows (the reduced dim)
     int64_t inner;   // columns
@@ -74,7 +87,6 @@ redc_bulk_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *__restri
     uint64_t *bars = reinterpret_cast<uint64_t *>(dyn);  // S barriers, then the slots from byte 128
     unsigned char *slots = dyn + 128;
     __shared__ float part[L][P * V + 1];
-    __shared__ bool last;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int64_t tile = blockIdx.x % a.tiles, s = blockIdx.x / a.tiles;
     const int64_t begin = s * a.chunk, end = begin + a.chunk < a.n ? begin + a.chunk : a.n;
@@ -131,13 +143,7 @@ redc_bulk_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *__restri
         if (a.splits == 1) out[col0 + c] = from_f<T>(sum);
         else ws[s * a.inner + col0 + c] = sum;
     }
-    if (a.splits == 1) return;
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) last = atomicAdd(&tickets[tile], 1u) == (unsigned)(a.splits - 1);
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (a.splits == 1 || !last_of_tile(tickets, tile, a.splits)) return;
     for (int c = tid; c < P * V; c += 256) {
         float sum = 0.f;
         for (int64_t k = 0; k < a.splits; ++k) sum += __ldcg(ws + k * a.inner + col0 + c);
@@ -169,7 +175,6 @@ redc_band_ticket_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *_
     constexpr int VV = Pack<T>::N, NT = BX * BY, TC = BX * VV;  // TC: a tile's columns
     static_assert(NT % TC == 0, "a tile's columns divide the block");
     __shared__ float smem[BY][TC + 1];
-    __shared__ bool last;
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
     const int64_t per = a.tiles / a.groups;  // tiles a group
     const int64_t item = blockIdx.x, g = item / (per * a.splits), rest = item - g * per * a.splits;
@@ -199,13 +204,9 @@ redc_band_ticket_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *_
         const int64_t col = tile * TC + c;
         if (col < a.inner) ws[s * a.inner + col] = sum;
     }
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) last = atomicAdd(&tickets[tile], 1u) == (unsigned)(a.splits - 1);
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    // NT / TC thread groups over the splits (group q: splits q, q + NG, ...), 8 loads in flight, then the groups in order
+    if (!last_of_tile(tickets, tile, a.splits)) return;
+    // NT / TC thread groups over the splits (group q: splits q, q + NG, ...), 8 loads in flight, then the groups in
+    // order
     constexpr int NG = NT / TC;
     const int c = tid % TC, q = tid / TC;
     const int64_t col = tile * TC + c;

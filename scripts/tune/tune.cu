@@ -3860,20 +3860,23 @@ int main(int argc, char **argv) {
             for (int rep = 0; rep < 2; ++rep) run_group(title, (double)R * L * 2 + R * 2, peak, vs, O, R, 2e-3, filter, true, true);
             CK(cudaFree(X));
         }
-    // (session 26) reduce_sum over axis 0 of 256 MiB with the rows fetched by bulk copies (reduce_bulk.cuh): the library
-    // (band tiles + finishing kernel) first, then tile widths, stage depths and chunkings (one wave of long blocks,
-    // and short blocks of 256 / 512 rows). Two runs.
+    // (session 26) reduce_sum over axis 0 of 256 MiB with the rows fetched by bulk copies (reduce_bulk.cuh): the
+    // library (band tiles + finishing kernel) first, then tile widths, stage depths and chunkings (one wave of long
+    // blocks, and short blocks of 256 / 512 rows). Two runs.
     {
         float *wsb = nullptr;
         unsigned *tk = nullptr;
         CK(cudaMalloc(&wsb, (size_t)256 * 16384 * 4));  // up to 256 partial rows of 16384 columns
         CK(cudaMalloc(&tk, 4096 * 4));
         CK(cudaMemset(tk, 0, 4096 * 4));
-        auto bulk_group = [&](auto tag, int64_t R, int64_t L) {
+        // one group: the library, then the variants vars(out, x, R, L) gives, reps runs. f32 checked with |d| <= 1e-4
+        // (1 + |ref|) (another summation order; call 1's relative check failed every bulk variant on sums that cancel
+        // to ~0.02), f16 relative (2e-3).
+        auto group = [&](auto tag, const char *name, int64_t R, int64_t L, int reps, auto vars) {
             using T = decltype(tag);
             const bool half = sizeof(T) == 2;
             char title[96];
-            snprintf(title, sizeof title, "reduce bulk s26 %s %lldx%lld axis 0", half ? "f16" : "f32", (long long)R,
+            snprintf(title, sizeof title, "%s %s %lldx%lld axis 0", name, half ? "f16" : "f32", (long long)R,
                      (long long)L);
             if (filter && !matches_any(title, filter, true)) return;
             T *X = nullptr, *OO = reinterpret_cast<T *>(O);
@@ -3881,51 +3884,42 @@ int main(int argc, char **argv) {
             fill_tiled(X, half, A, (int64_t)n, R * L);
             const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
             std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0)};
-            vs.push_back(bulk_variant<T, 512, 64, 3>(OO, X, R, L, 0, wsb, tk));
-            vs.push_back(bulk_variant<T, 512, 64, 2>(OO, X, R, L, 0, wsb, tk));
-            vs.push_back(bulk_variant<T, 512, 64, 4>(OO, X, R, L, 0, wsb, tk));
-            vs.push_back(bulk_variant<T, 1024, 32, 3>(OO, X, R, L, 0, wsb, tk));
-            vs.push_back(bulk_variant<T, 256, 64, 6>(OO, X, R, L, 0, wsb, tk));
-            vs.push_back(bulk_variant<T, 2048, 32, 2>(OO, X, R, L, 0, wsb, tk));
-            vs.push_back(bulk_variant<T, 512, 64, 3>(OO, X, R, L, 512, wsb, tk));
-            vs.push_back(bulk_variant<T, 512, 64, 3>(OO, X, R, L, 256, wsb, tk));
-            vs.push_back(bulk_variant<T, 1024, 32, 3>(OO, X, R, L, 256, wsb, tk));
-            vs.push_back(bulk_variant<T, 256, 64, 6>(OO, X, R, L, 512, wsb, tk));
-            for (int rep = 0; rep < 2; ++rep)
-                run_group(title, (double)R * L * sizeof(T) + L * sizeof(T), peak, vs, O, L, half ? 2e-3 : 1e-4, filter,
-                          half, half);  // f32: |d| <= 1e-4 (1 + |ref|) (another summation order; call 1's relative
-                                        // check failed every variant on sums that cancel to ~0.02)
-            CK(cudaFree(X));
-        };
-        bulk_group(float{}, 8192, 8192);
-        bulk_group(__half{}, 16384, 8192);
-        bulk_group(float{}, 16384, 16384);
-        // (call 2) the library's band tiles with the finishing kernel folded into a last-block ticket
-        auto ticket_group = [&](auto tag, int64_t R, int64_t L) {
-            using T = decltype(tag);
-            const bool half = sizeof(T) == 2;
-            char title[96];
-            snprintf(title, sizeof title, "reduce band ticket s26 %s %lldx%lld axis 0", half ? "f16" : "f32",
-                     (long long)R, (long long)L);
-            if (filter && !matches_any(title, filter, true)) return;
-            T *X = nullptr, *OO = reinterpret_cast<T *>(O);
-            CK(cudaMalloc(&X, (size_t)R * L * sizeof(T)));
-            fill_tiled(X, half, A, (int64_t)n, R * L);
-            const int32_t dt = half ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32;
-            std::vector<Variant> vs = {lib_reduce(OO, X, tdesc(dt, {L}), tdesc(dt, {R, L}), 0),
-                                       band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb),
-                                       band_variant<T, 16, 16, 8, 1>(OO, X, R, L, wsb, false)};
-            for (int64_t g : {1, 2, 4, 8}) vs.push_back(band_ticket_variant<T, 16, 16, 8>(OO, X, R, L, g, wsb, tk));
-            vs.push_back(band_ticket_variant<T, 32, 8, 8>(OO, X, R, L, 1, wsb, tk));
-            vs.push_back(band_ticket_variant<T, 32, 8, 8>(OO, X, R, L, 4, wsb, tk));
-            for (int rep = 0; rep < 3; ++rep)
+            for (Variant &v : vars(OO, X, R, L)) vs.push_back(std::move(v));
+            for (int rep = 0; rep < reps; ++rep)
                 run_group(title, (double)R * L * sizeof(T) + L * sizeof(T), peak, vs, O, L, half ? 2e-3 : 1e-4, filter,
                           half, half);
             CK(cudaFree(X));
         };
-        ticket_group(float{}, 8192, 8192);
-        ticket_group(__half{}, 16384, 8192);
-        ticket_group(float{}, 16384, 8192);
+        auto bulk = [&](auto *o, auto *x, int64_t R, int64_t L) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            return std::vector<Variant>{
+                bulk_variant<T, 512, 64, 3>(o, x, R, L, 0, wsb, tk),
+                bulk_variant<T, 512, 64, 2>(o, x, R, L, 0, wsb, tk),
+                bulk_variant<T, 512, 64, 4>(o, x, R, L, 0, wsb, tk),
+                bulk_variant<T, 1024, 32, 3>(o, x, R, L, 0, wsb, tk),
+                bulk_variant<T, 256, 64, 6>(o, x, R, L, 0, wsb, tk),
+                bulk_variant<T, 2048, 32, 2>(o, x, R, L, 0, wsb, tk),
+                bulk_variant<T, 512, 64, 3>(o, x, R, L, 512, wsb, tk),
+                bulk_variant<T, 512, 64, 3>(o, x, R, L, 256, wsb, tk),
+                bulk_variant<T, 1024, 32, 3>(o, x, R, L, 256, wsb, tk),
+                bulk_variant<T, 256, 64, 6>(o, x, R, L, 512, wsb, tk)};
+        };
+        group(float{}, "reduce bulk s26", 8192, 8192, 2, bulk);
+        group(__half{}, "reduce bulk s26", 16384, 8192, 2, bulk);
+        group(float{}, "reduce bulk s26", 16384, 16384, 2, bulk);
+        // (call 2) the library's band tiles with the finishing kernel folded into a last-block ticket
+        auto ticket = [&](auto *o, auto *x, int64_t R, int64_t L) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            std::vector<Variant> v = {band_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb),
+                                      band_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, false)};
+            for (int64_t g : {1, 2, 4, 8}) v.push_back(band_ticket_variant<T, 16, 16, 8>(o, x, R, L, g, wsb, tk));
+            v.push_back(band_ticket_variant<T, 32, 8, 8>(o, x, R, L, 1, wsb, tk));
+            v.push_back(band_ticket_variant<T, 32, 8, 8>(o, x, R, L, 4, wsb, tk));
+            return v;
+        };
+        group(float{}, "reduce band ticket s26", 8192, 8192, 3, ticket);
+        group(__half{}, "reduce band ticket s26", 16384, 8192, 3, ticket);
+        group(float{}, "reduce band ticket s26", 16384, 8192, 3, ticket);
         CK(cudaFree(wsb));
         CK(cudaFree(tk));
     }

@@ -69,6 +69,24 @@ def sweep(backend, ops="copy,reduce_sum", mode="test"):
     return rows
 
 
+def _write(path, rows):
+    """rows into path/results.csv as oprt-bench writes them (RowWriter: this schema's columns)."""
+    w = RowWriter(path / "results.csv")
+    for r in rows:
+        w.write(r)
+    w.close()
+
+
+def _write_schema_2(path, rows):
+    """rows into path/results.csv with schema 2's columns (no kernel) and version."""
+    old = [c for c in COLUMNS if c != "kernel"]
+    with (path / "results.csv").open("w", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=old, extrasaction="ignore")
+        out.writeheader()
+        for r in rows:
+            out.writerow(dict(r, schema_version="2"))
+
+
 def test_schema_3_ends_with_the_kernel_column():
     assert SCHEMA_VERSION == 3 and COLUMNS[-1] == "kernel" and COLUMNS[-2] == "schema_version"
 
@@ -109,10 +127,7 @@ def test_unsupported_rows_have_no_kernel():
 
 def test_the_kernel_round_trips_through_csv_and_report(tmp_path):
     rows = sweep(NamedKernels(), mode="all")
-    w = RowWriter(tmp_path / "results.csv")
-    for r in rows:
-        w.write(r)
-    w.close()
+    _write(tmp_path, rows)
     text = list(csv.DictReader((tmp_path / "results.csv").open()))
     assert tuple(text[0]) == COLUMNS
     assert {t["kernel"] for t in text if t["backend"] == "named"} >= {"copy_kernel", "reduce_sum_axis0"}
@@ -145,13 +160,7 @@ def test_failed_and_untimed_rows_show_their_kernel_in_the_report():
 
 
 def test_schema_2_runs_load_with_an_empty_kernel(tmp_path):
-    rows = sweep(NamedKernels())
-    old = [c for c in COLUMNS if c != "kernel"]
-    with (tmp_path / "results.csv").open("w", newline="") as f:
-        out = csv.DictWriter(f, fieldnames=old, extrasaction="ignore")
-        out.writeheader()
-        for r in rows:
-            out.writerow(dict(r, schema_version="2"))
+    _write_schema_2(tmp_path, sweep(NamedKernels()))
     run = load_run(tmp_path)
     assert set(run.rows["kernel"]) == {""} and set(run.rows["schema_version"]) == {2.0}
     assert "data-op='copy'" in render_report([run])
@@ -161,12 +170,7 @@ def test_resume_refuses_a_csv_of_another_schema(smoke_run, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(smoke_run, run)
     lines = list(csv.DictReader((run / "results.csv").open()))
-    old = [c for c in COLUMNS if c != "kernel"]
-    with (run / "results.csv").open("w", newline="") as f:
-        out = csv.DictWriter(f, fieldnames=old, extrasaction="ignore")
-        out.writeheader()
-        for line in lines[: len(lines) // 2]:
-            out.writerow(dict(line, schema_version="2"))
+    _write_schema_2(run, lines[: len(lines) // 2])
     before = (run / "results.csv").read_bytes()
     proc = run_script("--resume", str(run))
     assert proc.returncode != 0
@@ -190,10 +194,7 @@ def _perf_table():
 
 def test_perf_table_kernel_column(tmp_path, capsys):
     rows = sweep(NamedKernels(), mode="all")
-    w = RowWriter(tmp_path / "results.csv")
-    for r in rows:
-        w.write(r)
-    w.close()
+    _write(tmp_path, rows)
     pt = _perf_table()
     assert pt.main([str(tmp_path / "results.csv"), "--backend", "named", "--all", "--kernel", "--peak", "1"]) == 0
     out = capsys.readouterr().out

@@ -12,13 +12,18 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "perf_table.py"
 FIELDS = ["op", "case", "shape", "dtype", "backend", "status", "gbps", "pct_of_peak", "baseline", "speedup"]
 
 
-def _table(tmp_path, rows, *args):
-    path = tmp_path / "results.csv"
+def _csv(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         w.writeheader()
         w.writerows(rows)
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(path), *args], capture_output=True, text=True,
+    return str(path)
+
+
+def _table(tmp_path, rows, *args):
+    path = _csv(tmp_path / "results.csv", rows)
+    proc = subprocess.run([sys.executable, str(SCRIPT), path, *args], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -84,11 +89,7 @@ def test_size_rule_fallback_is_said(tmp_path):
     stderr: a default case then has no speedup target, which must not pass silently for a judged run."""
     row = {"op": "relu", "case": "1048576", "shape": "1048576", "dtype": "f16", "backend": "nvidia", "status": "ok",
            "gbps": "800", "pct_of_peak": "19.2", "baseline": "torch", "speedup": "0.90"}
-    path = tmp_path / "results.csv"
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerow(row)
+    path = _csv(tmp_path / "results.csv", [row])
     code = ("import runpy, sys; sys.modules['oprt_core'] = None; sys.argv = ['perf_table.py', *sys.argv[1:]]; "
             f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')")
     blocked = subprocess.run([sys.executable, "-c", code, str(path), "--all"], capture_output=True, text=True,
@@ -99,15 +100,6 @@ def test_size_rule_fallback_is_said(tmp_path):
     assert len(relu) == 1 and relu[0].endswith("| - |")  # no target under the size rule
     judged = _table(tmp_path, [row])  # oprt_core imports here: 1048576 is a default case, 0.90 < 0.95
     assert "0 of 1 rows with a target meet it." in judged
-
-
-def _csv(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-    return str(path)
 
 
 def test_several_runs_are_judged_on_their_medians(tmp_path):

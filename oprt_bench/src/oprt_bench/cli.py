@@ -420,16 +420,16 @@ def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, 
         click.echo(warning, err=True)
     counts = table["verdict"].value_counts().to_dict()
     regressions = int(table["verdict"].isin(REGRESSIONS).sum())
+    kernels = int(table["kernel_changed"].sum())
     if as_json:
         click.echo(json.dumps({"threshold": t, "counts": counts, "regressions": regressions, "warning": warning,
-                               "kernel_changes": int(table["kernel_changed"].sum()),
+                               "kernel_changes": kernels,
                                "rows": table.astype(object).where(table.notna(), None).to_dict("records")},
                               indent=2, default=str))
     else:
         from rich.table import Table
 
         shown = table if show_all else table[(table["verdict"] != "same") | table["noisy"] | table["kernel_changed"]]
-        kernels = int(table["kernel_changed"].sum())
         rt = Table(title=f"{old} -> {new} (threshold {t:.1%})", title_justify="left")
         for col in ("op", "case", "dtype", "backend", "old ms", "new ms", "new/old", "verdict") + (
                 ("kernel",) if kernels else ()):

@@ -254,6 +254,13 @@ def _summary_section(rows: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
+def _kernel_parts(r: Any) -> tuple[str, str]:
+    """(the "; kernel NAME" a cell's title adds, the small line under its value) of a row that names its kernel."""
+    if not r.kernel:
+        return "", ""
+    return f"; kernel {r.kernel}", f"<small class='kernel'>{_e(str(r.kernel))}</small>"
+
+
 def _op_table(op: str, rows: pd.DataFrame) -> str:
     labels = list(dict.fromkeys(rows["label"]))
     timed = rows["median_ms"].notna().any()
@@ -278,8 +285,8 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                 cells.append(f"<td colspan='{len(sub)}'></td>")
             elif r.status != "ok" or not timed:
                 # a failed or untimed row keeps the kernel it ran (which kernel got the numbers wrong)
-                title = "; ".join(t for t in (str(r.message), f"kernel {r.kernel}" if r.kernel else "") if t)
-                kernel = f"<small class='kernel'>{_e(str(r.kernel))}</small>" if r.kernel else ""
+                note, kernel = _kernel_parts(r)
+                title = (str(r.message) + note).removeprefix("; ")
                 if timed:
                     cells.append(f"<td class='{_e(r.status)}' colspan='{len(sub)}' title='{_e(title)}'>"
                                  f"{_e(r.status)}{kernel}</td>")
@@ -287,16 +294,13 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                     cells.append(f"<td class='{_e(r.status)}' title='{_e(title)}'>{_e(r.status)}{kernel}</td>"
                                  f"<td>{_fmt(r.max_rel_err, '.2e')}</td>")
             else:
-                spread = f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}"
-                if r.kernel:
-                    spread += f"; kernel {r.kernel}"
+                note, kernel = _kernel_parts(r)
+                spread = f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}" + note
                 marks = _markers(r.flags)
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
                              f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}'>"
                              f"{_fmt(r.median_ms, '.4g')}{marks}<br>"
-                             f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small>"
-                             + (f"<small class='kernel'>{_e(str(r.kernel))}</small>" if r.kernel else "")
-                             + "</td>"
+                             f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small>{kernel}</td>"
                              f"<td>{_fmt_gbps(r.gbps)}</td>")
                 if peak:
                     cells.append(f"<td>{_fmt(r.pct_of_peak, '.1f')}</td>")

@@ -9,6 +9,7 @@ cheap: the compiled extension loads on first use.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from oprt_core.errors import AbiMismatchError  # re-exported: one class for every compiled backend
@@ -34,6 +35,13 @@ def load_extension():
     return _load(f"{__name__}._oprt_nvidia", "oprt-nvidia", "liboprt_nvidia.so")
 
 
+@functools.cache
+def _extension():
+    """load_extension() once: last_launch() is asked after every bench row's launch, its ABI checks passed the first
+    time (a failed load raises again on the next call: exceptions are not cached)."""
+    return load_extension()
+
+
 def last_launch() -> str:
     """The kernels this thread's last op call on the nvidia backend launched, as the launcher names its paths:
     ``"reduce_rows_trips"``, ``"reduce_cols_band+reduce_cols_band_finish"`` (a second kernel after ``+``),
@@ -43,7 +51,7 @@ def last_launch() -> str:
     """
     from oprt_core.compiled import raise_for_status
 
-    ext = load_extension()
+    ext = _extension()
     buf = ext.ffi.new("char[]", 128)
     raise_for_status(ext.ffi, ext.lib, ext.lib.oprt_nvidia_last_launch(buf, len(buf)), "nvidia")
     return ext.ffi.string(buf).decode()
