@@ -154,7 +154,13 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
               help="Measure each backend's peak bandwidth (device-to-device copy) and timer floor first; "
                    "without it pct_of_peak and the launch-bound flag stay empty.")
 @click.option("--time-budget", "time_budget", type=float, default=None, metavar="SECONDS",
-              help="Sampling time per case and backend; at least 5 samples are taken. [default: 0.5; 0.1 for smoke]")
+              help="Sampling time per case and backend; at least --min-samples are taken. [default: 0.5; 0.1 for "
+                   "smoke]")
+@click.option("--target-ci", "target_ci", type=float, default=0.01, show_default=True, metavar="FRACTION",
+              help="Stop sampling a row once its median's 95% confidence half-width is below this fraction of the "
+                   "median; 0 samples the whole budget. Tighter than the default for verdicts on near ties.")
+@click.option("--min-samples", "min_samples", type=int, default=5, show_default=True, metavar="N",
+              help="Samples every row takes, whatever the budget and the confidence interval (at most 1000).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run folder (new or empty; never overwritten). [default: results/<UTC timestamp>-<host>/]")
@@ -176,7 +182,8 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...], mode: str,
-        baseline: str | None, cold: bool, flush: str, calibrate: bool, time_budget: float | None, seed: int,
+        baseline: str | None, cold: bool, flush: str, calibrate: bool, time_budget: float | None, target_ci: float,
+        min_samples: int, seed: int,
         out: Path | None, resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
         formats: str, quiet: bool, verbose: bool) -> int | None:
     """Check and time oprt operators on every backend; write CSV, JSON and HTML reports.
@@ -191,7 +198,8 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
         return None
     check_seconds("--availability-timeout", availability_timeout)
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
-                        baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, seed=seed,
+                        baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, target_ci=target_ci,
+                        min_samples=min_samples, seed=seed,
                         formats=formats, calibrate=calibrate, isolation=isolation, case_timeout_s=case_timeout,
                         availability_timeout_s=availability_timeout)
     registry = _registry(ctx)

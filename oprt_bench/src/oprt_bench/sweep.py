@@ -50,6 +50,22 @@ def check_seconds(option: str, value: float) -> float:
     return value
 
 
+def _check_target_ci(value: float) -> float:
+    """``--target-ci``: a fraction in [0, 1); 0 never converges (every row samples its whole budget)."""
+    if not (math.isfinite(value) and 0 <= value < 1):
+        raise UsageError(f"--target-ci must be a fraction of the median in [0, 1) (0: sample the whole budget), "
+                         f"got {value}")
+    return float(value)
+
+
+def _check_min_samples(value: int) -> int:
+    """``--min-samples``: 1 to the measurement's sample cap."""
+    cap = TimingConfig.max_samples
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= cap:
+        raise UsageError(f"--min-samples must be a whole number from 1 to {cap}, got {value}")
+    return value
+
+
 def split_names(text: str | None) -> list[str]:
     """``"a, b,,c"`` -> ``["a", "b", "c"]`` (order kept, duplicates dropped)."""
     out: list[str] = []
@@ -96,6 +112,8 @@ class SweepOptions:
     cold: bool = True
     flush: str = "dirty"  # cold mode's flush: dirty | clean (timing.FLUSHES)
     time_budget_s: float | None = None  # None: default_time_budget(cases)
+    target_ci: float = 0.01  # stop sampling once the median's 95% CI half-width is below this fraction of it
+    min_samples: int = 5  # samples always taken, whatever the budget and the CI
     seed: int = 0
     formats: str = "csv,json,html"
     calibrate: bool = True  # measure each backend's peak and timer floor before the first row
@@ -243,6 +261,8 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
         raise UsageError(f"--format is empty; valid choices: {', '.join(FORMATS)}")
     budget = opts.time_budget_s if opts.time_budget_s is not None else default_time_budget(opts.cases)
     check_seconds("--time-budget", budget)
+    target_ci = _check_target_ci(opts.target_ci)
+    min_samples = _check_min_samples(opts.min_samples)
     check_seconds("--availability-timeout", opts.availability_timeout_s)
 
     op_names = _pick("ops", opts.ops, list(registry.ops))
@@ -349,8 +369,8 @@ def make_plan(registry: Any, opts: SweepOptions) -> Plan:
         if unable:
             raise UsageError(f"--flush clean: backend {unable[0]!r} cannot flush clean (its flush_cache() takes "
                              "no 'clean' argument); leave it out or use the default flush")
-    timing = TimingConfig(cold=opts.cold, flush=opts.flush, time_budget_s=float(budget),
-                          warmup_s=min(0.05, 0.2 * float(budget)))
+    timing = TimingConfig(cold=opts.cold, flush=opts.flush, time_budget_s=float(budget), target_rel_ci=target_ci,
+                          min_samples=min_samples, warmup_s=min(0.05, 0.2 * float(budget)))
     sources: dict[str, Any] = {}
     case_timeout: float | None = None
     if opts.isolation == "process":

@@ -47,7 +47,8 @@ class TimingConfig:
 
     ``time_budget_s`` bounds the sampling phase (wall time, flushes included); ``min_samples``
     are always taken, even past the budget; sampling stops early once the 95% CI half-width of
-    the median is below ``target_rel_ci`` of the median, and never exceeds ``max_samples``.
+    the median is below ``target_rel_ci`` of the median (never with 0: the whole budget is sampled), and never
+    exceeds ``max_samples``.
     """
 
     cold: bool = True
@@ -113,7 +114,7 @@ def measure(backend: Any, launch: Callable[[], None], config: TimingConfig,
         n = len(samples)
         if n < config.min_samples:
             continue
-        if _should_check(n) and relative_ci_halfwidth(samples) <= config.target_rel_ci:
+        if config.target_rel_ci > 0 and _should_check(n) and relative_ci_halfwidth(samples) <= config.target_rel_ci:
             stopped_by = "converged"
             break
         if clock() - t_start >= config.time_budget_s:
