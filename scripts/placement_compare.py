@@ -1,6 +1,6 @@
 """The kernel or the memory? The nvidia and torch 16-bit vector_add / copy on each other's buffers (session 27)
 
-    python scripts/placement_compare.py [--reps 300]
+    python scripts/placement_compare.py [--reps 300] [--quick]
 
 scripts/tie_compare.py (call 1 of session 27) read the 256 MiB f16 vector_add at 0.990x torch and the f16 copy at
 0.990x under every sampling in one process, where the bench's rows of the same run read 0.997-0.998x and 0.9998-1.006x:
@@ -35,9 +35,24 @@ CASES = (("vector_add", "f16"), ("vector_add", "bf16"), ("vector_add", "f32"), (
 GAPS = (0, 256, 4096, 65536, MiB, 2 * MiB + 4096, 3 * MiB)
 
 
+class _Bits:
+    """A __cuda_array_interface__ of 16-bit integers over a DeviceArray (torch reads no bf16 typestr)."""
+
+    def __init__(self, arr) -> None:
+        self.__cuda_array_interface__ = dict(arr.__cuda_array_interface__, typestr="<i2")
+
+
+def torch_view(arr, dtype: str):
+    """A zero-copy torch tensor over the nvidia backend's ``arr``."""
+    if dtype == "f32":
+        return torch.as_tensor(arr, device="cuda")
+    return torch.as_tensor(_Bits(arr), device="cuda").view(TORCH_DT[dtype])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=300)
+    parser.add_argument("--quick", action="store_true", help="one buffer set of each allocator, no gaps")
     args = parser.parse_args()
     nv, th = make_backend(), TorchBackend("cuda")
     for be in (nv, th):
@@ -55,7 +70,7 @@ def main() -> None:
         nbytes = host[0].nbytes
         sets: dict[str, tuple[list, object]] = {}  # name -> (inputs, out) as torch tensors
         keep = []
-        for name in ("torch 1", "nvidia 1", "torch 2", "nvidia 2"):
+        for name in ("torch 1", "nvidia 1") if args.quick else ("torch 1", "nvidia 1", "torch 2", "nvidia 2"):
             if name.startswith("torch"):
                 ins = [torch.from_numpy(x.view(np.int16) if dtype != "f32" else x).cuda().view(tdt) for x in host]
                 out = torch.empty_like(ins[0])
@@ -63,11 +78,11 @@ def main() -> None:
                 arrays = [nv.to_device(x) for x in host]
                 o = nv.empty((N,), dtype)
                 keep.append((arrays, o))
-                ins = [torch.as_tensor(a, device="cuda") for a in arrays]
-                out = torch.as_tensor(o, device="cuda")
+                ins = [torch_view(a, dtype) for a in arrays]
+                out = torch_view(o, dtype)
             sets[name] = (ins, out)
         big = torch.empty((k + 1) * nbytes + (k + 1) * max(GAPS) + 4096, dtype=torch.uint8, device="cuda")
-        for gap in GAPS:
+        for gap in () if args.quick else GAPS:
             views = [big[i * (nbytes + gap):i * (nbytes + gap) + nbytes].view(tdt) for i in range(k + 1)]
             for v, x in zip(views, host):
                 v.copy_(torch.from_numpy(x.view(np.int16) if dtype != "f32" else x).cuda().view(tdt))
