@@ -12,11 +12,12 @@ gpu_install
 echo "== library $(date +%T)"
 timeout 120 python scripts/placement_compare.py --quick --reps 300 2>&1 | tee "$OUT/placement-s27-3-library.log"
 for p in ew-plain-loads ew-plain-loads-b128; do
-    git apply "scripts/tune/patches/$p.patch" || { echo "patch $p does not apply"; continue; }
+    f=scripts/tune/patches/$p.patch
+    patch -p1 -s <"$f" || { echo "patch $p does not apply"; continue; }
     bash scripts/gpu-suite.sh "$S/t-$p" install >/dev/null 2>&1
     grep "==" "$S/t-$p/summary.txt"
     echo "== $p $(date +%T)"
     timeout 120 python scripts/placement_compare.py --quick --reps 300 2>&1 | tee "$OUT/placement-s27-3-$p.log"
-    git checkout -q oprt_nvidia/csrc
+    patch -R -p1 -s <"$f" || { echo "patch $p does not revert"; exit 1; }
 done
 echo "== done $(date +%T)"
