@@ -7,6 +7,7 @@ import json
 
 import pytest
 from test_cli import invoke, one_error_line
+from test_stats_timing import FakeDevice
 
 from oprt_bench.timing import TimingConfig, measure
 
@@ -60,39 +61,10 @@ def test_resume_refuses_another_target_ci(registry, tmp_path):
     assert "target_rel_ci" in one_error_line(r)
 
 
-class _Clock:
-    """A clock that advances 1 ms a call: the budget, not convergence, ends the sampling."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 0.001
-        return self.t
-
-
-class _Steady:
-    """A backend whose every sample is the same 1 ms: any positive CI target converges at min_samples."""
-
-    def synchronize(self) -> None:
-        pass
-
-    def flush_cache(self) -> None:
-        pass
-
-    def event(self):
-        return self
-
-    def record(self) -> None:
-        pass
-
-    def elapsed_ms(self, other) -> float:
-        return 1.0
-
-
 def test_zero_target_never_converges_even_on_identical_samples():
+    dev = FakeDevice([1.0] * 10_000)
     cfg = TimingConfig(time_budget_s=0.05, warmup_s=0.0, min_samples=5)
-    assert measure(_Steady(), lambda: None, cfg, clock=_Clock()).stopped_by == "converged"
-    m = measure(_Steady(), lambda: None, TimingConfig(time_budget_s=0.05, warmup_s=0.0, min_samples=5,
-                                                       target_rel_ci=0.0), clock=_Clock())
+    assert measure(dev, dev.launch, cfg, clock=dev.clock).stopped_by == "converged"
+    m = measure(dev, dev.launch, TimingConfig(time_budget_s=0.05, warmup_s=0.0, min_samples=5, target_rel_ci=0.0),
+                clock=dev.clock)
     assert m.stopped_by == "budget" and len(m.samples_ms) > 5

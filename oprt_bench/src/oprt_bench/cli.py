@@ -55,7 +55,7 @@ from .sweep import (
     reusable_calibrations,
     run_sweep,
 )
-from .timing import FLUSHES
+from .timing import FLUSHES, TimingConfig
 
 __all__ = ["cli", "main"]
 
@@ -156,11 +156,13 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
 @click.option("--time-budget", "time_budget", type=float, default=None, metavar="SECONDS",
               help="Sampling time per case and backend; at least --min-samples are taken. [default: 0.5; 0.1 for "
                    "smoke]")
-@click.option("--target-ci", "target_ci", type=float, default=0.01, show_default=True, metavar="FRACTION",
+@click.option("--target-ci", "target_ci", type=float, default=TimingConfig.target_rel_ci, show_default=True,
+              metavar="FRACTION",
               help="Stop sampling a row once its median's 95% confidence half-width is below this fraction of the "
                    "median; 0 samples the whole budget. Tighter than the default for verdicts on near ties.")
-@click.option("--min-samples", "min_samples", type=int, default=5, show_default=True, metavar="N",
-              help="Samples every row takes, whatever the budget and the confidence interval (at most 1000).")
+@click.option("--min-samples", "min_samples", type=int, default=TimingConfig.min_samples, show_default=True,
+              metavar="N", help="Samples every row takes, whatever the budget and the confidence interval (at most "
+                                f"{TimingConfig.max_samples}).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run folder (new or empty; never overwritten). [default: results/<UTC timestamp>-<host>/]")

@@ -112,8 +112,8 @@ class SweepOptions:
     cold: bool = True
     flush: str = "dirty"  # cold mode's flush: dirty | clean (timing.FLUSHES)
     time_budget_s: float | None = None  # None: default_time_budget(cases)
-    target_ci: float = 0.01  # stop sampling once the median's 95% CI half-width is below this fraction of it
-    min_samples: int = 5  # samples always taken, whatever the budget and the CI
+    target_ci: float = TimingConfig.target_rel_ci  # stop once the median's 95% CI half-width is below this fraction
+    min_samples: int = TimingConfig.min_samples  # samples always taken, whatever the budget and the CI
     seed: int = 0
     formats: str = "csv,json,html"
     calibrate: bool = True  # measure each backend's peak and timer floor before the first row
