@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Session 28, call 1 (~6 minutes): the launch shape of the lean contiguous kernel against torch. Session 27's
+# ew-lean.patch (one pack a thread, 32-bit index, no loop) launched 256-thread blocks; torch's vectorized kernel runs
+# 128. ew-lean-b128.patch and ew-lean-b512.patch launch the lean kernel at 128 and 512 threads. Each built on the
+# device, checked (oprt-bench --mode test over the default copy / vector_add / relu cases) and timed against torch
+# (placement_compare --quick), the library first; then the host overhead.
+# Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s28-1.sh   (carry: [".whl"])
+set -u
+source scripts/gpu-call-lib.sh
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+gpu_install
+echo "== library $(date +%T)"
+timeout 120 python scripts/placement_compare.py --quick --reps 300 2>&1 | tee "$OUT/placement-s28-1-library.log"
+for p in ew-lean-b128 ew-lean-b512; do
+    f=scripts/tune/patches/$p.patch
+    patch -p1 -s <"$f" || { echo "patch $p does not apply"; continue; }
+    bash scripts/gpu-suite.sh "$S/t-$p" install >/dev/null 2>&1
+    grep "==" "$S/t-$p/summary.txt"
+    echo "== $p $(date +%T)"
+    timeout 120 oprt-bench --backends nvidia --baseline none --ops copy,vector_add,relu --cases default --mode test \
+        --isolation none --out "$S/check-$p" -q 2>&1 | tee "$OUT/check-s28-1-$p.log"
+    timeout 120 python scripts/placement_compare.py --quick --reps 300 2>&1 | tee "$OUT/placement-s28-1-$p.log"
+    patch -R -p1 -s <"$f" || { echo "patch $p does not revert"; exit 1; }
+done
+bash scripts/gpu-suite.sh "$S/t" install >/dev/null 2>&1
+echo "== host overhead $(date +%T)"
+gpu_host_overhead host-overhead-s28-1
+echo "== done $(date +%T)"
