@@ -16,6 +16,8 @@
 #   gpu_bench NAME TIMEOUT CASES OPS [ARGS...]   # an oprt-bench sweep beside torch (ARGS: more oprt-bench
 #                                                # options); prints its rows that miss a target (GPU_BENCH_SHOW:
 #                                                # another grep -E pattern for the perf table), $OUT/NAME.tar.gz
+#   gpu_patch_compare TAG PATCH...               # each scripts/tune/patches/PATCH.patch applied, built, checked and
+#                                                # timed against torch (placement_compare --quick), reverted
 # Sets S (scratch) and OUT (what comes back); OPRT_GIT_COMMIT must be set by the caller (a full hash computed
 # on the machine that holds the checkout: the device's own git may report a stale commit).
 S=/tmp/s; OUT=${OUT:-/tmp/out}; mkdir -p "$S" "$OUT"
@@ -96,4 +98,22 @@ gpu_bench() {
     tail -n 1 "$S/$name.log"
     python3 scripts/perf_table.py "$S/$name/results.csv" 2>&1 | grep -E "${GPU_BENCH_SHOW:-\| no \||rows with}"
     tar -czf "$OUT/$name.tar.gz" -C "$S" "$name" "$name.log"
+}
+
+gpu_patch_compare() {  # TAG PATCH...: each patch of scripts/tune/patches applied, built, checked by oprt-bench --mode
+    # test (default copy / vector_add / relu), timed against torch by placement_compare --quick, reverted; logs
+    # $OUT/{check,placement}-TAG-PATCH.log (the patched library stays installed: reinstall before timing the library)
+    local tag=$1 p f
+    shift
+    for p in "$@"; do
+        f=scripts/tune/patches/$p.patch
+        patch -p1 -s <"$f" || { echo "patch $p does not apply"; continue; }
+        bash scripts/gpu-suite.sh "$S/t-$p" install >/dev/null 2>&1
+        grep "==" "$S/t-$p/summary.txt"
+        echo "== $p $(date +%T)"
+        timeout 120 oprt-bench --backends nvidia --baseline none --ops copy,vector_add,relu --cases default \
+            --mode test --isolation none --out "$S/check-$p" -q 2>&1 | tee "$OUT/check-$tag-$p.log"
+        timeout 120 python scripts/placement_compare.py --quick --reps 300 2>&1 | tee "$OUT/placement-$tag-$p.log"
+        patch -R -p1 -s <"$f" || { echo "patch $p does not revert"; return 1; }
+    done
 }

@@ -11,15 +11,5 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,no
 gpu_install
 echo "== library $(date +%T)"
 timeout 120 python scripts/placement_compare.py --quick --reps 300 2>&1 | tee "$OUT/placement-s27-4-library.log"
-for p in ew-lean ew-lean-plain; do
-    f=scripts/tune/patches/$p.patch
-    patch -p1 -s <"$f" || { echo "patch $p does not apply"; continue; }
-    bash scripts/gpu-suite.sh "$S/t-$p" install >/dev/null 2>&1
-    grep "==" "$S/t-$p/summary.txt"
-    echo "== $p $(date +%T)"
-    timeout 120 oprt-bench --backends nvidia --baseline none --ops copy,vector_add,relu --cases default --mode test \
-        --isolation none --out "$S/check-$p" -q 2>&1 | tee "$OUT/check-s27-4-$p.log"
-    timeout 120 python scripts/placement_compare.py --quick --reps 300 2>&1 | tee "$OUT/placement-s27-4-$p.log"
-    patch -R -p1 -s <"$f" || { echo "patch $p does not revert"; exit 1; }
-done
+gpu_patch_compare s27-4 ew-lean ew-lean-plain || exit 1
 echo "== done $(date +%T)"
