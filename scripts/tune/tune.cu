@@ -30,6 +30,7 @@
 #include "softmax_pair.cuh"  // tune-only: two clusters of 8 a strip exchanging through global memory (session 8; run in 9)
 #include "softmax_split.cuh"  // tune-only: a strip over ticketed clusters exchanging through a workspace (session 19)
 #include "transpose_vec.cuh"  // tune-only: transposes with 16-byte accesses on both sides of the tile (session 20)
+#include "reduce_chunkred.cuh"  // tune-only: axis-0 sums of short row-chunk blocks into an L2 workspace (session 30)
 
 // build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
@@ -1402,6 +1403,31 @@ static Variant band_ticket_variant(T *o, const T *x, int64_t R, int64_t L, int64
     snprintf(name, sizeof name, "band ticket %dx%d U%d, %lld groups (%u blocks, %d an SM)", BX, BY, U, (long long)groups,
              grid, occupancy_an_sm((const void *)kern, BX * BY, 0));
     return Variant{name, [=] { kern<<<grid, dim3(BX, BY)>>>(o, ws, tickets, x, a); }};
+}
+
+// (session 30) A "reduce chunkred s30" variant: redc_chunkred_kernel<T, NT, P, RPB, U> (reduce_chunkred.cuh) over an
+// R x L input, a block per RPB rows, then (with fin) redc_chunkred_finish_kernel as a dependent launch. ws: L floats,
+// zero before the first call (the finishing kernel leaves it zero; without it, pre zeroes it, and the output is
+// unwritten: the "no finishing kernel" rows show what the reduction part alone costs).
+template <typename T, int NT, int P, int RPB, int U>
+static Variant chunkred_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, bool fin = true) {
+    if (L * (int64_t)sizeof(T) != (int64_t)NT * P * 16) {
+        fprintf(stderr, "chunkred_variant: a row of %lld is not %d x %d packs\n", (long long)L, NT, P);
+        exit(1);
+    }
+    auto kern = oprt_tune::redc_chunkred_kernel<T, NT, P, RPB, U>;
+    const unsigned grid = (unsigned)((R + RPB - 1) / RPB);
+    char name[128];
+    snprintf(name, sizeof name, "chunkred NT%d P%d RPB%d U%d (%u blocks, %d an SM)%s", NT, P, RPB, U, grid,
+             occupancy_an_sm((const void *)kern, NT, 0), fin ? "" : " no finishing kernel");
+    Variant v{name, [=] {
+        kern<<<grid, NT>>>(ws, x, R);
+        if (fin)
+            CK(oprt_tune::launch_dependent(oprt_tune::redc_chunkred_finish_kernel<T>, (unsigned)((L / 4 + 255) / 256),
+                                           256, (cudaStream_t)0, o, ws, L));
+    }};
+    if (!fin) v.pre = [=] { CK(cudaMemsetAsync(ws, 0, (size_t)L * 4)); };
+    return v;
 }
 
 #define SV(B, U, L, S, NIN, PERSIST)                                                                         \
@@ -3920,6 +3946,41 @@ int main(int argc, char **argv) {
         group(float{}, "reduce band ticket s26", 8192, 8192, 3, ticket);
         group(__half{}, "reduce band ticket s26", 16384, 8192, 3, ticket);
         group(float{}, "reduce band ticket s26", 16384, 8192, 3, ticket);
+        // (session 30) short blocks of whole rows, partial sums by vector reductions into an L2 workspace
+        // (reduce_chunkred.cuh), beside the library; three runs each. The axis-0 rows of 256-512 MiB that miss 95%.
+        float *wcr = nullptr;
+        CK(cudaMalloc(&wcr, 16384 * 4));
+        CK(cudaMemset(wcr, 0, 16384 * 4));
+        auto cr32 = [&](auto *o, auto *x, int64_t R, int64_t L) {  // f32, rows of 8192 (32 KB)
+            using T = std::remove_pointer_t<decltype(o)>;
+            return std::vector<Variant>{
+                chunkred_variant<T, 256, 8, 4, 1>(o, x, R, L, wcr), chunkred_variant<T, 256, 8, 8, 1>(o, x, R, L, wcr),
+                chunkred_variant<T, 256, 8, 16, 1>(o, x, R, L, wcr), chunkred_variant<T, 256, 8, 32, 1>(o, x, R, L, wcr),
+                chunkred_variant<T, 256, 8, 8, 2>(o, x, R, L, wcr), chunkred_variant<T, 256, 8, 16, 2>(o, x, R, L, wcr),
+                chunkred_variant<T, 512, 4, 8, 2>(o, x, R, L, wcr), chunkred_variant<T, 512, 4, 16, 2>(o, x, R, L, wcr),
+                chunkred_variant<T, 256, 8, 16, 1>(o, x, R, L, wcr, false)};
+        };
+        auto cr16n = [&](auto *o, auto *x, int64_t R, int64_t L) {  // 16-bit, rows of 8192 (16 KB)
+            using T = std::remove_pointer_t<decltype(o)>;
+            return std::vector<Variant>{
+                chunkred_variant<T, 256, 4, 8, 1>(o, x, R, L, wcr), chunkred_variant<T, 256, 4, 16, 1>(o, x, R, L, wcr),
+                chunkred_variant<T, 256, 4, 32, 1>(o, x, R, L, wcr), chunkred_variant<T, 256, 4, 64, 1>(o, x, R, L, wcr),
+                chunkred_variant<T, 256, 4, 16, 2>(o, x, R, L, wcr), chunkred_variant<T, 256, 4, 32, 2>(o, x, R, L, wcr),
+                chunkred_variant<T, 128, 8, 16, 1>(o, x, R, L, wcr), chunkred_variant<T, 128, 8, 32, 1>(o, x, R, L, wcr),
+                chunkred_variant<T, 256, 4, 32, 1>(o, x, R, L, wcr, false)};
+        };
+        auto cr16w = [&](auto *o, auto *x, int64_t R, int64_t L) {  // 16-bit, rows of 16384 (32 KB)
+            using T = std::remove_pointer_t<decltype(o)>;
+            return std::vector<Variant>{
+                chunkred_variant<T, 256, 8, 8, 1>(o, x, R, L, wcr), chunkred_variant<T, 256, 8, 16, 1>(o, x, R, L, wcr),
+                chunkred_variant<T, 256, 8, 32, 1>(o, x, R, L, wcr), chunkred_variant<T, 512, 4, 16, 1>(o, x, R, L, wcr),
+                chunkred_variant<T, 512, 4, 32, 1>(o, x, R, L, wcr), chunkred_variant<T, 512, 4, 16, 2>(o, x, R, L, wcr),
+                chunkred_variant<T, 512, 4, 32, 2>(o, x, R, L, wcr), chunkred_variant<T, 256, 8, 16, 1>(o, x, R, L, wcr, false)};
+        };
+        group(float{}, "reduce chunkred s30", 8192, 8192, 3, cr32);
+        group(__half{}, "reduce chunkred s30", 16384, 8192, 3, cr16n);
+        group(__half{}, "reduce chunkred s30", 16384, 16384, 3, cr16w);
+        CK(cudaFree(wcr));
         CK(cudaFree(wsb));
         CK(cudaFree(tk));
     }
