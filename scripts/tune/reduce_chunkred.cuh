@@ -1,8 +1,11 @@
 // reduce_chunkred.cuh (session 30, tune-only): reduce_sum over axis 0 of an R x L matrix read as the rows kernel
 // reads over the last axis: short blocks in the hardware's order, each over RPB whole contiguous rows, the partial
 // column sums added into an L2-resident f32 workspace by vector reductions (sm_90 red.global.add.v4.f32), a
-// dependent finishing kernel that converts the workspace into the
-// output and zeroes it for the next call.
+// dependent finishing kernel that converts the workspace into the output and zeroes it for the next call.
+//
+// Measured in session 30 (results/h200/tune/tune-s30-1.log, docs/performance.md "Session 30"): slower than the
+// library on every shape (best 84.4% of cudaMemcpy on 8192^2 f32 against 89.0%): the reductions into one hot
+// workspace, ~70-100 K a microsecond, set the pace. Kept as a tune-only record.
 //
 // Why: the rows kernel reads 8192^2 f32 over the last axis at 95-96% of cudaMemcpy after the bench's flush, the
 // column kernels read the same bytes over axis 0 at 87-88% whatever their tile, order, fetch engine (sessions 4-26).
