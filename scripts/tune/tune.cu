@@ -1407,8 +1407,8 @@ static Variant band_ticket_variant(T *o, const T *x, int64_t R, int64_t L, int64
 
 // (session 30) A "reduce chunkred s30" variant: redc_chunkred_kernel<T, NT, P, RPB, U> (reduce_chunkred.cuh) over an
 // R x L input, a block per RPB rows, then (with fin) redc_chunkred_finish_kernel as a dependent launch. ws: L floats,
-// zero before the first call (the finishing kernel leaves it zero; without it, pre zeroes it, and the output is
-// unwritten: the "no finishing kernel" rows show what the reduction part alone costs).
+// zeroed by pre before each run (the finishing kernel leaves it zero too); without the finishing kernel the output is
+// unwritten: the "no finishing kernel" rows show what the reduction part alone costs.
 template <typename T, int NT, int P, int RPB, int U>
 static Variant chunkred_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, bool fin = true) {
     if (L * (int64_t)sizeof(T) != (int64_t)NT * P * 16) {
@@ -1426,7 +1426,9 @@ static Variant chunkred_variant(T *o, const T *x, int64_t R, int64_t L, float *w
             CK(oprt_tune::launch_dependent(oprt_tune::redc_chunkred_finish_kernel<T>, (unsigned)((L / 4 + 255) / 256),
                                            256, (cudaStream_t)0, o, ws, L));
     }};
-    if (!fin) v.pre = [=] { CK(cudaMemsetAsync(ws, 0, (size_t)L * 4)); };
+    // untimed, after the flush, for every variant: a "no finishing kernel" variant leaves the workspace summed into, and
+    // in session 30's call 1 the variant run after it (the next run's first check) added onto that
+    v.pre = [=] { CK(cudaMemsetAsync(ws, 0, (size_t)L * 4)); };
     return v;
 }
 
