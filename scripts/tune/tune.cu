@@ -3951,8 +3951,7 @@ int main(int argc, char **argv) {
         // (session 30) short blocks of whole rows, partial sums by vector reductions into an L2 workspace
         // (reduce_chunkred.cuh), beside the library; three runs each. The axis-0 rows of 256-512 MiB that miss 95%.
         float *wcr = nullptr;
-        CK(cudaMalloc(&wcr, 16384 * 4));
-        CK(cudaMemset(wcr, 0, 16384 * 4));
+        CK(cudaMalloc(&wcr, 16384 * 4));  // zeroed by each variant's pre
         auto cr32 = [&](auto *o, auto *x, int64_t R, int64_t L) {  // f32, rows of 8192 (32 KB)
             using T = std::remove_pointer_t<decltype(o)>;
             return std::vector<Variant>{
