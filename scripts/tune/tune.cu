@@ -1432,6 +1432,85 @@ static Variant chunkred_variant(T *o, const T *x, int64_t R, int64_t L, float *w
     return v;
 }
 
+// (session 31) The least dynamic shared memory (never touched) that leaves at most `cap` blocks of `threads` threads
+// of kernel k resident an SM, as the occupancy API reports it (0 where the kernel already fits no more than cap);
+// sets the kernel's dynamic shared memory limit to allow it. -1 where no request reaches cap.
+static int dyn_for_cap(const void *k, int threads, int cap) {
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    if (occupancy_an_sm(k, threads, 0) <= cap) return 0;
+    for (int dyn = 1024; dyn <= 227 * 1024; dyn += 512)
+        if (occupancy_an_sm(k, threads, dyn) <= cap) return dyn;
+    return -1;
+}
+
+// (session 31) A "reduce band cap s31" variant: band_variant's kernel and finishing kernel with the band kernel's
+// resident blocks an SM capped at `cap` by an untouched dynamic shared memory request (cap 0: no request), optionally
+// after the read flush (L2 clean: the ceiling without the bench's dirty write-back). Does fewer bytes in flight an SM
+// leave the DRAM the gaps in which the flush's write-back fits, as the rows kernel's reads do (session 16)?
+template <typename T, int BX, int BY, int U, int K>
+static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, int cap, bool fin = true,
+                                bool clean = false) {
+    constexpr int V = 16 / sizeof(T);
+    oprt_tune::ColsArgs c{};
+    c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
+    c.outer_idx.ndim = 0;
+    c.tiles = (L + (int64_t)BX * V - 1) / ((int64_t)BX * V);
+    c.chunk = (int64_t)BY * U * K;
+    c.splits = (R + c.chunk - 1) / c.chunk;
+    const unsigned grid = (unsigned)(c.tiles * c.splits), fgrid = (unsigned)((L + 127) / 128);
+    auto kern = oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, false>;
+    const int dyn = cap > 0 ? dyn_for_cap((const void *)kern, BX * BY, cap) : 0;
+    if (dyn < 0) {
+        fprintf(stderr, "band_cap_variant: no request caps %dx%d U%d at %d an SM\n", BX, BY, U, cap);
+        exit(1);
+    }
+    const int fit = occupancy_an_sm((const void *)kern, BX * BY, dyn);
+    const double kb = (double)fit * BX * BY * U * 16 / 1024;
+    char name[160];
+    snprintf(name, sizeof name, "band %dx%d U%d K%d, %d an SM (%d B dyn, %.0f KB in flight an SM), %u blocks%s%s", BX, BY,
+             U, K, fit, dyn, kb, grid, fin ? "" : " no finishing kernel", clean ? ", read flush" : "");
+    Variant v{name, [=] {
+        kern<<<grid, dim3(BX, BY), dyn>>>(ws, x, c);
+        if (fin) {
+            cudaLaunchConfig_t cfg{};
+            cfg.gridDim = dim3(fgrid);
+            cfg.blockDim = dim3(32, 8);
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr[0].val.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
+            CK(cudaLaunchKernelEx(&cfg, oprt_tune::reduce_cols_band_finish_kernel<T>, o, (const float *)ws, c));
+        }
+    }};
+    if (clean) v.pre = read_flush;
+    return v;
+}
+
+// (session 31) The library's wide 1-D column blocks (reduce_cols_kernel<T, true, true, false, false, 16>: 256 threads
+// across 256 packs of a row, 16 rows in flight a thread, the "deep" path of 512 MiB) over an R x L input in chunks of
+// `chunk` rows, then reduce_cols_finish_kernel: the shape the library takes only where the chunks reach 1024 rows at
+// one block an SM, measured on the 256 MiB rows.
+template <typename T>
+static Variant deep_variant(T *o, const T *x, int64_t R, int64_t L, int64_t chunk, float *ws) {
+    constexpr int V = 16 / sizeof(T);
+    oprt_tune::ColsArgs c{};
+    c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
+    c.outer_idx.ndim = 0;
+    c.tiles = (L + 256ll * V - 1) / (256ll * V);
+    c.chunk = chunk;
+    c.splits = (R + chunk - 1) / chunk;
+    const unsigned grid = (unsigned)(c.tiles * c.splits);
+    char name[128];
+    snprintf(name, sizeof name, "deep 256x1 U16, %lld-row chunks (%u blocks)", (long long)chunk, grid);
+    return Variant{name, [=] {
+        oprt_tune::reduce_cols_kernel<T, true, true, false, false, 16><<<grid, dim3(256, 1)>>>(o, ws, x, c);
+        if (c.splits > 1)
+            CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_finish_kernel<T>, (unsigned)((L + 255) / 256), 256,
+                                           (cudaStream_t)0, o, (const float *)ws, c));
+    }};
+}
+
 #define SV(B, U, L, S, NIN, PERSIST)                                                                         \
     Variant {                                                                                                \
         "B" #B " U" #U " " #L " " #S #PERSIST, [=] {                                                         \
@@ -3981,6 +4060,24 @@ int main(int argc, char **argv) {
         group(float{}, "reduce chunkred s30", 8192, 8192, 3, cr32);
         group(__half{}, "reduce chunkred s30", 16384, 8192, 3, cr16n);
         group(__half{}, "reduce chunkred s30", 16384, 16384, 3, cr16w);
+        // (session 31) the library's band tiles with their resident blocks an SM capped by untouched dynamic shared
+        // memory (fewer bytes in flight an SM), the 64 KB tiles of U 16 capped alike, each cap's best without its
+        // finishing kernel and after the read flush, and the library's wide 1-D blocks on these rows; three runs.
+        auto cap = [&](auto *o, auto *x, int64_t R, int64_t L) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            std::vector<Variant> v = {band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 0)};
+            for (int k : {5, 4, 3, 2}) v.push_back(band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, k));
+            for (int k : {4, 3, 2}) v.push_back(band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, k, false));
+            v.push_back(band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 0, false));
+            for (int k : {3, 2, 1}) v.push_back(band_cap_variant<T, 16, 16, 16, 1>(o, x, R, L, wsb, k));
+            v.push_back(band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 0, true, true));
+            v.push_back(band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 3, true, true));
+            v.push_back(deep_variant<T>(o, x, R, L, R / 16, wsb));
+            v.push_back(deep_variant<T>(o, x, R, L, R / 8, wsb));
+            return v;
+        };
+        group(float{}, "reduce band cap s31", 8192, 8192, 3, cap);
+        group(__half{}, "reduce band cap s31", 16384, 8192, 3, cap);
         CK(cudaFree(wcr));
         CK(cudaFree(wsb));
         CK(cudaFree(tk));
