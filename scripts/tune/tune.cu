@@ -1436,9 +1436,15 @@ static Variant chunkred_variant(T *o, const T *x, int64_t R, int64_t L, float *w
 // of kernel k resident an SM, as the occupancy API reports it (0 where the kernel already fits no more than cap);
 // sets the kernel's dynamic shared memory limit to allow it. -1 where no request reaches cap.
 static int dyn_for_cap(const void *k, int threads, int cap) {
-    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    int optin = 0, dev = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    cudaFuncAttributes fa{};
+    CK(cudaFuncGetAttributes(&fa, k));
+    const int most = optin - (int)fa.sharedSizeBytes;  // the limit counts the kernel's static shared memory too
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     if (occupancy_an_sm(k, threads, 0) <= cap) return 0;
-    for (int dyn = 1024; dyn <= 227 * 1024; dyn += 512)
+    for (int dyn = 1024; dyn <= most; dyn += 512)
         if (occupancy_an_sm(k, threads, dyn) <= cap) return dyn;
     return -1;
 }
