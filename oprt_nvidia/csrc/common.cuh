@@ -276,6 +276,13 @@ __device__ __forceinline__ uint4 ld_policy(const void *ptr, uint64_t pol) {
 #endif
     return r;
 }
+__device__ __forceinline__ void st_f32_policy(float *ptr, float v, uint64_t pol) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(ptr), "f"(v), "l"(pol) : "memory");
+#else
+    *ptr = v;
+#endif
+}
 template <typename T> __device__ __forceinline__ void st_policy(T *ptr, const Pack<T> &v, uint64_t pol) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     uint4 raw;

@@ -251,6 +251,11 @@ constexpr int kColWideUnroll = 16;
 constexpr int64_t kBandMinBytes = 128ll << 20;
 constexpr int64_t kBandMinPacks = 1024;
 constexpr int kBandBX = 16, kBandBY = 16, kBandU = 8;
+// Session 31: the band kernel runs at most kBandMaxPerSm blocks an SM (128 KB of loads in flight an SM), capped by an
+// untouched dynamic shared memory request (band_cap_smem); by its registers it fits 6 (f32) / 5 (16-bit). H200 after the
+// bench's flush (tune-s31-1.log, three runs, % of cudaMemcpy): 16384 x 8192 f16 axis 0 88.2-88.4% -> 89.2-89.3%, 8192^2
+// f32 89.0-89.1% -> 89.4-89.6%; 3 an SM read the same, 2 lose 4-10 points. The output's bits do not change.
+constexpr int kBandMaxPerSm = 4;
 
 }  // namespace
 
@@ -347,6 +352,17 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
     c.n = red_numel;
     c.rs = red[0].xs;
     d->path = ReducePath::kCols;
+}
+
+// The dynamic shared memory (never touched) that leaves at most kBandMaxPerSm band blocks an SM: kBandMaxPerSm + 1
+// blocks with it, their static arrays and the runtime's 1 KB a block overfill the SM. 0 (no cap) where the SM's shared
+// memory is unknown or the request would pass the 48 KB a launch may ask without opting in.
+template <typename T> size_t band_cap_smem(const DeviceLimits &lim) {
+    if (lim.smem_per_sm <= 0) return 0;
+    const size_t static_smem = sizeof(float) * kBandBY * (kBandBX * Pack<T>::N + 1);  // reduce_cols_band_kernel's smem
+    const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(kBandMaxPerSm + 1) + 1;
+    const size_t dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
+    return dyn <= 48 * 1024 ? dyn : 0;
 }
 
 // Block shape and splits of the cols path depend on whether 16-byte packs are usable (known per call);
@@ -506,7 +522,8 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
         note_launch("reduce_cols_band");
         note_launch_also("reduce_cols_band_finish");
         reduce_cols_band_kernel<T, kBandBX, kBandBY, kBandU, 1>
-            <<<grid_all(c.outer * c.tiles * c.splits, 1), dim3(kBandBX, kBandBY), 0, stream>>>((float *)w, x, c);
+            <<<grid_all(c.outer * c.tiles * c.splits, 1), dim3(kBandBX, kBandBY), band_cap_smem<T>(d.lim), stream>>>(
+                (float *)w, x, c);
         OPRT_CHECK(check_launch("reduce_sum band kernel"));
         OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_band_finish_kernel<T>,
                                                  (unsigned)ceil_div(c.outer * c.inner, (int64_t)128), dim3(32, 8),

@@ -163,7 +163,9 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
 // ColsArgs: tiles = ceil(inner / (BX * V)), chunk = BY * U * K rows, splits = ceil(n / chunk); ws holds
 // splits x outer x inner floats (the layout of reduce_cols_kernel's). Needs 16-byte packs (inner % V == 0,
 // 16-byte aligned rows).
-template <typename T, int BX, int BY, int U, int K, bool kPlain = false>
+// kKeepWs (session 31, tune.cu's "reduce band cap s31"): the partial sums are stored with an L2 evict_last policy, so
+// that the streamed input does not push them out to DRAM before the finishing kernel reads them.
+template <typename T, int BX, int BY, int U, int K, bool kPlain = false, bool kKeepWs = false>
 __global__ void __launch_bounds__(BX * BY)
 reduce_cols_band_kernel(float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = Pack<T>::N;
@@ -202,7 +204,11 @@ reduce_cols_band_kernel(float *__restrict__ ws, const T *__restrict__ x, ColsArg
 #pragma unroll
         for (int k = 0; k < BY; ++k) sum += smem[k][c];
         const int64_t col = tile * BX * VV + c;
-        if (col < a.inner) ws[(s * a.outer + o) * a.inner + col] = sum;
+        if (col < a.inner) {
+            float *w = ws + (s * a.outer + o) * a.inner + col;
+            if constexpr (kKeepWs) st_f32_policy(w, sum, l2_policy(true));
+            else *w = sum;
+        }
     }
 }
 

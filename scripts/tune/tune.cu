@@ -1453,7 +1453,7 @@ static int dyn_for_cap(const void *k, int threads, int cap) {
 // resident blocks an SM capped at `cap` by an untouched dynamic shared memory request (cap 0: no request), optionally
 // after the read flush (L2 clean: the ceiling without the bench's dirty write-back). Does fewer bytes in flight an SM
 // leave the DRAM the gaps in which the flush's write-back fits, as the rows kernel's reads do (session 16)?
-template <typename T, int BX, int BY, int U, int K>
+template <typename T, int BX, int BY, int U, int K, bool kKeepWs = false>
 static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, int cap, bool fin = true,
                                 bool clean = false) {
     constexpr int V = 16 / sizeof(T);
@@ -1464,7 +1464,7 @@ static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *w
     c.chunk = (int64_t)BY * U * K;
     c.splits = (R + c.chunk - 1) / c.chunk;
     const unsigned grid = (unsigned)(c.tiles * c.splits), fgrid = (unsigned)((L + 127) / 128);
-    auto kern = oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, false>;
+    auto kern = oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, false, kKeepWs>;
     const int dyn = cap > 0 ? dyn_for_cap((const void *)kern, BX * BY, cap) : 0;
     if (dyn < 0) {
         fprintf(stderr, "band_cap_variant: no request caps %dx%d U%d at %d an SM\n", BX, BY, U, cap);
@@ -1473,8 +1473,9 @@ static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *w
     const int fit = occupancy_an_sm((const void *)kern, BX * BY, dyn);
     const double kb = (double)fit * BX * BY * U * 16 / 1024;
     char name[160];
-    snprintf(name, sizeof name, "band %dx%d U%d K%d, %d an SM (%d B dyn, %.0f KB in flight an SM), %u blocks%s%s", BX, BY,
-             U, K, fit, dyn, kb, grid, fin ? "" : " no finishing kernel", clean ? ", read flush" : "");
+    snprintf(name, sizeof name, "band %dx%d U%d K%d, %d an SM (%d B dyn, %.0f KB in flight an SM), %u blocks%s%s%s", BX,
+             BY, U, K, fit, dyn, kb, grid, kKeepWs ? ", ws evict_last" : "", fin ? "" : " no finishing kernel",
+             clean ? ", read flush" : "");
     Variant v{name, [=] {
         kern<<<grid, dim3(BX, BY), dyn>>>(ws, x, c);
         if (fin) {
@@ -4082,6 +4083,18 @@ int main(int argc, char **argv) {
             v.push_back(deep_variant<T>(o, x, R, L, R / 8, wsb));
             return v;
         };
+        // (call 2) caps 3-5 again beside the partial sums stored evict_last (kKeepWs), three runs
+        auto keep = [&](auto *o, auto *x, int64_t R, int64_t L) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            std::vector<Variant> v = {band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 0)};
+            for (int k : {5, 4, 3}) v.push_back(band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, k));
+            v.push_back(band_cap_variant<T, 16, 16, 8, 1, true>(o, x, R, L, wsb, 0));
+            for (int k : {5, 4, 3}) v.push_back(band_cap_variant<T, 16, 16, 8, 1, true>(o, x, R, L, wsb, k));
+            v.push_back(band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 4, false));
+            return v;
+        };
+        group(float{}, "reduce band keep s31", 8192, 8192, 3, keep);
+        group(__half{}, "reduce band keep s31", 16384, 8192, 3, keep);
         group(float{}, "reduce band cap s31", 8192, 8192, 3, cap);
         group(__half{}, "reduce band cap s31", 16384, 8192, 3, cap);
         CK(cudaFree(wcr));
