@@ -1346,17 +1346,9 @@ static Variant band_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, b
              kPlain ? " ldg" : "", (long long)c.chunk, grid, fit, c.splits * L * 4 / 1e6, fin ? "" : " no finishing kernel");
     return Variant{name, [=] {
         oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, kPlain><<<grid, dim3(BX, BY)>>>(ws, x, c);
-        if (fin) {
-            cudaLaunchConfig_t cfg{};
-            cfg.gridDim = dim3(fgrid);
-            cfg.blockDim = dim3(32, 8);
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            attr[0].val.programmaticStreamSerializationAllowed = 1;
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
-            CK(cudaLaunchKernelEx(&cfg, oprt_tune::reduce_cols_band_finish_kernel<T>, o, (const float *)ws, c));
-        }
+        if (fin)
+            CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_band_finish_kernel<T>, fgrid, dim3(32, 8),
+                                           (cudaStream_t)0, o, (const float *)ws, c));
     }};
 }
 
@@ -1478,17 +1470,9 @@ static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *w
              clean ? ", read flush" : "");
     Variant v{name, [=] {
         kern<<<grid, dim3(BX, BY), dyn>>>(ws, x, c);
-        if (fin) {
-            cudaLaunchConfig_t cfg{};
-            cfg.gridDim = dim3(fgrid);
-            cfg.blockDim = dim3(32, 8);
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            attr[0].val.programmaticStreamSerializationAllowed = 1;
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
-            CK(cudaLaunchKernelEx(&cfg, oprt_tune::reduce_cols_band_finish_kernel<T>, o, (const float *)ws, c));
-        }
+        if (fin)
+            CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_band_finish_kernel<T>, fgrid, dim3(32, 8),
+                                           (cudaStream_t)0, o, (const float *)ws, c));
     }};
     if (clean) v.pre = read_flush;
     return v;
