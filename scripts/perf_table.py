@@ -3,6 +3,7 @@
 
     python scripts/perf_table.py results/<run>/results.csv [--backend nvidia] [--peak GBPS] [--all] [--kernel]
     python scripts/perf_table.py RUN_A/results.csv RUN_B/results.csv ...   # several sweeps of the same cases
+    python scripts/perf_table.py --union OPS_A/results.csv OPS_B/results.csv  # one sweep split by op group
 
 Reads oprt-bench's results.csv (columns op, case, shape, dtype, backend, status, median_ms, gbps,
 pct_of_peak, baseline, speedup; pct_of_peak may be empty) and prints, for every row of the backend,
@@ -28,7 +29,8 @@ of the backend's kernels ran, results schema 3 on). Exit status 0 either way (a 
 Several CSVs (sweeps of the same cases, e.g. of one commit on several machines): one row per (op, case, dtype), each
 number the median over the runs that timed it with its range in parentheses, the targets judged on the medians; a row
 is ok only where every run has it ok. A way to read rows whose run-to-run spread is wider than their margin, beside
-each sweep's own table (issue 6 judges a sweep; which reading counts is the issue owner's call).
+each sweep's own table (issue 6 judges a sweep; which reading counts is the issue owner's call). --union: the CSVs
+sweep different cases (one op group each, or a cut sweep and the rest): a row is judged on the runs that have it.
 
 When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
 the figures come from: device, date, commit, case sets, flush, and the calibrated peak the % column is against.
@@ -192,10 +194,11 @@ def _judge(ok: bool, pct: float | None, speedup: float | None, tp: float | None,
     return ("yes" if all(checks) else "no") if checks else "-"
 
 
-def combine(runs: list[list[dict]]) -> list[dict]:
+def combine(runs: list[list[dict]], union: bool = False) -> list[dict]:
     """The rows of several runs of the same cases, one per (op, case, dtype) in first-seen order: GB/s, % of peak and
     speedup as the median over the runs that timed the row (with their range), the target judged on those medians;
-    status ok only where every run has the row ok (else the first other status, or "in k of n runs")."""
+    status ok only where every run has the row ok (else the first other status, or "in k of n runs"). union: the runs
+    are sweeps of different cases (e.g. one op group each), so a row is ok where every run that has it has it ok."""
     n = len(runs)
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for rows in runs:
@@ -205,7 +208,7 @@ def combine(runs: list[list[dict]]) -> list[dict]:
     for rs in groups.values():
         first = rs[0]
         bad = [r["status"] for r in rs if r["status"] != "ok"]
-        status = bad[0] if bad else ("ok" if len(rs) == n else f"in {len(rs)} of {n} runs")
+        status = bad[0] if bad else ("ok" if len(rs) == n or union else f"in {len(rs)} of {n} runs")
         vals = {}
         for key in ("gbps", "pct", "speedup"):
             xs = sorted(r[key] for r in rs if r[key] is not None)
@@ -242,6 +245,8 @@ def render(rows: list[dict], kernel: bool = False) -> str:
         "| --- | --- | --- | ---: | ---: | ---: | --- | --- |" + (" --- |" if kernel else ""),
     ]
     runs = max((r.get("runs", 1) for r in rows), default=1)
+    # --union: rows judged on fewer runs (without it such rows are not ok: "in k of n runs")
+    upto = "up to " if any(r["status"] == "ok" and r.get("runs", 1) < runs for r in rows) else ""
 
     def spread(r: dict, key: str, fmt) -> str:  # a combined row: "median (min-max)"
         lohi = r.get(key + "_range")
@@ -258,7 +263,7 @@ def render(rows: list[dict], kernel: bool = False) -> str:
     met = sum(r["met"] == "yes" for r in judged)
     out.append("")
     out.append(f"{met} of {len(judged)} rows with a target meet it"
-               + (f" (judged on the medians of {runs} runs; ranges in parentheses)." if runs > 1 else "."))
+               + (f" (judged on the medians of {upto}{runs} runs; ranges in parentheses)." if runs > 1 else "."))
     return "\n".join(out)
 
 
@@ -314,9 +319,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="add the kernel column: which of the backend's kernels each row ran (results schema 3 on; empty before)",
     )
+    ap.add_argument(
+        "--union",
+        action="store_true",
+        help="several CSVs that sweep different cases (a sweep split by op group): a row is judged on the runs that "
+        "have it instead of counting as missing from the others",
+    )
     args = ap.parse_args(argv)
     per_run = [build_rows(p, args.backend, args.peak, args.all, args.size_rule) for p in args.csv]
-    rows = per_run[0] if len(per_run) == 1 else combine(per_run)
+    rows = per_run[0] if len(per_run) == 1 else combine(per_run, args.union)
     if not rows:
         print(f"no rows of backend {args.backend!r} in {', '.join(args.csv)}", file=sys.stderr)
         return 0

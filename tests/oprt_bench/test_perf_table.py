@@ -134,3 +134,33 @@ def test_several_runs_are_judged_on_their_medians(tmp_path):
     one = subprocess.run([sys.executable, str(SCRIPT), paths[0]], capture_output=True, text=True, timeout=120).stdout
     assert "| 94.5 | 0.998 |" in next(ln for ln in one.splitlines() if ln.startswith("| copy | 134217728 | f32"))
     assert "2 of 3 rows with a target meet it." in one  # run 1 alone: f32 misses, the 16-bit rows meet
+
+
+def test_union_of_sweeps_of_different_cases(tmp_path):
+    """--union: CSVs that sweep different ops make one table, each row judged on the runs that have it; without it the
+    same rows count as missing from the other runs and none meets its target."""
+    big = {"case": "134217728", "shape": "134217728", "dtype": "f32", "backend": "nvidia", "status": "ok",
+           "baseline": "torch"}
+    copy = [{**big, "op": "copy", "gbps": "4200", "pct_of_peak": "101.0", "speedup": "1.010"}]
+    relu = [{**big, "op": "relu", "gbps": "4200", "pct_of_peak": "101.0", "speedup": "1.005"},
+            {**big, "op": "relu", "dtype": "f16", "status": "failed"}]
+    relu2 = [{**big, "op": "relu", "gbps": "4100", "pct_of_peak": "98.6", "speedup": "0.990"}]
+    paths = [_csv(tmp_path / f"r{i}" / "results.csv", rows) for i, rows in enumerate((copy, relu, relu2))]
+
+    def table(*args):
+        proc = subprocess.run([sys.executable, str(SCRIPT), *args, *paths], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    strict, union = table(), table("--union")
+    assert "0 of 3 rows with a target meet it" in strict and "in 1 of 3 runs" in strict
+    rows = {tuple(c.strip() for c in ln.split("|")[1:4]): ln for ln in union.splitlines() if ln.startswith("| ")}
+    assert rows[("copy", "134217728", "f32")].endswith("| yes |")  # in run 1 only: judged there
+    # relu f32 in runs 2 and 3: medians 99.8% and 0.9975x (printed 0.997): the speedup misses, judged on the two
+    # runs that have the row, not on run 2 alone
+    assert "| 0.997 (0.990-1.005) |" in rows[("relu", "134217728", "f32")]
+    assert rows[("relu", "134217728", "f32")].endswith("| no |")
+    failed = next(ln for key, ln in rows.items() if key[0] == "relu" and key[2] == "f16")
+    assert "(failed)" in failed and failed.endswith("| no |")  # a failed row stays failed
+    assert "1 of 3 rows with a target meet it (judged on the medians of up to 2 runs" in union
