@@ -254,7 +254,7 @@ constexpr int kBandBX = 16, kBandBY = 16, kBandU = 8;
 // Session 31: the band kernel runs at most kBandMaxPerSm blocks an SM (128 KB of loads in flight an SM), capped by an
 // untouched dynamic shared memory request (band_cap_smem); by its registers it fits 6 (f32) / 5 (16-bit). H200 after the
 // bench's flush (tune-s31-1.log, three runs, % of cudaMemcpy): 16384 x 8192 f16 axis 0 88.2-88.4% -> 89.2-89.3%, 8192^2
-// f32 89.0-89.1% -> 89.4-89.6%; 3 an SM read the same, 2 lose 4-10 points. Through the library, between tune's direct
+// f32 89.0-89.1% -> 89.4-89.8%; 3 an SM read the same, 2 lose 3-10 points. Through the library, between tune's direct
 // launches (tune-s31-4.log): 16-bit 89.0-89.3% against the uncapped kernel's 88.4-88.5%; f32 within the noise (89.2-89.6
 // against 89.0-89.7). The output's bits do not change (the same kernel and summation order).
 constexpr int kBandMaxPerSm = 4;
@@ -357,14 +357,16 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
 }
 
 // The dynamic shared memory (never touched) that leaves at most kBandMaxPerSm band blocks an SM: kBandMaxPerSm + 1
-// blocks with it, their static arrays and the runtime's 1 KB a block overfill the SM. 0 (no cap) where the SM's shared
-// memory is unknown or the request would pass the 48 KB a launch may ask without opting in.
+// blocks with it, their static arrays and the runtime's 1 KB a block overfill the SM (on the H200 by 3 bytes: 5 x 46695
+// against 233472; ncu-s31-3-*.log shows the limit of 4). 0 (no cap) where the SM's shared memory is unknown or the
+// block's dynamic and static shared memory together would pass the 48 KB a launch may ask without opting in. The
+// plan's limits: a descriptor planned without a GPU takes the H200's.
 template <typename T> size_t band_cap_smem(const DeviceLimits &lim) {
     if (lim.smem_per_sm <= 0) return 0;
     const size_t static_smem = sizeof(float) * kBandBY * (kBandBX * Pack<T>::N + 1);  // reduce_cols_band_kernel's smem
     const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(kBandMaxPerSm + 1) + 1;
     const size_t dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
-    return dyn <= 48 * 1024 ? dyn : 0;
+    return dyn + static_smem <= 48 * 1024 ? dyn : 0;
 }
 
 // Block shape and splits of the cols path depend on whether 16-byte packs are usable (known per call);

@@ -163,8 +163,9 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
 // ColsArgs: tiles = ceil(inner / (BX * V)), chunk = BY * U * K rows, splits = ceil(n / chunk); ws holds
 // splits x outer x inner floats (the layout of reduce_cols_kernel's). Needs 16-byte packs (inner % V == 0,
 // 16-byte aligned rows).
-// kKeepWs (session 31, tune.cu's "reduce band cap s31"): the partial sums are stored with an L2 evict_last policy, so
-// that the streamed input does not push them out to DRAM before the finishing kernel reads them.
+// kKeepWs (session 31, tune.cu's "reduce band keep s31"; tune only, no gain): the partial sums are stored with an L2
+// evict_last policy, meant to keep the streamed input from pushing them out to DRAM before the finishing kernel reads
+// them. Its f32 build takes more registers: 5 blocks an SM instead of 6.
 template <typename T, int BX, int BY, int U, int K, bool kPlain = false, bool kKeepWs = false>
 __global__ void __launch_bounds__(BX * BY)
 reduce_cols_band_kernel(float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
