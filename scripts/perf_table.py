@@ -236,7 +236,7 @@ def _fmt_speedup(v: float | None) -> str:
     return format(v, ".3f")
 
 
-def render(rows: list[dict], kernel: bool = False, nruns: int | None = None) -> str:
+def render(rows: list[dict], kernel: bool = False, nruns: int = 1) -> str:
     baselines = sorted({r["baseline"] for r in rows if r["baseline"]})
     base = "/".join(baselines) or "baseline"
     out = [
@@ -244,7 +244,7 @@ def render(rows: list[dict], kernel: bool = False, nruns: int | None = None) -> 
         + (" kernel |" if kernel else ""),
         "| --- | --- | --- | ---: | ---: | ---: | --- | --- |" + (" --- |" if kernel else ""),
     ]
-    runs = nruns or max((r.get("runs", 1) for r in rows), default=1)  # the CSVs given
+    runs = nruns  # the CSVs given
     # --union: rows judged on fewer runs (without it such rows are not ok: "in k of n runs")
     upto = "up to " if any(r["status"] == "ok" and r.get("runs", 1) < runs for r in rows) else ""
 

@@ -362,10 +362,8 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
 // block's dynamic and static shared memory together would pass the 48 KB a launch may ask without opting in. The
 // plan's limits: a descriptor planned without a GPU takes the H200's.
 template <typename T> size_t band_cap_smem(const DeviceLimits &lim) {
-    if (lim.smem_per_sm <= 0) return 0;
-    const size_t static_smem = sizeof(float) * kBandBY * (kBandBX * Pack<T>::N + 1);  // reduce_cols_band_kernel's smem
-    const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(kBandMaxPerSm + 1) + 1;
-    const size_t dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
+    constexpr size_t static_smem = band_static_smem<T, kBandBX, kBandBY>();
+    const size_t dyn = smem_cap_request(lim.smem_per_sm, kBandMaxPerSm, static_smem);
     return dyn + static_smem <= 48 * 1024 ? dyn : 0;
 }
 

@@ -166,11 +166,16 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
 // kKeepWs (session 31, tune.cu's "reduce band keep s31"; tune only, no gain): the partial sums are stored with an L2
 // evict_last policy, meant to keep the streamed input from pushing them out to DRAM before the finishing kernel reads
 // them. Its f32 build takes more registers: 5 blocks an SM instead of 6.
+// The kernel's static shared memory: a padded row of BX packs' columns for each of the BY thread rows.
+template <typename T, int BX, int BY> __host__ __device__ constexpr size_t band_static_smem() {
+    return sizeof(float) * BY * (BX * Pack<T>::N + 1);
+}
 template <typename T, int BX, int BY, int U, int K, bool kPlain = false, bool kKeepWs = false>
 __global__ void __launch_bounds__(BX * BY)
 reduce_cols_band_kernel(float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
     constexpr int VV = Pack<T>::N;
     __shared__ float smem[BY][BX * VV + 1];
+    static_assert(sizeof(smem) == band_static_smem<T, BX, BY>(), "band_static_smem must match the array");
     allow_dependent_grid();  // the finishing kernel's blocks may be scheduled now; they wait for this grid
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int64_t item = blockIdx.x;

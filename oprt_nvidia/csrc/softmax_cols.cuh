@@ -1008,10 +1008,7 @@ bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArg
     a.stash = 0;
     const size_t static_smem = sizeof(float) * (2 * (kThreads / kWarp) + 4) * kLanes * V;
     if (max_blocks_per_sm > 0 && lim.smem_per_sm > 0) {
-        // dynamic shared memory that lets at most max_blocks_per_sm blocks share an SM (1 KB per block is
-        // the runtime's own reservation; the static arrays count too)
-        const size_t per_block = (size_t)lim.smem_per_sm / (size_t)(max_blocks_per_sm + 1) + 1;
-        dyn = per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
+        dyn = smem_cap_request(lim.smem_per_sm, max_blocks_per_sm, static_smem);
         if (stash) {
             // all that max_blocks_per_sm blocks may have (capped at the per-block limit), a whole number of
             // stash rows of kThreads 16-byte packs, at most the rows a thread visits

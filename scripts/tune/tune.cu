@@ -1327,28 +1327,39 @@ static Variant redc_variant(T *o, const T *x, int64_t R, int64_t L, int g, bool 
     return v;
 }
 
+// ColsArgs of a contiguous R x L input reduced over its rows (no outer dim, out contiguous): column tiles of tile_cols
+// columns, splits of chunk rows (the layout of reduce_cols.cuh's kernels).
+static oprt_tune::ColsArgs plain_cols_args(int64_t R, int64_t L, int64_t tile_cols, int64_t chunk) {
+    oprt_tune::ColsArgs c{};
+    c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
+    c.outer_idx.ndim = 0;
+    c.tiles = (L + tile_cols - 1) / tile_cols;
+    c.chunk = chunk;
+    c.splits = (R + chunk - 1) / chunk;
+    return c;
+}
+
+// reduce_cols_band_finish_kernel over the partial sums in ws, as the library launches it (a dependent launch).
+template <typename T> static void launch_band_finish(T *o, const float *ws, const oprt_tune::ColsArgs &c) {
+    CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_band_finish_kernel<T>, (unsigned)((c.inner + 127) / 128),
+                                   dim3(32, 8), (cudaStream_t)0, o, ws, c));
+}
+
 // (session 23) A "reduce band s23" variant: reduce_cols_band_kernel<T, BX, BY, U, K> (reduce_cols.cuh) over an R x L
 // input, tiles of BY * U * K rows, then (with fin) reduce_cols_band_finish_kernel as a dependent launch. ws: >= splits x L
 // floats.
 template <typename T, int BX, int BY, int U, int K, bool kPlain = false>
 static Variant band_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, bool fin = true) {
     constexpr int V = 16 / sizeof(T);
-    oprt_tune::ColsArgs c{};
-    c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
-    c.outer_idx.ndim = 0;
-    c.tiles = (L + (int64_t)BX * V - 1) / ((int64_t)BX * V);
-    c.chunk = (int64_t)BY * U * K;
-    c.splits = (R + c.chunk - 1) / c.chunk;
-    const unsigned grid = (unsigned)(c.tiles * c.splits), fgrid = (unsigned)((L + 127) / 128);
+    const oprt_tune::ColsArgs c = plain_cols_args(R, L, (int64_t)BX * V, (int64_t)BY * U * K);
+    const unsigned grid = (unsigned)(c.tiles * c.splits);
     const int fit = occupancy_an_sm((const void *)oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, kPlain>, BX * BY, 0);
     char name[128];
     snprintf(name, sizeof name, "band %dx%d U%d K%d%s (%lld rows, %u blocks, %d an SM, %.1f MB ws)%s", BX, BY, U, K,
              kPlain ? " ldg" : "", (long long)c.chunk, grid, fit, c.splits * L * 4 / 1e6, fin ? "" : " no finishing kernel");
     return Variant{name, [=] {
         oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, kPlain><<<grid, dim3(BX, BY)>>>(ws, x, c);
-        if (fin)
-            CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_band_finish_kernel<T>, fgrid, dim3(32, 8),
-                                           (cudaStream_t)0, o, (const float *)ws, c));
+        if (fin) launch_band_finish(o, ws, c);
     }};
 }
 
@@ -1449,13 +1460,8 @@ template <typename T, int BX, int BY, int U, int K, bool kKeepWs = false>
 static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, int cap, bool fin = true,
                                 bool clean = false) {
     constexpr int V = 16 / sizeof(T);
-    oprt_tune::ColsArgs c{};
-    c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
-    c.outer_idx.ndim = 0;
-    c.tiles = (L + (int64_t)BX * V - 1) / ((int64_t)BX * V);
-    c.chunk = (int64_t)BY * U * K;
-    c.splits = (R + c.chunk - 1) / c.chunk;
-    const unsigned grid = (unsigned)(c.tiles * c.splits), fgrid = (unsigned)((L + 127) / 128);
+    const oprt_tune::ColsArgs c = plain_cols_args(R, L, (int64_t)BX * V, (int64_t)BY * U * K);
+    const unsigned grid = (unsigned)(c.tiles * c.splits);
     auto kern = oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, false, kKeepWs>;
     const int dyn = cap > 0 ? dyn_for_cap((const void *)kern, BX * BY, cap) : 0;
     if (dyn < 0) {
@@ -1470,9 +1476,7 @@ static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *w
              clean ? ", read flush" : "");
     Variant v{name, [=] {
         kern<<<grid, dim3(BX, BY), dyn>>>(ws, x, c);
-        if (fin)
-            CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_band_finish_kernel<T>, fgrid, dim3(32, 8),
-                                           (cudaStream_t)0, o, (const float *)ws, c));
+        if (fin) launch_band_finish(o, ws, c);
     }};
     if (clean) v.pre = read_flush;
     return v;
@@ -1485,12 +1489,7 @@ static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *w
 template <typename T>
 static Variant deep_variant(T *o, const T *x, int64_t R, int64_t L, int64_t chunk, float *ws) {
     constexpr int V = 16 / sizeof(T);
-    oprt_tune::ColsArgs c{};
-    c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
-    c.outer_idx.ndim = 0;
-    c.tiles = (L + 256ll * V - 1) / (256ll * V);
-    c.chunk = chunk;
-    c.splits = (R + chunk - 1) / chunk;
+    const oprt_tune::ColsArgs c = plain_cols_args(R, L, 256ll * V, chunk);
     const unsigned grid = (unsigned)(c.tiles * c.splits);
     char name[128];
     snprintf(name, sizeof name, "deep 256x1 U16, %lld-row chunks (%u blocks)", (long long)chunk, grid);
@@ -1922,12 +1921,7 @@ int main(int argc, char **argv) {
             const int32_t dt = sizeof(T) == 4 ? OPRT_DTYPE_F32 : OPRT_DTYPE_F16;
             vs.push_back(lib_reduce(ov, xv, tdesc(dt, {L}), tdesc(dt, {R, L}), 0));
             for (const Shape &sh : shapes) {
-                oprt_tune::ColsArgs c{};
-                c.outer = 1, c.inner = L, c.n = R, c.rs = L, c.o_si = 1;
-                c.outer_idx.ndim = 0;
-                c.tiles = (L + (int64_t)sh.bx * V - 1) / ((int64_t)sh.bx * V);
-                c.chunk = sh.chunk;
-                c.splits = (R + sh.chunk - 1) / sh.chunk;
+                const oprt_tune::ColsArgs c = plain_cols_args(R, L, (int64_t)sh.bx * V, sh.chunk);
                 char name[96];
                 snprintf(name, sizeof name, "cols %dx%d chunk%lld (%lld blocks)%s%s%s%s", sh.bx, sh.by, (long long)sh.chunk,
                          (long long)(c.tiles * c.splits), sh.ef ? " evict_first" : "", sh.il ? " interleaved" : "",
