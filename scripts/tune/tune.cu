@@ -17,6 +17,7 @@
 #include "oprt.h"
 #include "reduce_cols.cuh"  // the library's reduce_sum column kernel, timed here in other block shapes
 #include "reduce_bulk.cuh"  // tune-only: column reductions fed by 1-D bulk copies (session 26)
+#include "reduce_tagged.cuh"  // tune-only: band tiles with a finishing pass that does not wait for the grid (session 32)
 #include "elementwise.cuh"  // (session 17) the library's transpose kernel, timed here in other tile shapes
 // session 11: stamps inside the columns kernels' merge (cols_merge_stats) for the timelines; the library's own
 // build leaves this undefined
@@ -1499,6 +1500,46 @@ static Variant deep_variant(T *o, const T *x, int64_t R, int64_t L, int64_t chun
             CK(oprt_tune::launch_dependent(oprt_tune::reduce_cols_finish_kernel<T>, (unsigned)((L + 255) / 256), 256,
                                            (cudaStream_t)0, o, (const float *)ws, c));
     }};
+}
+
+// (session 32) A "reduce band tag s32" variant: redc_band_tag_kernel<T, 16, 16, 8, kTag, kEvictFirst>
+// (reduce_tagged.cuh: the library's band tile, 128 rows x 16 packs) capped at `cap` blocks an SM as band_cap_variant
+// does, then with kTag redc_band_tag_finish_kernel (a dependent launch that reads each partial sum as it lands, no
+// griddepcontrol.wait) over `wst` (kept "empty" between calls: filled here once, left so by each finishing pass), else
+// the library's finishing kernel over `ws`; optionally after the read flush.
+template <typename T, bool kTag, bool kEvictFirst>
+static Variant band_tag_variant(T *o, const T *x, int64_t R, int64_t L, float *ws, float *wst, int cap,
+                                bool clean = false) {
+    constexpr int V = 16 / sizeof(T), BX = 16, BY = 16, U = 8;
+    const oprt_tune::ColsArgs c = plain_cols_args(R, L, (int64_t)BX * V, (int64_t)BY * U);
+    const unsigned grid = (unsigned)(c.tiles * c.splits);
+    auto kern = oprt_tune::redc_band_tag_kernel<T, BX, BY, U, kTag, kEvictFirst>;
+    const int dyn = cap > 0 ? dyn_for_cap((const void *)kern, BX * BY, cap) : 0;
+    if (dyn < 0) {
+        fprintf(stderr, "band_tag_variant: no request caps the tile at %d an SM\n", cap);
+        exit(1);
+    }
+    const int fit = occupancy_an_sm((const void *)kern, BX * BY, dyn);
+    float *w = kTag ? wst : ws;
+    if (kTag) {
+        oprt_tune::fill_u32_kernel<<<g_sms * 4, 256>>>(reinterpret_cast<unsigned *>(wst), c.splits * L,
+                                                     oprt_tune::kPartialEmpty);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+    }
+    char name[160];
+    snprintf(name, sizeof name, "band%s%s, %d an SM (%d B dyn), %u blocks%s", kTag ? " tagged" : "",
+             kEvictFirst ? " evict_first" : "", fit, dyn, grid, clean ? ", read flush" : "");
+    Variant v{name, [=] {
+        kern<<<grid, dim3(BX, BY), dyn>>>(w, x, c);
+        if (kTag)
+            CK(oprt_tune::launch_dependent(oprt_tune::redc_band_tag_finish_kernel<T>, (unsigned)((c.inner + 127) / 128),
+                                           dim3(32, 8), (cudaStream_t)0, o, w, c));
+        else
+            launch_band_finish(o, (const float *)w, c);
+    }};
+    if (clean) v.pre = read_flush;
+    return v;
 }
 
 #define SV(B, U, L, S, NIN, PERSIST)                                                                         \
@@ -4103,6 +4144,31 @@ int main(int argc, char **argv) {
         group(__half{}, "reduce band keep s31", 16384, 8192, 3, keep);
         group(float{}, "reduce band cap s31", 8192, 8192, 3, cap);
         group(__half{}, "reduce band cap s31", 16384, 8192, 3, cap);
+        // (session 32) the library's band tiles (capped at 4 an SM, as the library launches them) with a finishing
+        // pass that reads each partial sum as it lands instead of waiting for the grid (reduce_tagged.cuh), beside the
+        // library's finishing kernel, without one, after the read flush, and with evict_first loads; three runs.
+        float *wst = nullptr;
+        CK(cudaMalloc(&wst, (size_t)512 * 16384 * 4));  // the tagged variants' own slots (kept "empty")
+        auto tagv = [&](auto *o, auto *x, int64_t R, int64_t L) {
+            using T = std::remove_pointer_t<decltype(o)>;
+            std::vector<Variant> v{
+                band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 4),
+                band_tag_variant<T, true, false>(o, x, R, L, wsb, wst, 4),
+                band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 4, false),
+                band_tag_variant<T, false, false>(o, x, R, L, wsb, wst, 4),
+                band_tag_variant<T, false, true>(o, x, R, L, wsb, wst, 4),
+                band_tag_variant<T, true, true>(o, x, R, L, wsb, wst, 4),
+                band_tag_variant<T, true, false>(o, x, R, L, wsb, wst, 0),
+                band_tag_variant<T, true, false>(o, x, R, L, wsb, wst, 3),
+                band_cap_variant<T, 16, 16, 8, 1>(o, x, R, L, wsb, 4, true, true),
+                band_tag_variant<T, true, false>(o, x, R, L, wsb, wst, 4, true)};
+            v.push_back(band_tag_variant<T, true, false>(o, x, R, L, wsb, wst, 4));
+            v.back().name += " (again)";
+            return v;
+        };
+        group(float{}, "reduce band tag s32", 8192, 8192, 3, tagv);
+        group(__half{}, "reduce band tag s32", 16384, 8192, 3, tagv);
+        CK(cudaFree(wst));
         CK(cudaFree(wcr));
         CK(cudaFree(wsb));
         CK(cudaFree(tk));
