@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 32, call 2 (~9 minutes): the library at this commit (the kernels of 6342417, never run on the GPU: session
-# 31's last code change) installed; the host overhead through the op API on the fresh machine; every nvidia test (two
+# Session 32, call 2 (~9 minutes): the library at this commit (the kernels of 6342417, session 31's last code change:
+# first tested on the GPU here) installed; the host overhead through the op API on the fresh machine; every nvidia test (two
 # pytest processes in parallel); memcheck + racecheck over the band- and wide-column reduce tests; then the default
 # sweep beside torch in what is left of the call's 600 s.
 # Run as: OPRT_GIT_COMMIT=<full hash computed here> bash scripts/gpu-call-s32-2.sh   (carry: [".whl"])

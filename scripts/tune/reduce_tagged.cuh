@@ -14,11 +14,11 @@
 // Progress: the band kernel triggers its dependents at the start of every block (griddepcontrol.launch_dependents),
 // and a programmatic dependent grid starts only once every block of the primary grid has triggered or exited; so
 // when a finishing block waits, every band block it waits for is resident or done and needs nothing from it. (A
-// trap after 2 s turns a bug into a launch error instead of a hang.)
+// trap after 2 s turns a bug into an error, one that ends the context, instead of a hang.)
 //
 // Contract (why this is tune-only): the workspace must hold "empty" in every slot before the first call and is left
 // so by each finished call. The library's workspace is the caller's, with no such contract (oprt.h); tune allocates
-// its own and fills it once.
+// its own and fills it when it builds each tagged variant.
 #pragma once
 
 #include "reduce_cols.cuh"
@@ -52,7 +52,8 @@ __global__ void fill_u32_kernel(unsigned *p, int64_t n, unsigned v) {
 // reduce_cols_band_kernel's tile (reduce_cols.cuh), with kTag: the partial sums stored relaxed for
 // redc_band_tag_finish_kernel; kEvictFirst: the tile's loads carry an L2 evict_first policy (data read once: meant to
 // replace the streamed lines among themselves and leave the flush's dirty lines in L2, unwritten inside the op)
-// instead of the library's L2::256B hint. Otherwise the library's code and order.
+// instead of the library's L1::no_allocate + L2::256B load. Otherwise the library's code and order with one
+// trip a tile (K = 1, the library's choice).
 template <typename T, int BX, int BY, int U, bool kTag, bool kEvictFirst>
 __global__ void __launch_bounds__(BX * BY)
 redc_band_tag_kernel(float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
