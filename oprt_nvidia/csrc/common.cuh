@@ -63,7 +63,6 @@ DeviceLimits device_limits();
 // Whether the current device launches thread-block clusters (Hopper and newer; cached per device).
 bool cluster_launch_supported();
 
-// Blocks for a grid-stride kernel: enough to fill every SM `waves` times, never more than the work.
 // Dynamic shared memory (never touched) that lets at most max_blocks blocks share an SM: max_blocks + 1 of them, with
 // static_smem bytes of static arrays each and the runtime's 1 KB a block, overfill the SM's smem_per_sm bytes. 0 where
 // there is no cap (max_blocks <= 0) or the SM's shared memory is unknown (smem_per_sm <= 0).
@@ -73,6 +72,7 @@ inline size_t smem_cap_request(int smem_per_sm, int max_blocks, size_t static_sm
     return per_block > static_smem + 1024 ? per_block - static_smem - 1024 : 0;
 }
 
+// Blocks for a grid-stride kernel: enough to fill every SM `waves` times, never more than the work.
 inline unsigned grid_for(int64_t work_items, int threads, int waves = 1) {
     return oprt_common::grid_blocks(device_limits(), work_items, threads, waves);
 }

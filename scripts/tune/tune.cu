@@ -1437,9 +1437,10 @@ static Variant chunkred_variant(T *o, const T *x, int64_t R, int64_t L, float *w
 }
 
 // (session 31) The least dynamic shared memory (never touched) that leaves at most `cap` blocks of `threads` threads
-// of kernel k resident an SM, as the occupancy API reports it (0 where the kernel already fits no more than cap);
-// sets the kernel's dynamic shared memory limit to allow it. -1 where no request reaches cap.
+// of kernel k resident an SM, as the occupancy API reports it (0 where cap <= 0, no cap, or the kernel already fits no
+// more than cap); sets the kernel's dynamic shared memory limit to allow it. Exits where no request reaches cap.
 static int dyn_for_cap(const void *k, int threads, int cap) {
+    if (cap <= 0) return 0;
     int optin = 0, dev = 0;
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -1450,7 +1451,9 @@ static int dyn_for_cap(const void *k, int threads, int cap) {
     if (occupancy_an_sm(k, threads, 0) <= cap) return 0;
     for (int dyn = 1024; dyn <= most; dyn += 512)
         if (occupancy_an_sm(k, threads, dyn) <= cap) return dyn;
-    return -1;
+    fprintf(stderr, "dyn_for_cap: no dynamic shared memory request caps the kernel at %d blocks of %d an SM\n", cap,
+            threads);
+    exit(1);
 }
 
 // (session 31) A "reduce band cap s31" variant: band_variant's kernel and finishing kernel with the band kernel's
@@ -1464,11 +1467,7 @@ static Variant band_cap_variant(T *o, const T *x, int64_t R, int64_t L, float *w
     const oprt_tune::ColsArgs c = plain_cols_args(R, L, (int64_t)BX * V, (int64_t)BY * U * K);
     const unsigned grid = (unsigned)(c.tiles * c.splits);
     auto kern = oprt_tune::reduce_cols_band_kernel<T, BX, BY, U, K, false, kKeepWs>;
-    const int dyn = cap > 0 ? dyn_for_cap((const void *)kern, BX * BY, cap) : 0;
-    if (dyn < 0) {
-        fprintf(stderr, "band_cap_variant: no request caps %dx%d U%d at %d an SM\n", BX, BY, U, cap);
-        exit(1);
-    }
+    const int dyn = dyn_for_cap((const void *)kern, BX * BY, cap);
     const int fit = occupancy_an_sm((const void *)kern, BX * BY, dyn);
     const double kb = (double)fit * BX * BY * U * 16 / 1024;
     char name[160];
@@ -1514,11 +1513,7 @@ static Variant band_tag_variant(T *o, const T *x, int64_t R, int64_t L, float *w
     const oprt_tune::ColsArgs c = plain_cols_args(R, L, (int64_t)BX * V, (int64_t)BY * U);
     const unsigned grid = (unsigned)(c.tiles * c.splits);
     auto kern = oprt_tune::redc_band_tag_kernel<T, BX, BY, U, kTag, kEvictFirst>;
-    const int dyn = cap > 0 ? dyn_for_cap((const void *)kern, BX * BY, cap) : 0;
-    if (dyn < 0) {
-        fprintf(stderr, "band_tag_variant: no request caps the tile at %d an SM\n", cap);
-        exit(1);
-    }
+    const int dyn = dyn_for_cap((const void *)kern, BX * BY, cap);
     const int fit = occupancy_an_sm((const void *)kern, BX * BY, dyn);
     float *w = kTag ? wst : ws;
     if (kTag) {
