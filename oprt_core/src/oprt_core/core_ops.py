@@ -44,7 +44,7 @@ from .dtypes import DTYPES, DType
 from .errors import InvalidArgumentError
 from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
 
-__all__ = ["CORE_OPS", "copy_spec", "vector_add_spec", "relu_spec", "reduce_sum_spec", "softmax_spec"]
+__all__ = ["CORE_OPS", "CORE_SPECS", "copy_spec", "vector_add_spec", "relu_spec", "reduce_sum_spec", "softmax_spec"]
 
 _EPS32 = DTYPES["f32"].eps
 MiB = 1 << 20
@@ -331,3 +331,6 @@ softmax_spec = OpSpec(
 )
 
 CORE_OPS: tuple[OpSpec, ...] = (copy_spec, vector_add_spec, relu_spec, reduce_sum_spec, softmax_spec)
+
+#: The core ops by name.
+CORE_SPECS: dict[str, OpSpec] = {s.name: s for s in CORE_OPS}
