@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
-"""Markdown table of a run's nvidia rows against the issue-6 targets.
+"""Markdown table of a run's nvidia rows against the performance targets.
 
     python scripts/perf_table.py results/<run>/results.csv [--backend nvidia] [--peak GBPS] [--all] [--kernel]
     python scripts/perf_table.py RUN_A/results.csv RUN_B/results.csv ...   # several sweeps of the same cases
     python scripts/perf_table.py --union OPS_A/results.csv OPS_B/results.csv  # one sweep split by op group
+    python scripts/perf_table.py --format markdown --op softmax DEFAULT/results.csv LARGE/results.csv  # docs tables
 
 Reads oprt-bench's results.csv (columns op, case, shape, dtype, backend, status, median_ms, gbps,
 pct_of_peak, baseline, speedup; pct_of_peak may be empty) and prints, for every row of the backend,
 op | case | dtype | GB/s | % of peak | speedup over the baseline (3 decimals: a 0.998 that misses
 >= 1.00 shows as such; 4 where 3 would round a miss up to its target, 0.9996) | target | met.
 
-% of peak: the CSV's pct_of_peak (oprt-bench's: against the run's calibrated device-to-device copy, what issue 6
-counts against; empty where a backend was not calibrated), or 100 * gbps / --peak when --peak is given (e.g.
---peak 4190 on the H200). Targets (issue 6; tensor size = the first input's bytes in the row's dtype, the issue's
-"tensors of 256 MiB and more" (session 23); with --size-rule f32, as sessions 1-22 judged, its elements x 4 bytes,
-so that a shape that qualifies in f32 carries the same target in f16 and bf16):
+% of peak: the CSV's pct_of_peak (oprt-bench's: against the run's calibrated device-to-device copy; empty where a
+backend was not calibrated), or 100 * gbps / --peak when --peak is given (e.g. --peak 4190 on the H200). Targets
+(tensor size = the first input's bytes in the row's dtype, "tensors of 256 MiB and more"; with --size-rule f32 its
+elements x 4 bytes, so that a shape that qualifies in f32 carries the same target in f16 and bf16):
 - copy, vector_add, relu, contiguous, >= 256 MiB: >= 95% of peak;
 - reduce_sum over axis -1 or axis 0 of a 2-D contiguous tensor, >= 256 MiB: >= 95%;
 - softmax over the last axis, widths 128..16384, >= 256 MiB: >= 90%; width 65536: >= 80%;
@@ -24,13 +24,19 @@ so that a shape that qualifies in f32 carries the same target in f16 and bf16):
 A row's case set comes from oprt_core's case sets when oprt_core imports (else, said on stderr, `large`
 for tensors of >= 2^26 elements, 256 MiB as f32, and no speedup target otherwise). Rows without a target
 show "-" under "met". Without --all only rows with a target are listed. --kernel adds the row's `kernel` cell (which
-of the backend's kernels ran, results schema 3 on). Exit status 0 either way (a report, not a gate).
+of the backend's kernels ran, results schema 3 on). --op keeps the rows of the named ops (comma-separated). Exit
+status 0 either way (a report, not a gate).
 
 Several CSVs (sweeps of the same cases, e.g. of one commit on several machines): one row per (op, case, dtype), each
 number the median over the runs that timed it with its range in parentheses, the targets judged on the medians; a row
-is ok only where every run has it ok. A way to read rows whose run-to-run spread is wider than their margin, beside
-each sweep's own table (issue 6 judges a sweep; which reading counts is the issue owner's call). --union: the CSVs
-sweep different cases (one op group each, or a cut sweep and the rest): a row is judged on the runs that have it.
+is ok only where every run has it ok: a way to read rows whose run-to-run spread is wider than their margin, beside
+each sweep's own table. --union: the CSVs sweep different cases (one op group each, or a cut sweep and the rest): a
+row is judged on the runs that have it.
+
+--format markdown (the tables of docs/kernels.md): every row of the backend, targeted or not, one table per CSV in
+the order given (each CSV its own run, typically one per case set; nothing is combined), each under its run's line
+(below), with the kernel each row ran and the target in short ("95%, 1.00x"); an op column only where the rows hold
+more than one op.
 
 When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
 the figures come from: device, date, commit, case sets, flush, and the calibrated peak the % column is against.
@@ -58,8 +64,8 @@ def _case_sets() -> dict[tuple[str, str], str]:
     try:
         from oprt_core.core_ops import CORE_OPS
     except Exception as exc:  # noqa: BLE001 - any import failure: fall back to sizes
-        # said on stderr: without the case sets every `default` row loses its speedup target (session 25 read
-        # "1 of 1" for a 75-target default run under a python without numpy)
+        # said on stderr: without the case sets every `default` row loses its speedup target, and a default run
+        # would read as judged when it is not
         print(f"perf_table: oprt_core does not import ({exc}); case sets guessed from sizes: `large` for >= 2^26 "
               "elements (256 MiB as f32), no `default` speedup targets", file=sys.stderr)
         return {}
@@ -98,7 +104,7 @@ ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2}
 
 def pct_target(op: str, case: str, shape: tuple[int, ...], itemsize: int = 4) -> tuple[float | None, str]:
     """(minimum % of peak, why) for a row whose first input has ``shape`` elements of ``itemsize`` bytes, or
-    (None, '') where issue 6 sets none."""
+    (None, '') where no target applies."""
     nbytes = math.prod(shape) * itemsize if shape else 0
     axis_m = re.search(r"-axis(-?\d+|all)", case)
     axis = axis_m.group(1) if axis_m else None
@@ -267,6 +273,40 @@ def render(rows: list[dict], kernel: bool = False, nruns: int = 1) -> str:
     return "\n".join(out)
 
 
+def _short_target(tp: float | None, ts: float | None) -> str:
+    """A row's targets in short: "95%, 1.00x", "0.95x", or "-"."""
+    parts = ([f"{tp:.0f}%"] if tp is not None else []) + ([f"{ts:.2f}x"] if ts is not None else [])
+    return ", ".join(parts) or "-"
+
+
+def render_markdown(rows: list[dict]) -> str:
+    """One run's rows as docs/kernels.md shows them: kernel, GB/s, % of peak, speedup over the baseline, the target
+    in short and whether it is met; an op column only where the rows hold more than one op."""
+    many = len({r["op"] for r in rows}) > 1
+    baselines = sorted({r["baseline"] for r in rows if r["baseline"]})
+    base = "/".join(baselines) or "baseline"
+    head = ["op"] * many + ["case", "dtype", "kernel", "GB/s", "% of peak", f"speedup vs {base}", "target", "met"]
+    align = ["---"] * many + ["---", "---", "---", "---:", "---:", "---:", "---", "---"]
+    out = ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    for r in rows:
+        status = "" if r["status"] == "ok" else f" ({r['status']})"
+        cells = [r["op"]] * many + [
+            f"{r['case']}{status}",
+            r["dtype"],
+            r["kernel"].replace("|", "/") or "-",
+            _fmt(r["gbps"], ".0f"),
+            _fmt(r["pct"], ".1f"),
+            _fmt_speedup(r["speedup"]),
+            _short_target(r["tp"], r["ts"]),
+            r["met"],
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    judged = [r for r in rows if r["met"] != "-"]
+    out.append("")
+    out.append(f"{sum(r['met'] == 'yes' for r in judged)} of {len(judged)} rows with a target meet it.")
+    return "\n".join(out)
+
+
 def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
     """One line from the run.json beside ``csv_path`` (None when there is none or it does not parse)."""
     try:
@@ -312,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("bytes", "f32"),
         default="bytes",
         help="a tensor's size for the size-bound targets: its bytes in the row's dtype (default), or its elements x 4 "
-        "(sessions 1-22: a 16-bit tensor held to the target of the f32 tensor of its shape)",
+        "(a 16-bit tensor held to the target of the f32 tensor of its shape)",
     )
     ap.add_argument(
         "--kernel",
@@ -325,8 +365,29 @@ def main(argv: list[str] | None = None) -> int:
         help="several CSVs that sweep different cases (a sweep split by op group): a row is judged on the runs that "
         "have it instead of counting as missing from the others",
     )
+    ap.add_argument("--op", default="", help="only the rows of these ops (comma-separated, e.g. softmax)")
+    ap.add_argument(
+        "--format",
+        choices=("table", "markdown"),
+        default="table",
+        help="table: the judged table (default); markdown: docs/kernels.md's tables, every row, one table per CSV",
+    )
     args = ap.parse_args(argv)
-    per_run = [build_rows(p, args.backend, args.peak, args.all, args.size_rule) for p in args.csv]
+    ops = {o.strip() for o in args.op.split(",") if o.strip()}
+    if args.format == "markdown" and args.union:
+        ap.error("--union combines sweeps; --format markdown prints one table per CSV")
+    show_all = args.all or args.format == "markdown"
+    per_run = [
+        [r for r in build_rows(p, args.backend, args.peak, show_all, args.size_rule) if not ops or r["op"] in ops]
+        for p in args.csv
+    ]
+    if args.format == "markdown":
+        blocks = []
+        for p, rows in zip(args.csv, per_run):
+            line = provenance(p, args.backend, args.peak) or p
+            blocks.append(line + "\n\n" + (render_markdown(rows) if rows else f"no rows of backend {args.backend!r}"))
+        print("\n\n".join(blocks))
+        return 0
     rows = per_run[0] if len(per_run) == 1 else combine(per_run, args.union)
     if not rows:
         print(f"no rows of backend {args.backend!r} in {', '.join(args.csv)}", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""scripts/perf_table.py: rows judged against issue 6's targets, ties shown to three decimals."""
+"""scripts/perf_table.py: rows judged against the performance targets, ties shown to three decimals; the markdown
+format of docs/kernels.md."""
 
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ def test_provenance_line_from_run_json(tmp_path):
 
 
 def test_size_rule(tmp_path):
-    """A 16-bit tensor's size-bound targets go by its own bytes (the issue's "256 MiB and more"); --size-rule f32
-    holds it to the f32 tensor of its shape (sessions 1-22)."""
+    """A 16-bit tensor's size-bound targets go by its own bytes ("256 MiB and more"); --size-rule f32 holds it to the
+    f32 tensor of its shape."""
     row = {"op": "reduce_sum", "case": "8192x8192-axis0", "shape": "8192x8192", "backend": "nvidia", "status": "ok",
            "gbps": "3300", "pct_of_peak": "79.0", "baseline": "torch", "speedup": "1.29"}
     rows = [{**row, "dtype": "f32"}, {**row, "dtype": "f16"},
@@ -165,3 +166,60 @@ def test_union_of_sweeps_of_different_cases(tmp_path):
     failed = next(ln for key, ln in rows.items() if key[0] == "relu" and key[2] == "f16")
     assert "(failed)" in failed and failed.endswith("| no |")  # a failed row stays failed
     assert "1 of 3 rows with a target meet it (judged on the medians of up to 3 runs" in union
+
+
+def test_markdown_format_one_table_per_run(tmp_path):
+    """--format markdown --op OP: every row of that op (targeted or not) with its kernel and short target, one table
+    per CSV under its run.json line, nothing combined; other ops and backends left out."""
+    big = {"op": "copy", "case": "134217728", "shape": "134217728", "dtype": "f32", "backend": "nvidia",
+           "status": "ok", "baseline": "torch", "kernel": "ew_contig"}
+    large = [
+        {**big, "gbps": "4212", "pct_of_peak": "101.5", "speedup": "1.011"},
+        {**big, "dtype": "f16", "gbps": "4138", "pct_of_peak": "99.7", "speedup": "0.99981"},
+        {**big, "op": "relu", "gbps": "4200", "pct_of_peak": "101.0", "speedup": "1.002"},  # another op: left out
+        {**big, "backend": "torch", "speedup": "1.0"},  # another backend: left out
+    ]
+    small = [{**big, "case": "1000", "shape": "1000", "gbps": "10", "pct_of_peak": "0.3", "speedup": "0.5",
+              "kernel": "cudaMemcpyAsync"},  # no case set known for 1000: no target, still listed
+             {**big, "case": "4096x4096-transposed", "shape": "4096x4096", "gbps": "3500", "pct_of_peak": "84.0",
+              "speedup": "3.2", "kernel": "ew_transpose", "status": "failed"}]
+    fields = FIELDS + ["kernel"]
+    paths = []
+    for name, rows, cases in (("small", small, "default"), ("large", large, "large")):
+        (tmp_path / name).mkdir()
+        with open(tmp_path / name / "results.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=fields)
+            w.writeheader()
+            w.writerows(rows)
+        (tmp_path / name / "run.json").write_text(json.dumps({
+            "git": {"commit": "4855fc756bda324537abfc33c563290e0b21e624"}, "started_utc": "2026-12-04T04:39:55+00:00",
+            "options": {"cases": cases, "flush": "dirty"},
+            "backends": {"nvidia": {"device": "NVIDIA H200", "peak": {"gbps": 4169.0, "source": "measured"}}}}))
+        paths.append(str(tmp_path / name / "results.csv"))
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--format", "markdown", "--op", "copy", *paths],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    blocks = out.split("NVIDIA H200, ")
+    assert len(blocks) == 3 and blocks[0] == ""  # one table per CSV, each under its run's line
+    assert blocks[1].startswith("2026-12-04 04:39 UTC, commit 4855fc7, cases default, flush dirty")
+    assert "cases large" in blocks[2].splitlines()[0]
+    header = "| case | dtype | kernel | GB/s | % of peak | speedup vs torch | target | met |"
+    assert out.count(header) == 2  # one op: no op column
+    rows = [ln for ln in out.splitlines() if ln.startswith("| ") and not ln.startswith(("| case", "| ---"))]
+    assert len(rows) == 4  # relu and torch rows left out
+    assert "| 1000 | f32 | cudaMemcpyAsync | 10 | 0.3 | 0.500 | - | - |" in rows
+    assert "| 4096x4096-transposed (failed) | f32 | ew_transpose |" in rows[1]
+    assert rows[1].endswith("| 80%, 0.95x | no |")  # a default case, failed: not met
+    assert rows[2] == "| 134217728 | f32 | ew_contig | 4212 | 101.5 | 1.011 | 95%, 1.00x | yes |"
+    assert rows[3].endswith("| 0.9998 | 95%, 1.00x | no |")
+    assert blocks[1].rstrip().endswith("0 of 1 rows with a target meet it.")
+    assert blocks[2].rstrip().endswith("1 of 2 rows with a target meet it.")
+    # without --op: an op column, relu's row back
+    both = subprocess.run([sys.executable, str(SCRIPT), "--format", "markdown", paths[1]], capture_output=True,
+                          text=True, timeout=120).stdout
+    assert "| op | case | dtype | kernel |" in both and "| relu | 134217728 | f32 | ew_contig |" in both
+    # markdown prints each CSV alone: --union (which combines) is refused
+    refused = subprocess.run([sys.executable, str(SCRIPT), "--format", "markdown", "--union", *paths],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--union" in refused.stderr
