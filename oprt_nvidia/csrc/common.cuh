@@ -78,8 +78,8 @@ inline unsigned grid_for(int64_t work_items, int threads, int waves = 1) {
 }
 
 // Blocks for all the work at once (the kernels still grid-stride past 2^31 - 1 blocks). On the H200 a
-// grid of every block beat one capped at a wave of resident blocks by 5-10% in every kernel tried
-// (scripts/tune/tune.cu, results/h200/tune/): the hardware block scheduler balances SMs better than a
+// grid of every block beat one capped at a wave of resident blocks by 5-10% in every kernel tried (the
+// tune harness): the hardware block scheduler balances SMs better than a
 // grid-stride loop, and a finished block's slot is refilled at once instead of idling to the end.
 inline unsigned grid_all(int64_t work_items, int threads) {
     constexpr int64_t kMaxGrid = 0x7fffffff;
@@ -90,8 +90,8 @@ inline unsigned grid_all(int64_t work_items, int threads) {
 // ---- programmatic dependent launch (sm_90): a second pass scheduled before the first one ends -----------
 // The finishing kernels of split reductions read what the first kernel wrote to the workspace. Launched by
 // launch_dependent, their blocks are scheduled as soon as every block of the first kernel has started (the
-// first kernel calls allow_dependent_grid() first thing: the rows kernel split or not, session 11 having measured
-// the unsplit 16384^2 f16 rows ~4% faster with the trigger; the columns kernel when split) and wait inside the
+// first kernel calls allow_dependent_grid() first thing: the rows kernel split or not, the unsplit 16384^2 f16 rows
+// reading ~4% faster with the trigger; the columns kernel when split) and wait inside the
 // GPU (wait_for_prerequisite_grid(): the first kernel complete and its writes visible) instead of the launch
 // beginning after the first kernel ends.
 // Elsewhere (no cluster launch, i.e. before Hopper) a plain launch in stream order; both device calls are
@@ -133,10 +133,9 @@ __device__ __forceinline__ float to_f(__nv_bfloat16 v) {
     return __uint_as_float((unsigned)__bfloat16_as_ushort(v) << 16);
 }
 
-// The f32 values of a pack's elements. bf16 (session 16): each 32-bit word holds two, the low one shifted up and
-// the high one masked in place, one integer op an element; element by element (to_f) left the compiler
-// extracting each half first, and the bf16 1-D column kernel read 16384^2 at 93.5% of the copy peak against
-// 95.1% in f16 (results/h200/bench-large-reduce_sum-s16).
+// The f32 values of a pack's elements. bf16: each 32-bit word holds two, the low one shifted up and the high one
+// masked in place, one integer op an element; element by element (to_f) the compiler extracted each half first,
+// and the bf16 1-D column kernel read 16384^2 ~1.6 points of the copy peak below f16.
 template <typename T> __device__ __forceinline__ void pack_to_f(const Pack<T> &p, float (&f)[Pack<T>::N]) {
 #pragma unroll
     for (int e = 0; e < Pack<T>::N; ++e) f[e] = to_f(p.v[e]);
@@ -156,12 +155,12 @@ template <> __device__ __forceinline__ float from_f<float>(float v) { return v; 
 template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-// (session 24) A warp's 16-bit packs summed on the tensor cores: one mma.m16n8k16 (f32 accumulation) with each
+// A warp's 16-bit packs summed on the tensor cores: one mma.m16n8k16 (f32 accumulation) with each
 // thread's pack as its A fragment, B all ones and C = 0, so D[m][n] = A[m][0] + ... + A[m][15] for every n (16
 // products, exact: x * 1). A thread's d0 and d2 are D's rows g and g + 8 (g = lane / 4), each held by 4 threads,
 // so d0 + d2 added over the warp's 32 threads is 4 x the sum of every element of the warp's 32 packs: the caller
 // adds the returned values across the warp and multiplies by kWarpPackSumScale (0.25, exact). One instruction and an
-// add where the conversions and adds take 16 (reduce.cu's 16-bit trips kernel; tune-s24-4.log). Every thread of the
+// add where the conversions and adds take 16 (reduce.cu's 16-bit trips kernel). Every thread of the
 // warp must call it together (mma.sync). Without the tensor-core instruction (< sm_80): the thread's own pack sum,
 // and kWarpPackSumScale 1 (a 4 x there could overflow a bf16 sum that is finite).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800

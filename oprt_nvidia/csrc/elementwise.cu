@@ -25,10 +25,8 @@ struct EwDesc {
 };
 
 // Contiguous copies of up to this many bytes go to the driver's device-to-device copy (cudaMemcpyAsync, what
-// torch's copy_ of contiguous tensors calls): session 19 measured it ahead of the library's copy kernel below
-// 64 MiB and level at 64-256 MiB, behind at 512 MiB (results/h200/tune/tune-s19-4.log, % of cudaMemcpy at 512 MiB,
-// three runs, 16-bit elements: 2 MiB 19.5-19.7 against 19.0-19.1, 4 MiB 32.8-33.0 / 32.2, 16 MiB 64.0-64.5 /
-// 63.5, 32 MiB 78.6-79.1 / 78.4-78.6, 64 MiB 89.9-90.0 / 89.6-90.2, 512 MiB 100.1-100.2 / 101.3-101.5).
+// torch's copy_ of contiguous tensors calls): on the H200 it is ahead of the library's copy kernel below 64 MiB,
+// level at 64-256 MiB and behind at 512 MiB (results/h200/tune/copy-driver-vs-kernel.log).
 // OPRT_NVIDIA_COPY=kernel (read when the descriptor is created) keeps the kernel at every size (tests).
 constexpr size_t kDriverCopyMaxBytes = (size_t)64 << 20;
 

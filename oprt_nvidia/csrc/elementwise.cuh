@@ -16,9 +16,9 @@
 
 namespace oprt_nv {
 
-// Packs per thread on the contiguous path. Measured on the H200 (results/h200/tune/tune-1.log, 512 MiB
-// f32): 1 pack per thread and a block per 256 packs reached 101% of cudaMemcpy for copy and 103.5%
-// for vector_add; 4 packs per thread 96% / 102%; a one-wave grid-stride grid 91% / 97%.
+// Packs per thread on the contiguous path: 1 pack a thread and a block per 256 packs, the best shape measured on the
+// H200 (101% of cudaMemcpy for a 512 MiB f32 copy; more packs a thread, or a one-wave grid-stride grid, read less:
+// results/h200/tune/elementwise-variants.log).
 constexpr int kUnroll = 1;
 
 // Ops take (a, b); unary ops ignore b.
@@ -50,7 +50,7 @@ __device__ __forceinline__ Pack<T> apply_pack(const Op &op, const Pack<T> &a, co
 // One tile per block (grid-stride over tiles only when there are more tiles than a grid may have):
 // a block of kBlock threads moves kUnroll packs per thread, the kUnroll (x NIn) 16-byte loads issued
 // before the first store; the hardware block scheduler balances the SMs. Loads are plain __ldg: the
-// L1::no_allocate / L2::256B prefetch hints cost 5-9% of bandwidth here (tune-1.log). Pack index =
+// L1::no_allocate / L2::256B prefetch hints cost 5-9% of bandwidth here. Pack index =
 // tile * kTilePacks + u * kBlock + threadIdx.x: every load and store instruction of a warp covers 512
 // contiguous bytes. No division anywhere.
 constexpr int kTilePacks = kBlock * kUnroll;
@@ -137,11 +137,10 @@ struct TransposeArgs {
 constexpr int kTransposeRows = 8;  // blockDim = (kWarp, kTransposeRows)
 constexpr int kTransposeTile = 64;
 // 16-bit pairs on large views: tiles of 128 along r (two 128-byte loads a row, as f32's 64), 64 along c: 16 KB a
-// block where 64 x 64 pairs tiles move 8 KB (6 resident blocks, the register cap, kept half the f32 kernel's bytes in
-// flight an SM). Taken where the 128 x 64 tiles still make >= kTransposeWidePairsWaves waves of 6 blocks an SM: the
-// H200 (tune-s17-7.log, three runs each) 8192^2 f16 89.1-89.6% of cudaMemcpy against 88.4-88.6% (10 waves), oprt-bench
-// 16384^2 16-bit 95.8-96.0% against 91.6-91.8% in session 14 (41 waves); 4096^2 f16 (2.6 waves) 66.3-66.7% against
-// 71.3-71.6%, so small views keep 64 x 64.
+// block where 64 x 64 pairs tiles move 8 KB (6 resident blocks, the register cap, would keep half the f32 kernel's
+// bytes in flight an SM). Taken where the 128 x 64 tiles still make >= kTransposeWidePairsWaves waves of 6 blocks an
+// SM (16384^2 16-bit: ~96% of cudaMemcpy on the H200); below that (4096^2 f16, 2.6 waves) 64 x 64 reads faster
+// (results/h200/tune/transpose-pairs-tiles.log).
 constexpr int kTransposeTileRPairs = 128;
 constexpr int kTransposePairsBlocksPerSm = 6;  // the pairs kernel's __launch_bounds__ minimum
 constexpr int64_t kTransposeWidePairsWaves = 8;
@@ -151,10 +150,10 @@ constexpr int64_t kTransposeWidePairsWaves = 8;
 // division per tile. Interior tiles skip the bounds checks (a block-uniform branch).
 // kPairs (2-byte elements; R, C, both cross strides and every batch stride even, both pointers 4-byte
 // aligned): each thread moves element pairs, a 4-byte load along r and a 4-byte store along c, so a warp
-// instruction covers 128 bytes instead of 64. Measured on the H200 (8192^2 f16, results/h200/tune/
-// tune-3.log): a pairs kernel of this shape 85.2% of cudaMemcpy against 56.6% element by element.
+// instruction covers 128 bytes instead of 64 (on the H200, 8192^2 f16: 85% of cudaMemcpy against 57% element by
+// element).
 // kTileR x kTileC: the tile's extents along x's unit-stride dim r and out's c (64 x 64; 16-bit pairs on large views
-// 128 x 64 since session 17, so that a block moves 16 KB as the f32 kernel does: kTransposeTileRPairs).
+// 128 x 64, so that a block moves 16 KB as the f32 kernel does: kTransposeTileRPairs).
 template <typename T, int kTileR, int kTileC, bool kPairs, typename Op>
 __global__ void __launch_bounds__(kWarp * kTransposeRows, kPairs ? kTransposePairsBlocksPerSm : 0)
 ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs args, Op op) {

@@ -36,8 +36,8 @@ struct RowsArgs {
 // Partial sum of n elements p[0], p[stride], ... over lanes lane, lane + nlanes, ...; kUnroll packs in
 // flight per thread (8: 128 bytes), fewer where a row has fewer than 8 packs per lane (launch_reduce).
 // kLdg: full trips load through plain __ldg instead of load_pack_stream's L2::256B prefetch hint: for the chunks
-// of split rows (axis=all). H200, 2^27 f32 (tune-s7-4.log): the same kernel 97.4% of cudaMemcpy with __ldg,
-// 91.1% with the hint; whole rows (16384^2 axis -1) keep the hint (97.8-98.3% in oprt-bench).
+// of split rows (axis=all: on the H200, 2^27 f32, ~6 points of cudaMemcpy faster than with the hint); whole rows
+// keep the hint.
 template <typename T, bool kVec, int kUnroll, bool kLdg = false>
 __device__ __forceinline__ float row_partial(const T *p, int64_t n, int64_t stride, int lane, int nlanes) {
     constexpr int V = Pack<T>::N;
@@ -91,8 +91,8 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
     // the finishing kernel of split rows (launch_dependent) may be scheduled now; it waits for this grid. Also
     // when unsplit (a caller's own programmatic launch after it is released early and must, as any programmatic
-    // dependent, griddepcontrol.wait before reading): session 11 measured 16384^2 f16 over the last axis at
-    // 98.6% with the trigger here and 94.3% with it only when split (0c044c3; scripts/gpu-call-s11-6.sh).
+    // dependent, griddepcontrol.wait before reading): 16384^2 f16 over the last axis reads ~4 points of cudaMemcpy
+    // faster with the trigger here than with it only when split.
     allow_dependent_grid();
     const int64_t items = a.rows * a.splits;
     const int lanes = kWarpItems ? kWarp : blockDim.x;
@@ -126,22 +126,17 @@ reduce_rows_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restr
 
 // Rows of whole trips (kBlock threads x kTripUnroll packs: 8192 f32) from 16-byte aligned starts, unsplit: a block
 // per row (grid = rows), no head, tail or partial trip, no early dependent trigger. Its registers (92 with CUDA 13's
-// ptxas; more than 85 is what counts) leave two blocks an SM where the general kernel's 80 leave three: the port of
-// tune.cu's block-per-row red_rows_kernel<256, 8, 1> (session 1). H200, 8192^2 f32 over the last axis after the
-// bench's flush: tune's kernel 66.8-67.4 us (95.3-96.5% of cudaMemcpy; tune-s16-6/7.log, tune-s17-1.log) against the
-// general kernel's 68.4-69.6 us (92.0-94.2%); oprt-bench 95.1-96.2% against 93.1% (session 17). Not taken: persistent
-// grids that keep the next trip's loads in flight through the block reduction, 86.7-91.0% (tune-s17-1.log: the
-// hardware's block order keeps the rows read at once together); capping the general kernel at two blocks an SM with
-// dynamic shared memory (session 16: 92.2% in the bench).
+// ptxas; more than 85 is what counts) leave two blocks an SM where the general kernel's 80 leave three. On the H200,
+// 8192^2 f32 over the last axis after the bench's flush, it reads ~95% of cudaMemcpy against the general kernel's
+// ~93%. Persistent grids that keep the next trip's loads in flight through the block reduction read less (the
+// hardware's block order keeps the rows read at once together), and so does the general kernel capped at two blocks
+// an SM (docs/kernels.md).
 //
-// Session 24: 16-bit rows of one trip of kBlock x kTrip16Unroll packs (8192 elements) take it too, each pack summed
-// across the warp on the tensor cores (warp_pack_sum: one mma and an add where the conversions and adds take 16; a
-// trip is whole for every lane, so the warp calls it together). H200 after the bench's flush, 16384 x 8192 over the
-// last axis: this kernel 95.5-96.0% (f16) / 95.7-95.8% (bf16) of cudaMemcpy in tune, where tune's own one-trip kernels
-// of this shape read 89.2-92.6% with or without the mma (tune-s24-4.log, one run); oprt-bench 95.9 / 95.3% against
-// 88.7 / 88.9% with the mma in the general kernel (call 2, which gained nothing there) and 88.2-90.7% before. 8192^2
-// 16-bit: 89.4-89.5% against 80.5-83.1%. Longer 16-bit rows (16384^2: 97-98% in the general kernel) were not
-// measured here and keep the general kernel.
+// 16-bit rows of one trip of kBlock x kTrip16Unroll packs (8192 elements) take it too, each pack summed across the
+// warp on the tensor cores (warp_pack_sum: one mma and an add where the conversions and adds take 16; a trip is whole
+// for every lane, so the warp calls it together): 16384 x 8192 16-bit over the last axis ~95% of cudaMemcpy against
+// ~89% in the general kernel (which gains nothing from the mma). Longer 16-bit rows keep the general kernel (16384^2:
+// 97-98% there).
 constexpr int kTripUnroll = 8;
 constexpr int kTrip16Unroll = 4;
 template <typename T> __host__ __device__ constexpr int trip_unroll() {
@@ -218,45 +213,37 @@ constexpr int64_t kWarpRowMax = 4096;
 constexpr int64_t kTripElems = 16384;  // a multiple of one block trip of row_partial in every dtype
 // A split chunk holds at least this many elements (rows) / rows of threads (cols).
 constexpr int64_t kMinChunk = 16384;
-// 128 rows per thread row: chunks of 1024 rows for 8-row blocks. H200 (tune-5.log, f32 axis 0): chunks of
-// 1024 rows 87.4% (8192^2) / 91.8% (8192x16384) of cudaMemcpy; the library's 128-row chunks (16) 77% / 85%.
+// 128 rows per thread row: chunks of 1024 rows for 8-row blocks (H200, 8192^2 f32 axis 0: 87% of cudaMemcpy, where
+// chunks of 128 rows read 77%).
 constexpr int64_t kMinColChunkPerThreadRow = 128;
 // Rows of at least this many 16-byte packs (16384 f32, 32768 f16) get 1-D blocks (a block across kBlock
-// packs of a row) in chunks of at least kMinColChunkRow rows. H200, 16384^2 f32 axis 0 (tune-s6-7-
-// reduce16k.log): 1-D blocks in 512-row chunks 100.4% of cudaMemcpy (256: 99.8%, 1024: 100.0%), the 32 x 8
-// blocks 94.4-96.9%. Narrower rows keep 32 x 8 blocks: at 8192 f32 columns 1-D blocks were behind (83.2%
-// against 87.3%, tune-s5-3.log: too few tiles to fill the GPU without short chunks).
+// packs of a row) in chunks of at least kMinColChunkRow rows (H200, 16384^2 f32 axis 0: 1-D blocks in 512-row
+// chunks ~100% of cudaMemcpy, 32 x 8 blocks 94-97%). Narrower rows keep 32 x 8 blocks: at 8192 f32 columns 1-D
+// blocks are behind (too few tiles to fill the GPU without short chunks).
 constexpr int64_t kColRowPacks = 4096;
 constexpr int64_t kMinColChunkRow = 512;
 // Rows of at least kColWidePacks packs (32 KB: 8192 f32 / 16384 f16 columns) take 1-D blocks at about two an
 // SM when that still gives every block chunks of >= kMinColChunkRow rows (>= 2 MB): splits = the largest
-// power of two <= 2 x SMs / column tiles. H200 (tune-s9-4-cols1d.log, three runs): 16384^2 f16 axis 0 in
-// 256 blocks of 512 rows 95.2-95.5% of cudaMemcpy against 91.2-91.9% (32 x 8 blocks, 1024 chunks of 1024
-// rows); 16384^2 f32 in 256 blocks of 1024 rows 104.0-104.2% against 101.4-101.8% (512 blocks of 512 rows);
-// 344 blocks (f16, 384 rows) 90.8-91.3%, 128 blocks 92.2-92.5%. Smaller tensors keep the rules above
-// (8192^2 f32 in 1-D blocks of 256 rows: 84.1% against 86.7%, tune-s9-3-cols.log).
-// Session 16: those 1-D blocks now run at about one an SM (half the splits) with kColWideUnroll rows in flight a
-// thread instead of 8: the same bytes in flight an SM, half the partial sums for the finishing kernel. H200,
-// 16384^2 f16 (tune-s16-2.log): 128 blocks of 1024 rows x 16 rows in flight 134.8-135.2 us (95.1 / 94.8% of
-// cudaMemcpy) against 137.3 us (93.3%); ncu: kernel 122.8 us + finishing kernel 3.6 us against 124.2-126.3 + 4.8.
+// power of two <= 2 x SMs / column tiles (H200, 16384^2 f16 axis 0: ~95% of cudaMemcpy against ~91.5% in 32 x 8
+// blocks; results/h200/tune/reduce-axis0-wide-blocks.log). Smaller tensors keep the rules above.
+// Those 1-D blocks then run at about one an SM (half the splits) with kColWideUnroll rows in flight a thread instead
+// of 8: the same bytes in flight an SM, half the partial sums for the finishing kernel (16384^2 f16: ~2 points of
+// cudaMemcpy faster).
 constexpr int64_t kColWidePacks = 2048;
 constexpr int kColWideUnroll = 16;
-// Session 23: column reductions of >= kBandMinBytes that the 1-D blocks above do not take read in band-ordered
-// tiles (reduce_cols_band_kernel: a block 16 x 16 threads over 128 rows x 16 packs, 8 rows in flight a thread, tile
-// fastest, then reduce_cols_band_finish_kernel). H200 after the bench's flush (tune-s23-1.log, two runs, % of
-// cudaMemcpy): 8192^2 f32 axis 0 88.9-89.0% against the 32 x 8 column kernel's 87.9%, 16384 x 8192 f16 88.3-88.4%
-// against 84.3-84.4%, 8192^2 f16 80.4-80.6% against 79.1-79.6%; on 16384^2 (the 1-D blocks) it lost (94.5-94.6 against
-// 97.3-97.5% f16, 98.4-98.6 against 104.4% f32). Only rows of 1024-4095 packs were measured (8192 columns in every
-// dtype; the 32 x 8 blocks' range below kColRowPacks): smaller tensors and narrower or wider rows keep the kernels above.
+// Column reductions of >= kBandMinBytes that the 1-D blocks above do not take read in band-ordered tiles
+// (reduce_cols_band_kernel: a block 16 x 16 threads over 128 rows x 16 packs, 8 rows in flight a thread, tile
+// fastest, then reduce_cols_band_finish_kernel): on the H200 after the bench's flush 16384 x 8192 f16 axis 0 ~88% of
+// cudaMemcpy against ~84% in the 32 x 8 column kernel (results/h200/tune/reduce-axis0-band.log); on 16384^2 they lose
+// to the 1-D blocks. Only rows of 1024-4095 packs were measured (8192 columns in every dtype; the 32 x 8 blocks' range
+// below kColRowPacks): smaller tensors and narrower or wider rows keep the kernels above.
 constexpr int64_t kBandMinBytes = 128ll << 20;
 constexpr int64_t kBandMinPacks = 1024;
 constexpr int kBandBX = 16, kBandBY = 16, kBandU = 8;
-// Session 31: the band kernel runs at most kBandMaxPerSm blocks an SM (128 KB of loads in flight an SM), capped by an
-// untouched dynamic shared memory request (band_cap_smem); by its registers it fits 6 (f32) / 5 (16-bit). H200 after the
-// bench's flush (tune-s31-1.log, three runs, % of cudaMemcpy): 16384 x 8192 f16 axis 0 88.2-88.4% -> 89.2-89.3%, 8192^2
-// f32 89.0-89.1% -> 89.4-89.8%; 3 an SM read the same, 2 lose 3-10 points. Through the library, between tune's direct
-// launches (tune-s31-4.log): 16-bit 89.0-89.3% against the uncapped kernel's 88.4-88.5%; f32 within the noise (89.2-89.6
-// against 89.0-89.7). The output's bits do not change (the same kernel and summation order).
+// The band kernel runs at most kBandMaxPerSm blocks an SM (128 KB of loads in flight an SM), capped by an untouched
+// dynamic shared memory request (band_cap_smem); by its registers it fits 6 (f32) / 5 (16-bit). On the H200 the cap
+// gains ~1 point of cudaMemcpy on 16-bit (16384 x 8192 axis 0), f32 is within the noise; 3 an SM read the same, 2
+// lose 3-10 points (results/h200/tune/reduce-axis0-band-cap.log). The output's bits do not change.
 constexpr int kBandMaxPerSm = 4;
 
 }  // namespace
@@ -358,7 +345,7 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
 
 // The dynamic shared memory (never touched) that leaves at most kBandMaxPerSm band blocks an SM: kBandMaxPerSm + 1
 // blocks with it, their static arrays and the runtime's 1 KB a block overfill the SM (on the H200 by 3 bytes: 5 x 46695
-// against 233472; ncu-s31-3-*.log shows the limit of 4). 0 (no cap) where the SM's shared memory is unknown or the
+// against 233472; ncu shows the limit of 4). 0 (no cap) where the SM's shared memory is unknown or the
 // block's dynamic and static shared memory together would pass the 48 KB a launch may ask without opting in. The
 // plan's limits: a descriptor planned without a GPU takes the H200's.
 template <typename T> size_t band_cap_smem(const DeviceLimits &lim) {
@@ -470,8 +457,8 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
             else OPRT_ROWS(false, true, false, 8);
         } else if (vec) {
             // packs in flight per thread: 8, or what one trip of a chunk needs (a 8192-wide f16 row is 1024
-            // packs, 4 per thread of a block: 8 would spend half its loads past the end; H200, tune-3.log:
-            // 4 packs 77.6% of cudaMemcpy where the 8-pack library kernel made 57.7%)
+            // packs, 4 per thread of a block: 8 would spend half its loads past the end; on the H200 4 packs read
+            // ~20 points of cudaMemcpy faster)
             const int64_t per_lane = ceil_div(a.chunk, (int64_t)Pack<T>::N) / (d.warp_items ? kWarp : kBlock);
             const int u = per_lane >= 8 ? 8 : per_lane >= 4 ? 4 : per_lane >= 2 ? 2 : 1;
 #define OPRT_ROWS_U(WARP)                          \

@@ -1,7 +1,7 @@
 // reduce_cols.cuh: reduce_sum over a leading axis (the "cols" path of reduce.cu): threads across the kept
 // unit-stride dim, rows of the reduced dim in flight, partial sums combined in shared memory, the reduced
 // dim split across blocks through the workspace (and a finishing kernel) when the column tiles are few.
-// A header so that scripts/tune/tune.cu can time the library's kernel in block shapes and chunkings the
+// A header so that the tune harness (scripts/tune/) can time the library's kernel in block shapes and chunkings the
 // library does not pick (as it does the softmax kernels); reduce.cu plans and launches it.
 #pragma once
 
@@ -11,8 +11,8 @@
 
 namespace oprt_nv {
 
-// Blocks of 256 per SM the register budget must allow. 3 (<= 85 registers) with a one-wave grid gave
-// 88% of cudaMemcpy on 8192x8192 f32 axis -1; 1 with a block per row 95.5% (results/h200/tune/tune-1.log).
+// Blocks of 256 per SM the register budget must allow: 1 (a block per row read 8192x8192 f32 over axis -1 at ~95%
+// of cudaMemcpy on the H200, where 3 blocks, <= 85 registers, in a one-wave grid read 88%).
 constexpr int kReduceMinBlocks = 1;
 
 struct ColsArgs {
@@ -21,8 +21,8 @@ struct ColsArgs {
     Indexer<2> outer_idx;  // outer -> x offset (0), out offset (1)
 };
 
-// acc[e] += element e of v, in f32. bf16 through pack_to_f (common.cuh: a 32-bit word at a time; session 16), f32
-// and f16 element by element (their kernels' code as before that change).
+// acc[e] += element e of v, in f32. bf16 through pack_to_f (common.cuh: a 32-bit word at a time), f32 and f16
+// element by element.
 template <typename T> __device__ __forceinline__ void add_pack(float (&acc)[Pack<T>::N], const Pack<T> &v) {
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
         float f[Pack<T>::N];
@@ -36,13 +36,12 @@ template <typename T> __device__ __forceinline__ void add_pack(float (&acc)[Pack
 }
 
 // kRow: 1-D blocks (blockDim.y == 1: a block's threads across kBlock packs of one row, kUnroll rows in
-// flight per thread) with plain __ldg loads, the configuration tune.cu measured on wide rows
-// (red_cols1d_kernel, results/h200/tune/tune-s6-7-reduce16k.log).
-// kEvictFirst: the full trips load with an L2 evict_first policy instead (data read once). tune.cu only: on the
-// H200 it gained nothing after the bench's memset flush and lost 3-5% with 1-D blocks (session 15, tune-s15-1.log).
+// flight per thread) with plain __ldg loads, the best configuration measured on wide rows.
+// kEvictFirst: the full trips load with an L2 evict_first policy instead (data read once). Tune harness only: on the
+// H200 it gained nothing after the bench's memset flush and lost 3-5% with 1-D blocks.
 // kInterleave: split s sums rows s, s + splits, s + 2 splits, ... instead of the chunk [s * chunk, (s + 1) * chunk),
 // so that all blocks read one band of neighbouring rows at a time (one sweep of DRAM) instead of splits separate
-// streams; the workspace layout is the same (session 16). kUnroll: rows in flight a thread.
+// streams; the workspace layout is the same. Tune harness only (no gain). kUnroll: rows in flight a thread.
 template <typename T, bool kVec, bool kRow = false, bool kEvictFirst = false, bool kInterleave = false, int kUnroll = 8>
 __global__ void __launch_bounds__(kBlock, kReduceMinBlocks)
 reduce_cols_kernel(T *__restrict__ out, float *__restrict__ ws, const T *__restrict__ x, ColsArgs a) {
@@ -153,9 +152,9 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
 }
 
 
-// ---- session 23: band-ordered column tiles (tune.cu's "reduce band s23"; reduce.cu, kBandMinBytes) --------------
+// ---- band-ordered column tiles (reduce.cu, kBandMinBytes) -------------------------------------------------------
 // The rows kernel's 95-96% after the bench's flush belongs to many short blocks that each end their own reduction
-// in the hardware's block order (session 18). This is that shape over a leading axis: a block (BX x BY threads)
+// in the hardware's block order. This is that shape over a leading axis: a block (BX x BY threads)
 // reads one tile of BY * U * K rows x BX packs, U rows in flight a thread, K trips, leaves the tile's column sums
 // in ws, and exits. Blocks are numbered tile fastest, so the blocks resident at any moment read one band of
 // neighbouring rows across the whole width (one sweep of DRAM in row order, as the rows kernel does).
@@ -163,7 +162,7 @@ reduce_cols_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Col
 // ColsArgs: tiles = ceil(inner / (BX * V)), chunk = BY * U * K rows, splits = ceil(n / chunk); ws holds
 // splits x outer x inner floats (the layout of reduce_cols_kernel's). Needs 16-byte packs (inner % V == 0,
 // 16-byte aligned rows).
-// kKeepWs (session 31, tune.cu's "reduce band keep s31"; tune only, no gain): the partial sums are stored with an L2
+// kKeepWs (tune harness only, no gain): the partial sums are stored with an L2
 // evict_last policy, meant to keep the streamed input from pushing them out to DRAM before the finishing kernel reads
 // them. Its f32 build takes more registers: 5 blocks an SM instead of 6.
 // The kernel's static shared memory: a padded row of BX packs' columns for each of the BY thread rows.

@@ -222,12 +222,10 @@ __global__ void memset16_kernel(uint4 *__restrict__ p, uint4 v, size_t n) {
 }  // namespace
 
 // Enqueued on the legacy default stream, as cudaMemset on device memory is (it does not wait for the host either).
-// Since session 19 the 16-byte-aligned part is written by a kernel of 16-byte stores, the rest by cudaMemsetAsync:
-// as oprt-bench's cold flush (2 x L2) the driver's memset (cudaMemset or cudaMemsetAsync alike) made the op timed
-// after it read ~0.1-0.2 us slower than after torch's zero_ or fill_ (kernels), for either backend's op
-// (scripts/timing_compare.py; results/h200/tune/timing-compare-s19-{9,10}.log: a 2 MiB copy 4.96-4.99 us against
-// 4.86-4.90, 32 MiB 20.51 against 20.29-20.34; with this kernel, timing-compare-s19-11.log: 4.83 and 20.32 us); the
-// mechanism was not found.
+// The 16-byte-aligned part is written by a kernel of 16-byte stores, the rest by cudaMemsetAsync: as oprt-bench's
+// cold flush (2 x L2) the driver's memset (cudaMemset or cudaMemsetAsync alike) made the op timed after it read
+// ~0.1-0.2 us slower than after torch's zero_ or fill_ (kernels), for either backend's op (scripts/timing_compare.py);
+// after this kernel the op reads as after torch's. The mechanism is not known.
 oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
     if (bytes == 0) return OPRT_STATUS_SUCCESS;
     OPRT_CHECK_NOT_NULL(ptr);

@@ -39,9 +39,8 @@ struct RowsArgs {
 };
 
 constexpr int kWarpRowMax = 1024;
-// Block rows: 512 threads and 2 blocks per SM (64 registers a thread), up to 32 values a thread. Measured
-// on the H200 (results/h200/tune/tune-1.log, f32): 32768x4096 99% of cudaMemcpy, 8192x16384 98%, where
-// 1024 threads x 16 values reached 81%.
+// Block rows: 512 threads and 2 blocks per SM (64 registers a thread), up to 32 values a thread (on the H200, f32
+// 32768x4096: 99% of cudaMemcpy, where 1024 threads x 16 values reached 81%).
 constexpr int kBlockRowThreads = 512;
 constexpr int kBlockRowMinBlocks = 2;
 constexpr int kRegsRowMax = 16384;  // kBlockRowThreads * kMaxValues
@@ -134,7 +133,7 @@ template <int kGroup, typename Op> __device__ __forceinline__ float group_reduce
 // Resident blocks of kBlock a group kernel must allow: these rows are short, so each thread has only its
 // slots' bytes in flight and occupancy is what hides the latency. Without a bound the 1-slot f32 kernel
 // took 42 registers (5 blocks an SM) and softmax 524288x128 reached 75% of cudaMemcpy, where a
-// 30-register version of the same kernel reached 99.6% (results/h200/tune/tune-1.log).
+// 30-register version of the same kernel reached 99.6% (H200).
 template <typename T, bool kVec, int kSlots> constexpr int group_min_blocks() {
     return kSlots * (kVec ? Pack<T>::N : 1) <= 8 ? 8 : kSlots * (kVec ? Pack<T>::N : 1) <= 16 ? 4 : 1;
 }
@@ -391,21 +390,16 @@ struct oprt_softmax_descriptor {
 
 namespace {
 
-// f32 columns over axes of more than 8 x 1024 rows: the on-chip kernel without clusters (launch_cols_group,
-// session 10). H200, 16384 x 8192 (tune-s10-3-poll.log, % of cudaMemcpy): 75.7-76.7% against 69.9% for the
-// clusters of 16; 4096-row axes (clusters of 4) no better (75.1 / 75.0%; 4096 x 4096 54.8 / 62.0%), 16-bit
-// no better (f16 16384 x 8192 62.7-64.3% / 64.5%): those keep their clusters. The workspace is sized from the
-// shape alone (0 where the kernel cannot take it); whether it runs also depends on the pointers.
-// Session 12: the clusters with pushed pairs (kXPush) beat it (launch_cols_fast below); it remains the f32
-// fallback where the cluster does not launch, and the workspace is still sized for it.
-// Session 11: the merges after the block barrier as shuffle trees with __expf (cols_merge_stats kMerge 2;
-// tune-s11-{1,2,2b}*.log, % of cudaMemcpy, 16384 x 8192): f32 without clusters 78.2-78.7% against 76.8-77.3%,
-// f16 in clusters of 16 66.6-67.2% against 64.7-65.7%, f32 1000 x 134208 83.4% against 83.1%.
+// f32 columns over axes of more than 8 x 1024 rows: the on-chip kernel without clusters (launch_cols_group), the
+// f32 fallback where the pushed clusters (launch_cols_fast below, faster) do not launch; shorter axes and 16-bit
+// gain nothing from it. The workspace is sized from the shape alone (0 where the kernel cannot take it); whether it
+// runs also depends on the pointers.
+// Its merges after the block barrier are shuffle trees with __expf (cols_merge_stats kMerge 2: 16384 x 8192 f32 ~1.5
+// points of cudaMemcpy faster than one thread a column folding a dependent chain).
 constexpr int kColsMerge = 2;
-// Session 13: the pushed clusters fold max-first (cols_merge_stats kMerge 4: each warp's max before the exp pass,
-// the warps' sums added, the block's and the cluster's maxima before any scaling; tune-s13-2.log, % of cudaMemcpy
-// against merge 2 in the same run: 16384 x 8192 f16 74.0-74.3% against 70.7%, f32 80.3-80.5 against 79.4, f16
-// 4096^2 52.6 against 43.6 (the library then), f32 1000 x 134208 82.8 against 81.4). The group launch keeps merge 2.
+// The pushed clusters fold max-first (cols_merge_stats kMerge 4: each warp's max before the exp pass, the warps'
+// sums added, the block's and the cluster's maxima before any scaling): 16384 x 8192 f16 ~3.5 points of cudaMemcpy
+// faster than merge 2 (results/h200/tune/softmax-axis0-merge.log). The group launch keeps merge 2.
 constexpr int kPushMerge = 4;
 constexpr int kGroupLanes = 8, kGroupThreads = 256, kGroupRegRows = 16, kGroupSmemRows = 16, kGroupChunk = 2;
 constexpr int64_t kGroupMinRows = 8 * (kGroupThreads / kGroupLanes) * (kGroupRegRows + kGroupSmemRows);
@@ -559,11 +553,8 @@ FastRowsArgs fast_args(const RowsArgs &a) {
 // through softmax_rows.cuh's kernel, configured by the row's packs rounded up to a power of two (np):
 // short rows take G = np / 2 lanes of 2 packs (warp groups, 256-thread blocks; f32 x 128 a pack a lane),
 // rows of 128 packs a warp of 4 packs, longer rows a block of 128..512 threads with 2..8 packs (16-bit
-// rows of 2048 packs keep raw packs). Measured on the H200 (results/h200/tune/tune-1.log, tune-3.log,
-// tune-4.log; % of cudaMemcpy): f32 x 128: G32 P1 99.5% (G16 P2 98.4%); f16 x 128: G8 P2 96.8% (G16 P1
-// 91%); f32 x 1024: block 128 x P2 100.5%; f16 x 1024: G32 P4 97.8%; f16 x 4096: block 128 x P4 96.5%
-// (512 x P1 70%); f32 x 4096: block 256 x P4 97.6%; f32 x 16384: block 512 x P8 98.1%; f16 x 16384: block
-// 256 x P8 raw 93.3% (512 x P4 87.5%). False (nothing launched) when the rows do not qualify.
+// rows of 2048 packs keep raw packs): each the fastest configuration measured for its width on the H200, 93-100%
+// of cudaMemcpy (results/h200/tune/softmax-rows-config.log). False (nothing launched) when the rows do not qualify.
 template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     if (a.kept.ndim > 1 || a.L > kRegsRowMax || a.rows > ((int64_t)1 << 31) - 1) return false;
@@ -603,12 +594,9 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
 
 // Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, up to 8
 // blocks a cluster: f32 512 threads x 8 packs (16384 elements a block); 16-bit 512 threads x 8 packs of
-// exps (kRawExp, 32768 elements a block). H200, 65536-wide rows (% of cudaMemcpy): f32 512 x 8 80.1% and
-// 79.7% against 77.3% and 76.9% for 256 x 8 (tune-s4-2.log, tune-s4-3.log; session 3's tune-5.log had it
-// the other way round, 76.8% / 81.1%, before the one-exchange change); f16 81.3% (tune-s4-2.log:
-// 512 x 8 exps, 2 blocks; 256 x 8 exps 78.1%; 128 x 8 exps 74.5%; 128 x 8 raw, the session-3 choice,
-// 68.2%: two exps an element saturate the exp unit). Longer rows take the older cluster kernel, then
-// online rows.
+// exps (kRawExp, 32768 elements a block): on 65536-wide rows the fastest shapes measured on the H200 (f16 ~81% of
+// cudaMemcpy; smaller blocks, or raw packs with two exps an element, which saturate the exp unit, read less).
+// Longer rows take the generic cluster kernel, then online rows.
 template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
     const FastRowsArgs f = fast_args(a);
@@ -618,11 +606,9 @@ template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, cons
 
 // Columns through softmax_cols.cuh's cluster kernels where 16-byte packs work (aligned pointers, strides
 // and inner extent, out unit-stride along inner) and the axis has at most 16384 rows: the on-chip kernel
-// (session 7, below), else the stash kernel (2048-row segments in clusters of up to 8, with L2 eviction
-// hints: the first sweep's loads evict_last, the second sweep's loads and the writes evict_first; H200,
-// 16384 x 8192 (tune-s4-3/4.log, % of cudaMemcpy), before the stash: f32 57.2%, f16 40.0%; the session-3
-// shape (4 packs, no hints) 44.3% / 33.6%; segments kept in shared memory (a mode since removed) 34% / 23%).
-// False where neither applies (the caller's old columns kernel runs).
+// (below), else the stash kernel (2048-row segments in clusters of up to 8, with L2 eviction hints: the first
+// sweep's loads evict_last, the second sweep's loads and the writes evict_first). False where neither applies (the
+// caller's generic columns kernel runs).
 template <typename T>
 bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c, void *ws, size_t ws_size) {
     constexpr int64_t V = Pack<T>::N, S = sizeof(T);
@@ -633,28 +619,16 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     if (!vec) return false;
     ColsClusterArgs a{c.L, c.inner, c.xs, c.os, 0, 0, c.outer_idx};
     // Each thread's first rows stay in the shared memory that the 2-blocks-an-SM cap reserves (the stash:
-    // pass 2 reads them last, when they would most likely have left L2). H200, 16384 x 8192 (tune-s6-7-
-    // stash-{1,2}.log, two runs): f32 16 lanes, 4 loads in flight, stash 61.6% of cudaMemcpy against 53.4-53.6%
-    // for session 5's configuration (8 lanes, 8 loads, no stash) in the same runs; 16-bit 8 lanes, 4 loads,
-    // stash 53.1-53.3% against 51.4-51.5%.
-    // Session 7: axes of up to 16 x 1024 rows keep each block's whole segment on chip (softmax_cols_onchip_
-    // kernel: one DRAM read, one write). H200 (tune-s7-{2,3}-onchip.log, % of cudaMemcpy against this
-    // kernel in the same run): 16384 x 8192 f32 68.1-69.8% (61.4-61.6%), f16 59.1% (53.3-53.4%; 12 rows a
-    // thread in registers, 20 in shared memory, one exp an element), 4096 x 32768 f32 76.2% (66.0%), 1000 x
-    // 134208 f32 84.5% (71.2%). Where its cluster does not launch the stash kernel runs; longer axes
-    // (> 16384 rows, past both) return false.
-    // Session 8 (tune-s8-3-merge.log, tune-s8-4-narrow.log, after the DSMEM exchange read every rank at once):
-    // f32 also keeps exp(x - thread max) and scales in the writing pass, 16384 x 8192 71.1-71.4% against
-    // 69.5-69.9% with the second exp, 4096 x 32768 75.2% (72.8%), 1000 x 134208 82.2% (81.1%), 4096 x 4096
-    // 63.3% (61.7%); 16-bit 16384 x 8192 65.3-65.6% (59.1-59.4% before the exchange change).
-    // OPRT_NVIDIA_SOFTMAX_COLS=stash skips it (read at each launch, so that tests reach the fallback on a GPU
-    // where the on-chip kernel always launches).
-    // Session 10: f32 over more than 8192 rows without clusters (the descriptor sized the workspace for it).
-    // Session 12: the clusters exchange by st.async pushes counted on an mbarrier (kXPush: no cluster barrier at
-    // the exchange; tune-s12-{2,3}.log, % of cudaMemcpy against the library then, same runs: 16384 x 8192 f16
-    // 70.5-71.3% against 66.7-67.2, f32 79.6-80.4% against the group launch's 78.1-78.6, 4096 x 32768 f32
-    // 78.3-79.2% against 75.1-75.6), for every dtype and axis length; the group launch is now the f32 fallback
-    // where the cluster does not launch, and OPRT_NVIDIA_SOFTMAX_COLS=group puts it first (tests).
+    // pass 2 reads them last, when they would most likely have left L2): f32 16 lanes, 16-bit 8 lanes, 4 loads in
+    // flight.
+    // Axes of up to 16 x 1024 rows keep each block's whole segment on chip (softmax_cols_onchip_kernel: one DRAM
+    // read, one write; 12 (16-bit) or 16 (f32) rows a thread in registers, the rest in shared memory); f32 keeps
+    // exp(x - max) and scales in the writing pass. The clusters exchange by st.async pushes counted on an mbarrier
+    // (kXPush: no cluster barrier at the exchange), for every dtype and axis length. Where its cluster does not
+    // launch: the group launch (f32 over more than 8192 rows; the descriptor sized the workspace for it), then the
+    // stash kernel; longer axes (> 16384 rows, past both) return false.
+    // OPRT_NVIDIA_SOFTMAX_COLS=stash skips the on-chip kernel, =group puts the group launch first (read at each
+    // launch, so that tests reach the fallbacks on a GPU where the on-chip kernel always launches).
     const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");
     const bool stash_only = force && strcmp(force, "stash") == 0;
     const bool group_first = force && strcmp(force, "group") == 0;
@@ -672,11 +646,9 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     if (!stash_only) {
         if (group_first && group()) return true;
         constexpr int kPushLanes = 8, kPushThreads = 256, kRegRows = V == 4 ? 16 : 12, kSmemRows = V == 4 ? 16 : 20;
-        // session 14: 16-bit clusters of fewer than 16 blocks (axes of up to 15 x 1024 rows) under the scheduling
-        // policy "load balancing" (softmax_rows.cuh, cluster_policy): f16 4096^2 57.3-57.7% of cudaMemcpy against
-        // 52.6-53.6 in tune, 54.2% against 48.0-49.3 in oprt-bench (bench-default-softmax-s14); clusters of 16 keep
-        // the default: with it for every 16-bit launch (b3db039) 16384^2 ran 75.9% (f16) / 76.5% (bf16) in
-        // bench-large-softmax-s14, below session 13's 77.3-78.5 / 77.4-77.9.
+        // 16-bit clusters of fewer than 16 blocks (axes of up to 15 x 1024 rows) run under the scheduling policy
+        // "load balancing" (softmax_rows.cuh, cluster_policy; f16 4096^2 ~5 points of cudaMemcpy faster); clusters
+        // of 16 keep the default, under which 16384^2 16-bit reads ~1.5 points faster.
         const bool balance = V != 4 && cols_onchip_blocks<kPushLanes, kPushThreads, kRegRows, kSmemRows>(a.L) < 16;
         ClusterPolicyScope policy(balance ? cudaClusterSchedulingPolicyLoadBalancing
                                           : cudaClusterSchedulingPolicyDefault);

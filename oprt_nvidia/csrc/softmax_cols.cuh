@@ -1,30 +1,22 @@
 // softmax_cols.cuh: softmax over a strided axis whose kept inner dim has unit stride (softmax over axis 0
 // of a row-major matrix), with a thread-block cluster per strip of columns (sm_90 and newer).
 //
-// The old cols kernel (softmax.cu) sweeps each column twice from DRAM (an online max/sum, then the
-// writing sweep): 3 trips of the data, and an exp with a rescale per element: 24-41% of cudaMemcpy on
-// 16384^2. Here a strip of kLanes x 16 bytes of columns is split along the axis across the blocks of a
-// cluster; each block makes its online (max, sum) per column over its segment (pass 1), the blocks
-// exchange them through distributed shared memory, and each block sweeps its segment again (pass 2,
-// in reverse order), hoping to find it still in L2 (at most 2 resident blocks an SM, a cap set through
-// dynamic shared memory). It mostly does not: ncu on the H200 counted 1.67x the ideal DRAM reads at 256 KB
-// a block (16384 x 8192 f32). Each thread therefore keeps its first rows, the ones pass 2 reads last, in
-// that dynamic shared memory (the stash, ~104 KB a block): 1.16x the ideal reads. Session 6 measured the
-// bare pattern (read, re-read, write without the math) at 62-68% of cudaMemcpy in this geometry
-// (docs/performance.md): the design, not its arithmetic, is what holds axis 0 near 55-63%.
-// Session 7 added softmax_cols_onchip_kernel (below): axes of up to 16 x 1024 rows keep every segment on
-// chip (one read, one write; 68-70% f32, 59-62% 16-bit on the H200, held by the cluster barrier's wait);
-// the kernel above remains its fallback (longer axes take the old columns kernel in softmax.cu).
-// Session 10: f32 axes of 8193-16384 rows launch the on-chip kernel without clusters (launch_cols_group, at
-// the end): ticketed blocks exchange through a workspace, 76-77% of cudaMemcpy against ~70% in clusters of 16.
-// Session 11: the (max, sum) merges as shuffle trees with __expf (kMerge 2): f32 group 78.2-78.7%, f16 clusters
-// 66.6-67.2% (from 76.8-77.3 / 64.7-65.7%).
-// Session 12: the clusters exchange by st.async pushes counted on an mbarrier (kXPush, ColsPush) instead of a
-// cluster barrier and DSMEM reads: 16384 x 8192 f16 70.5-71.3%, f32 79.6-80.4% (the group launch 78.1-78.6%),
-// the library's launch for every dtype; the group launch is the f32 fallback.
-// Session 13: the pushed clusters fold max-first (kMerge 4 in cols_merge_stats): 16384 x 8192 f16 74.0-74.3%,
-// f32 80.3-80.5% (tune-s13-2.log).
-// scripts/tune/tune.cu includes this header to time configurations.
+// A strip is kLanes 16-byte packs of columns; the axis is split into segments, one block a segment, and the blocks
+// covering one strip's axis merge their per-column (max, sum of exp) before any output is written. Two designs:
+// - softmax_cols_onchip_kernel (softmax.cu's first choice, axes of up to 16 x 1024 rows): each block holds its
+//   whole segment on chip, in registers and dynamic shared memory, so DRAM sees one read and one write. The blocks
+//   of a cluster exchange their pairs by st.async pushes counted on an mbarrier (kXPush) and fold the maxima before
+//   the sums (kMerge 4): no cluster barrier and no exp in a dependent chain at the exchange. Without clusters
+//   (kXGroup, launch_cols_group at the end) the blocks of a strip exchange through a workspace in ticket order: the
+//   f32 fallback where the cluster does not launch.
+// - softmax_cols_cluster_kernel (the stash kernel, the on-chip kernel's fallback): each block makes its online
+//   (max, sum) per column over its segment (pass 1), the blocks exchange them through distributed shared memory,
+//   and each block sweeps its segment again (pass 2, in reverse order) from L2, keeping its first rows (the ones
+//   pass 2 reads last) in dynamic shared memory (the stash). Three sweeps of the data cap near two thirds of the
+//   copy bandwidth whatever the arithmetic does.
+// The on-chip kernel reads 16384^2 over axis 0 at ~78% (16-bit) to ~81% (f32) of the H200's copy bandwidth: what
+// holds it is the DRAM order of 128-byte row pieces and the wait for the cluster's slowest block (docs/kernels.md).
+// The tune harness (scripts/tune/) includes this header to time configurations the library does not pick.
 #pragma once
 
 #include "softmax_rows.cuh"
@@ -36,15 +28,15 @@ struct ColsClusterArgs {
     int64_t strips, seg;       // strips of kLanes packs per outer index; rows of the axis per block
     Indexer<2> outer;          // outer index -> x offset (0), out offset (1)
     // rows a thread keeps in dynamic shared memory (0: none): its first `stash` rows, which pass 2 reads
-    // last (the likeliest to have left L2 by then), come back from shared memory instead (session 6)
+    // last (the likeliest to have left L2 by then), come back from shared memory instead
     int64_t stash;
-    // kXGroup (softmax_cols_onchip_kernel without clusters, session 10): blocks a strip (nb), strips a
+    // kXGroup (softmax_cols_onchip_kernel without clusters): blocks a strip (nb), strips a
     // chunk of the ticket order (chunk), strips in all (groups = outer x strips), and the workspace (all
     // ones before each launch): the ticket counter, and slots[g][rank][W], each block's (max, sum) per column
     int64_t nb = 0, chunk = 1, groups = 0;
     unsigned *ticket = nullptr;
     unsigned long long *slots = nullptr;
-    // kXSplit (session 19): clusters a strip (ncl); per cluster, in ticket order, a published flag and its W merged
+    // kXSplit (tune only): clusters a strip (ncl); per cluster, in ticket order, a published flag and its W merged
     // (max, sum) pairs; the ticket counter above (zeroed with the flags before each launch; null in tune's
     // hardware-order variant: the cluster's index names its strip)
     int64_t ncl = 1;
@@ -55,16 +47,15 @@ struct ColsClusterArgs {
 // How the blocks covering one strip's axis exchange their (max, sum) pairs (softmax_cols_onchip_kernel):
 enum ColsExchange : int {
     kXCluster = 0,  // a thread-block cluster of up to 16 blocks, through distributed shared memory
-    kXPair = 1,     // tune only (scripts/tune/softmax_pair.cuh): two clusters, through global memory
-    kXGroup = 2,    // no cluster: a strip's nb blocks (by ticket) through the workspace (session 10)
+    kXPair = 1,     // tune only: two clusters, through global memory
+    kXGroup = 2,    // no cluster: a strip's nb blocks (by ticket) through the workspace
     kXPush = 3,     // a cluster, each block pushing its pairs into every block's shared memory by st.async,
-                    // counted by an mbarrier: no cluster barrier at the exchange (session 12, ColsPush below)
-    kXSplit = 4,    // (session 19) a strip's axis split over ncl clusters: each cluster as kXPush, then the clusters
+                    // counted by an mbarrier: no cluster barrier at the exchange (ColsPush below)
+    kXSplit = 4,    // a strip's axis split over ncl clusters: each cluster as kXPush, then the clusters
                     // of a strip through the workspace (rank 0 publishes the cluster's pairs and a flag; every block
                     // waits for the strip's other flags); a cluster's ticket, taken at its start, names its strip
-                    // and part, so that it waits only for clusters that run or will run (tune only:
-                    // launch_cols_split in scripts/tune/softmax_split.cuh; slower than kXPush at every shape measured,
-                    // session 19)
+                    // and part, so that it waits only for clusters that run or will run (tune only: slower than
+                    // kXPush at every shape measured)
 };
 
 // How a block's second sweep finds its segment (ColsMode):
@@ -72,14 +63,10 @@ enum ColsMode : int {
     kColsL2 = 0,      // read again from global memory, hoping for L2 hits (last rows first)
     kColsL2Hint = 1,  // the same with L2 eviction hints: first reads evict_last, second reads and the
                       // writes evict_first
-    // (session 6 tried three more hint modes: each line demoted to evict_normal after its last read,
-    // evict_last on half the first reads, no evict_last: none better, docs/performance.md.)
-    // (session 4 also tried keeping each segment in dynamic shared memory, 128 KB a block, so that DRAM
-    // saw one read and one write: 28-35% / 18-26% of cudaMemcpy, the worst; removed, docs/performance.md).
-    // Session 5 staged the loads through shared memory by cp.async (2-6 trips in flight without holding
-    // registers): no gain (f16 53.2% against 52.5%, f32 below); cp.async with an L2::cache_hint operand
-    // stopped the kernel with "illegal instruction" on the H200 (CUDA 13.0, driver 580). Removed
-    // (scripts/gpu-call-s5-4b.sh, results/h200/tune/tune-s5-4b-*.log).
+    // (Other hint modes, each line demoted to evict_normal after its last read, evict_last on half the first
+    // reads, no evict_last, were none better; loads staged through shared memory by cp.async gained nothing, and
+    // cp.async with an L2::cache_hint operand stopped the kernel with "illegal instruction" on the H200, CUDA
+    // 13.0, driver 580.)
 };
 
 // The per-column statistics of the columns kernels, in shared memory: per-warp partials, this block's (max,
@@ -126,26 +113,23 @@ __device__ __forceinline__ unsigned long long pack_pair(float m, float s) {
 // kGlobal (kXGroup): the blocks are not a cluster; block q of strip g publishes each column's pair to
 // ga->slots[g][q][column] and reads the strip's nb pairs from there, waiting on each until it is written
 // (its writer is running or will run: see launch_cols_group). No cluster barrier.
-// kPush (kXPush, session 12): the blocks push their pairs into each other's `push` slots (ColsPush below); no
+// kPush (kXPush): the blocks push their pairs into each other's `push` slots (ColsPush below); no
 // block reads another's shared memory, so st.bm / st.bs need not outlive the call.
 // barrier_stamp (tune's timelines; null in the library): thread 0 writes %globaltimer there once the block's own
 // warps have all reached the merge, i.e. between waiting for this block and waiting for the others. Where the
-// includer defines OPRT_COLS_MERGE_STAMPS (tune.cu; written in session 11, first run in session 12) the block has
-// kMergeStamps slots and thread 0 also stamps the points inside the merge (COLS_MERGE_STAMP below); the library's
-// build leaves it undefined and compiles to the code it had.
-// kMerge (written in session 10, measured in session 11): 0 one thread a column folding the 8 warps' (and then
-// the G groups') pairs in a dependent chain; 1 the same pairs folded by shuffle trees (P lanes a column,
-// log2(P) levels); 2 the trees with maxsum_merge_fast, every merge included: the library's (softmax.cu
-// kColsMerge; tune-s11-*.log: +1.3-2.2 points of cudaMemcpy on 16384 x 8192 axis 0).
-// kMerge 4 (session 13, kPush only; the library's pushed launch): the maxima first, then the sums. The kernel
+// includer defines OPRT_COLS_MERGE_STAMPS (the tune harness) the block has kMergeStamps slots and thread 0 also
+// stamps the points inside the merge (COLS_MERGE_STAMP below); the library's build leaves it undefined.
+// kMerge: 0 one thread a column folding the 8 warps' (and then the G groups') pairs in a dependent chain; 1 the
+// same pairs folded by shuffle trees (P lanes a column, log2(P) levels); 2 the trees with maxsum_merge_fast, every
+// merge included: the library's group launch (softmax.cu kColsMerge).
+// kMerge 4 (kPush only; the library's pushed launch): the maxima first, then the sums. The kernel
 // takes each warp's max per column (a max-only shuffle tree) before its exp pass, so that a thread's exps and sum
 // are against its warp's max: the warp's sums add with shuffles; after the block barrier P = kThreads / W threads
 // a column take the block's max over the kWarps warps' maxima and scale the warps' sums to it (kWarps exps a
 // column); across the cluster every group thread reads all nb ranks' maxima of its column, scales its ranks' sums
-// to the column's max, and the groups' sums add. No exp in a dependent chain (session 12's timeline: a pushed f16
-// block spent 1.6 us in its warps' in-warp merges and 1.1 us folding the warps' pairs). (kMerge 3, the same with
-// the maxima taken after the block barrier and one exp a thread and column, measured between 2 and 4 and was
-// removed: docs/performance.md, "Session 13".)
+// to the column's max, and the groups' sums add. No exp in a dependent chain (with merge 2 a pushed f16 block spent
+// ~2.7 us in its in-warp merges and folding the warps' pairs). (Taking the maxima after the block barrier, one exp
+// a thread and column, measured between 2 and 4.)
 __device__ __forceinline__ void maxsum_merge_fast(float &m, float &s, float m2, float s2) {
     // maxsum_merge with __expf (ex2.approx): the scale of a part's sum errs by ~|m - max| * 2^-24 relatively,
     // a part whose weight exp(m - max) is that much smaller; inside f32 softmax's 130 eps budget
@@ -191,8 +175,8 @@ __device__ __forceinline__ void cluster_wait() {
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #endif
 }
-// kXPush (session 12): the session-12 timelines (tune-s12-1.log) put 1.8-3.6 us of a block's ~19 us in the
-// exchange's cluster barrier, 2.4 us of it with clusters of one block, where nothing is waited for: the barrier's
+// kXPush: timelines put 1.8-3.6 us of a block's ~19 us in a cluster barrier at the exchange, as much with clusters
+// of one block, where nothing is waited for: the barrier's
 // arrive has release semantics and its wait returns once that release is done, which under the kernel's own
 // streaming load takes microseconds. Pushing instead: at its start every block initialises an mbarrier that
 // expects nb x W pairs (8 bytes each) and arrives, relaxed, on a cluster barrier that it waits on only at the
@@ -203,7 +187,7 @@ __device__ __forceinline__ void cluster_wait() {
 // another's shared memory, so none has to wait for the others before exiting: a block's pushes complete on a
 // receiver that is still waiting for them. A cluster of one block pushes nothing and reads its own pairs
 // (compute-sanitizer memcheck flags st.async in a cluster of one: "Cluster needs to have at least 2 blocks",
-// session 12's call 5, though the results were right).
+// though the results are right).
 template <int W, int kMaxNb = 16> struct alignas(16) ColsPush {
     float2 pair[kMaxNb][W];  // [rank][column]: rank's (max, sum) of the column
     unsigned long long bar;  // the mbarrier
@@ -281,7 +265,7 @@ constexpr int kMergeStamps = 6;
 // With the merge stamps, thread 0 keeps every stamp of the block (probe_stamp's 8, then these) in shared memory
 // and stores them when the block ends (probe_stamp 5): a global store before the cluster barrier makes the
 // barrier's release wait for that store, inside the stretch being measured (without the merge stamps the
-// timeline stores at once; session 12's run with them found the same totals, tune-s12-1.log: it had not).
+// timeline stores at once; with the merge stamps the totals measured the same).
 __device__ __forceinline__ unsigned long long *probe_shared() {
     __shared__ unsigned long long s[8 + kMergeStamps];
     return s;
@@ -388,8 +372,8 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
     COLS_MERGE_STAMP(2);
     // The blocks' pairs, read through distributed shared memory by every thread at once: G groups of W
     // threads (one column each), group g reading ranks g, g + G, ... with all its loads issued before the
-    // first merge (session 8: one thread a column reading the 16 ranks in turn waited out 32 DSMEM round
-    // trips in a row), then the groups merged through shared memory.
+    // first merge (one thread a column reading the 16 ranks in turn would wait out 32 DSMEM round trips in a
+    // row), then the groups merged through shared memory.
     constexpr int G = kThreads / W < kWarps ? kThreads / W : kWarps;  // st.wm holds kWarps rows
     constexpr int R = (kMaxNb + G - 1) / G;  // ranks a group reads (clusters of at most 16 blocks, kGlobal strips of kMaxNb)
     static_assert(G >= 1, "a group of W threads per column set");
@@ -619,14 +603,13 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
     cluster_sync();  // st.bm / st.bs stay alive until every block of the cluster has read them
 }
 
-// ---- whole segments on chip (session 7) --------------------------------------------------------------
+// ---- whole segments on chip ------------------------------------------------------------------------------
 // Every pass above re-reads its segment from L2 or DRAM: the bare pattern caps near two thirds of the copy
-// bandwidth (session 6). Here each block keeps its whole segment on chip: kRegRows rows a thread in
-// registers, kSmemRows in dynamic shared memory (filled by cp.async, no registers held), so DRAM sees one
-// read and one write. A cluster of up to 16 blocks covers the axis: 16 x 1024 rows at 256 threads x 32
-// rows (128 KB a block, 2 blocks an SM). Session 4's shared-memory mode (every row in shared memory, 32-64
-// byte strips, one 128 KB block an SM) ran at 28-35%: narrow strips read badly and one block an SM left its
-// load and store phases without overlap; here strips are 128 bytes or more and two blocks share an SM.
+// bandwidth. Here each block keeps its whole segment on chip: kRegRows rows a thread in registers, kSmemRows in
+// dynamic shared memory (filled by cp.async, no registers held), so DRAM sees one read and one write. A cluster of
+// up to 16 blocks covers the axis: 16 x 1024 rows at 256 threads x 32 rows (128 KB a block, 2 blocks an SM).
+// Strips are 128 bytes or more and two blocks share an SM: narrower strips read badly, and one block an SM leaves
+// its load and store phases without overlap.
 
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -647,16 +630,15 @@ __device__ __forceinline__ void cp_async_wait_all() {
 // kHint: loads and stores evict_first in L2 (the data is read once and written once).
 // kStoreExp: the sum pass overwrites each held pack with exp(x - the thread's max) rounded to T, and the
 // writing pass multiplies it by exp(thread max - column max) / sum: one exp an element instead of two.
-// (session 14 measured a share of the 16-bit exps on the FMA pipe, a cubic for 2^x: no better, removed; see
-// docs/performance.md, "Session 14")
-// Timestamps for tune.cu (stamps non-null): block b writes globaltimer readings (ns) at its start, once
+// (A share of the 16-bit exps on the FMA pipe, a cubic for 2^x, was no better: the pass is latency-bound.)
+// Timestamps for the tune harness (stamps non-null): block b writes globaltimer readings (ns) at its start, once
 // thread 0's loads have landed, before the exchange, after it, after its writes and at exit to
-// stamps[8 * b + 0..5], its SM to stamps[8 * b + 6] and its cluster's size to stamps[8 * b + 7]. Session 8 tried an admission gate here (at most
-// `window` blocks loading at a time, in ticket order, 7df3a52): no better (tune-s8-2/3-*.log).
+// stamps[8 * b + 0..5], its SM to stamps[8 * b + 6] and its cluster's size to stamps[8 * b + 7]. (An admission
+// gate here, at most `window` blocks loading at a time in ticket order, was no better.)
 // kX (a ColsExchange): kXGroup launches without clusters (launch_cols_group): each block takes a ticket at
 // its start and the ticket names its strip and rank, so that a block waits only for blocks that are running
 // or will be (see launch_cols_group), and the strip's blocks exchange through the workspace.
-// kXPair (tune only, scripts/tune/softmax_pair.cuh): two clusters cover a strip's axis, clusters 2c and 2c + 1,
+// kXPair (tune only): two clusters cover a strip's axis, clusters 2c and 2c + 1,
 // and exchange their merged (max, sum) through global memory: pair_slots[cluster][W], then pair_flags[cluster]
 // = epoch (a value no earlier launch on these buffers used).
 struct ColsProbe {
@@ -899,8 +881,8 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
             // the held exps are exp(x - mt) (against 0 where mt is -inf): out = that * exp(mt - M) / sum. A
             // thread that saw only -inf (or NaN) holds 0s (or NaN) and gets exp(-inf - M) = 0 times 1 / sum:
             // 0 where the sum is finite, NaN where a NaN or +inf elsewhere made the column's sum NaN (as on
-            // the direct path; forcing the scale to 0 there wrote 0s, found in review after session 7's last
-            // GPU call). A column of only -inf gives NaN, as exp(-inf - -inf) does on the direct path.
+            // the direct path; forcing the scale to 0 there would write 0s). A column of only -inf gives NaN, as
+            // exp(-inf - -inf) does on the direct path.
             inv[e] = m[e] == -INFINITY ? NAN : expf(mt[e] - m[e]) * inv[e];
         }
     }
@@ -948,7 +930,7 @@ inline cudaError_t func_attribute_at_least(const void *kernel, cudaFuncAttribute
     return cudaSuccess;
 }
 
-// Why the last launch_cols_cluster call launched nothing (diagnostics for tune.cu; not thread-safe).
+// Why the last launch_cols_cluster call launched nothing (diagnostics for the tune harness; not thread-safe).
 inline const char *&cols_cluster_refusal() {
     static const char *why = "";
     return why;
@@ -1063,9 +1045,9 @@ bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs
                                 (size_t)kSmemRows * kThreads * 16, stream, out, x, a, probe);
 }
 
-// ---- strips without clusters (session 10) --------------------------------------------------------------
+// ---- strips without clusters ---------------------------------------------------------------------------------
 // A cluster of 16 blocks needs 16 free slots in one GPC at once: on the H200 ~209 of 264 slots stay
-// resident (session 8's timeline), and that residency held the 16384-row axis near 70% of cudaMemcpy.
+// resident, and that residency costs clusters of 16 ~10 points of cudaMemcpy against clusters of one.
 // launch_cols_group launches the same on-chip kernel without clusters (kXGroup): every slot refills as soon
 // as a block exits, and a strip's nb blocks exchange their (max, sum) pairs through the workspace.
 // Waiting is safe by construction: a block's ticket (an atomic taken at its start) fixes its strip and

@@ -2,8 +2,8 @@
 // case: the last axis of a dense tensor), with the row shape a compile-time configuration.
 //
 // softmax.cu picks the configuration (fast_rows_config) and falls back to its generic kernels for
-// everything else; scripts/tune/tune.cu includes this header to time other configurations of the same
-// kernel. Measured on the H200 (results/h200/tune/): the generic group kernel spent ~42 registers on
+// everything else; the tune harness (scripts/tune/) includes this header to time other configurations of the same
+// kernel. On the H200 the generic group kernel spent ~42 registers on
 // index bookkeeping (an Indexer, a row loop, per-pack bounds), which capped occupancy where these rows
 // need it most; this kernel has one row per group, no loop and no division, and reaches 96-100% of
 // cudaMemcpy on the tuned shapes.
@@ -41,8 +41,7 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 // exp(d) of the fast rows and columns kernels: 16-bit outputs take ex2.approx.ftz of d * log2(e) (an FMUL
-// and one MUFU op instead of expf's ~8 instructions: the 16-bit axis-0 kernel was instruction-bound, ncu
-// in session 5).
+// and one MUFU op instead of expf's ~8 instructions: the 16-bit axis-0 kernel was instruction-bound under ncu).
 // Error added: the FMUL's rounding and that of log2(e) as an f32, ~1.2 |d| * 2^-24 relative together (the
 // size of the (x - max) rounding the budget already carries; only d > ln(atol), about -87, is checked), and
 // ex2.approx's 2^-22: ~7e-6 at most, far inside 2 * eps(f16 / bf16) (2e-3 / 1.6e-2). A result below f32's
@@ -80,9 +79,8 @@ __device__ __forceinline__ void cluster_combine_maxsum(float &m, float &s, float
     cg::cluster_group cluster = cg::this_cluster();
     if (threadIdx.x == 0) slot[0] = m, slot[1] = s;
     cluster.sync();
-    // (session 8 read the blocks' pairs one per lane and merged them by shuffles, as the columns kernels now
-    // do: 65536-wide 16-bit rows, clusters of 2, fell from 81.8-83.9% to 79.9-81.0% in oprt-bench, f32 (4)
-    // unchanged; bench-large-softmax-s8)
+    // (reading the blocks' pairs one per lane and merging them by shuffles, as the columns kernels do, made
+    // 65536-wide 16-bit rows, clusters of 2, ~3 points slower in oprt-bench; f32 (4) unchanged)
     const int nb = (int)cluster.num_blocks();
     m = -INFINITY, s = 0.f;
     for (int q = 0; q < nb; ++q) {
@@ -177,7 +175,7 @@ __device__ __forceinline__ uint4 opaque(uint4 u) {
 //   kRaw == kRawExp (2): the loaded packs until the sum, which overwrites them with exp(x - max) rounded
 //   to T; the scaling multiplies those: one exp per element. The exp unit is the limit of 16-bit rows
 //   (2 exps an element at 8 elements a clock an SM need all 16 MUFU.EX2 a clock); the extra rounding
-//   stays inside the budget (docs/performance.md: half an ulp of T, and in f16 an exp that falls below
+//   stays inside the budget (half an ulp of T, and in f16 an exp that falls below
 //   the normal range loses at most 3e-8 absolutely before a scale <= 1, under the f16 atol 6e-8).
 // Groups past the last row (G < kWarp only: they share a warp with live rows) load nothing, take part
 // in the shuffles and store nothing.
@@ -300,17 +298,15 @@ inline bool kernel_built_for_sm90(const void *kernel, int &state) {
 }
 
 // The portable cluster size. (Clusters of 16, Hopper's non-portable largest, ran at 35-64% of cudaMemcpy
-// on 65536-wide rows and 45% on axis-0 columns in session 4, against 74-81% / 54% at 8: not used by these
-// kernels. Session 7's on-chip columns kernel does use 16, opted in per kernel: softmax_cols.cuh.)
+// on 65536-wide rows against 74-81% at 8: not used by these kernels. The on-chip columns kernel does use 16, opted
+// in per kernel: softmax_cols.cuh.)
 constexpr int kMaxCluster = 8;
 
 // The cluster scheduling policy preference of this thread's cluster launches below (the default: no attribute),
-// set for a scope by ClusterPolicyScope. Session 13 wrote it for tune.cu; session 14 measured it on the pushed
-// axis-0 launch (tune-s14-{1,2,3}.log): "spread" no better; "load balancing" lets an SM take two blocks of one
-// cluster (219 resident blocks against 203 in the f16 16384 x 8192 timeline, the SMs holding two blocks 80% of the
-// time against 71%), f16 16384 x 8192 74.0-75.5% against 73.9-74.9, f16 4096^2 57.3-57.6 against 52.6-53.3, but
-// f32 16384 x 8192 79.6 against 80.4-80.5 (its exchange and loads grow): softmax.cu takes it for 16-bit clusters
-// of fewer than 16 blocks (the bench's 16384^2 lost with it).
+// set for a scope by ClusterPolicyScope. On the pushed axis-0 launch "spread" is no better; "load balancing" lets an
+// SM take two blocks of one cluster, which helps 16-bit clusters of fewer than 16 blocks (f16 4096^2 +4-5 points)
+// and not clusters of 16 or f32 (their exchange and loads grow): softmax.cu takes it for 16-bit clusters of fewer
+// than 16 blocks.
 inline cudaClusterSchedulingPolicy &cluster_policy() {
     thread_local cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault;
     return policy;
