@@ -32,8 +32,8 @@ import numpy as np
 from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from .cabi import STATUS_NAMES, abi_version
-from .core_ops import CORE_OPS
-from .device_array import _BF16_TYPESTR, DeviceArray, _contiguous_strides, _RawBuffer, _span
+from .core_ops import CORE_SPECS
+from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
 from .errors import BackendError, BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
 
@@ -60,8 +60,6 @@ STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
     11: E.BadDeviceError,
 }
 assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
-
-_CORE_SPECS = {s.name: s for s in CORE_OPS}
 
 
 def _cstr(ffi: Any, ptr: Any) -> str:
@@ -101,7 +99,7 @@ class CompiledLauncher:
     descriptor is destroyed when the launcher is garbage collected.
     """
 
-    def __init__(self, backend: CompiledBackend, op: str, desc: Any, fn: Any, workspace: _RawBuffer | None,
+    def __init__(self, backend: CompiledBackend, op: str, desc: Any, fn: Any, workspace: RawBuffer | None,
                  workspace_size: int, inputs: Sequence[DeviceArray], output: DeviceArray, params: dict[str, Any],
                  fn_ptrs: Any = None):
         self.backend = backend
@@ -249,7 +247,7 @@ class CompiledBackend:
         self._mod: Any = None
         self._load_error: BaseException | None = None
         self._device_set = False
-        self._flush: DeviceArray | None = None
+        self._flush: RawBuffer | None = None
         self._flush_value = 0
         self._flush_reader: CompiledLauncher | None = None  # flush_cache(clean=True)'s read of the buffer
 
@@ -438,9 +436,9 @@ class CompiledBackend:
         return " ".join(p for p in (head, toolchain, info["architectures"]) if p)
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in _CORE_SPECS:
+        if op not in CORE_SPECS:
             return Support(False, f"backend {self.name!r} implements only the core ops "
-                                  f"({', '.join(_CORE_SPECS)}), not {op!r}")
+                                  f"({', '.join(CORE_SPECS)}), not {op!r}")
         try:
             dt = get_dtype(dtype)
         except UnknownNameError as exc:
@@ -471,7 +469,7 @@ class CompiledBackend:
             raise InvalidArgumentError(f"empty: negative extent in shape {shape}")
         dt = get_dtype(dtype)
         ptr, owner = self._alloc(math.prod(shape) * dt.itemsize)
-        return self._device_array(ptr, shape, _contiguous_strides(shape), dt, owner)
+        return self._device_array(ptr, shape, contiguous_strides(shape), dt, owner)
 
     def to_device(self, array: Any) -> DeviceArray:
         """A device copy of a host array that keeps its layout: the byte span from its lowest- to its
@@ -484,7 +482,7 @@ class CompiledBackend:
         if arr.size == 0:
             self._ready()
             return self._device_array(0, arr.shape, strides, dt, None)
-        lo, hi = _span(arr.shape, strides)
+        lo, hi = element_span(arr.shape, strides)
         nbytes = (hi - lo + 1) * dt.itemsize
         src = arr.__array_interface__["data"][0] + lo * dt.itemsize
         # keep the host view's misalignment against 16 bytes (a view starting at an odd element stays
@@ -565,15 +563,15 @@ class CompiledBackend:
                 f"cupy.cuda.Device({self.device})) or select device {dev} with the backend's set_device")
         typestr = cai.get("typestr", "")
         try:
-            dt = DTYPES["bf16"] if typestr in (_BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr))
+            dt = DTYPES["bf16"] if typestr in (BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr))
         except (TypeError, UnknownNameError) as exc:
             raise InvalidArgumentError(
                 f"__cuda_array_interface__ typestr {typestr!r} is not a supported dtype "
-                f"(valid: {np.dtype(np.float32).str}, {np.dtype(np.float16).str}, {_BF16_TYPESTR} for bf16)") from exc
+                f"(valid: {np.dtype(np.float32).str}, {np.dtype(np.float16).str}, {BF16_TYPESTR} for bf16)") from exc
         shape = tuple(int(s) for s in cai["shape"])
         ptr, readonly = cai["data"]
         if cai.get("strides") is None:
-            strides = _contiguous_strides(shape)
+            strides = contiguous_strides(shape)
         else:
             byte_strides = tuple(int(s) for s in cai["strides"])
             if any(s % dt.itemsize for s in byte_strides):
@@ -611,9 +609,9 @@ class CompiledBackend:
         Param *types* are validated here from the op spec; shapes, strides, dtypes and
         axes are validated by the library, so its statuses surface as the mapped exceptions.
         """
-        spec = _CORE_SPECS.get(op)
+        spec = CORE_SPECS.get(op)
         if spec is None:
-            raise UnknownNameError(f"op of backend {self.name!r}", op, _CORE_SPECS)
+            raise UnknownNameError(f"op of backend {self.name!r}", op, CORE_SPECS)
         if len(inputs) != spec.n_inputs:
             raise InvalidArgumentError(f"{op} takes {spec.n_inputs} input(s) ({', '.join(spec.input_names)}), "
                                        f"got {len(inputs)}")
@@ -645,7 +643,7 @@ class CompiledBackend:
         workspace = None
         if ws_size:
             ptr, owner = self._alloc(ws_size)
-            workspace = _RawBuffer(ptr, owner, ws_size)
+            workspace = RawBuffer(ptr, owner, ws_size)
         return CompiledLauncher(self, op, desc, fn, workspace, ws_size, ins, out, full,
                                 fn_ptrs=getattr(lib, f"oprt_ptrs_{op}", None))
 
@@ -668,7 +666,7 @@ class CompiledBackend:
             l2 = self.device_properties()["l2_cache_bytes"]
             nbytes = -(-max(2 * l2, FLUSH_MIN_BYTES) // 16) * 16
             ptr, owner = self._alloc(nbytes)
-            self._flush = _RawBuffer(ptr, owner, nbytes)
+            self._flush = RawBuffer(ptr, owner, nbytes)
         self._flush_value = (self._flush_value + 1) & 0xFF
         self.check(lib.oprt_memset(ffi.cast("void *", self._flush.ptr), self._flush_value, self._flush.nbytes))
         if clean:
@@ -680,7 +678,7 @@ class CompiledBackend:
 
 
     # -- calibration probes (oprt_core.backend.CalibrationProbes) --------------------------------------
-    def _memcpy_d2d_call(self, dst: _RawBuffer, src: _RawBuffer, nbytes: int) -> Callable[[], None]:
+    def _memcpy_d2d_call(self, dst: RawBuffer, src: RawBuffer, nbytes: int) -> Callable[[], None]:
         ffi, lib = self._ready()
         memcpy, check = lib.oprt_memcpy, self.check
         d, s = ffi.cast("void *", dst.ptr), ffi.cast("void *", src.ptr)
@@ -696,8 +694,8 @@ class CompiledBackend:
         nbytes = int(nbytes)
         if nbytes <= 0:
             raise InvalidArgumentError(f"copy_probe needs a positive byte count, got {nbytes}")
-        src = _RawBuffer(*self._alloc(nbytes), nbytes)
-        dst = _RawBuffer(*self._alloc(nbytes), nbytes)
+        src = RawBuffer(*self._alloc(nbytes), nbytes)
+        dst = RawBuffer(*self._alloc(nbytes), nbytes)
         ffi, lib = self._ready()
         self.check(lib.oprt_memset(ffi.cast("void *", src.ptr), 1, nbytes))  # first touch outside the timing
         self.check(lib.oprt_memset(ffi.cast("void *", dst.ptr), 0, nbytes))
@@ -705,8 +703,8 @@ class CompiledBackend:
 
     def empty_launch_probe(self) -> Callable[[], None]:
         """The cheapest call through this backend: an ``oprt_memcpy`` D2D of one 4-byte element."""
-        src = _RawBuffer(*self._alloc(4), 4)
-        dst = _RawBuffer(*self._alloc(4), 4)
+        src = RawBuffer(*self._alloc(4), 4)
+        dst = RawBuffer(*self._alloc(4), 4)
         return self._memcpy_d2d_call(dst, src, 4)
 
     def timer_resolution_ms(self) -> float | None:
