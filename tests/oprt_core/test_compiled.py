@@ -173,6 +173,17 @@ def test_abi_version_mismatch(host_raw):
         backend.prepare("copy", [np.ones(3, np.float32)], None, {})
 
 
+
+def test_abi_wrapper_mismatch(host_raw):
+    """The cffi wrapper's OPRT_ABI_VERSION is compared in the same check as the library's."""
+    ffi, lib = host_raw.ffi, host_raw.lib
+    fake = _Proxy(lib, OPRT_ABI_VERSION=abi_version() + 2)
+    avail = CompiledBackend("nvidia", lambda: SimpleNamespace(ffi=ffi, lib=fake)).availability()
+    assert not avail.ok
+    assert "ABI version mismatch" in avail.reason
+    assert f"wrapper was built for version {abi_version() + 2}" in avail.reason
+
+
 def test_no_device_second_copy(tmp_path, build_host_lib, make_host_loader, monkeypatch):
     path = build_host_lib(tmp_path, "liboprt_host_nodev")
     monkeypatch.setenv("OPRT_HOST_DEVICE_COUNT", "0")

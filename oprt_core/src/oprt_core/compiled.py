@@ -31,11 +31,18 @@ import numpy as np
 
 from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
-from .cabi import STATUS_NAMES, abi_version
+from .cabi import STATUS_NAMES, check_abi
 from .core_ops import CORE_SPECS
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
-from .errors import BackendError, BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
+from .errors import (
+    AbiMismatchError,
+    BackendError,
+    BackendUnavailable,
+    InvalidArgumentError,
+    UnknownNameError,
+    UnsupportedCase,
+)
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
            "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES"]
@@ -275,19 +282,17 @@ class CompiledBackend:
                 info = ffi.new("oprt_library_info_t *")
                 status = lib.oprt_get_library_info(info)
                 raise_for_status(ffi, lib, status, self.name)
-                got = int(info.abi_version)
+                reported = int(info.abi_version)
             except Exception as exc:  # noqa: BLE001
                 self._load_error = BackendUnavailable(
                     self.name, f"extension failed to import: oprt_get_library_info failed: {type(exc).__name__}: {exc}")
                 raise self._load_error from exc
-            want = abi_version()
-            if got != want:
-                self._load_error = BackendUnavailable(
-                    self.name,
-                    f"ABI version mismatch: the {self.name} library was built against oprt.h ABI version {got}, "
-                    f"but the installed oprt-core expects version {want}; rebuild the backend against this "
-                    f"oprt-core (e.g. `pip install --force-reinstall --no-deps ./oprt_{self.name}`)")
-                raise self._load_error
+            built = getattr(lib, "OPRT_ABI_VERSION", None)
+            try:
+                check_abi(self.name, reported, None if built is None else int(built))
+            except AbiMismatchError as exc:
+                self._load_error = BackendUnavailable(self.name, str(exc))
+                raise self._load_error from exc
             self._mod = mod
             return mod
 
