@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from .backend import Availability, DeviceInfo, Support
-from .core_ops import CORE_OPS
+from .core_ops import CORE_SPECS
 from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
 from .validate import check_call, check_output_layout
 
-__all__ = ["NumpyBackend", "NumpyEvent", "cpu_name"]
+__all__ = ["NumpyBackend", "NumpyEvent", "cpu_name", "llc_bytes"]
 
 Impl = Callable[[Sequence[np.ndarray], np.ndarray, Mapping[str, Any]], None]
 _F32 = np.float32
@@ -75,9 +75,10 @@ class NumpyEvent:
         self.t = time.perf_counter()
 
     def elapsed_ms(self, end: NumpyEvent) -> float:
-        if self.t is None or getattr(end, "t", None) is None:
+        t_end = getattr(end, "t", None)
+        if self.t is None or t_end is None:
             raise InvalidArgumentError("elapsed_ms needs two recorded events")
-        return (end.t - self.t) * 1e3
+        return (t_end - self.t) * 1e3
 
 
 def cpu_name() -> str:
@@ -92,7 +93,8 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _llc_bytes() -> int | None:
+def llc_bytes() -> int | None:
+    """The CPU's last-level cache in bytes (L3, else L2, as Linux's sysfs gives it); None where unknown."""
     for index in (3, 2):
         path = f"/sys/devices/system/cpu/cpu0/cache/index{index}/size"
         try:
@@ -111,7 +113,7 @@ class NumpyBackend:
 
     def __init__(self) -> None:
         self.impls: dict[str, Impl] = dict(CORE_IMPLS)
-        self.specs = {s.name: s for s in CORE_OPS}
+        self.specs = dict(CORE_SPECS)
         self._flush_buffer: np.ndarray | None = None
 
     def add_op(self, spec: Any, impl: Impl) -> None:
@@ -125,7 +127,7 @@ class NumpyBackend:
 
     def device_info(self) -> DeviceInfo:
         return DeviceInfo(
-            name=cpu_name(), vendor=platform.machine(), l2_bytes=_llc_bytes(), sm_count=os.cpu_count(),
+            name=cpu_name(), vendor=platform.machine(), l2_bytes=llc_bytes(), sm_count=os.cpu_count(),
             flavour=f"numpy-{np.__version__}", toolkit=f"numpy {np.__version__}",
         )
 
@@ -204,7 +206,7 @@ class NumpyBackend:
     def flush_cache(self, clean: bool = False) -> None:
         """Write a buffer of 2x the last-level cache; ``clean``: then read it back (its maximum)."""
         if self._flush_buffer is None:
-            self._flush_buffer = np.empty(2 * (_llc_bytes() or 32 << 20), np.uint8)
+            self._flush_buffer = np.empty(2 * (llc_bytes() or 32 << 20), np.uint8)
         self._flush_buffer.fill(1)
         if clean:
             self._flush_buffer.max()

@@ -1,4 +1,4 @@
-"""Plumbing shared by the baseline backends (``torch``, ``cupy``; ``oprt_triton`` through TorchBackend).
+"""The base of the baseline backends (``torch``, ``cupy``), and of third-party backends built like them.
 
 :class:`BaselineBackend` holds what every baseline does the same way: its library
 imported lazily by the first ``availability()`` (a missing or broken install is a
@@ -16,20 +16,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from oprt_core.backend import Availability, Support
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError
 from oprt_core.validate import check_call
 
-__all__ = ["MiB", "CORE_SPECS", "BaselineBackend", "CudaEvent", "Launcher", "spec_peak_gbps", "cuda_version_text",
-           "flush_bytes", "positive_nbytes"]
+__all__ = ["MiB", "Impl", "BaselineBackend", "CudaEvent", "Launcher", "is_installed", "import_library",
+           "spec_peak_gbps", "cuda_version_text", "flush_bytes", "positive_nbytes"]
 
 MiB = 1 << 20
-CORE_SPECS = {s.name: s for s in CORE_OPS}
+# an op implementation: (library, inputs, out, params) -> a zero-argument call doing one run
 Impl = Callable[..., Callable[[], Any]]
 
 
-def _installed(module: str) -> bool:
+def is_installed(module: str) -> bool:
     """Whether ``module`` is installed (an ImportError may come from one of its own dependencies)."""
     try:
         return importlib.util.find_spec(module) is not None
@@ -42,7 +42,7 @@ def import_library(module: str) -> tuple[Any, Availability | None]:
     try:
         return importlib.import_module(module), None
     except ImportError as exc:
-        if not _installed(module):
+        if not is_installed(module):
             return None, Availability(False, f"{module} not installed ({exc})")
         return None, Availability(False, f"{module} is installed but failed to import: {exc}")
     except Exception as exc:  # noqa: BLE001 - a broken install is a reason, never a crash

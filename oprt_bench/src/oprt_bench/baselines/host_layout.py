@@ -1,4 +1,4 @@
-"""Host-side helpers shared by the baseline backends: strided views and dtypes.
+"""Host-side layout helpers of the baseline backends: a host view copied to a device as the same view.
 
 ``to_device`` must keep a host view's layout (strides, offset, negative and zero
 strides): :func:`host_span` copies the smallest contiguous stretch of memory that
