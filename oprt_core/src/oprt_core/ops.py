@@ -162,11 +162,14 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
         return None
     # the entry's registry must still be the one in use and its backend still that registry's (a plugin may
     # have replaced either)
-    if hit is None or hit[0] is not get_registry() or hit[0].backends.get(backend) is not hit[2]:
+    if hit is None:
         return key
-    status = hit[3](po, px) if n == 1 else hit[3](po, pa, pb) if n == 2 else hit[3](po, *ptrs)
+    reg, launcher, be, call = hit
+    if reg is not get_registry() or reg.backends.get(backend) is not be:
+        return key
+    status = call(po, px) if n == 1 else call(po, pa, pb) if n == 2 else call(po, *ptrs)
     if status:
-        hit[2].check(status)
+        launcher.backend.check(status)  # be, as the registry check above found
     return True
 
 
