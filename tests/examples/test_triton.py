@@ -108,13 +108,13 @@ def test_availability_gives_a_reason_and_never_raises():
 
 
 def test_availability_without_triton(monkeypatch):
-    monkeypatch.setattr(triton_backend, "_installed", lambda name: False)
+    monkeypatch.setattr(triton_backend, "is_installed", lambda name: False)
     avail = TritonBackend().availability()
     assert not avail.ok and "triton is not installed" in avail.reason
 
 
 def test_availability_when_triton_fails_to_import(monkeypatch):
-    monkeypatch.setattr(triton_backend, "_installed", lambda name: True)
+    monkeypatch.setattr(triton_backend, "is_installed", lambda name: True)
     monkeypatch.setitem(sys.modules, "triton", None)  # import triton -> ImportError
     avail = TritonBackend().availability()
     assert not avail.ok and "triton is installed but failed to import" in avail.reason
