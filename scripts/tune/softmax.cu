@@ -38,14 +38,17 @@ inline void refused(bool launched, const char *name) {
 }
 
 // The on-chip kernel with its cluster exchange by pushes (kXPush), kRegRows rows a thread in registers and kSmemRows
-// in shared memory, its merges in order kMerge (cols_merge_stats; the library's: 4, max first).
+// in shared memory, its merges in order kMerge (cols_merge_stats; the library's: 4, max first), the clusters under the
+// scheduling policy "load balancing" where balance (the library's for 16-bit clusters of fewer than 16 blocks).
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, int kMerge = 4>
-Variant onchip(T *o, const T *x, int64_t L, int64_t inner) {
+Variant onchip(T *o, const T *x, int64_t L, int64_t inner, bool balance = false) {
     char name[64];
-    snprintf(name, sizeof name, "onchip lanes%d threads%d reg%d smem%d merge%d", kLanes, kThreads, kRegRows, kSmemRows,
-             kMerge);
+    snprintf(name, sizeof name, "onchip lanes%d threads%d reg%d smem%d merge%d%s", kLanes, kThreads, kRegRows,
+             kSmemRows, kMerge, balance ? " balanced" : "");
     const std::string nm(name);
     return Variant{name, [=] {
+        oprt_tune::ClusterPolicyScope policy(balance ? cudaClusterSchedulingPolicyLoadBalancing
+                                                     : cudaClusterSchedulingPolicyDefault);
         oprt_tune::ColsClusterArgs ca{L, inner, inner, inner, 0, 0, {}};
         refused(oprt_tune::launch_cols_onchip<T, kLanes, kThreads, kRegRows, kSmemRows, false, true, kMerge, oprt_tune::kXPush>(
                     nullptr, o, x, ca, 1),
@@ -117,13 +120,14 @@ template <typename T> void axis0(const Env &env, int64_t L, int64_t inner) {
     T *o = reinterpret_cast<T *>(env.out);
     const int64_t bytes = L * inner * (int64_t)sizeof(T);
     constexpr int kReg = kHalf ? 12 : 16, kSmem = kHalf ? 20 : 16;  // the library's split
+    constexpr int kReg2 = kHalf ? 16 : 12, kSmem2 = kHalf ? 16 : 20;  // the other dtype's
     run_group(env, title, 2.0 * bytes,
               {lib_softmax(o, x, tdesc(kHalf ? OPRT_DTYPE_F16 : OPRT_DTYPE_F32, {L, inner}), 0),
                timing_only(driver_copy(o, x, bytes)), onchip<T, 8, 256, kReg, kSmem>(o, x, L, inner),
-               onchip<T, 8, 256, kReg, kSmem, 2>(o, x, L, inner),
-               onchip<T, 8, 256, 16, 16>(o, x, L, inner), onchip<T, 8, 256, 8, 24>(o, x, L, inner),
-               onchip<T, 16, 512, kReg, kSmem>(o, x, L, inner), stash<T, kHalf ? 8 : 16, 512, 4>(o, x, L, inner, 2048, 2),
-               stash<T, kHalf ? 16 : 8, 512, 4>(o, x, L, inner, 2048, 2), stash<T, kHalf ? 8 : 16, 256, 4>(o, x, L, inner, 1024, 4)},
+               onchip<T, 8, 256, kReg, kSmem>(o, x, L, inner, true), onchip<T, 8, 256, kReg, kSmem, 2>(o, x, L, inner),
+               onchip<T, 8, 256, kReg2, kSmem2>(o, x, L, inner), onchip<T, 8, 256, 8, 24>(o, x, L, inner),
+               onchip<T, 16, 512, kReg, kSmem>(o, x, L, inner), stash<T, 8, 512, 4>(o, x, L, inner, 2048, 2),
+               stash<T, 16, 512, 4>(o, x, L, inner, 2048, 2)},
               (size_t)(L * inner), kHalf ? 4e-3 : 1e-6, kHalf, kHalf);
 }
 
