@@ -17,7 +17,7 @@ import click
 from oprt_core import OprtError, Registry
 
 from . import __version__
-from .compare import REGRESSIONS, compare_runs, parse_threshold, timing_mismatch
+from .compare import judge, parse_threshold, timing_mismatch
 from .model import AVAILABILITY_TIMEOUT_S, FORMATS, ISOLATIONS, MODES, SweepOptions
 from .plan import check_seconds
 from .results import load_run
@@ -209,25 +209,45 @@ def ops_cmd(ctx: click.Context, as_json: bool) -> int:
 @cli.command("compare")
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
-@click.option("--threshold", default="5%", show_default=True, help="Smallest change that counts (5% or 0.05).")
-@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a row got slower or broke.")
+@click.option("--threshold", default="5%", show_default=True,
+              help="Smallest change that counts (5% or 0.05); a noisy row needs more (docs/measurement.md).")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit 1 when a row got slower or broke, or when something cannot be judged and no --allow-* "
+                   "flag accepts it.")
+@click.option("--allow-missing", is_flag=True, help="Accept rows of OLD that NEW lacks.")
+@click.option("--allow-status", is_flag=True,
+              help="Accept rows ok in OLD that NEW did not time (unsupported, ...); failed or error rows stay "
+                   "regressions.")
+@click.option("--allow-incomplete", is_flag=True,
+              help="Accept a NEW run that did not finish (interrupted, failed, still running) or has no run.json.")
+@click.option("--allow-unreadable", is_flag=True,
+              help="Accept damaged rows: a results.csv line cut or malformed, a median, p10 or p90 not a number.")
+@click.option("--allow-mode-mismatch", is_flag=True,
+              help="Accept comparing a --mode test run with a timed one (statuses only: no timing to judge).")
+@click.option("--allow-provenance", is_flag=True,
+              help="Accept a different device, dtype set, or cold/warm and flush timing.")
 @click.option("--all", "show_all", is_flag=True, help="List unchanged rows too.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, show_all: bool, as_json: bool) -> int:
-    """Compare two runs row by row: faster / slower / same, judged against each row's p10..p90 spread."""
+def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, allow_missing: bool,
+                allow_status: bool, allow_incomplete: bool, allow_unreadable: bool, allow_mode_mismatch: bool,
+                allow_provenance: bool, show_all: bool, as_json: bool) -> int:
+    """Compare two runs row by row: faster / slower / same, judged against both rows' spreads; name every row or
+    run that cannot be judged (missing, no longer ok, unfinished, unreadable, other mode or provenance)."""
     t = parse_threshold(threshold)
     old_run, new_run = load_run(old), load_run(new)
-    table = compare_runs(old_run, new_run, t)
+    allow = {kind for kind, on in (("missing", allow_missing), ("status", allow_status),
+                                   ("incomplete", allow_incomplete), ("unreadable", allow_unreadable),
+                                   ("mode", allow_mode_mismatch), ("provenance", allow_provenance)) if on}
+    result = judge(old_run, new_run, t, allow, old_source=old, new_source=new)
     warning = timing_mismatch(old_run, new_run)
     if warning:
         click.echo(warning, err=True)
-    regressions = int(table["verdict"].isin(REGRESSIONS).sum())
-    kernels = int(table["kernel_changed"].sum())
+    kernels = int(result.table["kernel_changed"].sum())
     if as_json:
-        click.echo(comparison_json(table, t, warning, regressions, kernels))
+        click.echo(comparison_json(result, t, warning, kernels))
     else:
-        print_comparison(console(), table, f"{old} -> {new} (threshold {t:.1%})", show_all, regressions, kernels)
-    return 1 if fail_on_regression and regressions else 0
+        print_comparison(console(), result, f"{old} -> {new} (threshold {t:.1%})", show_all, kernels)
+    return 1 if fail_on_regression and result.failed() else 0
 
 
 @cli.command("report")

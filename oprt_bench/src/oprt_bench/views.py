@@ -15,8 +15,9 @@ from .availability import availability, device_info
 from .model import AVAILABILITY_TIMEOUT_S
 
 if TYPE_CHECKING:  # pandas and rich are imported where they are used: `oprt-bench --help` stays quick
-    import pandas as pd
     from rich.console import Console
+
+    from .compare import Comparison
 
 __all__ = ["backend_rows", "op_rows", "backends_text", "ops_text", "comparison_json", "print_backends", "print_ops",
            "print_comparison", "console"]
@@ -96,26 +97,30 @@ def print_ops(out: Console, rows: list[dict[str, Any]]) -> None:
     out.print(t)
 
 
-def comparison_json(table: pd.DataFrame, threshold: float, warning: str, regressions: int, kernels: int) -> str:
+def comparison_json(cmp: Comparison, threshold: float, warning: str, kernels: int) -> str:
+    table = cmp.table
     counts = table["verdict"].value_counts().to_dict()
-    return json.dumps({"threshold": threshold, "counts": counts, "regressions": regressions, "warning": warning,
-                       "kernel_changes": kernels,
+    return json.dumps({"threshold": threshold, "counts": counts, "regressions": cmp.regressions, "warning": warning,
+                       "kernel_changes": kernels, "unjudged": cmp.unjudged,
+                       "problems": [p.to_dict() for p in cmp.problems], "notes": cmp.notes,
+                       "passed": not cmp.failed(),
                        "rows": table.astype(object).where(table.notna(), None).to_dict("records")},
                       indent=2, default=str)
 
 
-def print_comparison(out: Console, table: pd.DataFrame, title: str, show_all: bool, regressions: int,
-                     kernels: int) -> None:
-    """The changed rows (every row with ``show_all``) and a count per verdict."""
+def print_comparison(out: Console, cmp: Comparison, title: str, show_all: bool, kernels: int) -> None:
+    """The changed rows (every row with ``show_all``), what could not be judged, and a count per verdict."""
     from rich.table import Table
 
+    table = cmp.table
     counts = table["verdict"].value_counts().to_dict()
     shown = table if show_all else table[(table["verdict"] != "same") | table["noisy"] | table["kernel_changed"]]
     rt = Table(title=title, title_justify="left")
     for col in ("op", "case", "dtype", "backend", "old ms", "new ms", "new/old", "verdict") + (
             ("kernel",) if kernels else ()):
         rt.add_column(col, justify="right" if col in ("old ms", "new ms", "new/old") else "left")
-    styles = {"slower": "red", "broken": "red", "faster": "green", "fixed": "green"}
+    styles = {"slower": "red", "broken": "red", "faster": "green", "fixed": "green", "removed": "yellow",
+              "lost": "yellow", "unreadable": "yellow"}
     for r in shown.to_dict("records"):
         ms = lambda v: "" if v != v or v is None else f"{v:.4g}"  # noqa: E731
         old_ms = ms(r["old_median_ms"]) if r["old_status"] == "ok" else str(r["old_status"] or "")
@@ -126,6 +131,18 @@ def print_comparison(out: Console, table: pd.DataFrame, title: str, show_all: bo
         rt.add_row(r["op"], r["case"], r["dtype"], r["backend"], old_ms, new_ms, ratio, verdict, *kernel,
                    style=styles.get(r["verdict"]))
     out.print(rt)
+    for note in cmp.notes:
+        out.print(f"note: {note}")
+    for p in cmp.problems:
+        out.print(f"{'accepted' if p.allowed else 'cannot judge'} ({p.kind}): {p.message}"
+                  + ("" if p.allowed else f" [{p.flag} accepts it]"), style=None if p.allowed else "yellow")
+    unjudged = cmp.unjudged
+    blocking = cmp.blocking
     out.print(f"{len(table)} rows: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-              + f"; {regressions} regression(s)" + (f"; {kernels} took another kernel" if kernels else "")
+              + f"; {cmp.regressions} regression(s)"
+              + f"; {sum(unjudged.values())} not judged"
+              + (" (" + ", ".join(f"{n} {why}" for why, n in sorted(unjudged.items())) + ")" if unjudged else "")
+              + (f"; {len(blocking)} problem(s) unaccepted: "
+                 + ", ".join(sorted({p.kind for p in blocking})) if blocking else "")
+              + (f"; {kernels} took another kernel" if kernels else "")
               + ". '~' = moved beyond the threshold within the noise.")
