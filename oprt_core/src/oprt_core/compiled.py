@@ -21,10 +21,14 @@ library's own ``oprt_last_error_message()`` text.
 
 from __future__ import annotations
 
+import ctypes.util
 import functools
 import math
+import os
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,7 +49,7 @@ from .errors import (
 )
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
-           "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES"]
+           "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason"]
 
 OPRT_AXIS_ALL = -128
 FLUSH_MIN_BYTES = 8 << 20
@@ -67,6 +71,86 @@ STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
     11: E.BadDeviceError,
 }
 assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
+
+
+@dataclass(frozen=True)
+class DriverHint:
+    """What a vendor's driver is called and how to see whether it is there, for availability reasons that say
+    what is missing. Every field but ``vendor`` may be empty (then that probe or advice is left out).
+
+    :param vendor: the vendor's name in messages (``NVIDIA``)
+    :param runtime: the runtime whose versions the library reports (``CUDA``)
+    :param library: the driver's user-space library as ``ctypes.util.find_library`` names it (``cuda``)
+    :param proc_path: a path the kernel driver creates when it is loaded (``/proc/driver/nvidia``)
+    :param visible_env: the variable that hides devices from the runtime (``CUDA_VISIBLE_DEVICES``)
+    :param tool: the command that lists the devices once the driver works (``nvidia-smi``)
+    """
+
+    vendor: str
+    runtime: str = ""
+    library: str = ""
+    proc_path: str = ""
+    visible_env: str = ""
+    tool: str = ""
+
+
+# by backend name, and by the library's flavour where one build serves another vendor's name (metax's nvcc-shim
+# build runs on the CUDA runtime)
+DRIVER_HINTS: dict[str, DriverHint] = {
+    "nvidia": DriverHint("NVIDIA", "CUDA", "cuda", "/proc/driver/nvidia", "CUDA_VISIBLE_DEVICES", "nvidia-smi"),
+    "metax": DriverHint("MetaX", "MACA", tool="mx-smi"),
+}
+_FLAVOUR_HINTS = {"nvcc": "nvidia", "nvcc-shim": "nvidia", "mxcc": "metax"}
+
+# oprt_library_info_t.runtime_version as the GPU libraries write it: "runtime 13.0, driver 12.4" or
+# "runtime 13.0, no driver"
+_RUNTIME_VERSION = re.compile(r"runtime (\d+)\.(\d+), (?:no driver|driver (\d+)\.(\d+))")
+
+
+def _driver_probes(hint: DriverHint) -> tuple[list[str], int]:
+    """(what of the driver is absent here, in words; how many probes the hint has)."""
+    missing = []
+    if hint.library and ctypes.util.find_library(hint.library) is None:
+        missing.append(f"lib{hint.library} is not on the library path")
+    if hint.proc_path and not os.path.exists(hint.proc_path):
+        missing.append(f"{hint.proc_path} does not exist")
+    return missing, bool(hint.library) + bool(hint.proc_path)
+
+
+def no_device_reason(name: str, raw: str, runtime_version: str = "", hint: DriverHint | None = None,
+                     *, environ: Mapping[str, str] | None = None) -> str:
+    """Why backend ``name`` finds no device, in words a user can act on: no driver installed, the driver too old
+    for the runtime the library was built with (both versions named), or no device visible; ``raw``, the
+    runtime's own message, follows in parentheses.
+
+    ``runtime_version``: the library's (``oprt_library_info_t.runtime_version``: "runtime 13.0, driver 12.4" or
+    "runtime 13.0, no driver"); ``hint``: the vendor's driver, probed (library, /proc entry) to say what is
+    missing, and to decide "no driver" where the runtime does not say (every probe must fail)."""
+    env = os.environ if environ is None else environ
+    tail = f" ({raw})" if raw else ""
+    vendor = hint.vendor if hint else name
+    rt = f"{hint.runtime} " if hint and hint.runtime else ""
+    m = _RUNTIME_VERSION.search(runtime_version or "")
+    runtime = (int(m.group(1)), int(m.group(2))) if m else None
+    driver = (int(m.group(3)), int(m.group(4))) if m and m.group(3) else None
+    missing, probes = _driver_probes(hint) if hint else ([], 0)
+    if (m and driver is None) or (not m and probes and len(missing) == probes):
+        found = [f"the {rt}runtime {runtime[0]}.{runtime[1]} found none"] if runtime else []
+        tool = f"; {hint.tool} then lists the GPUs" if hint and hint.tool else ""
+        what = "; ".join(found + missing)
+        return f"no {vendor} driver is installed ({what}): install the {vendor} driver{tool}{tail}"
+    if runtime and driver and driver < runtime and (driver[0] < runtime[0] or "driver" in raw.lower()):
+        d, r = f"{driver[0]}.{driver[1]}", f"{runtime[0]}.{runtime[1]}"
+        return (f"the {vendor} driver is too old: it supports {rt}{d}, and this build of the {name} backend uses "
+                f"{rt}runtime {r}; update the driver (or rebuild the backend with a {rt}toolkit {d} or older){tail}")
+    if hint is None and driver is None:
+        return f"no {name} device found{tail}"
+    hidden = ""
+    if hint and hint.visible_env and hint.visible_env in env:
+        hidden = f"; {hint.visible_env}={env[hint.visible_env]!r} is set and may hide them"
+    drv = f" (for {rt}{driver[0]}.{driver[1]})" if driver else ""
+    return (f"no {vendor} device is visible: the driver{drv} is installed but lists no GPU{hidden}; check that the GPU "
+            f"is present and given to this process (a container's --gpus){tail}")
 
 
 def _cstr(ffi: Any, ptr: Any) -> str:
@@ -240,11 +324,14 @@ class CompiledBackend:
     :param last_launch: zero-arg callable naming the kernels the calling thread's last op call launched (the
         library's own extension outside oprt.h, e.g. ``oprt_nvidia.last_launch``); :meth:`last_launch` returns
         None without it
+    :param driver: the vendor's driver, for availability reasons that say what is missing (default: from
+        ``DRIVER_HINTS`` by the library's flavour, else by the backend's name)
     """
 
     def __init__(self, name: str, loader: Callable[[], Any], *, vendor: str = "", cuda_interop: bool = False,
-                 device: int = 0, last_launch: Callable[[], str] | None = None):
+                 device: int = 0, last_launch: Callable[[], str] | None = None, driver: DriverHint | None = None):
         self.name = name
+        self.driver = driver
         self._last_launch = last_launch
         self.vendor = vendor
         self.cuda_interop = cuda_interop
@@ -347,14 +434,15 @@ class CompiledBackend:
             ffi, lib = mod.ffi, mod.lib
             count = ffi.new("int32_t *")
             status = lib.oprt_get_device_count(count)
+            if status == 10:  # OPRT_STATUS_NO_DEVICE: no GPU, no driver or one too old for the runtime
+                return Availability(False, self._no_device_reason(self.last_error()))
             if status:
                 return Availability(False, f"oprt_get_device_count failed "
                                            f"[{STATUS_NAMES.get(status, status)}]: {self.last_error()}")
             if count[0] <= 0:
                 props = ffi.new("oprt_device_properties_t *")
                 status = lib.oprt_get_device_properties(self.device, props)
-                detail = self.last_error() if status else ""
-                return Availability(False, f"no {self.name} device found" + (f": {detail}" if detail else ""))
+                return Availability(False, self._no_device_reason(self.last_error() if status else ""))
             if not 0 <= self.device < count[0]:
                 return Availability(False, f"device index {self.device} is out of range: "
                                            f"{count[0]} {self.name} device(s) found")
@@ -367,6 +455,16 @@ class CompiledBackend:
             return Availability(True, f"{count[0]} device(s); using {self.device}: {name}", name)
         except Exception as exc:  # noqa: BLE001 - never raises
             return Availability(False, f"{type(exc).__name__}: {exc}")
+
+    def _no_device_reason(self, raw: str) -> str:
+        """:func:`no_device_reason` for this backend: the library's runtime version and the vendor's driver."""
+        try:
+            info = self.library_info()
+        except Exception:  # noqa: BLE001 - the reason is still worth giving without it
+            info = {}
+        hint = self.driver or DRIVER_HINTS.get(_FLAVOUR_HINTS.get(info.get("flavour", ""), "")) or DRIVER_HINTS.get(
+            self.name)
+        return no_device_reason(self.name, raw, info.get("runtime_version", ""), hint)
 
     def library_info(self) -> dict[str, Any]:
         ffi, lib = self.ffi, self.lib
