@@ -306,40 +306,62 @@ def _dtype_label(dt: Any) -> str:
     return text[6:] if text.startswith("torch.") else text
 
 
+_oprt_names: dict[Any, str | None] = {}  # a dtype object -> its oprt name (f32...), None for one oprt lacks
+
+
+def _oprt_name(dt: Any) -> str | None:
+    """The oprt dtype name of a numpy / torch / other dtype object, or None; remembered per object (numpy's
+    ``dtype.name`` alone costs microseconds)."""
+    hashable = True
+    try:
+        return _oprt_names[dt]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable: not remembered
+        hashable = False
+    from .dtypes import get_dtype
+
+    try:
+        name: str | None = get_dtype(_dtype_label(dt)).name
+    except Exception:  # noqa: BLE001 - a dtype oprt does not know (int32, float64, bool, complex...)
+        name = None
+    if hashable and len(_oprt_names) < 256:  # bounded: dtype objects are few
+        _oprt_names[dt] = name
+    return name
+
+
 def _check_array(spec: Any, name: str, x: Any, *, is_out: bool = False) -> Any:
     """``x`` as the full path takes it: an array of one of the op's dtypes as is, a Python list, tuple or
     scalar converted (numpy's float64 from Python floats to float32), anything else refused naming the op,
     the argument and what is accepted."""
-    from .dtypes import get_dtype
-
-    what = f"{spec.name}: {name} must be {'a writable' if is_out else 'an'} array of {_accepted(spec)}"
     try:
         dt = getattr(x, "dtype", None)
     except Exception:  # noqa: BLE001 - an odd object: judged by its protocols below
         dt = None
-    if dt is None and not is_out and (isinstance(x, (list, tuple)) or type(x) in (float, int, bool)):
+    if dt is not None:
+        if _oprt_name(dt) in spec.dtypes:
+            return x
+        label = _dtype_label(dt)
+    elif not is_out and (isinstance(x, (list, tuple)) or type(x) in (float, int, bool)):
         try:
             arr = np.asarray(x)
         except (ValueError, TypeError) as exc:
-            raise InvalidArgumentError(f"{what}, got a {type(x).__name__} numpy cannot make an array of ({exc})"
-                                       ) from None
+            raise InvalidArgumentError(f"{_must(spec, name, is_out)}, got a {type(x).__name__} numpy cannot make "
+                                       f"an array of ({exc})") from None
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
+        if _oprt_name(arr.dtype) in spec.dtypes:
+            return arr
         label = f"{type(x).__name__} of {_dtype_label(arr.dtype)}"
-        x, dt = arr, arr.dtype
+    elif any(hasattr(x, p) for p in _ARRAY_PROTOCOLS):
+        return x  # an array without a dtype attribute: the backend reads its interface
     else:
-        label = _dtype_label(dt)
-    if dt is None:
-        if any(hasattr(x, p) for p in _ARRAY_PROTOCOLS):
-            return x  # an array without a dtype attribute: the backend reads its interface
-        raise InvalidArgumentError(f"{what}, got {'None' if x is None else type(x).__name__}")
-    try:
-        ok = get_dtype(_dtype_label(dt)).name in spec.dtypes
-    except Exception:  # noqa: BLE001 - a dtype oprt does not know (int32, float64, bool, complex...)
-        ok = False
-    if not ok:
-        raise InvalidArgumentError(f"{what}, got {label}")
-    return x
+        label = "None" if x is None else type(x).__name__
+    raise InvalidArgumentError(f"{_must(spec, name, is_out)}, got {label}")
+
+
+def _must(spec: Any, name: str, is_out: bool) -> str:
+    return f"{spec.name}: {name} must be {'a writable' if is_out else 'an'} array of {_accepted(spec)}"
 
 
 def _dtype_name(array: Any) -> str:
