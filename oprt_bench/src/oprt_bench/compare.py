@@ -1,17 +1,18 @@
 """Comparing two runs row by row, with each row's noise taken into account, and refusing to pass what cannot be
 judged.
 
-Rows pair by (op, case, dtype, backend). Two timed rows (status ok in both) are judged by the ratio
-r = new median / old median against the change the pair's noise allows (``min_change``):
+Rows pair by (op, case, dtype, backend). Two timed rows (status ok in both) are judged by their medians and
+bounds: a row's bounds are its p10..p90 spread stretched SPREAD_K = 3 times about its median, widened to the
+median's 95% CI (median x (1 +- ci_rel)) where that is wider. With t the threshold (default 5%):
 
-    min_change = max(t, SPREAD_K x (h_old + h_new), CI change)
+- ``slower``: new median > old median x (1 + t), and the new low bound > the old high bound;
+- ``faster``: new median < old median / (1 + t), and the new high bound < the old low bound;
+- ``same``: otherwise. ``~`` marks a median that moved beyond t within the bounds: a difference the noise
+  cannot tell from none.
 
-with t the threshold (default 5%), h a row's relative half-spread (p90 - p10) / (2 x median), and the CI change
-the smallest ratio at which the two medians' 95% confidence intervals (median x (1 +- ci_rel)) no longer overlap.
-``slower`` when r - 1 > min_change, ``faster`` when 1/r - 1 > min_change, else ``same`` (``~`` marks a median
-that moved beyond t but within the noise). SPREAD_K = 3: on one host, runs of identical code differ by up to
-2.6 x the two rows' half-spreads added (docs/measurement.md has the measurement), more than the medians' CIs,
-which only count the noise within a run.
+SPREAD_K = 1 would be the p10..p90 spreads as measured; runs of identical code on one host differ by more than
+that (the spread of one run does not see what changes between runs), see docs/measurement.md for the
+measurement behind 3.
 
 Status changes are classified too: ``broken`` (ok -> failed or error), ``fixed`` (failed or error -> ok),
 ``changed`` (any other status change); rows in only one run are ``added`` / ``removed``; a pair whose timing
@@ -91,18 +92,11 @@ def _num(value: Any) -> float:
     return x
 
 
-def min_change(old: Any, new: Any, threshold: float) -> float:
-    """The smallest relative change of the median that counts for this pair: the threshold, SPREAD_K x the two
-    rows' relative half-spreads added, and the change that separates the medians' 95% CIs; the largest of them."""
-    get = (lambda r, k: r[k]) if isinstance(old, dict) else getattr
-    om, nm = _num(get(old, "median_ms")), _num(get(new, "median_ms"))
-    h_old = (_num(get(old, "p90_ms")) - _num(get(old, "p10_ms"))) / (2 * om)
-    h_new = (_num(get(new, "p90_ms")) - _num(get(new, "p10_ms"))) / (2 * nm)
-    need = max(threshold, SPREAD_K * (h_old + h_new))
-    c_old, c_new = _ci(old, get), _ci(new, get)
-    if c_old or c_new:  # CIs m x (1 +- c) disjoint: r > (1 + c_old) / (1 - c_new), mirrored for faster
-        need = max(need, _ci_change(c_old, c_new), _ci_change(c_new, c_old))
-    return need
+def _bounds(row: Any, get: Any) -> tuple[float, float]:
+    """The row's p10..p90 spread stretched SPREAD_K times about its median, joined with the median's 95% CI."""
+    m, p10, p90 = (_num(get(row, k)) for k in _TIMING_FIELDS)
+    c = _ci(row, get)
+    return min(m - SPREAD_K * (m - p10), m * (1 - c)), max(m + SPREAD_K * (p90 - m), m * (1 + c))
 
 
 def _ci(row: Any, get: Any) -> float:
@@ -113,13 +107,14 @@ def _ci(row: Any, get: Any) -> float:
     return c if math.isfinite(c) and c >= 0 else 0.0
 
 
-def _ci_change(c_from: float, c_to: float) -> float:
-    return math.inf if c_to >= 1 else (1 + c_from) / (1 - c_to) - 1
-
-
 def classify(old: Any, new: Any, threshold: float) -> Verdict:
     """Classify one pair of rows (anything with status, median_ms, p10_ms, p90_ms and optionally ci_rel, as
-    attributes or keys)."""
+    attributes or keys).
+
+    ``slower``: new median > old median x (1 + t) and the new row's low bound > the old row's high bound, where a
+    row's bounds are its p10..p90 spread stretched SPREAD_K times about its median, widened to the median's 95%
+    CI (median x (1 +- ci_rel)) where that is wider; ``faster`` mirrored; else ``same``. ``min_change`` is the
+    ratio - 1 at which the pair would turn slower (the threshold or the bounds, whichever asks more)."""
     get = (lambda r, k: r[k]) if isinstance(old, dict) else getattr
     os_, ns = get(old, "status"), get(new, "status")
     if os_ != ns:
@@ -133,12 +128,16 @@ def classify(old: Any, new: Any, threshold: float) -> Verdict:
     values = [_num(get(r, k)) for r in (old, new) for k in _TIMING_FIELDS]
     if not all(math.isfinite(v) and v >= 0 for v in values) or values[0] <= 0 or values[3] <= 0:
         return Verdict("unreadable", None)
-    ratio = values[3] / values[0]
-    need = min_change(old, new, threshold)
+    om, nm = values[0], values[3]
+    ratio = nm / om
+    (o_lo, o_hi), (n_lo, n_hi) = _bounds(old, get), _bounds(new, get)
+    # the ratio at which the new row's low bound (which scales with its median) clears the old high bound
+    low_share = n_lo / nm
+    need = max(threshold, (o_hi / om) / low_share - 1 if low_share > 0 else math.inf)
     moved = ratio > 1 + threshold or 1 / ratio > 1 + threshold
-    if ratio - 1 > need:
+    if ratio > 1 + threshold and n_lo > o_hi:
         return Verdict("slower", ratio, min_change=need)
-    if 1 / ratio - 1 > need:
+    if 1 / ratio > 1 + threshold and n_hi < o_lo:
         return Verdict("faster", ratio, min_change=need)
     return Verdict("same", ratio, noisy=moved, min_change=need)
 
@@ -349,10 +348,11 @@ def _provenance_problems(old: Run, new: Run, allowed: set[str]) -> list[Problem]
 
 
 def _dtypes(run: Run) -> list[str]:
+    """The dtypes the run set out to sweep (run.json's plan; rows a run lacks are missing rows, not another set)."""
     plan = run.meta.get("plan")
     if isinstance(plan, dict) and isinstance(plan.get("dtypes"), list):
         return sorted(str(d) for d in plan["dtypes"])
-    return sorted({str(d) for d in run.rows["dtype"] if d})
+    return []
 
 
 def _timing_options(run: Run) -> str:
