@@ -204,8 +204,8 @@ def test_provenance_in_run_json(tmp_path):
                                                                                             "flush": "clean"}}})
     r, doc = _compare(old, new)
     assert r.exit_code == 1, r.output
-    assert "dtype set differs: f16,f32 -> f32" in r.stdout and "timing differs: cold, flush dirty -> cold, flush clean" \
-        in r.stdout
+    assert "dtype set differs: f16,f32 -> f32" in r.stdout
+    assert "timing differs: cold, flush dirty -> cold, flush clean" in r.stdout
     assert _compare(old, new, "--allow-provenance")[0].exit_code == 0
 
 

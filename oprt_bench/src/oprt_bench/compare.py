@@ -193,9 +193,9 @@ def csv_damage(source: Path | str) -> list[Damage]:
     header, out = lines[0], []
     ends_cut = not text.endswith("\n")
     idx = {c: i for i, c in enumerate(header)}
-    key_at = [idx.get(c) for c in KEY]
+    key_at = [idx.get(c, len(header)) for c in KEY]  # a column the header lacks: no key
     for n, cells in enumerate(lines[1:], start=2):
-        key = tuple(cells[i] for i in key_at) if all(i is not None and i < len(cells) for i in key_at) else None
+        key = tuple(cells[i] for i in key_at) if all(i < len(cells) for i in key_at) else None
         if len(cells) != len(header) or (ends_cut and n == len(lines)):
             why = (f"cut: {len(cells)} of {len(header)} cells" if len(cells) < len(header)
                    else f"{len(cells)} cells, the header has {len(header)}" if len(cells) > len(header)
