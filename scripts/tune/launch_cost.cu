@@ -10,8 +10,8 @@
 // If the library's launch sits at the empty <<<>>> launch plus ~0.1 us, its C side is at the floor; if
 // cuLaunchKernel is well under <<<>>>, launching through the driver is worth building.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Ioprt_core/src/oprt_core/include -Ioprt_nvidia/csrc \
-//       scripts/tune/launch_cost.cu oprt_nvidia/csrc/*.cu -o /tmp/launch_cost && /tmp/launch_cost
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Ioprt_core/src/oprt_core/include -Ioprt_core/src/oprt_core/include/oprt_kernels \
+//       scripts/tune/launch_cost.cu oprt_core/src/oprt_core/include/oprt_kernels/*.cu -o /tmp/launch_cost && /tmp/launch_cost
 // (scripts/gpu-call-lib.sh's gpu_launch_cost builds and runs it.)
 #include <cuda.h>
 #include <cuda_runtime.h>

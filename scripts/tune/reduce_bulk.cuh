@@ -20,7 +20,7 @@
 
 #include "reduce_cols.cuh"  // add_pack (and common.cuh)
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -152,9 +152,9 @@ redc_bulk_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *__restri
     if (tid == 0) tickets[tile] = 0;
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 // (session 26, call 2) The library's band tiles (reduce_cols_band_kernel: BX x BY threads, a tile of BY * U rows x BX
 // packs, short blocks) with the finishing kernel folded in: the last block of a column tile to finish (a ticket a
@@ -235,4 +235,4 @@ redc_band_ticket_kernel(T *__restrict__ out, float *__restrict__ ws, unsigned *_
     if (tid == 0) tickets[tile] = 0;
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

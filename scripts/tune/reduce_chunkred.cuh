@@ -21,7 +21,7 @@
 
 #include "softmax_rows.cuh"  // unpack_floats
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 template <typename T, int NT, int P, int RPB, int U>
 __global__ void __launch_bounds__(NT) redc_chunkred_kernel(float *__restrict__ ws, const T *__restrict__ x, int64_t R) {
@@ -79,4 +79,4 @@ template <typename T> __global__ void redc_chunkred_finish_kernel(T *__restrict_
     out[4 * i + 3] = from_f<T>(v.w);
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

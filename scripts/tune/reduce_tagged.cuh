@@ -24,7 +24,7 @@
 #include "reduce_cols.cuh"
 #include "softmax_cols.cuh"  // globaltimer_ns
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 constexpr unsigned kPartialEmpty = 0x7fbadbadu;
 
@@ -167,4 +167,4 @@ redc_band_tag_finish_kernel(T *__restrict__ out, float *__restrict__ ws, ColsArg
     }
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

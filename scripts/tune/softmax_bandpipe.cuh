@@ -25,7 +25,7 @@
 
 #include "softmax_cols.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 constexpr int kPipeCluster = 8;  // blocks a cluster
 
@@ -283,4 +283,4 @@ bool launch_bandpipe(cudaStream_t stream, T *out, const T *x, int64_t L, int64_t
     return true;
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

@@ -23,7 +23,7 @@
 
 #include "softmax_cols.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 constexpr int kBandsInFlight = 3;
 
@@ -253,4 +253,4 @@ bool launch_bands(cudaStream_t stream, T *out, const T *x, int64_t L, int64_t N,
     return true;
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

@@ -12,7 +12,7 @@
 
 #include "softmax_cols.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 // slots: >= 2 * strips * W float2; flags: >= 2 * strips unsigned, never holding `epoch` before this launch.
 template <typename T, int kRegRows, int kSmemRows, bool kStoreExp>
@@ -37,4 +37,4 @@ bool launch_cols_onchip_pair(cudaStream_t stream, T *out, const T *x, ColsCluste
                                 (size_t)kSmemRows * kThreads * 16, stream, out, x, a, extra);
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

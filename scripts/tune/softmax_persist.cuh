@@ -17,7 +17,7 @@
 
 #include "softmax_cols.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 template <typename T, int kRegRows, int kSmemRows, bool kStamps>
 __global__ void __launch_bounds__(256, 2)
@@ -193,4 +193,4 @@ bool launch_cols_persist(cudaStream_t stream, T *out, const T *x, ColsClusterArg
                                 stamps);
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

@@ -19,7 +19,7 @@
 
 #include "softmax_cols.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 struct SlabArgs {
     int64_t L, N;       // rows (the reduced axis), columns (x's and out's row pitch, in elements)
@@ -198,4 +198,4 @@ bool launch_softmax_slab(cudaStream_t stream, T *out, const T *x, int64_t L, int
     return cudaGetLastError() == cudaSuccess;
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

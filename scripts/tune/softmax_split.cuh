@@ -7,7 +7,7 @@
 
 #include "softmax_cols.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 // ---- a strip's axis over several clusters (session 19) ---------------------------------------------------------
 // Session 19's diagnostics (tune-s19-1.log, f16 16384^2, each segment normalised alone, no exchange): 128-byte strips
@@ -97,4 +97,4 @@ bool launch_cols_split(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
     return err == cudaSuccess;
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

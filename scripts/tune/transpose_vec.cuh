@@ -3,12 +3,12 @@
 // Measured on the H200 against the library's ew_transpose_kernel (elementwise.cuh), results/h200/tune/tune-s20-{1,2}.log
 // and docs/performance.md "Session 20": the best one-tile form (64 x 64 at 8 blocks an SM) ties the library at
 // 4096^2 f16 and trails it at 8192^2 / 16384^2 f16; the pipelined form loses everywhere. Not in the library.
-// Compiled into tune.cu with -Doprt_nv=oprt_tune, as the library's headers are.
+// Compiled into tune.cu with -Doprt_kernels=oprt_tune, as the library's headers are.
 #pragma once
 
 #include "elementwise.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 // (session 20) 16-byte accesses on both sides: a thread loads a chunk of V = 16 / sizeof(T) elements along x's
 // unit-stride dim r (one LDG.128) and writes its V elements into V rows of a shared tile kept [r][c]; the store
@@ -133,4 +133,4 @@ ew_transpose_vec_pipe_kernel(T *__restrict__ out, const T *__restrict__ x, Trans
     }
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

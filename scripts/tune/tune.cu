@@ -4,7 +4,7 @@
 // "library: ...", called through oprt.h exactly as the Python backend calls it):
 //   scripts/tune/build.sh tune && ./tune ['title|title...']
 // (build.sh runs one nvcc per file in parallel: nvcc -O3 -std=c++17 -arch=sm_90 -Ioprt_core/src/oprt_core/include
-// -Ioprt_nvidia/csrc on tune.cu and oprt_nvidia/csrc/*.cu; scripts/gpu-suite.sh's `tune` phase calls it,
+// -Ioprt_core/src/oprt_core/include/oprt_kernels on tune.cu and oprt_core/src/oprt_core/include/oprt_kernels/*.cu; scripts/gpu-suite.sh's `tune` phase calls it,
 // OPRT_TUNE_FILTER picks groups.)
 // Each variant is timed cold (a 256 MiB memset evicts L2 before every sample, like oprt-bench and
 // triton's do_bench), variants of one group interleaved round-robin so clock drift hits them alike;
@@ -33,28 +33,28 @@
 #include "transpose_vec.cuh"  // tune-only: transposes with 16-byte accesses on both sides of the tile (session 20)
 #include "reduce_chunkred.cuh"  // tune-only: axis-0 sums of short row-chunk blocks into an L2 workspace (session 30)
 
-// build.sh compiles this file with -Doprt_nv=oprt_tune: the headers' kernels and launchers above are
+// build.sh compiles this file with -Doprt_kernels=oprt_tune: the headers' kernels and launchers above are
 // tune's own copies; the two host functions they call are the library's (runtime.cu), forwarded here.
-#pragma push_macro("oprt_nv")
-#undef oprt_nv
-namespace oprt_nv {
+#pragma push_macro("oprt_kernels")
+#undef oprt_kernels
+namespace oprt_kernels {
 oprt_common::DeviceLimits device_limits();
 bool cluster_launch_supported();
-}  // namespace oprt_nv
-#pragma pop_macro("oprt_nv")
-#if defined(oprt_nv)
+}  // namespace oprt_kernels
+#pragma pop_macro("oprt_kernels")
+#if defined(oprt_kernels)
 namespace oprt_tune {
 DeviceLimits device_limits() {
-#pragma push_macro("oprt_nv")
-#undef oprt_nv
-    return oprt_nv::device_limits();
-#pragma pop_macro("oprt_nv")
+#pragma push_macro("oprt_kernels")
+#undef oprt_kernels
+    return oprt_kernels::device_limits();
+#pragma pop_macro("oprt_kernels")
 }
 bool cluster_launch_supported() {
-#pragma push_macro("oprt_nv")
-#undef oprt_nv
-    return oprt_nv::cluster_launch_supported();
-#pragma pop_macro("oprt_nv")
+#pragma push_macro("oprt_kernels")
+#undef oprt_kernels
+    return oprt_kernels::cluster_launch_supported();
+#pragma pop_macro("oprt_kernels")
 }
 }  // namespace oprt_tune
 #endif
@@ -545,7 +545,7 @@ __global__ void __launch_bounds__(LANES * BY) red_cols_cluster_kernel(float *__r
                                                                       int64_t C) {
     __shared__ float4 sm[BY][LANES];
     namespace cg = cooperative_groups;
-    const int nb = oprt_nv::cluster_blocks(), q = oprt_nv::cluster_rank();
+    const int nb = oprt_kernels::cluster_blocks(), q = oprt_kernels::cluster_rank();
     const int64_t tile = blockIdx.x / nb;
     const int64_t chunk = (R + nb - 1) / nb, r0 = q * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
     const uint4 *px = reinterpret_cast<const uint4 *>(x) + tile * LANES + threadIdx.x;
@@ -578,7 +578,7 @@ __global__ void __launch_bounds__(LANES * BY) red_cols_cluster_kernel(float *__r
         }
         sm[0][threadIdx.x] = t;
     }
-    oprt_nv::cluster_sync();
+    oprt_kernels::cluster_sync();
     if (q == 0 && threadIdx.y == 0) {
         float4 t{0, 0, 0, 0};
         cg::cluster_group cl = cg::this_cluster();
@@ -588,7 +588,7 @@ __global__ void __launch_bounds__(LANES * BY) red_cols_cluster_kernel(float *__r
         }
         reinterpret_cast<float4 *>(out)[tile * LANES + threadIdx.x] = t;
     }
-    oprt_nv::cluster_sync();  // every block's shared memory stays until block 0 has read it
+    oprt_kernels::cluster_sync();  // every block's shared memory stays until block 0 has read it
 }
 
 // Adds rows [r0, r1) of one 16-byte pack column (px: the pack in row 0, stride: packs a row) into a, U rows
@@ -603,14 +603,14 @@ __device__ __forceinline__ void add_pack_rows(float (&a)[V], const uint4 *px, in
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             float f[V];
-            oprt_nv::unpack_floats<T>(q[u], f);
+            oprt_kernels::unpack_floats<T>(q[u], f);
 #pragma unroll
             for (int e = 0; e < V; ++e) a[e] += f[e];
         }
     }
     for (; r < r1; ++r) {
         float f[V];
-        oprt_nv::unpack_floats<T>(ld<kLdg>(px + r * stride), f);
+        oprt_kernels::unpack_floats<T>(ld<kLdg>(px + r * stride), f);
 #pragma unroll
         for (int e = 0; e < V; ++e) a[e] += f[e];
     }
@@ -649,14 +649,14 @@ __global__ void __launch_bounds__(NT) red_cols1d_cluster_kernel(float *__restric
                                                                 int64_t R, int64_t C) {
     __shared__ float4 part[NT];
     namespace cg = cooperative_groups;
-    const int nb = oprt_nv::cluster_blocks(), q = oprt_nv::cluster_rank();
+    const int nb = oprt_kernels::cluster_blocks(), q = oprt_kernels::cluster_rank();
     const int64_t tile = blockIdx.x / nb;
     const int64_t chunk = ((R + nb - 1) / nb + U - 1) / U * U;
     const int64_t r0 = q * chunk, r1 = R < r0 + chunk ? R : r0 + chunk;
     float a[4] = {};
     add_pack_rows<float, U>(a, reinterpret_cast<const uint4 *>(x) + tile * NT + threadIdx.x, r0, r1, C / 4);
     part[threadIdx.x] = make_float4(a[0], a[1], a[2], a[3]);
-    oprt_nv::cluster_sync();
+    oprt_kernels::cluster_sync();
     if (q == 0) {
         float4 t{0, 0, 0, 0};
         cg::cluster_group cl = cg::this_cluster();
@@ -666,7 +666,7 @@ __global__ void __launch_bounds__(NT) red_cols1d_cluster_kernel(float *__restric
         }
         reinterpret_cast<float4 *>(out)[tile * NT + threadIdx.x] = t;
     }
-    oprt_nv::cluster_sync();  // every block's shared memory stays until block 0 has read it
+    oprt_kernels::cluster_sync();  // every block's shared memory stays until block 0 has read it
 }
 
 // Sum of all n f32 elements (reduce_sum axis=all; session 6's next step, torch was 3% ahead at 2^27): a block
@@ -1202,7 +1202,7 @@ static int occupancy_an_sm(const void *k, int threads, int dyn) {
 // halves converted to float), |got - ref| <= tol * (1 + |ref|), or tol * |ref| + 1e-7 with relative.
 // (session 13) the cluster scheduling policy preference of the cluster launches in a scope (the header's since
 // session 14, when the library took it for its 16-bit axis-0 launch)
-using oprt_nv::ClusterPolicyScope;
+using oprt_kernels::ClusterPolicyScope;
 
 static void run_group(const char *title, double bytes, double peak, std::vector<Variant> vs, float *out, size_t nout,
                       double tol, const char *filter, bool half_out = false, bool relative = false) {
@@ -1858,7 +1858,7 @@ int main(int argc, char **argv) {
         "cols1d cluster NT" #NT " U" #U " nb" #NB, [=] {                                                    \
             auto k = red_cols1d_cluster_kernel<NT, U>;                                                      \
             if (NB > 8) (void)cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);     \
-            const cudaError_t err = oprt_nv::launch_clusters(k, (L / (NT * 4)) * NB, NT, NB, 0, nullptr, o, x, R, L); \
+            const cudaError_t err = oprt_kernels::launch_clusters(k, (L / (NT * 4)) * NB, NT, NB, 0, nullptr, o, x, R, L); \
             if (err != cudaSuccess) {                                                                       \
                 static bool said = false; /* reported once; the output stays NaN: WRONG */                 \
                 if (!said) printf("  refused: cols1d cluster NT%d U%d nb%d: %s\n", NT, U, NB, cudaGetErrorString(err)); \
@@ -2560,7 +2560,7 @@ int main(int argc, char **argv) {
                                    RG(256, 4), RG(256, 2), RG(128, 8), RG(128, 4), RG(32, 8), RG(32, 4), RG(64, 8)};
         run_group("reduce_sum f16 8192x8192 axis -1", (double)R * L * 2 + R * 2, peak, hr, O, R, 2e-3, filter, true);
     }
-    // the library's fast-rows softmax kernel (oprt_nvidia/csrc/softmax_rows.cuh) in configurations the
+    // the library's fast-rows softmax kernel (oprt_core/src/oprt_core/include/oprt_kernels/softmax_rows.cuh) in configurations the
     // library does not pick, beside the one it does ("library: oprt_softmax")
     {
         __half *H = reinterpret_cast<__half *>(Bf), *HO = reinterpret_cast<__half *>(O);
@@ -2570,7 +2570,7 @@ int main(int argc, char **argv) {
 #define FR(TY, OUTP, INP, ROWS, W, G, P, BLK, RAW)                                                          \
     Variant {                                                                                               \
         "fast G" #G " P" #P " block" #BLK " raw" #RAW, [=] {                                                \
-            oprt_nv::launch_fast_rows<TY, G, P, BLK, RAW>(nullptr, OUTP, INP, oprt_nv::FastRowsArgs{ROWS, W, W, W}); \
+            oprt_kernels::launch_fast_rows<TY, G, P, BLK, RAW>(nullptr, OUTP, INP, oprt_kernels::FastRowsArgs{ROWS, W, W, W}); \
         }                                                                                                   \
     }
         const int64_t r16k = nh / 16384, r1k = nh / 1024, r128 = n / 128;
@@ -2598,8 +2598,8 @@ int main(int argc, char **argv) {
 #define FC(TY, OUTP, INP, ROWS, G, P, RAW)                                                              \
     Variant {                                                                                               \
         "cluster G" #G " P" #P " raw" #RAW, [=] {                                              \
-            if (!oprt_nv::launch_fast_cluster_rows<TY, G, P, RAW>(nullptr, OUTP, INP,                       \
-                                                                  oprt_nv::FastRowsArgs{ROWS, 65536, 65536, 65536})) { \
+            if (!oprt_kernels::launch_fast_cluster_rows<TY, G, P, RAW>(nullptr, OUTP, INP,                       \
+                                                                  oprt_kernels::FastRowsArgs{ROWS, 65536, 65536, 65536})) { \
                 fprintf(stderr, "cluster launch refused\n");                                               \
                 exit(1);                                                                                    \
             }                                                                                               \
@@ -2622,11 +2622,11 @@ int main(int argc, char **argv) {
 #define CC(TY, OUTP, INP, L, INNER, MODE, LANES, NT, U, SEG, MAXB, MAXC)                                     \
     Variant {                                                                                               \
         "cols mode" #MODE " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB " nb<=" #MAXC, [=] { \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, MAXC)) { \
+            oprt_kernels::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_kernels::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, MAXC)) { \
                 static bool said = false; /* reported once; the variant's output stays NaN: WRONG */        \
                 if (!said) printf("  refused: mode%d lanes%d threads%d U%d seg%d maxB%d: %s\n", MODE, LANES, NT, \
-                                  U, SEG, MAXB, oprt_nv::cols_cluster_refusal());                           \
+                                  U, SEG, MAXB, oprt_kernels::cols_cluster_refusal());                           \
                 said = true;                                                                                \
             }                                                                                               \
         }                                                                                                   \
@@ -2637,12 +2637,12 @@ int main(int argc, char **argv) {
 #define CCS(TY, OUTP, INP, L, INNER, MODE, LANES, NT, U, SEG, MAXB, MAXC)                                    \
     Variant {                                                                                               \
         "stash cols mode" #MODE " lanes" #LANES " threads" #NT " U" #U " seg" #SEG " maxB" #MAXB " nb<=" #MAXC, [=] { \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, MAXC, \
+            oprt_kernels::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_kernels::launch_cols_cluster<TY, LANES, NT, U, MODE>(nullptr, OUTP, INP, ca, 1, SEG, MAXB, MAXC, \
                                                                        true)) {                            \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: stash mode%d lanes%d threads%d U%d seg%d maxB%d: %s\n", MODE, LANES, \
-                                  NT, U, SEG, MAXB, oprt_nv::cols_cluster_refusal());                       \
+                                  NT, U, SEG, MAXB, oprt_kernels::cols_cluster_refusal());                       \
                 said = true;                                                                                \
             }                                                                                               \
         }                                                                                                   \
@@ -2668,7 +2668,7 @@ int main(int argc, char **argv) {
 #define BD(TY, OUTP, INP, L, N, LANES, NT, ROWS)                                                             \
     Variant {                                                                                               \
         "bands lanes" #LANES " threads" #NT " rows" #ROWS, [=] {                                            \
-            if (!oprt_nv::launch_bands<TY, LANES, NT, ROWS>(nullptr, OUTP, INP, L, N, bws, bws_bytes, 0)) {   \
+            if (!oprt_kernels::launch_bands<TY, LANES, NT, ROWS>(nullptr, OUTP, INP, L, N, bws, bws_bytes, 0)) {   \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: bands lanes%d threads%d rows%d\n", LANES, NT, ROWS);          \
                 said = true;                                                                                \
@@ -2680,7 +2680,7 @@ int main(int argc, char **argv) {
 #define BP(TY, OUTP, INP, L, N, LANES, NT, U, PDL)                                                           \
     Variant {                                                                                               \
         "pipe lanes" #LANES " threads" #NT " U" #U " pdl" #PDL, [=] {                                       \
-            if (!oprt_nv::launch_bandpipe<TY, LANES, NT, U, PDL>(nullptr, OUTP, INP, L, N, bws, bws_bytes)) { \
+            if (!oprt_kernels::launch_bandpipe<TY, LANES, NT, U, PDL>(nullptr, OUTP, INP, L, N, bws, bws_bytes)) { \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: pipe lanes%d threads%d U%d pdl%d\n", LANES, NT, U, PDL);      \
                 said = true;                                                                                \
@@ -2718,7 +2718,7 @@ int main(int argc, char **argv) {
             static bool set = false;                                                                        \
             if (!set && dyn > 48 * 1024) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn)); \
             set = true;                                                                                     \
-            if (NB > 1) CK(oprt_nv::launch_clusters(k, grid, NT, NB, dyn, nullptr, O, A, L, N, (int64_t)SEG, 1)); \
+            if (NB > 1) CK(oprt_kernels::launch_clusters(k, grid, NT, NB, dyn, nullptr, O, A, L, N, (int64_t)SEG, 1)); \
             else strip_probe_kernel<LANES, NT, U, PASSES><<<(unsigned)grid, NT, dyn>>>(O, A, L, N, SEG, 1);   \
         }                                                                                                   \
     }
@@ -2745,11 +2745,11 @@ int main(int argc, char **argv) {
 #define OC(TY, OUTP, INP, L, INNER, LANES, NT, RR, SR, HINT, EXP1)                                           \
     Variant {                                                                                               \
         "onchip lanes" #LANES " threads" #NT " reg" #RR " smem" #SR " hint" #HINT " exp1" #EXP1, [=] {      \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_onchip<TY, LANES, NT, RR, SR, HINT, EXP1>(nullptr, OUTP, INP, ca, 1)) { \
+            oprt_kernels::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_kernels::launch_cols_onchip<TY, LANES, NT, RR, SR, HINT, EXP1>(nullptr, OUTP, INP, ca, 1)) { \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: onchip lanes%d threads%d reg%d smem%d hint%d exp1%d: %s\n", LANES, NT, \
-                                  RR, SR, HINT, EXP1, oprt_nv::cols_cluster_refusal());                     \
+                                  RR, SR, HINT, EXP1, oprt_kernels::cols_cluster_refusal());                     \
                 said = true;                                                                                \
             }                                                                                               \
         }                                                                                                   \
@@ -2780,13 +2780,13 @@ int main(int argc, char **argv) {
             auto diag = [&](auto tag, auto kern, int smem_rows, bool strip_order, void *outp, const void *inp,
                             int64_t N, const char *suffix) {
                 using TT = decltype(tag);
-                constexpr int64_t W = 8 * oprt_nv::Pack<TT>::N;
+                constexpr int64_t W = 8 * oprt_kernels::Pack<TT>::N;
                 const int dyn = smem_rows * 256 * 16;
                 CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));  // once, untimed
                 return Variant{std::string(strip_order ? "diag: no cluster, strip order" : "diag: no cluster, band order") +
                                    suffix,
                                [=] {
-                    oprt_nv::ColsClusterArgs ca{1024, strip_order ? W : N, N, N, 1, 1024, {}, 0};
+                    oprt_kernels::ColsClusterArgs ca{1024, strip_order ? W : N, N, N, 1, 1024, {}, 0};
                     if (strip_order) {
                         ca.outer.ndim = 2;
                         ca.outer.ext[0] = N / W, ca.outer.ext[1] = 16;
@@ -2799,12 +2799,12 @@ int main(int argc, char **argv) {
                         ca.outer.stride[0][0] = ca.outer.stride[1][0] = 1024 * N;
                     }
                     kern<<<(unsigned)(16 * (N / W)), 256, dyn>>>(static_cast<TT *>(outp), static_cast<const TT *>(inp), ca,
-                                                                oprt_nv::ColsProbe{});
+                                                                oprt_kernels::ColsProbe{});
                 }};
             };
-            auto k32two = oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, false>;
-            auto k32 = oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>;
-            auto k16 = oprt_nv::softmax_cols_onchip_kernel<__half, 8, 256, 12, 20, false, true>;
+            auto k32two = oprt_kernels::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, false>;
+            auto k32 = oprt_kernels::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>;
+            auto k16 = oprt_kernels::softmax_cols_onchip_kernel<__half, 8, 256, 12, 20, false, true>;
             const char *lib = " (library's kernel)";
             std::vector<Variant> d32 = {OC(float, O, A, 16384, n / 16384, 8, 256, 16, 16, false, false),
                                         diag(float{}, k32two, 16, true, O, A, n / 16384, ""),
@@ -2823,11 +2823,11 @@ int main(int argc, char **argv) {
 #define PC(TY, OUTP, INP, INNER, RR, SR, CL)                                                                 \
     Variant {                                                                                               \
         "persist reg" #RR " smem" #SR " clusters" #CL, [=] {                                                \
-            oprt_nv::ColsClusterArgs ca{16384, INNER, INNER, INNER, 0, 0, {}};                             \
-            if (!oprt_nv::launch_cols_persist<TY, RR, SR, false>(nullptr, OUTP, INP, ca, CL, nullptr)) {   \
+            oprt_kernels::ColsClusterArgs ca{16384, INNER, INNER, INNER, 0, 0, {}};                             \
+            if (!oprt_kernels::launch_cols_persist<TY, RR, SR, false>(nullptr, OUTP, INP, ca, CL, nullptr)) {   \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: persist reg%d smem%d clusters%d: %s\n", RR, SR, (int)(CL),     \
-                                  oprt_nv::cols_cluster_refusal());                                         \
+                                  oprt_kernels::cols_cluster_refusal());                                         \
                 said = true;                                                                                \
             }                                                                                               \
         }                                                                                                   \
@@ -2850,9 +2850,9 @@ int main(int argc, char **argv) {
                     CK(cudaMalloc(&st, nst * sizeof(unsigned long long)));
                     for (int64_t cl : {(int64_t)0, (int64_t)1 << 30}) {
                         CK(cudaMemset(st, 0, nst * sizeof(unsigned long long)));
-                        oprt_nv::ColsClusterArgs ca{16384, n / 16384, n / 16384, n / 16384, 0, 0, {}};
-                        if (!oprt_nv::launch_cols_persist<float, 16, 16, true>(nullptr, O, A, ca, cl, st)) {
-                            printf("  stamps: refused (%s)\n", oprt_nv::cols_cluster_refusal());
+                        oprt_kernels::ColsClusterArgs ca{16384, n / 16384, n / 16384, n / 16384, 0, 0, {}};
+                        if (!oprt_kernels::launch_cols_persist<float, 16, 16, true>(nullptr, O, A, ca, cl, st)) {
+                            printf("  stamps: refused (%s)\n", oprt_kernels::cols_cluster_refusal());
                             continue;
                         }
                         CK(cudaDeviceSynchronize());
@@ -2884,11 +2884,11 @@ int main(int argc, char **argv) {
 #define PR(TY, OUTP, INP, L, INNER, RR, SR, EXP1)                                                          \
     Variant {                                                                                               \
         "pairs of clusters reg" #RR " smem" #SR " exp1" #EXP1, [=] {                                         \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_onchip_pair<TY, RR, SR, EXP1>(nullptr, OUTP, INP, ca, pair_slots, pair_flags, \
+            oprt_kernels::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_kernels::launch_cols_onchip_pair<TY, RR, SR, EXP1>(nullptr, OUTP, INP, ca, pair_slots, pair_flags, \
                                                                     ++pair_epoch)) {                        \
                 static bool said = false;                                                                   \
-                if (!said) printf("  refused: pairs reg%d smem%d: %s\n", RR, SR, oprt_nv::cols_cluster_refusal()); \
+                if (!said) printf("  refused: pairs reg%d smem%d: %s\n", RR, SR, oprt_kernels::cols_cluster_refusal()); \
                 said = true;                                                                                \
             }                                                                                               \
         }                                                                                                   \
@@ -2917,7 +2917,7 @@ int main(int argc, char **argv) {
                 CK(cudaMalloc(&stp, nstp * sizeof(unsigned long long)));
                 // session 10: when each block's own warps reached the merge; session 11: kMergeStamps points of the
                 // merge a block (OPRT_COLS_MERGE_STAMPS)
-                constexpr int KS = oprt_nv::kMergeStamps;
+                constexpr int KS = oprt_kernels::kMergeStamps;
                 unsigned long long *bar = nullptr;
                 CK(cudaMalloc(&bar, nstp / 8 * KS * sizeof(unsigned long long)));
                 struct Shape {
@@ -2960,7 +2960,7 @@ int main(int argc, char **argv) {
                                         // 256-byte strips (56.9%) and 128-byte strips (67.9%), against 77% (above)
                                         Shape{"16384x16384 f16 split lanes16", 16384, 16384},
                                         Shape{"16384x16384 f16 split lanes8", 16384, 16384}}) {
-                    oprt_nv::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
+                    oprt_kernels::ColsClusterArgs ca{sh.L, sh.N, sh.N, sh.N, 0, 0, {}};
                     const bool s27 = strstr(sh.name, "smem27") != nullptr, pairs = strstr(sh.name, "pairs") != nullptr;
                     const bool group = strstr(sh.name, "group") != nullptr, f16 = strstr(sh.name, "f16") != nullptr;
                     const bool merge2 = strstr(sh.name, "merge2") != nullptr;  // written after session 10's last call
@@ -2985,59 +2985,59 @@ int main(int argc, char **argv) {
                     const bool spread = strstr(sh.name, "spread") != nullptr;
                     const bool balance = strstr(sh.name, "balance") != nullptr;  // session 14
                     const bool split = strstr(sh.name, "split") != nullptr;  // session 19
-                    auto launch = [&](oprt_nv::ColsProbe pr) {
+                    auto launch = [&](oprt_kernels::ColsProbe pr) {
                         if (split && strstr(sh.name, "lanes16"))
-                            return oprt_nv::launch_cols_split<__half, 16, 256, 12, 20>(nullptr, HO, H, ca, 1, 2, tws,
+                            return oprt_kernels::launch_cols_split<__half, 16, 256, 12, 20>(nullptr, HO, H, ca, 1, 2, tws,
                                                                                        tws_bytes, true, pr);
                         if (split)
-                            return oprt_nv::launch_cols_split<__half, 8, 256, 12, 20>(nullptr, HO, H, ca, 1, 2, tws,
+                            return oprt_kernels::launch_cols_split<__half, 8, 256, 12, 20>(nullptr, HO, H, ca, 1, 2, tws,
                                                                                       tws_bytes, true, pr);
                         ClusterPolicyScope scope(spread    ? cudaClusterSchedulingPolicySpread
                                                  : balance ? cudaClusterSchedulingPolicyLoadBalancing
                                                            : cudaClusterSchedulingPolicyDefault);
                         if (push && merge4 && f16)
-                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_nv::kXPush>(
+                            return oprt_kernels::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 4, oprt_kernels::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
                         if (push && merge4)
-                            return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 4, oprt_nv::kXPush>(
+                            return oprt_kernels::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 4, oprt_kernels::kXPush>(
                                 nullptr, O, A, ca, 1, pr);
                         if (push && f16)
-                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2, oprt_nv::kXPush>(
+                            return oprt_kernels::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2, oprt_kernels::kXPush>(
                                 nullptr, HO, H, ca, 1, pr);
                         if (push)
-                            return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 2, oprt_nv::kXPush>(
+                            return oprt_kernels::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 2, oprt_kernels::kXPush>(
                                 nullptr, O, A, ca, 1, pr);
                         if (merge2 && f16)
-                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2>(nullptr, HO, H, ca,
+                            return oprt_kernels::launch_cols_onchip<__half, 8, 256, 12, 20, false, true, 2>(nullptr, HO, H, ca,
                                                                                                         1, pr);
                         if (merge2 && group)
-                            return oprt_nv::launch_cols_group<float, 8, 256, 16, 16, true, 2>(nullptr, O, A, ca, 1, tws,
+                            return oprt_kernels::launch_cols_group<float, 8, 256, 16, 16, true, 2>(nullptr, O, A, ca, 1, tws,
                                                                                                tws_bytes, 2, pr);
                         if (merge2)
-                            return oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 2>(nullptr, O, A, ca, 1,
+                            return oprt_kernels::launch_cols_onchip<float, 8, 256, 16, 16, false, true, 2>(nullptr, O, A, ca, 1,
                                                                                                        pr);
                         if (f16 && group)
-                            return oprt_nv::launch_cols_group<__half, 8, 256, 12, 20, true>(nullptr, HO, H, ca, 1, tws,
+                            return oprt_kernels::launch_cols_group<__half, 8, 256, 12, 20, true>(nullptr, HO, H, ca, 1, tws,
                                                                                              tws_bytes, 2, pr);
                         if (f16)
-                            return oprt_nv::launch_cols_onchip<__half, 8, 256, 12, 20, false, true>(nullptr, HO, H, ca,
+                            return oprt_kernels::launch_cols_onchip<__half, 8, 256, 12, 20, false, true>(nullptr, HO, H, ca,
                                                                                                      1, pr);
                         if (group)
-                            return oprt_nv::launch_cols_group<float, 8, 256, 16, 16, true>(nullptr, O, A, ca, 1, tws,
+                            return oprt_kernels::launch_cols_group<float, 8, 256, 16, 16, true>(nullptr, O, A, ca, 1, tws,
                                                                                             tws_bytes, 2, pr);
                         if (pairs)
-                            return oprt_nv::launch_cols_onchip_pair<float, 16, 16, true>(nullptr, O, A, ca, pair_slots,
+                            return oprt_kernels::launch_cols_onchip_pair<float, 16, 16, true>(nullptr, O, A, ca, pair_slots,
                                                                                          pair_flags, ++pair_epoch, pr);
-                        return s27 ? oprt_nv::launch_cols_onchip<float, 8, 256, 16, 27, false, true>(nullptr, O, A, ca, 1, pr)
-                                   : oprt_nv::launch_cols_onchip<float, 8, 256, 16, 16, false, true>(nullptr, O, A, ca, 1, pr);
+                        return s27 ? oprt_kernels::launch_cols_onchip<float, 8, 256, 16, 27, false, true>(nullptr, O, A, ca, 1, pr)
+                                   : oprt_kernels::launch_cols_onchip<float, 8, 256, 16, 16, false, true>(nullptr, O, A, ca, 1, pr);
                     };
                     for (int w = 0; w < 3; ++w) launch({});  // warm
                     CK(cudaMemset(stp, 0, nstp * sizeof(unsigned long long)));
                     CK(cudaMemset(bar, 0, nstp / 8 * KS * sizeof(unsigned long long)));
-                    oprt_nv::ColsProbe probe{};
+                    oprt_kernels::ColsProbe probe{};
                     probe.stamps = stp, probe.barrier = bar;
                     if (!launch(probe)) {
-                        printf("  timeline %s: refused (%s)\n", sh.name, oprt_nv::cols_cluster_refusal());
+                        printf("  timeline %s: refused (%s)\n", sh.name, oprt_kernels::cols_cluster_refusal());
                         continue;
                     }
                     CK(cudaDeviceSynchronize());
@@ -3198,7 +3198,7 @@ int main(int argc, char **argv) {
                     printf("  %s: clusters that fit (size x count = blocks):", name);
                     for (int cs : {1, 2, 4, 8, 12, 16}) {
                         cudaLaunchAttribute attr[2];
-                        cudaLaunchConfig_t cfg = oprt_nv::cluster_config(cs * 1024, 256, cs, dyn, nullptr, attr);
+                        cudaLaunchConfig_t cfg = oprt_kernels::cluster_config(cs * 1024, 256, cs, dyn, nullptr, attr);
                         int count = 0;
                         if (cudaOccupancyMaxActiveClusters(&count, kernel, &cfg) != cudaSuccess) {
                             (void)cudaGetLastError();
@@ -3209,15 +3209,15 @@ int main(int argc, char **argv) {
                     }
                     printf("\n");
                 };
-                fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
+                fit(oprt_kernels::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
                     "reg16 smem16 (64 KB)");
-                fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 27, false, true>, 27 * 256 * 16,
+                fit(oprt_kernels::softmax_cols_onchip_kernel<float, 8, 256, 16, 27, false, true>, 27 * 256 * 16,
                     "reg16 smem27 (108 KB)");
                 // (written after session 13's last device call, run in session 14: the same counts) the same
                 // under the policy "spread"
                 {
                     ClusterPolicyScope scope(cudaClusterSchedulingPolicySpread);
-                    fit(oprt_nv::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
+                    fit(oprt_kernels::softmax_cols_onchip_kernel<float, 8, 256, 16, 16, false, true>, 16 * 256 * 16,
                         "reg16 smem16 (64 KB), spread");
                 }
             }
@@ -3256,11 +3256,11 @@ int main(int argc, char **argv) {
             // session 8: two passes over column slabs sized to stay in L2, a persistent grid interleaving pass A
             // (statistics) of slab g with pass B (re-read, write) of slab g - LAG (softmax_slab.cuh)
             static void *slab_scratch = nullptr;
-            if (!slab_scratch) CK(cudaMalloc(&slab_scratch, oprt_nv::slab_scratch_bytes(16384, 8192, 256)));
+            if (!slab_scratch) CK(cudaMalloc(&slab_scratch, oprt_kernels::slab_scratch_bytes(16384, 8192, 256)));
 #define SLB(TY, OUTP, INP, L, N, K, HA, HB, S, LAG)                                                         \
     Variant {                                                                                               \
         "slab rows" #K "x32 S" #S " lag" #LAG " hintA" #HA " hintB" #HB, [=] {                              \
-            if (!oprt_nv::launch_softmax_slab<TY, K, HA, HB>(nullptr, OUTP, INP, L, N, S, LAG, slab_scratch)) { \
+            if (!oprt_kernels::launch_softmax_slab<TY, K, HA, HB>(nullptr, OUTP, INP, L, N, S, LAG, slab_scratch)) { \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: slab S%d lag%d\n", (int)(S), (int)(LAG));                     \
                 said = true;                                                                                \
@@ -3329,12 +3329,12 @@ int main(int argc, char **argv) {
 #define GR(TY, OUTP, INP, L, INNER, RR, SR, CH)                                                              \
     Variant {                                                                                               \
         "group lanes8 reg" #RR " smem" #SR " chunk" #CH, [=] {                                               \
-            oprt_nv::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
-            if (!oprt_nv::launch_cols_group<TY, 8, 256, RR, SR, true>(nullptr, OUTP, INP, ca, 1, group_ws,   \
+            oprt_kernels::ColsClusterArgs ca{L, INNER, INNER, INNER, 0, 0, {}};                                 \
+            if (!oprt_kernels::launch_cols_group<TY, 8, 256, RR, SR, true>(nullptr, OUTP, INP, ca, 1, group_ws,   \
                                                                       group_ws_bytes, CH)) {                \
                 static bool said = false;                                                                   \
                 if (!said) printf("  refused: group lanes8 reg%d smem%d chunk%d: %s\n", RR, SR, CH,          \
-                                  oprt_nv::cols_cluster_refusal());                                         \
+                                  oprt_kernels::cols_cluster_refusal());                                         \
                 said = true;                                                                                \
             }                                                                                               \
         }                                                                                                   \
@@ -3365,20 +3365,20 @@ int main(int argc, char **argv) {
                     constexpr bool f32 = sizeof(TT) == 4;
                     const std::string name = std::string(group ? "group" : "clusters") + " merge" + std::to_string(merge);
                     return Variant{name, [=] {
-                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
+                        oprt_kernels::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
                         TT *o = static_cast<TT *>(outp);
                         const TT *x = static_cast<const TT *>(inp);
                         // the library's rows a thread: f32 16 in registers + 16 in shared memory, 16-bit 12 + 20
                         constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20;
                         auto go = [&](auto mc) {
                             constexpr int M = decltype(mc)::value;
-                            return group ? oprt_nv::launch_cols_group<TT, 8, 256, RR, SR, true, M>(
+                            return group ? oprt_kernels::launch_cols_group<TT, 8, 256, RR, SR, true, M>(
                                                nullptr, o, x, ca, 1, group_ws, group_ws_bytes, 2)
-                                         : oprt_nv::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, M>(nullptr, o, x,
+                                         : oprt_kernels::launch_cols_onchip<TT, 8, 256, RR, SR, false, true, M>(nullptr, o, x,
                                                                                                             ca, 1);
                         };
                         const bool ok = merge == 1 ? go(std::integral_constant<int, 1>{}) : go(std::integral_constant<int, 2>{});
-                        if (!ok) printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
+                        if (!ok) printf("  refused: %s: %s\n", name.c_str(), oprt_kernels::cols_cluster_refusal());
                     }};
                 };
                 std::vector<Variant> m32 = {lib_softmax(O, A, tdesc(OPRT_DTYPE_F32, {16384, N}), 0),
@@ -3409,11 +3409,11 @@ int main(int argc, char **argv) {
                     const std::string name = "group lanes" + std::to_string(LN) + " merge" + std::to_string(M) +
                                              " chunk" + std::to_string(chunk);
                     return Variant{name, [=] {
-                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
-                        if (!oprt_nv::launch_cols_group<TT, LN, 256, RR, SR, true, M, MX>(
+                        oprt_kernels::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
+                        if (!oprt_kernels::launch_cols_group<TT, LN, 256, RR, SR, true, M, MX>(
                                 nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1, group_ws,
                                 group_ws_bytes, chunk))
-                            printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
+                            printf("  refused: %s: %s\n", name.c_str(), oprt_kernels::cols_cluster_refusal());
                     }};
                 };
                 using I8 = std::integral_constant<int, 8>;
@@ -3455,11 +3455,11 @@ int main(int argc, char **argv) {
                     constexpr int RR = f32 ? 16 : 12, SR = f32 ? 16 : 20, NT = decltype(threads_c)::value;
                     constexpr int MG = decltype(merge_c)::value;
                     return Variant{name, [=] {
-                        oprt_nv::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
+                        oprt_kernels::ColsClusterArgs ca{L, N, N, N, 0, 0, {}};
                         ClusterPolicyScope scope(policy);
-                        if (!oprt_nv::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, MG, oprt_nv::kXPush>(
+                        if (!oprt_kernels::launch_cols_onchip<TT, 8, NT, RR, SR, false, true, MG, oprt_kernels::kXPush>(
                                 nullptr, static_cast<TT *>(outp), static_cast<const TT *>(inp), ca, 1))
-                            printf("  refused: %s: %s\n", name.c_str(), oprt_nv::cols_cluster_refusal());
+                            printf("  refused: %s: %s\n", name.c_str(), oprt_kernels::cols_cluster_refusal());
                     }};
                 };
                 auto pushed_nt = [&](auto tag, int64_t L, int64_t N, void *outp, const void *inp, auto threads_c) {
@@ -3711,7 +3711,7 @@ int main(int argc, char **argv) {
                 snprintf(name, sizeof name, "diag lanes%d (%lld-byte strips, %lld-row segments) %s", lanes,
                          (long long)(W * 2), (long long)seg,
                          order == 0 ? "strip order" : order == 1 ? "band order" : "4-strip groups");
-                oprt_nv::ColsClusterArgs ca{seg, W, N, N, 1, seg, {}, 0};
+                oprt_kernels::ColsClusterArgs ca{seg, W, N, N, 1, seg, {}, 0};
                 if (order == 0) {
                     ca.outer.ndim = 2;
                     ca.outer.ext[0] = strips, ca.outer.ext[1] = nseg;
@@ -3730,11 +3730,11 @@ int main(int argc, char **argv) {
                     ca.outer.stride[0][2] = ca.outer.stride[1][2] = W;
                 }
                 const unsigned grid = (unsigned)(nseg * strips);
-                return Variant{name, [=] { kern<<<grid, 256, dyn>>>(Y, X, ca, oprt_nv::ColsProbe{}); }};
+                return Variant{name, [=] { kern<<<grid, 256, dyn>>>(Y, X, ca, oprt_kernels::ColsProbe{}); }};
             };
-            auto k8 = oprt_nv::softmax_cols_onchip_kernel<__half, 8, 256, 12, 20, false, true>;
-            auto k16 = oprt_nv::softmax_cols_onchip_kernel<__half, 16, 256, 12, 20, false, true>;
-            auto k32 = oprt_nv::softmax_cols_onchip_kernel<__half, 32, 256, 12, 20, false, true>;
+            auto k8 = oprt_kernels::softmax_cols_onchip_kernel<__half, 8, 256, 12, 20, false, true>;
+            auto k16 = oprt_kernels::softmax_cols_onchip_kernel<__half, 16, 256, 12, 20, false, true>;
+            auto k32 = oprt_kernels::softmax_cols_onchip_kernel<__half, 32, 256, 12, 20, false, true>;
             std::vector<Variant> v = {lib_softmax(Y, X, tdesc(OPRT_DTYPE_F16, {R, N}), 0), wd(k8, 8, 0), wd(k16, 16, 0),
                                       wd(k32, 32, 0), wd(k8, 8, 2), wd(k8, 8, 1), wd(k32, 32, 1)};
             for (int rep = 0; rep < 2; ++rep) run_group(title, 2.0 * R * N * 2, peak, v, O, 0, 0, filter);
@@ -3757,11 +3757,11 @@ int main(int argc, char **argv) {
 #define SPL(TY, LANES, RR, SR, NCL, TICKET)                                                                       \
     Variant {                                                                                                     \
         "split lanes" #LANES " reg" #RR " smem" #SR " ncl" #NCL " ticket" #TICKET, [=] {                          \
-            oprt_nv::ColsClusterArgs ca{R, N, N, N, 0, 0, {}};                                                    \
-            if (!oprt_nv::launch_cols_split<TY, LANES, 256, RR, SR>(nullptr, (TY *)Y, (const TY *)X, ca, 1, NCL, sws, \
+            oprt_kernels::ColsClusterArgs ca{R, N, N, N, 0, 0, {}};                                                    \
+            if (!oprt_kernels::launch_cols_split<TY, LANES, 256, RR, SR>(nullptr, (TY *)Y, (const TY *)X, ca, 1, NCL, sws, \
                                                                     sws_size, TICKET)) {                          \
                 static bool said = false;                                                                         \
-                if (!said) printf("  refused: split lanes%d ncl%d: %s\n", LANES, NCL, oprt_nv::cols_cluster_refusal()); \
+                if (!said) printf("  refused: split lanes%d ncl%d: %s\n", LANES, NCL, oprt_kernels::cols_cluster_refusal()); \
                 said = true;                                                                                      \
             }                                                                                                     \
         }                                                                                                         \
@@ -3801,12 +3801,12 @@ int main(int argc, char **argv) {
 #define BB(TY, LANES, NT, RR, SR)                                                                                 \
     Variant {                                                                                                     \
         "pushed lanes" #LANES " threads" #NT " reg" #RR " smem" #SR, [=] {                                        \
-            oprt_nv::ColsClusterArgs ca{R, N, N, N, 0, 0, {}};                                                    \
-            if (!oprt_nv::launch_cols_onchip<TY, LANES, NT, RR, SR, false, true, 4, oprt_nv::kXPush>(             \
+            oprt_kernels::ColsClusterArgs ca{R, N, N, N, 0, 0, {}};                                                    \
+            if (!oprt_kernels::launch_cols_onchip<TY, LANES, NT, RR, SR, false, true, 4, oprt_kernels::kXPush>(             \
                     nullptr, (TY *)Y, (const TY *)X, ca, 1)) {                                                    \
                 static bool said = false;                                                                         \
                 if (!said) printf("  refused: lanes%d threads%d reg%d smem%d: %s\n", LANES, NT, RR, SR,             \
-                                  oprt_nv::cols_cluster_refusal());                                               \
+                                  oprt_kernels::cols_cluster_refusal());                                               \
                 said = true;                                                                                      \
             }                                                                                                     \
         }                                                                                                         \
