@@ -26,36 +26,18 @@ from setuptools import setup
 HERE = Path(__file__).resolve().parent
 DIST = "oprt-metax"
 
-# ---- the include-folder search: literally the same in every backend's setup.py. It cannot be shared, since it is
-# how the shared code (oprt_build.py) is found; the order and the reasons are in docs/building.md ("Where a build
-# gets oprt.h"). ------------------------------------------------------------------------------------------------
-NEEDED = ("oprt.h", "oprt_validate.h", "oprt_layout.h", "oprt_build.py")
-
-
-def find_include_dir() -> Path:
-    """The folder holding every file of NEEDED, searched in the documented order."""
-    looked: list[str] = []
-    env = os.environ.get("OPRT_INCLUDE_DIR")
-    candidates = [("OPRT_INCLUDE_DIR", Path(env))] if env else []
-    if not env:
-        looked.append("OPRT_INCLUDE_DIR (unset)")
-    candidates.append(("copy vendored into the sdist", HERE / "_oprt_include"))
-    candidates.append(("repository checkout", HERE.parent / "oprt_core" / "src" / "oprt_core" / "include"))
-    for label, path in candidates:
-        if all((path / f).is_file() for f in NEEDED):
-            return path.resolve()
-        looked.append(f"{label}: {path}")
-    raise SystemExit(
-        f"error: {DIST} build: cannot find the oprt include folder (" + ", ".join(NEEDED) + "); looked in: "
-        + "; ".join(looked)
-        + f". Set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include, or build from an sdist of {DIST}."
-    )
-
-
-INCLUDE_DIR = find_include_dir()
-sys.path.insert(0, str(INCLUDE_DIR))
+# oprt_build.py (the shared build code) lies in the oprt include folder: the places that folder may be go on
+# sys.path to import it, and its find_include_dir picks the one holding every file (docs/building.md, "Where a
+# build gets oprt.h")
+sys.path[:0] = [p for p in (os.environ.get("OPRT_INCLUDE_DIR"), str(HERE / "_oprt_include"),
+                            str(HERE.parent / "oprt_core" / "src" / "oprt_core" / "include")) if p]
 sys.dont_write_bytecode = True  # no __pycache__ in oprt_core's include folder
-import oprt_build  # noqa: E402
+try:
+    import oprt_build
+except ModuleNotFoundError:
+    sys.exit(f"error: {DIST} build: cannot find oprt_build.py (OPRT_INCLUDE_DIR, _oprt_include/, the repository "
+             "checkout); set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include")
+INCLUDE_DIR = oprt_build.find_include_dir(HERE, DIST)
 from oprt_build import BuildError  # noqa: E402
 
 LIB_NAME = "oprt_metax"

@@ -1,27 +1,34 @@
 #!/usr/bin/env python3
-"""Check oprt-bench's measurements against independent references on a CUDA GPU (issue 5, "Shown by").
+"""Check oprt-bench's measurements against independent references on a CUDA GPU.
 
-    python scripts/check_baselines.py OUT [--tolerance-timing 0.03] [--tolerance-peak 0.05]
+    python scripts/check_baselines.py OUT [--parts timing,peaks] [--tolerance-timing 0.03] [--tolerance-peak 0.05]
 
-In one run, on CUDA device 0:
+Parts (``--parts``, comma-separated; default ``timing,peaks``, the two that pass or fail; ``all``: every part):
 
-(a) timing: torch ops (copy and relu of 64M f32 elements, softmax 16384x4096 and 4096x16384 axis -1,
-    reduce_sum 8192x8192 axis -1, plus reduce_sum 16384x16384) timed twice with the *same* prepared
-    TorchBackend launcher: by oprt-bench's own cold timing loop (``oprt_bench.timing.measure``, L2
-    flushed before every sample) and by ``triton.testing.do_bench`` (median; it flushes L2 itself).
-    Both medians and their ratio are printed; cases whose medians are both >= 100 us must agree within
-    3% (shorter cases are listed, not judged).
-(b) peak: the calibrated peak (``oprt_bench.calibrate.calibrate``: device-to-device copy, read +
-    written, through the backend) of the ``nvidia`` and ``torch`` backends (and ``cupy``, listed) against
-    a reference cudaMemcpy device-to-device measured with CuPy (``cupy.cuda.runtime.memcpy`` of 1 GiB,
-    CUDA events, median of 20); each must be within 5%.
+timing  torch ops (copy and relu of 64M f32 elements, softmax 16384x4096 and 4096x16384 axis -1, reduce_sum
+        8192x8192 and 16384x16384 axis -1) timed twice with the *same* prepared TorchBackend launcher: by
+        oprt-bench's own cold timing loop (``oprt_bench.timing.measure``, L2 flushed before every sample) and by
+        ``triton.testing.do_bench`` (median; it flushes L2 itself). Cases whose medians are both >= 100 us must
+        agree within 3%; shorter cases are listed, not judged.
+peaks   the calibrated peak (``oprt_bench.calibrate.calibrate``: device-to-device copy, read + written, through
+        the backend) of the ``nvidia`` and ``torch`` backends (and ``cupy``, listed) against a cudaMemcpy
+        device-to-device measured with CuPy (1 GiB, CUDA events, median of 20); each must be within 5%.
+flush   (listed) what the cold flush costs the sample after it: the nvidia backend's launchers and torch's own
+        calls on the same buffers, device events around the launch only, after four preludes: ``write`` (the
+        bench's flush: zero a buffer of 2 x L2, which leaves L2 full of dirty lines that DRAM writes back inside
+        the op's events), ``write+read`` (then a read of the whole buffer: clean lines), ``read`` and ``none``.
+offset  (listed) identical 16-bit copies (2, 32, 256 MiB) five ways -- the nvidia launcher on its own buffers and on
+        torch's, torch's ``copy_`` on its own, on another allocation and on the nvidia backend's buffers -- each
+        under five timings: each side's own events and flush ("bench", as oprt-bench), torch's events and
+        ``zero_`` flush for all, the nvidia events with torch's flush, torch's events with the nvidia flush, and
+        torch's ``fill_`` of a changing byte; each row's median and its ratio to "torch own" under that timing.
 
 OUT is a folder (created; ``check_baselines.md`` and ``check_baselines.json`` go there) or a file
 path ending in .md or .json (the other is written beside it). A missing triton, cupy, CUDA device or
 nvidia backend is a clear "skipped: why" line, never a traceback.
 
-Exit status: 0 every check ran and passed; 1 a check failed; 3 nothing failed but some check was
-skipped (a missing dependency). Takes well under 2 minutes on an H200 (most of it imports).
+Exit status: 0 every judged check ran and passed; 1 a check failed; 3 nothing failed but some check was
+skipped (a missing dependency). timing and peaks take well under 2 minutes on an H200 (most of it imports).
 """
 
 from __future__ import annotations
@@ -97,9 +104,8 @@ def check_timing(tolerance: float) -> dict[str, Any]:
                                                       "pip install triton (it ships with CUDA torch wheels)"}
     from oprt_bench.baselines import TorchBackend
     from oprt_bench.timing import TimingConfig, measure
-    from oprt_core.core_ops import CORE_OPS
+    from oprt_core.core_ops import CORE_SPECS as specs
 
-    specs = {s.name: s for s in CORE_OPS}
     backend = TorchBackend("cuda")
     avail = backend.availability()
     if not avail.ok:
@@ -244,6 +250,152 @@ def check_peaks(tolerance: float) -> dict[str, Any]:
     return section
 
 
+# -- (listed) the cold flush's cost and the events / flush offset, nvidia against torch -------------------------
+
+def _nvidia_and_torch() -> tuple[Any, Any] | str:
+    """(the nvidia backend, torch) or why not."""
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001
+        return f"torch is not importable ({_why(exc)})"
+    if not torch.cuda.is_available():
+        return f"torch {torch.__version__} sees no CUDA device"
+    backends = _backends()
+    be = backends["nvidia"]
+    if isinstance(be, str):
+        return be
+    if not be.availability().ok:
+        return f"nvidia unavailable: {be.availability().reason}"
+    return be, torch
+
+
+def _median_us(fn: Any, before: list[Any], start: Any, end: Any, samples: int, sync: Any) -> float:
+    for _ in range(3):
+        fn()
+    sync()
+    times = []
+    for _ in range(samples):
+        for step in before:
+            step()
+        start.record()
+        fn()
+        end.record()
+        sync()
+        times.append((start.elapsed_time(end) if hasattr(start, "elapsed_time") else start.elapsed_ms(end)) * 1e3)
+    return statistics.median(times)
+
+
+def check_flush(samples: int) -> dict[str, Any]:
+    section: dict[str, Any] = {"name": "flush: what the cold flush costs the sample after it (listed)", "rows": []}
+    got = _nvidia_and_torch()
+    if isinstance(got, str):
+        return section | {"status": "skipped", "why": got}
+    be, torch = got
+    from functools import partial
+
+    import numpy as np
+
+    from oprt_bench.baselines import flush_bytes
+
+    l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
+    fbuf = torch.empty(flush_bytes(l2), dtype=torch.uint8, device="cuda")
+    fview, sink = fbuf.view(torch.float32), torch.empty((), dtype=torch.float32, device="cuda")
+    preludes = {"write": [fbuf.zero_], "write+read": [fbuf.zero_, lambda: torch.sum(fview, dim=0, out=sink)],
+                "read": [lambda: torch.sum(fview, dim=0, out=sink)], "none": []}
+    rng = np.random.default_rng(11)
+    dt = {"f32": (np.float32, torch.float32), "f16": (np.float16, torch.float16)}
+    # (label, op, shape, dtype, params, torch's own call on (x, out))
+    cases = [(f"reduce_sum 8192x8192 {d} axis {a}", "reduce_sum", (8192, 8192), d, {"axis": a, "keepdims": False},
+              lambda x, o, a=a: torch.sum(x, a, out=o)) for d in ("f32", "f16") for a in (-1, 0)]
+    cases.append(("copy 2^26 f32", "copy", (1 << 26,), "f32", {}, lambda x, o: o.copy_(x)))
+    cases.append(("copy 1 f32 (empty)", "copy", (1,), "f32", {}, lambda x, o: o.copy_(x)))
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    log(f"  flush buffer {fbuf.numel() // MiB} MiB (L2 {l2 // MiB} MiB), {samples} samples, median us")
+    for label, op, shape, d, params, theirs in cases:
+        x_n = be.to_device(rng.uniform(-1, 1, shape).astype(dt[d][0]))
+        out_shape = shape if op == "copy" else (shape[0],)
+        o_n = be.empty(out_shape, d)
+        x_t, o_t = torch.as_tensor(x_n, device="cuda"), torch.as_tensor(o_n, device="cuda")
+        nbytes = x_t.nbytes + o_t.nbytes
+        for who, fn in (("nvidia", be.prepare(op, [x_n], o_n, params)), ("torch", partial(theirs, x_t, o_t))):
+            row: dict[str, Any] = {"case": label, "who": who, "bytes": nbytes}
+            for name, steps in preludes.items():
+                row[name] = round(_median_us(fn, steps, start, end, samples, torch.cuda.synchronize), 3)
+            section["rows"].append(row)
+            log(f"  {label:<32} {who:<6} " + "  ".join(f"{k} {row[k]:8.2f}" for k in preludes))
+    section["columns"] = ["case", "who", *preludes]
+    return section | {"status": "info"}
+
+
+def check_offset(reps: int) -> dict[str, Any]:
+    section: dict[str, Any] = {"name": "offset: identical copies under swapped events and flushes (listed)", "rows": []}
+    got = _nvidia_and_torch()
+    if isinstance(got, str):
+        return section | {"status": "skipped", "why": got}
+    be, torch = got
+    from functools import partial
+
+    import numpy as np
+
+    import oprt_core.ops as ops
+
+    l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
+    tflush = torch.empty(max(2 * l2, 8 * MiB), dtype=torch.uint8, device="cuda")
+    rng = np.random.default_rng(0)
+    state = {"v": 0}
+
+    def fill() -> None:
+        state["v"] = state["v"] % 255 + 1
+        tflush.fill_(state["v"])
+
+    events = {"nvidia": (be.event(), be.event()),
+              "torch": (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))}
+    flushes = {"nvidia": be.flush_cache, "torch": tflush.zero_, "fill": fill}
+    # timing -> (whose events, whose flush); "bench": each run's own side for both
+    how = {"torch": ("torch", "torch"), "nv-ev": ("nvidia", "torch"), "nv-fl": ("torch", "nvidia"),
+           "fill": ("torch", "fill")}
+    timings = ("bench", *how)
+    for mib in (2, 32, 256):
+        n = mib * MiB // 2
+        host = rng.uniform(-1, 1, n).astype(np.float16)
+        x_n, o_n = be.to_device(host), be.empty((n,), "f16")
+        x_t = torch.from_numpy(host).cuda()
+        o_t, x_t2, o_t2 = torch.empty_like(x_t), x_t.clone(), torch.empty_like(x_t)
+        x_tn, o_tn = torch.as_tensor(x_n, device="cuda"), torch.as_tensor(o_n, device="cuda")  # zero-copy views
+        runs = {"nvidia own": (be.prepare("copy", [x_n], o_n, {}), "nvidia"),
+                "nvidia on torch": (partial(ops.copy, x_t, backend="nvidia", out=o_t), "nvidia"),
+                "torch own": (partial(o_t.copy_, x_t), "torch"),
+                "torch other": (partial(o_t2.copy_, x_t2), "torch"),
+                "torch on nvidia": (partial(o_tn.copy_, x_tn), "torch")}
+        for fn, _ in runs.values():
+            fn()
+        torch.cuda.synchronize()
+        ms: dict[tuple[str, str], list[float]] = {(r, t): [] for r in runs for t in timings}
+        for _ in range(reps):  # interleaved: drift hits every row alike
+            for (r, t), samples in ms.items():
+                fn, side = runs[r]
+                ev, fl = (side, side) if t == "bench" else how[t]
+                e0, e1 = events[ev]
+                flushes[fl]()
+                e0.record()
+                fn()
+                e1.record()
+                if ev == "torch":
+                    e1.synchronize()
+                    samples.append(e0.elapsed_time(e1))
+                else:
+                    samples.append(e0.elapsed_ms(e1))
+        for t in timings:
+            ref = statistics.median(ms[("torch own", t)])
+            for r in runs:
+                m = statistics.median(ms[(r, t)])
+                section["rows"].append({"case": f"copy f16 {mib} MiB", "timing": t, "run": r,
+                                        "median_us": round(m * 1e3, 3), "torch_own_over_this": round(ref / m, 4)})
+                log(f"  {mib:>4} MiB f16  timing {t:<6} {r:<16} {m * 1e3:9.2f} us  torch own / this {ref / m:.4f}")
+    section["columns"] = ["case", "timing", "run", "median_us", "torch_own_over_this"]
+    return section | {"status": "info"}
+
+
 # -- the summary ------------------------------------------------------------------------------------------------
 
 def _fmt(v: Any, spec: str) -> str:
@@ -291,6 +443,18 @@ def markdown(doc: dict[str, Any]) -> str:
             else:
                 lines.append(f"| {r['backend']} | | | | | | {r['status']}: {r.get('why', '')} |")
         lines.append("")
+    for key, letter in (("flush", "c"), ("offset", "d")):
+        part = doc.get(key)
+        if not part or part.get("why") == "not requested":
+            continue
+        lines += [f"## ({letter}) {part['name']}: {part['status']}", ""]
+        if part.get("why"):
+            lines += [f"skipped: {part['why']}", ""]
+        cols = part.get("columns", [])
+        if part["rows"] and cols:
+            lines += ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
+            lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in part["rows"]]
+            lines.append("")
     return "\n".join(lines)
 
 
@@ -315,21 +479,29 @@ def _paths(out: Path) -> tuple[Path, Path]:
     return out / "check_baselines.md", out / "check_baselines.json"
 
 
+PARTS = ("timing", "peaks", "flush", "offset")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", type=Path, help="folder (or .md / .json path) for the summary")
+    ap.add_argument("--parts", default="timing,peaks",
+                    help=f"comma-separated parts of {', '.join(PARTS)}, or all (default timing,peaks)")
     ap.add_argument("--tolerance-timing", type=float, default=0.03, help="oprt-bench vs do_bench (default 3%%)")
     ap.add_argument("--tolerance-peak", type=float, default=0.05, help="calibrated vs cudaMemcpy (default 5%%)")
-    ap.add_argument("--skip-timing", action="store_true", help="only (b)")
-    ap.add_argument("--skip-peaks", action="store_true", help="only (a)")
+    ap.add_argument("--samples", type=int, default=60, help="samples a median in the flush part (default 60)")
+    ap.add_argument("--reps", type=int, default=200, help="interleaved rounds in the offset part (default 200)")
     args = ap.parse_args(argv)
+    parts = PARTS if args.parts == "all" else tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    if not parts or set(parts) - set(PARTS):
+        ap.error(f"--parts: choose from {', '.join(PARTS)} or all")
     md_path, json_path = _paths(args.out)
     _import_oprt()
     t0 = time.monotonic()
     doc: dict[str, Any] = {"tool": "scripts/check_baselines.py", "host": platform.node(),
                            "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                           "versions": _versions()}
+                           "versions": _versions(), "parts": list(parts)}
     try:
         import torch
 
@@ -338,25 +510,25 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:  # noqa: BLE001
         pass
     log(f"check_baselines on {doc['host']} ({doc.get('device', 'no CUDA device seen by torch')})")
-    skipped_section = {"rows": [], "status": "skipped", "why": "not requested", "name": ""}
-    for key, flag, fn, tol, title in (
-            ("timing", args.skip_timing, check_timing, args.tolerance_timing,
-             "(a) oprt-bench cold timing loop vs triton.testing.do_bench (median)"),
-            ("peaks", args.skip_peaks, check_peaks, args.tolerance_peak,
-             "(b) calibrated peak vs cudaMemcpy D2D with cupy")):
+    runs: dict[str, tuple[Any, Any, str]] = {
+        "timing": (check_timing, args.tolerance_timing, "(a) oprt-bench cold timing loop vs triton.testing.do_bench"),
+        "peaks": (check_peaks, args.tolerance_peak, "(b) calibrated peak vs cudaMemcpy D2D with cupy"),
+        "flush": (check_flush, args.samples, "(c) the cold flush's cost to the sample after it"),
+        "offset": (check_offset, args.reps, "(d) identical copies under swapped events and flushes"),
+    }
+    for key, (fn, arg, title) in runs.items():
         log(title)
-        if flag:
-            doc[key] = dict(skipped_section, name=title, tolerance=tol, judged_above_ms=JUDGED_ABOVE_MS, judged=[])
+        base = {"name": title, "rows": [], "tolerance": arg, "judged_above_ms": JUDGED_ABOVE_MS, "judged": []}
+        if key not in parts:
+            doc[key] = base | {"status": "skipped", "why": "not requested"}
             continue
         try:
-            doc[key] = fn(tol)
-        except Exception as exc:  # noqa: BLE001 - a crash of one part is reported, the other still runs
-            doc[key] = {"name": title, "rows": [], "status": "FAIL", "why": _why(exc), "tolerance": tol,
-                        "judged_above_ms": JUDGED_ABOVE_MS, "judged": [], "traceback": traceback.format_exc()}
+            doc[key] = fn(arg)
+        except Exception as exc:  # noqa: BLE001 - a crash of one part is reported, the others still run
+            doc[key] = base | {"status": "FAIL", "why": _why(exc), "traceback": traceback.format_exc()}
         if doc[key].get("why"):
             log(f"  {doc[key]['status']}: {doc[key]['why']}")
-    statuses = [doc["timing"]["status"], doc["peaks"]["status"]]
-    requested = [s for s, skip in zip(statuses, (args.skip_timing, args.skip_peaks)) if not skip]
+    requested = [doc[k]["status"] for k in parts]
     doc["verdict"] = "FAIL" if "FAIL" in requested else ("SKIPPED (incomplete)" if "skipped" in requested else "PASS")
     doc["elapsed_s"] = time.monotonic() - t0
     json_path.write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")

@@ -1,29 +1,43 @@
 #!/usr/bin/env bash
-# Build, test and benchmark oprt on the offline GPU host in one go (../shared/GPU.md).
+# Build, test and benchmark oprt on an offline GPU host in one go; everything lands in OUTDIR.
 #
 #   scripts/gpu-suite.sh OUTDIR [PHASE ...]
 #
-# PHASES (default: install test sanitize bench):
-#   install   wheels from .whl/, then pip install --no-index --no-build-isolation of the project's packages
-#   test      pytest of every package (GPU tests run here), junit XML + log
-#   tune      scripts/tune/tune.cu: kernel-variant microbenchmark (issue 6), run alone on the GPU
-#   sweep     oprt-bench --mode test over every case set (smoke, edge, default, large) on the GPU backends
+# PHASES (default: install test sanitize bench), run in this order whatever the order given:
+#   install   wheels from .whl/ (python3 -m pip --no-index), then each of OPRT_SUITE_PACKAGES with
+#             pip install --no-index --no-build-isolation (one at a time: a failing backend does not stop the others)
+#   test      pytest over OPRT_SUITE_TESTS (default: tests, so the nvidia and metax GPU tests run), junit XML + log
+#   tune      scripts/tune/build.sh, then each harness of OPRT_SUITE_TUNE_OPS (default: elementwise reduce softmax),
+#             OPRT_TUNE_FILTER its group filter: tune-OP.log each
+#   launch    scripts/tune/launch_cost.cu: one launch's host time in C: launch-cost.log
+#   sweep     oprt-bench --mode test over OPRT_SUITE_SWEEP_SETS (default: smoke edge default large) on the GPU backends
 #             (OPRT_SUITE_SWEEP_DTYPES="f32 f16 bf16": one process per dtype, in parallel)
 #   isolation oprt-bench on nvidia beside the faulty test backend (segfault, hang, raise on chosen cases)
-#   overhead  scripts/host_overhead.py: host time of one op call (launcher, op API, torch)
-#   sanitize  compute-sanitizer memcheck/racecheck/initcheck over the nvidia kernel tests
+#   overhead  scripts/host_overhead.py (host time of one op call) and scripts/host_profile.py (its pieces)
+#   sanitize  compute-sanitizer (OPRT_SUITE_SANITIZERS, default memcheck racecheck initcheck) over the test groups
+#             of OPRT_SUITE_SANITIZE: '|'-separated NAME=PYTEST-ARGS, ';' between the args; sanitizer/NAME-TOOL.log
 #   fuzz      hypothesis fuzzing of the GPU libraries' C ABI and the op API (OPRT_FUZZ_EXAMPLES, default 10000)
-#   check     scripts/check_baselines.py: oprt-bench timing vs triton do_bench, calibrated peak vs cupy memcpy
-#   bench     oprt-bench sweeps (OPRT_SUITE_BENCH, default: default and large case sets) beside torch
-# Environment: OPRT_SUITE_PACKAGES (folders to install), OPRT_SUITE_TESTS (pytest paths),
-# OPRT_SUITE_SWEEP_SETS, OPRT_SUITE_SWEEP_DTYPES, OPRT_SUITE_SANITIZE (test groups), OPRT_SUITE_SANITIZERS (tools), OPRT_SUITE_STEP_TIMEOUT (s per step, default 400),
-# OPRT_SUITE_BUDGET (oprt-bench --time-budget), OPRT_SUITE_BENCH_MODE (oprt-bench --mode of the bench phase).
-# Everything lands in OUTDIR: logs, CSV, HTML, and suite.tar.gz holding all of it.
-# Nothing is downloaded: missing wheels travel in .whl/ (../shared/tools/offline-wheels.sh).
+#   check     scripts/check_baselines.py (OPRT_SUITE_CHECK_PARTS, default timing,peaks): check-baselines/
+#   bench     oprt-bench sweeps beside torch: OPRT_SUITE_BENCH, space-separated [NAME=]CASESET:BACKENDS[:OPS[:DTYPES
+#             [:BASELINE]]], each into OUTDIR/NAME (default NAME: bench-CASESET-BACKENDS...); default: the default and
+#             large case sets on the GPU backends (+ torch, cupy on default)
+#   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
+#             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
+#             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
+# Other variables: OPRT_SUITE_STEP_TIMEOUT (s a step, default 400), OPRT_SUITE_BUDGET (oprt-bench --time-budget of
+# bench, default 0.3), OPRT_SUITE_BENCH_MODE (its --mode, default all), OPRT_METAX_TOOLCHAIN (default nvcc-shim).
+# OUTDIR gets every log, summary.txt (each step's exit status, time and last lines; printed last), the runs' CSV /
+# HTML, and suite.tar.gz holding all of it. Nothing is downloaded: wheels the host lacks travel in .whl/.
 set -uo pipefail
 OUTDIR=${1:?usage: scripts/gpu-suite.sh OUTDIR [PHASE ...]}
 shift
 PHASES=${*:-install test sanitize bench}
+for phase in $PHASES; do
+    case $phase in
+        install | test | tune | launch | sweep | isolation | overhead | sanitize | fuzz | check | bench | compare) ;;
+        *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
+    esac
+done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
@@ -77,9 +91,20 @@ oprt-bench backends --json 2>/dev/null | python -c "import json,sys; d=json.load
     && GPU_BACKENDS=nvidia,metax
 
 if has tune; then
-    run_logged tune-build bash scripts/tune/build.sh "$OUTDIR/tune.bin" \
-        && run_logged tune "$OUTDIR/tune.bin" ${OPRT_TUNE_FILTER:+"$OPRT_TUNE_FILTER"}
-    rm -f "$OUTDIR/tune.bin"
+    tune_ops=${OPRT_SUITE_TUNE_OPS:-elementwise reduce softmax}
+    # shellcheck disable=SC2086
+    if run_logged tune-build bash scripts/tune/build.sh -o "$OUTDIR/tunebin" $tune_ops; then
+        for op in $tune_ops; do
+            run_logged "tune-$op" "$OUTDIR/tunebin/$op" ${OPRT_TUNE_FILTER:+"$OPRT_TUNE_FILTER"}
+        done
+    fi
+    rm -rf "$OUTDIR/tunebin"
+fi
+
+if has launch; then
+    run_logged launch-build bash scripts/tune/build.sh -o "$OUTDIR/tunebin" launch_cost \
+        && run_logged launch-cost "$OUTDIR/tunebin/launch_cost"
+    rm -rf "$OUTDIR/tunebin"
 fi
 
 if has sweep; then
@@ -104,6 +129,7 @@ fi
 
 if has overhead; then
     run_logged overhead python scripts/host_overhead.py --backend nvidia --csv "$OUTDIR/host-overhead.csv"
+    run_logged host-profile python scripts/host_profile.py
 fi
 
 if has sanitize; then
@@ -131,17 +157,40 @@ if has fuzz; then
 fi
 
 if has check; then
-    run_logged check-baselines python scripts/check_baselines.py "$OUTDIR/check-baselines"
+    run_logged check-baselines python scripts/check_baselines.py "$OUTDIR/check-baselines" \
+        --parts "${OPRT_SUITE_CHECK_PARTS:-timing,peaks}"
 fi
 
 if has bench; then
-    # OPRT_SUITE_BENCH: space-separated CASESET:BACKENDS[:OPS[:DTYPES[:BASELINE]]] sweeps, each into bench-CASESET-...
     for spec in ${OPRT_SUITE_BENCH:-"default:$GPU_BACKENDS,torch,cupy large:$GPU_BACKENDS,torch"}; do
+        name=""
+        [[ $spec == *=* ]] && { name=${spec%%=*}; spec=${spec#*=}; }
         IFS=: read -r cs backends ops dtypes baseline <<<"$spec"
-        name="bench-$cs-${backends//,/-}${ops:+-${ops//,/-}}${dtypes:+-${dtypes//,/-}}"
+        name=${name:-"bench-$cs-${backends//,/-}${ops:+-${ops//,/-}}${dtypes:+-${dtypes//,/-}}"}
         run_logged "$name" oprt-bench --backends "$backends" --cases "$cs" --ops "${ops:-all}" \
             --dtypes "${dtypes:-all}" --baseline "${baseline:-torch}" --out "$OUTDIR/$name" \
             --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
+    done
+fi
+
+if has compare; then
+    pairs=${OPRT_SUITE_COMPARE:-}
+    if [ -z "$pairs" ]; then  # each bench-CASESET-* run against the committed run of its case set
+        for d in "$OUTDIR"/bench-*/; do
+            [ -d "$d" ] || continue
+            name=$(basename "$d")
+            cs=${name#bench-}
+            cs=${cs%%-*}
+            [ -f "results/h200/$cs/run.json" ] && pairs="$pairs $name:results/h200/$cs"
+        done
+    fi
+    [ -n "$pairs" ] || note "compare: no run to compare (set OPRT_SUITE_COMPARE=NAME:REF_DIR)"
+    for pair in $pairs; do
+        name=${pair%%:*}
+        ref=${pair#*:}
+        # shellcheck disable=SC2086
+        run_logged "compare-$name" oprt-bench compare "$ref" "$OUTDIR/$name" ${OPRT_SUITE_COMPARE_ARGS:---all}
+        mv "$OUTDIR/compare-$name.log" "$OUTDIR/compare-$name.txt"
     done
 fi
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host overhead of one op call on a GPU backend (issue 6: <= 10 us with a prepared descriptor).
+"""Host overhead of one op call on a GPU backend (the target: <= 10 us with a prepared descriptor).
 
     python scripts/host_overhead.py [--backend nvidia] [--calls 5000] [--csv out.csv]
 
@@ -18,8 +18,8 @@ make a launch wait for the GPU, and the GPU time would be measured instead of th
 
 The calls are taken in ``--rounds`` rounds (default 5), each round visiting every op and every way of
 calling it in turn, and the median and p90 are over all of a cell's calls. Measured one cell after the
-other (sessions 5-8), copy, always first, was 1-3 us slower than relu through every path, torch's own
-copy included; rounds show whether that was the order or the op. The per-round medians go to the CSV
+other, copy, always first, was 1-3 us slower than relu through every path, torch's own copy included;
+rounds show whether that is the order or the op. The per-round medians go to the CSV
 (``round_medians_us``), so a drift shows.
 """
 

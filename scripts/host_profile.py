@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the op API's host time goes: each piece of its fast path timed alone (issue 6's <= 10 us host overhead).
+"""Where the op API's host time goes: each piece of its fast path timed alone (the <= 10 us host-overhead target).
 
     python scripts/host_profile.py [--backend nvidia|numpy|host] [--calls 20000]
 

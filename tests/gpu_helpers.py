@@ -287,7 +287,7 @@ def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None
     import pytest
 
     import oprt_core.ops as ops
-    from oprt_core.core_ops import CORE_OPS
+    from oprt_core.core_ops import CORE_SPECS
     from oprt_core.dtypes import get_dtype
     from oprt_core.errors import InvalidArgumentError
 
@@ -329,7 +329,6 @@ def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None
             return a.T
 
     name = backend.name
-    specs = {s.name: s for s in CORE_OPS}
     ops.clear_cache()  # other tests' calls may have filed these layouts (test_torch_inputs' vector_add does)
     # (op, params, inputs, out): each call is ops.<op>(*inputs, **params, backend=name, out=out)
     cases = [
@@ -353,7 +352,8 @@ def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None
                 ins, out = make_in(), make_out()
                 assert getattr(ops, op)(*ins, **params, backend=name, out=out) is out
                 backend.synchronize()
-                res = specs[op].check(host(out), [host(x) for x in ins], odt, specs[op].validate_params(params))
+                spec = CORE_SPECS[op]
+                res = spec.check(host(out), [host(x) for x in ins], odt, spec.validate_params(params))
                 assert res.ok, f"{lib} {op} {params} round {round_}: {res.message}"
             assert len(full) == (len(cases) if round_ == 0 else 0), (round_, full)
     finally:

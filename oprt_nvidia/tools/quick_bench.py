@@ -13,11 +13,10 @@ import statistics
 
 import numpy as np
 
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_SPECS
 from oprt_core.spec import Case, TensorCase
 from oprt_nvidia.plugin import make_backend
 
-SPECS = {s.name: s for s in CORE_OPS}
 M64 = 1 << 26
 SHAPES = [
     ("copy", [(M64,)], {}, "contiguous"),
@@ -83,7 +82,7 @@ def main() -> None:
     for op, shapes, params, layout in SHAPES:
         if args.filter and args.filter not in op:
             continue
-        spec = SPECS[op]
+        spec = CORE_SPECS[op]
         case = Case(op, "x".join(map(str, shapes[0])), tuple(TensorCase(s, layout) for s in shapes),
                     tuple(sorted(params.items())))
         for dtype in args.dtypes.split(","):

@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
-# Builds scripts/tune/tune.cu (or MAIN, e.g. scripts/tune/launch_cost.cu) with the library's sources into BINARY:
-# one nvcc per translation unit, in parallel, then the link (a single nvcc over every file takes ~70 s; this
-# takes the longest file's time).
-#   scripts/tune/build.sh BINARY [MAIN]
+# Builds the tune harness with the library's sources: one binary per OP (elementwise, reduce, softmax, launch_cost;
+# default: all) into DIR (default .tunebin/ at the repository root). The library's translation units are compiled
+# once and shared; every nvcc runs in parallel.
+#   scripts/tune/build.sh [-o DIR] [OP ...]
+#   .tunebin/softmax ['title|title...']     # each harness's optional filter: substrings of group titles
 set -euo pipefail
-BIN=${1:?usage: scripts/tune/build.sh BINARY [MAIN]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-MAIN=${2:-$ROOT/scripts/tune/tune.cu}
+DIR=$ROOT/.tunebin
+if [ "${1:-}" = "-o" ]; then
+    DIR=${2:?usage: scripts/tune/build.sh [-o DIR] [OP ...]}
+    shift 2
+fi
+OPS=${*:-elementwise reduce softmax launch_cost}
+for op in $OPS; do
+    [ -f "$ROOT/scripts/tune/$op.cu" ] || { echo "build.sh: no scripts/tune/$op.cu" >&2; exit 2; }
+done
+mkdir -p "$DIR"
 OBJ=$(mktemp -d)
 trap 'rm -rf "$OBJ"' EXIT
+FLAGS=(-O3 -std=c++17 -arch=sm_90 -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_core/src/oprt_core/include/oprt_kernels")
 pids=()
-# tune.cu's own copies of the library's header kernels live in another namespace (-Doprt_kernels=oprt_tune):
-# otherwise they and the library's share host stubs and launcher statics (one inline definition kept by
-# the linker), and a kernel attribute set through one copy is not seen by the other's launch.
-for f in "$MAIN" "$ROOT"/oprt_core/src/oprt_core/include/oprt_kernels/*.cu; do
-    ns=""
-    [ "$(basename "$f")" = tune.cu ] && ns="-Doprt_kernels=oprt_tune"
-    nvcc $ns -O3 -std=c++17 -arch=sm_90 -Xptxas -v -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_core/src/oprt_core/include/oprt_kernels" \
-        -c "$f" -o "$OBJ/$(basename "$f" .cu).o" &
+for f in "$ROOT"/oprt_core/src/oprt_core/include/oprt_kernels/*.cu; do
+    nvcc "${FLAGS[@]}" -c "$f" -o "$OBJ/lib-$(basename "$f" .cu).o" &
+    pids+=($!)
+done
+# The harnesses' copies of the library's header kernels live in another namespace (-Doprt_kernels=oprt_tune): otherwise
+# they and the library's share host stubs and launcher statics (the linker keeps one inline definition), and a
+# kernel attribute set through one copy is not seen by the other's launch. launch_cost.cu includes no such header.
+for op in $OPS; do
+    ns=(-Doprt_kernels=oprt_tune -Xptxas -v)
+    [ "$op" = launch_cost ] && ns=()
+    nvcc "${ns[@]}" "${FLAGS[@]}" -c "$ROOT/scripts/tune/$op.cu" -o "$OBJ/main-$op.o" >"$OBJ/$op.ptxas" 2>&1 &
     pids+=($!)
 done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
+for op in $OPS; do
+    grep -v 'ptxas info\|bytes stack frame\|^$' "$OBJ/$op.ptxas" || true  # errors and warnings, not the register report
+done
 [ "$rc" -eq 0 ] || { echo "tune build: a translation unit failed" >&2; exit 1; }
-nvcc -arch=sm_90 "$OBJ"/*.o -o "$BIN"
+for op in $OPS; do
+    nvcc -arch=sm_90 "$OBJ/main-$op.o" "$OBJ"/lib-*.o -o "$DIR/$op"
+    echo "built $DIR/$op"
+done

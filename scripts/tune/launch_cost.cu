@@ -1,4 +1,4 @@
-// launch_cost.cu: where the host time of one launch goes (issue 6's <= 10 us host overhead), in C, with no
+// launch_cost.cu: where the host time of one launch goes (the host-overhead target of <= 10 us), in C, with no
 // Python in the way. Median nanoseconds per call over batches of 200 calls (the clock read around the batch,
 // the device synchronised between batches so the launch queue never fills), of:
 //   the runtime's cheap calls (cudaGetLastError, cudaGetDevice), the library's per-launch extras;
@@ -10,9 +10,8 @@
 // If the library's launch sits at the empty <<<>>> launch plus ~0.1 us, its C side is at the floor; if
 // cuLaunchKernel is well under <<<>>>, launching through the driver is worth building.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Ioprt_core/src/oprt_core/include -Ioprt_core/src/oprt_core/include/oprt_kernels \
-//       scripts/tune/launch_cost.cu oprt_core/src/oprt_core/include/oprt_kernels/*.cu -o /tmp/launch_cost && /tmp/launch_cost
-// (scripts/gpu-call-lib.sh's gpu_launch_cost builds and runs it.)
+//   scripts/tune/build.sh launch_cost && .tunebin/launch_cost
+// (scripts/gpu-suite.sh's `launch` phase builds and runs it.)
 #include <cuda.h>
 #include <cuda_runtime.h>
 

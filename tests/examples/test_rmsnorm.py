@@ -239,10 +239,9 @@ def test_other_backends_leave_rms_norm_unsupported():
     """Backends without an implementation say so in supports(), available or not."""
     reg = registry()
     assert not reg.get_backend("numpy").supports("negate", "f32").ok
-    tb = pytest.importorskip("oprt_bench.baselines.torch_backend", reason="oprt-bench is not installed")
-    cb = pytest.importorskip("oprt_bench.baselines.cupy_backend", reason="oprt-bench is not installed")
+    baselines = pytest.importorskip("oprt_bench.baselines", reason="oprt-bench is not installed")
     case = SPEC.cases("smoke")[0]
-    for be in (tb.TorchBackend(), cb.CupyBackend()):
+    for be in (baselines.TorchBackend(), baselines.CupyBackend()):
         sup = be.supports("rms_norm", "f32", case)
         assert not sup.ok and "rms_norm" in sup.reason
     full = Registry(get_plugin_manager())
@@ -257,7 +256,7 @@ def test_other_backends_leave_rms_norm_unsupported():
 def test_sweep_rows_unsupported_on_an_available_backend_without_it():
     """make_plan + run_sweep as the CLI drives them: numpy ok, an available torch backend (CPU) unsupported."""
     pytest.importorskip("torch", reason="torch is not installed")
-    from oprt_bench.baselines.torch_backend import TorchBackend
+    from oprt_bench.baselines import TorchBackend
     from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
     from oprt_core import hookimpl
 

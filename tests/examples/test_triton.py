@@ -15,6 +15,7 @@ Needs the distribution oprt-triton (``pip install ./examples/oprt-triton``; tox 
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import textwrap
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,20 +35,36 @@ from oprt_triton import layout  # noqa: E402
 from oprt_triton.backend import TritonBackend  # noqa: E402
 
 from oprt_core import Registry, get_plugin_manager  # noqa: E402
-from oprt_core.core_ops import CORE_OPS  # noqa: E402
+from oprt_core.core_ops import CORE_OPS, CORE_SPECS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
 from oprt_core.errors import UnsupportedCase  # noqa: E402
 from oprt_core.spec import Case, TensorCase, make_tensor  # noqa: E402
 
 HAVE_TRITON = importlib.util.find_spec("triton") is not None
 HAVE_RMSNORM = importlib.util.find_spec("oprt_rmsnorm") is not None
-CORE = {s.name: s for s in CORE_OPS}
 DTYPES = ("f32", "f16", "bf16")
 
 
 def seed_of(*parts: object) -> int:
     return zlib.crc32("/".join(map(str, parts)).encode())
 
+
+
+def test_imports_only_public_names_of_oprt_bench():
+    """The example builds on oprt_bench.baselines' public base: it imports no module or name outside its
+    ``__all__`` (a third-party backend may rely on what the example relies on)."""
+    import oprt_bench.baselines as baselines
+
+    src = Path(triton_backend.__file__).resolve().parent
+    for path in src.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                bad = [a.name for a in node.names if a.name.startswith("oprt_bench")]
+                assert not bad, f"{path.name} imports module {bad}: import names from oprt_bench.baselines"
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("oprt_bench"):
+                assert node.module == "oprt_bench.baselines", f"{path.name} imports from {node.module}"
+                names = [a.name for a in node.names]
+                assert set(names) <= set(baselines.__all__), f"{path.name} imports non-public {names}"
 
 # -- registration and availability (anywhere) --------------------------------------------------------------------
 
@@ -90,13 +108,13 @@ def test_availability_gives_a_reason_and_never_raises():
 
 
 def test_availability_without_triton(monkeypatch):
-    monkeypatch.setattr(triton_backend, "_installed", lambda name: False)
+    monkeypatch.setattr(triton_backend, "is_installed", lambda name: False)
     avail = TritonBackend().availability()
     assert not avail.ok and "triton is not installed" in avail.reason
 
 
 def test_availability_when_triton_fails_to_import(monkeypatch):
-    monkeypatch.setattr(triton_backend, "_installed", lambda name: True)
+    monkeypatch.setattr(triton_backend, "is_installed", lambda name: True)
     monkeypatch.setitem(sys.modules, "triton", None)  # import triton -> ImportError
     avail = TritonBackend().availability()
     assert not avail.ok and "triton is installed but failed to import" in avail.reason
@@ -127,7 +145,7 @@ def test_supports_reasons():
 
 def test_add_op_refuses_core_ops():
     with pytest.raises(ValueError, match="implements core op 'copy' itself"):
-        TritonBackend().add_op(CORE["copy"], lambda inputs, out, params: None)
+        TritonBackend().add_op(CORE_SPECS["copy"], lambda inputs, out, params: None)
 
 
 @pytest.mark.parametrize("layout_name", ["contiguous", "transposed", "step2", "offset1", "reversed", "broadcast0"])

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.errors import (
     BackendUnavailable,
     InvalidArgumentError,
@@ -37,11 +37,10 @@ except ImportError:  # oprt-bench not installed in this environment: use the sou
     for name in [m for m in sys.modules if m == "oprt_bench" or m.startswith("oprt_bench.")]:
         del sys.modules[name]
 
-from oprt_bench.baselines import CupyBackend, TorchBackend, cupy_plugin, plugin, torch_plugin  # noqa: E402
-from oprt_bench.baselines._layout import host_span  # noqa: E402
+import oprt_bench.baselines as baselines  # noqa: E402
+from oprt_bench.baselines import CupyBackend, TorchBackend, cupy_plugin, host_span, plugin, torch_plugin  # noqa: E402
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-SPECS = {s.name: s for s in CORE_OPS}
 DTYPES = ("f32", "f16", "bf16")
 SWEEP = [(spec.name, case_set, case) for spec in CORE_OPS for case_set in ("smoke", "edge")
          for case in spec.cases(case_set)]
@@ -59,7 +58,7 @@ def run_and_check(be, op: str, case, dtype: str) -> None:
     if not support:
         assert support.reason
         pytest.skip(f"unsupported on {be.name}: {support.reason}")
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     params = case.param_dict
     rng = np.random.default_rng(_seed(op, case.name, dtype))
     inputs = spec.make_inputs(case, dtype, rng)
@@ -143,7 +142,7 @@ def test_torch_to_device_keeps_layout(torch_cpu, layout, dtype):
 def test_torch_reversed_is_unsupported(torch_cpu):
     from oprt_core.dtypes import get_dtype
 
-    case = next(c for c in SPECS["copy"].cases("edge") if c.inputs[0].layout == "reversed")
+    case = next(c for c in CORE_SPECS["copy"].cases("edge") if c.inputs[0].layout == "reversed")
     support = torch_cpu.supports("copy", "f32", case)
     assert not support and "negative strides" in support.reason
     x = make_tensor(TensorCase((4, 6), "reversed"), get_dtype("f32"), np.random.default_rng(0))
@@ -364,3 +363,14 @@ def test_gpu_zero_copy_between_torch_and_cupy():
     c = cb.asarray(t)
     assert c.data.ptr == t.data_ptr()
     assert tb.asarray(c).data_ptr() == t.data_ptr()
+
+
+def test_public_names_are_documented():
+    """Every name of ``oprt_bench.baselines.__all__`` exists, is described in the package docstring (the guide
+    for a third-party backend) and, where it is a class or function, has a docstring of its own."""
+    guide = baselines.__doc__ or ""
+    for name in baselines.__all__:
+        obj = getattr(baselines, name)
+        assert f"`{name}`" in guide, f"{name} is not described in oprt_bench.baselines' docstring"
+        if isinstance(obj, type) or callable(obj) and hasattr(obj, "__code__"):
+            assert (obj.__doc__ or "").strip(), f"{name} has no docstring"

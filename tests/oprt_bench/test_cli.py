@@ -199,3 +199,52 @@ def test_cli_import_does_not_load_pandas():
 
     code = "import sys, oprt_bench.cli; sys.exit('pandas' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
+
+
+def test_row_fields_are_the_csv_columns_in_order():
+    from oprt_bench.model import Row
+
+    row = Row(op="copy", case="1000", shape="1000", dtype="f32", status="ok", median_ms=0.5)
+    assert tuple(row) == COLUMNS and tuple(row.to_dict()) == COLUMNS
+    assert row["status"] == "ok" and row.get("median_ms") == 0.5 and row.get("kernel") is None
+    assert row.get("no such column") is None and "median_ms" in row
+
+
+def test_report_rebuilds_a_run_from_its_csv_and_run_json(registry, tmp_path):
+    """A committed run keeps results.csv and run.json only: `report RUN_DIR` writes the report the sweep wrote."""
+    import re
+
+    out = tmp_path / "run"
+    assert invoke(registry, "--ops", "copy,softmax", "--dtypes", "f32,bf16", "--cases", "smoke", "--time-budget",
+                  "0.01", "--out", str(out), "-q").exit_code == 0
+    written = (out / "report.html").read_text()
+    (out / "report.html").unlink()
+    (out / "results.json").unlink()
+    r = invoke(registry, "report", str(out))
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == str(out / "report.html")
+    rebuilt = (out / "report.html").read_text()
+    stamp = re.compile(r"generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+    assert stamp.sub("", rebuilt) == stamp.sub("", written)
+    assert rebuilt.count("<svg") == 2 and "8 row(s)" in rebuilt and "data-op='softmax'" in rebuilt
+    # --out FILE: the report there; --out FOLDER: report.html in it
+    r = invoke(registry, "report", str(out), "--out", str(tmp_path / "elsewhere" / "copy.html"))
+    assert r.exit_code == 0, r.output
+    assert stamp.sub("", (tmp_path / "elsewhere" / "copy.html").read_text()) == stamp.sub("", written)
+    r = invoke(registry, "report", str(out), "--out", str(tmp_path / "folder"))
+    assert r.exit_code == 0 and (tmp_path / "folder" / "report.html").is_file()
+
+
+def test_compare_and_resume_read_a_run_without_results_json(registry, tmp_path):
+    out = tmp_path / "run"
+    assert invoke(registry, "--ops", "copy", "--dtypes", "f32", "--cases", "smoke", "--time-budget", "0.01",
+                  "--out", str(out), "-q").exit_code == 0
+    (out / "results.json").unlink()
+    (out / "report.html").unlink()
+    n = len(list(csv.DictReader((out / "results.csv").open())))
+    r = invoke(registry, "compare", str(out), str(out), "--json", "--fail-on-regression")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["counts"] == {"same": n}
+    r = invoke(registry, "--resume", str(out), "-q")  # every row kept, nothing measured again
+    assert r.exit_code == 0 and f"{n} rows ({n} ok)" in r.stdout, r.output
+    assert len(list(csv.DictReader((out / "results.csv").open()))) == n and (out / "report.html").is_file()

@@ -18,6 +18,7 @@ from bench_helpers import SCRIPT, isolated_env, make_registry, run_script
 from click.testing import CliRunner
 
 from oprt_bench.cli import cli
+from oprt_bench.model import CalibrationTask
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
 from oprt_bench.worker import BackendWorker, WorkerFailure, describe_exit, worker_source
 from oprt_core.numpy_backend import NumpyBackend
@@ -147,14 +148,14 @@ def test_worker_handle_replaces_a_dead_worker(registry, monkeypatch):
     assert source.kind == "class"  # NumpyBackend holds lambdas of the specs: its class is the factory
     w = BackendWorker(source)
     try:
-        w.call("calibrate", {"device_info": {}, "cold": False}, 60)
+        w.call("calibrate", CalibrationTask({}, cold=False), 60)
         first = w.proc.pid
         w.proc.kill()
         w.proc.join(5)
-        cal, timer = w.call("calibrate", {"device_info": {}, "cold": False}, 60)  # a new worker
+        cal, timer = w.call("calibrate", CalibrationTask({}, cold=False), 60)  # a new worker
         assert w.proc.pid != first and w.starts == 2 and cal.measured_peak_gbps and timer.floor_ms
-        with pytest.raises(WorkerFailure, match="worker error: KeyError"):
-            w.call("calibrate", {}, 60)  # a bug in a command is reported, the worker stays
+        with pytest.raises(WorkerFailure, match="worker error: AttributeError"):
+            w.call("calibrate", None, 60)  # a bug in a command is reported, the worker stays
         assert w.alive and w.starts == 2
     finally:
         w.close()
@@ -166,9 +167,9 @@ def test_a_worker_that_cannot_load_its_backend_is_an_error_not_a_hang(registry):
 
     w = BackendWorker(WorkerSource("nope", "pickle", b"not a pickle"))
     with pytest.raises(WorkerFailure, match="could not load backend 'nope'"):
-        w.call("calibrate", {}, 10)
+        w.call("calibrate", CalibrationTask({}, cold=False), 10)
     with pytest.raises(WorkerFailure, match="could not load"):  # not retried for every row
-        w.call("calibrate", {}, 10)
+        w.call("calibrate", CalibrationTask({}, cold=False), 10)
     w.close()
 
 

@@ -1,4 +1,4 @@
-"""--target-ci and --min-samples: how precisely a row is sampled (session 27)."""
+"""--target-ci and --min-samples: how precisely a row is sampled."""
 
 from __future__ import annotations
 

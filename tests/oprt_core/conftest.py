@@ -1,6 +1,6 @@
 """Fixtures of the compiled-library tests: the host (CPU) implementation of oprt.h.
 
-``host_lib_path`` builds tests/oprt_core/host_lib/oprt_host.c once per session with
+``host_lib_path`` builds tests/oprt_core/host_lib/oprt_host.c once per test run with
 the system C compiler into a shared library, together with the ``oprt_ptrs_<op>`` entry points that
 oprt_build generates for the GPU backends' cffi extensions (exported here, so the op API's integer-pointer
 launch path runs in CI too); ``host_backend`` is a :class:`oprt_core.compiled.CompiledBackend` over it,
@@ -94,7 +94,7 @@ def host_backend(host_lib_path: Path):
 
 @pytest.fixture(scope="session")
 def host_raw(host_backend) -> SimpleNamespace:
-    """The raw ffi and lib of the session's host library, for tests that call oprt.h directly."""
+    """The raw ffi and lib of the test run's host library, for tests that call oprt.h directly."""
     return SimpleNamespace(ffi=host_backend.ffi, lib=host_backend.lib)
 
 

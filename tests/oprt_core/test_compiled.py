@@ -16,10 +16,9 @@ import oprt_core.errors as E
 from oprt_core.backend import Availability, Backend, DeviceInfo, Launcher
 from oprt_core.cabi import abi_version
 from oprt_core.compiled import FLUSH_MIN_BYTES, CompiledBackend, CompiledEvent, DeviceArray
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES
 
-SPECS = {s.name: s for s in CORE_OPS}
 DTYPE_NAMES = tuple(DTYPES)
 
 
@@ -53,7 +52,7 @@ def _case_params():
 @pytest.mark.parametrize("op, case, dtype", list(_case_params()))
 def test_case_sets(host_backend, op, case, dtype):
     assert host_backend.supports(op, dtype, case)
-    result, *_ = run_case(host_backend, SPECS[op], case, dtype)
+    result, *_ = run_case(host_backend, CORE_SPECS[op], case, dtype)
     assert result.ok, result.message
 
 
@@ -98,7 +97,7 @@ def test_availability_and_device_info(host_backend):
 
 
 def test_supports(host_backend):
-    for op in SPECS:
+    for op in CORE_SPECS:
         for dtype in DTYPE_NAMES:
             assert host_backend.supports(op, dtype)
     no = host_backend.supports("gelu", "f32")
@@ -171,6 +170,17 @@ def test_abi_version_mismatch(host_raw):
     assert "rebuild" in avail.reason and "pip install" in avail.reason and "oprt_nvidia" in avail.reason
     with pytest.raises(E.BackendUnavailable, match="ABI version mismatch"):
         backend.prepare("copy", [np.ones(3, np.float32)], None, {})
+
+
+
+def test_abi_wrapper_mismatch(host_raw):
+    """The cffi wrapper's OPRT_ABI_VERSION is compared in the same check as the library's."""
+    ffi, lib = host_raw.ffi, host_raw.lib
+    fake = _Proxy(lib, OPRT_ABI_VERSION=abi_version() + 2)
+    avail = CompiledBackend("nvidia", lambda: SimpleNamespace(ffi=ffi, lib=fake)).availability()
+    assert not avail.ok
+    assert "ABI version mismatch" in avail.reason
+    assert f"wrapper was built for version {abi_version() + 2}" in avail.reason
 
 
 def test_no_device_second_copy(tmp_path, build_host_lib, make_host_loader, monkeypatch):
@@ -419,7 +429,7 @@ def test_array_whose_interface_raises_is_an_invalid_argument(host_lib_path, make
 
 
 def test_launcher_reuse_across_buffers(host_backend):
-    spec = SPECS["softmax"]
+    spec = CORE_SPECS["softmax"]
     rng = np.random.default_rng(3)
     x1 = rng.standard_normal((5, 7)).astype(np.float32)
     x2 = rng.standard_normal((5, 7)).astype(np.float32)
@@ -473,7 +483,7 @@ def test_views_odd_offset_negative_broadcast_outputs(host_backend):
     host_backend.prepare("vector_add", [host_backend.to_device(row), host_backend.to_device(x)], out, {})()
     np.testing.assert_array_equal(host_backend.to_host(out), row + x)
     host_backend.prepare("softmax", [host_backend.to_device(a)], out, {"axis": 0})()
-    assert SPECS["softmax"].check(host_backend.to_host(out), [a], "f32", {"axis": 0}).ok
+    assert CORE_SPECS["softmax"].check(host_backend.to_host(out), [a], "f32", {"axis": 0}).ok
 
 
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)

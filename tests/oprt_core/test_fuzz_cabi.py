@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from oprt_core import get_registry  # noqa: E402
-from oprt_core.core_ops import CORE_OPS  # noqa: E402
+from oprt_core.core_ops import CORE_SPECS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
 
 EXAMPLES = int(os.environ.get("OPRT_FUZZ_EXAMPLES", "200"))
@@ -35,8 +35,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture])
 
-SPECS = {s.name: s for s in CORE_OPS}
-OPS = tuple(SPECS)
+OPS = tuple(CORE_SPECS)
 AXIS_ALL = -128
 DTYPE_NAMES = {0: "f32", 1: "f16", 2: "bf16"}
 CREATE_FAILURES = {1, 2, 3, 4, 5, 6}  # null pointer, bad shape, bad strides, bad param, unsupported dtype / case
@@ -381,7 +380,7 @@ def run_case(name: str, backend: Any, c: dict[str, Any], seed: int) -> None:
         return
     backend.synchronize()
     got = backend.to_host(dev_out)
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     py_params = dict(params)
     if op == "reduce_sum":
         py_params = {"axis": None if params["axis"] == AXIS_ALL else params["axis"],

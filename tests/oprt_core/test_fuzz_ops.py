@@ -25,7 +25,7 @@ from hypothesis import strategies as st  # noqa: E402
 from oprt_core import OprtError, get_registry, hookimpl  # noqa: E402
 from oprt_core import ops as op_api  # noqa: E402
 from oprt_core.compiled import DeviceArray  # noqa: E402
-from oprt_core.core_ops import CORE_OPS  # noqa: E402
+from oprt_core.core_ops import CORE_SPECS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
 from oprt_core.plugins import Registry, get_plugin_manager  # noqa: E402
 
@@ -33,7 +33,6 @@ EXAMPLES = int(os.environ.get("OPRT_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
-SPECS = {s.name: s for s in CORE_OPS}
 
 # found by this fuzzer, outside what its author may change (oprt_core/numpy_backend.py, ops.py): tolerated
 # narrowly here and reported; remove an entry once fixed and the fuzzer then guards the fix
@@ -100,7 +99,7 @@ WEIRD = [None, True, 1.5, "x", -1, 0, 2, 8, -9, 2**31, -(2**40), math.nan, math.
 
 @st.composite
 def call(draw) -> dict[str, Any]:
-    op = draw(st.sampled_from(list(SPECS)))
+    op = draw(st.sampled_from(list(CORE_SPECS)))
     x = draw(array())
     inputs = [x]
     params: dict[str, Any] = {}
@@ -129,8 +128,8 @@ def call(draw) -> dict[str, Any]:
 
 def _expected_out_shape(op: str, inputs: list[np.ndarray], params: dict[str, Any]) -> tuple[int, ...] | None:
     try:
-        full = SPECS[op].validate_params(params, [a.shape for a in inputs])
-        return tuple(SPECS[op].output_shape([a.shape for a in inputs], full))
+        full = CORE_SPECS[op].validate_params(params, [a.shape for a in inputs])
+        return tuple(CORE_SPECS[op].output_shape([a.shape for a in inputs], full))
     except OprtError:
         return None
 
@@ -170,8 +169,8 @@ def run_call(name: str, registry: Registry, c: dict[str, Any]) -> None:
     # success: the call was valid, so the result must be right
     got = backend.to_host(result)
     assert shape is not None, f"{what}: succeeded on params the spec rejects"
-    full = SPECS[op].validate_params(params, [a.shape for a in inputs])
-    check = SPECS[op].check(got, [np.asarray(a) for a in inputs], get_dtype(dt).name, full)
+    full = CORE_SPECS[op].validate_params(params, [a.shape for a in inputs])
+    check = CORE_SPECS[op].check(got, [np.asarray(a) for a in inputs], get_dtype(dt).name, full)
     assert check.ok, f"{what}: wrong result: {check.message}"
     if c["out"] == "fresh" and isinstance(out, DeviceArray):
         _repeat_through_fast_path(backend, registry, c, full, what)
@@ -191,7 +190,7 @@ def _repeat_through_fast_path(backend, registry: Registry, c: dict[str, Any], fu
             out = backend.empty(_expected_out_shape(op, inputs, params), dt)
             backend.fill_nan(out)
             op_api.run(op, dev_in, params, backend=c["backend"], out=out)
-            check = SPECS[op].check(backend.to_host(out), host_in, dt, full)
+            check = CORE_SPECS[op].check(backend.to_host(out), host_in, dt, full)
             where = "the fast path" if attempt else "device inputs"
             assert check.ok, f"{what}: wrong result on {where}: {check.message}"
         assert op_api._fast, f"{what}: the repeated call did not populate the fast-path cache"

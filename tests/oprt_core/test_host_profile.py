@@ -1,5 +1,5 @@
 """scripts/host_profile.py --backend host: the op API's whole calls through the tests' host C library, on a machine
-with no GPU (what a session without a device compares two versions of oprt_core/ops.py with)."""
+with no GPU (how two versions of oprt_core/ops.py are compared on a machine without a device)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""oprt_core.cabi.load_extension: the compiled backends' shared import + ABI check of their cffi extension."""
+"""oprt_core.cabi: the compiled backends' import of their cffi extension and the one ABI check of a load."""
 
 from __future__ import annotations
 
@@ -7,55 +7,36 @@ import types
 
 import pytest
 
-from oprt_core.cabi import abi_version, load_extension
+from oprt_core.cabi import abi_version, check_abi, load_extension
 from oprt_core.errors import AbiMismatchError, OprtError
 
 
-class _Info:
-    abi_version = 0
+def test_load_extension_imports_the_module(monkeypatch):
+    ext = types.ModuleType("oprt_fakepkg._oprt_fakepkg")
+    monkeypatch.setitem(sys.modules, "oprt_fakepkg._oprt_fakepkg", ext)
+    assert load_extension("oprt_fakepkg._oprt_fakepkg") is ext
 
 
-def _fake_extension(monkeypatch, built: int, reported: int, name: str = "oprt_fakepkg._oprt_fakepkg"):
-    class Lib:
-        OPRT_ABI_VERSION = built
-
-        @staticmethod
-        def oprt_get_library_info(info):
-            info.abi_version = reported
-            return 0
-
-    class Ffi:
-        @staticmethod
-        def new(decl):
-            assert decl == "oprt_library_info_t *"
-            return _Info()
-
-    ext = types.ModuleType(name)
-    ext.ffi, ext.lib = Ffi(), Lib()
-    monkeypatch.setitem(sys.modules, name, ext)
-    return ext
-
-
-def test_matching_extension_is_returned(monkeypatch):
-    ext = _fake_extension(monkeypatch, abi_version(), abi_version())
-    assert load_extension("oprt_fakepkg._oprt_fakepkg", "oprt-fakepkg", "liboprt_fakepkg.so") is ext
-
-
-def test_library_and_wrapper_disagree(monkeypatch):
+def test_matching_versions_pass():
     v = abi_version()
-    _fake_extension(monkeypatch, v, v + 1)
-    with pytest.raises(AbiMismatchError, match=rf"liboprt_fakepkg.so reports oprt.h ABI {v + 1} but its wrapper "
-                                               rf"was built for {v}; reinstall oprt-fakepkg "
-                                               r"\(pip install --force-reinstall ./oprt_fakepkg\)"):
-        load_extension("oprt_fakepkg._oprt_fakepkg", "oprt-fakepkg", "liboprt_fakepkg.so")
+    check_abi("fakepkg", v, v)
+    check_abi("fakepkg", v)  # no wrapper version to compare
 
 
-def test_built_against_another_oprt_core(monkeypatch):
+def test_library_and_wrapper_disagree():
     v = abi_version()
-    _fake_extension(monkeypatch, v + 7, v + 7)
-    with pytest.raises(AbiMismatchError, match=rf"oprt-fakepkg was built against oprt.h ABI {v + 7} but the "
-                                               rf"installed oprt-core ships ABI {v}; .*--no-deps ./oprt_fakepkg"):
-        load_extension("oprt_fakepkg._oprt_fakepkg", "oprt-fakepkg", "liboprt_fakepkg.so")
+    with pytest.raises(AbiMismatchError, match=rf"the fakepkg library reports oprt.h ABI version {v} but its cffi "
+                                               rf"wrapper was built for version {v + 1}; reinstall the backend "
+                                               r"\(e.g. `pip install --force-reinstall --no-deps ./oprt_fakepkg`\)"):
+        check_abi("fakepkg", v, v + 1)
+
+
+def test_built_against_another_oprt_core():
+    v = abi_version()
+    with pytest.raises(AbiMismatchError, match=rf"the fakepkg library was built against oprt.h ABI version {v + 7}, "
+                                               rf"but the installed oprt-core expects version {v}; .*--no-deps "
+                                               r"./oprt_fakepkg"):
+        check_abi("fakepkg", v + 7, v + 7)
 
 
 def test_abi_mismatch_is_an_oprt_error_and_an_import_error():

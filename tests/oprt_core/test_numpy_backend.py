@@ -12,14 +12,13 @@ import numpy as np
 import pytest
 
 from oprt_core.backend import Availability, Backend, DeviceInfo, Event, Launcher
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, OprtError, UnknownNameError
 from oprt_core.numpy_backend import NumpyBackend, NumpyEvent
 from oprt_core.spec import CASE_SETS
 
 RUN_LARGE = os.environ.get("OPRT_TEST_LARGE") == "1"
-SPECS = {s.name: s for s in CORE_OPS}
 DTYPES = ("f32", "f16", "bf16")
 
 
@@ -58,7 +57,7 @@ def run_case(be, spec, case, dtype, seed):
 
 @pytest.mark.parametrize(("op", "case_set", "case", "dtype"), list(_params()))
 def test_every_case(backend, op, case_set, case, dtype):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     assert backend.supports(op, dtype, case).ok
     inputs, params, _, out = run_case(backend, spec, case, dtype, seed_of(op, case_set, case.name, dtype))
     host = backend.to_host(out)
@@ -68,9 +67,9 @@ def test_every_case(backend, op, case_set, case, dtype):
     assert res.ok, f"{op}/{case_set}/{case.name}/{dtype}: {res.message}"
 
 
-@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("op", list(CORE_SPECS))
 def test_prepare_once_run_many(backend, op):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     case = spec.cases("smoke")[0]
     inputs, params, launcher, out = run_case(backend, spec, case, "f32", 1)
     assert isinstance(launcher, Launcher)
@@ -160,7 +159,7 @@ def test_discovery_methods(backend):
     info = backend.device_info()
     assert isinstance(info, DeviceInfo) and info.name and info.flavour.startswith("numpy-")
     assert set(info.to_dict()) >= {"name", "vendor", "memory_bytes", "l2_bytes", "sm_count", "flavour"}
-    for op in SPECS:
+    for op in CORE_SPECS:
         for dtype in DTYPES:
             assert backend.supports(op, dtype).ok
     sup = backend.supports("matmul", "f32")
@@ -185,7 +184,7 @@ def test_memory_methods(backend):
 
 def test_add_op_teaches_a_new_op():
     be = NumpyBackend()
-    spec = SPECS["copy"]
+    spec = CORE_SPECS["copy"]
     be.add_op(spec, lambda inputs, out, params: np.copyto(out, 2 * inputs[0]))
     out = be.empty((3,), "f32")
     be.prepare("copy", [np.ones(3, np.float32)], out, {})()

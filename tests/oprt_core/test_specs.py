@@ -8,17 +8,16 @@ import math
 import numpy as np
 import pytest
 
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES, get_dtype
 from oprt_core.errors import InvalidArgumentError, UnknownNameError
 from oprt_core.spec import CASE_SETS, LAYOUTS, Case, TensorCase, format_shape, make_tensor, parse_shape
 
-SPECS = {s.name: s for s in CORE_OPS}
 DT = list(DTYPES)
 
 
 def edge(op: str) -> list[Case]:
-    return SPECS[op].cases("edge")
+    return CORE_SPECS[op].cases("edge")
 
 
 def axis_of(case: Case):
@@ -30,13 +29,13 @@ def axis_of(case: Case):
 
 
 def test_core_ops_and_case_set_names():
-    assert list(SPECS) == ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
+    assert list(CORE_SPECS) == ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
     assert CASE_SETS == ("smoke", "default", "large", "edge")
 
 
-@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("op", list(CORE_SPECS))
 def test_every_op_has_the_four_case_sets(op):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     assert set(spec.case_sets) == set(CASE_SETS)
     assert spec.dtypes == ("f32", "f16", "bf16")
     assert set(spec.budgets) == set(DT)
@@ -55,7 +54,7 @@ def test_every_op_has_the_four_case_sets(op):
         spec.cases("huge")
 
 
-@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("op", list(CORE_SPECS))
 def test_edge_covers_sizes_and_layouts(op):
     cases = edge(op)
     sizes = [c.numel for c in cases]
@@ -115,7 +114,7 @@ def test_edge_softmax_rows_of_one_and_large_magnitudes():
     rng = np.random.default_rng(0)
     for c in large:
         for dtype in DT:
-            (x,) = SPECS["softmax"].make_inputs(c, dtype, rng)
+            (x,) = CORE_SPECS["softmax"].make_inputs(c, dtype, rng)
             x32 = x.astype(np.float32)
             with np.errstate(over="ignore"):
                 naive = np.exp(x32) if dtype != "f16" else np.exp(x)  # a naive exp overflows the dtype
@@ -173,7 +172,7 @@ def _small_cases():
 @pytest.mark.parametrize(("op", "case"), list(_small_cases()))
 @pytest.mark.parametrize("dtype", DT)
 def test_make_inputs_layouts_and_no_zeros(op, case, dtype):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     dt = get_dtype(dtype)
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(7))
     assert len(inputs) == len(case.inputs)
@@ -205,9 +204,9 @@ def test_make_tensor_each_layout(layout):
 
 
 def test_make_inputs_uniform_range_and_fresh_values():
-    case = SPECS["copy"].cases("smoke")[0]
-    a = SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(1))[0]
-    b = SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(2))[0]
+    case = CORE_SPECS["copy"].cases("smoke")[0]
+    a = CORE_SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(1))[0]
+    b = CORE_SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(2))[0]
     assert -1.0 <= a.min() and a.max() <= 1.0
     assert (a < 0).any() and (a > 0).any()
     assert not np.array_equal(a, b)
@@ -243,15 +242,15 @@ def test_layout_validation():
     ("softmax", Case("softmax", "s", (TensorCase((0, 5)),), (("axis", -1),)), "f16", 0, 0),
 ])
 def test_bytes_and_flops(op, case, dtype, nbytes, flops):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     assert spec.bytes_moved(case, dtype) == nbytes
     assert spec.bytes_moved(case, get_dtype(dtype)) == nbytes
     assert spec.flops(case) == flops
 
 
-@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("op", list(CORE_SPECS))
 def test_bytes_scale_with_itemsize(op):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     for c in spec.cases("smoke") + spec.cases("edge"):
         b32, b16, bb16 = (spec.bytes_moved(c, d) for d in ("f32", "f16", "bf16"))
         assert b32 == 2 * b16 == 2 * bb16 >= 0
@@ -296,16 +295,16 @@ def test_format_shape():
 
 def _check_case(op: str) -> Case:
     return {
-        "copy": SPECS["copy"].cases("smoke")[0],
-        "vector_add": SPECS["vector_add"].cases("smoke")[1],
-        "relu": SPECS["relu"].cases("smoke")[-1],  # leaky
-        "reduce_sum": SPECS["reduce_sum"].cases("smoke")[0],
-        "softmax": SPECS["softmax"].cases("smoke")[0],
+        "copy": CORE_SPECS["copy"].cases("smoke")[0],
+        "vector_add": CORE_SPECS["vector_add"].cases("smoke")[1],
+        "relu": CORE_SPECS["relu"].cases("smoke")[-1],  # leaky
+        "reduce_sum": CORE_SPECS["reduce_sum"].cases("smoke")[0],
+        "softmax": CORE_SPECS["softmax"].cases("smoke")[0],
     }[op]
 
 
 def _setup(op: str, dtype: str, seed: int = 0):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     case = _check_case(op)
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
     params = spec.validate_params(case.param_dict)
@@ -313,7 +312,7 @@ def _setup(op: str, dtype: str, seed: int = 0):
     return spec, inputs, params, ref
 
 
-@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("op", list(CORE_SPECS))
 @pytest.mark.parametrize("dtype", DT)
 def test_reference_rounded_to_dtype_passes(op, dtype):
     spec, inputs, params, ref = _setup(op, dtype)
@@ -323,7 +322,7 @@ def test_reference_rounded_to_dtype_passes(op, dtype):
     assert spec.check(ref, inputs, dtype, params).ok
 
 
-@pytest.mark.parametrize("op", list(SPECS))
+@pytest.mark.parametrize("op", list(CORE_SPECS))
 @pytest.mark.parametrize("dtype", DT)
 def test_one_element_just_outside_budget_fails(op, dtype):
     spec, inputs, params, ref = _setup(op, dtype)
@@ -347,7 +346,7 @@ def test_one_element_just_outside_budget_fails(op, dtype):
 def test_exact_ops_catch_one_ulp(dtype):
     dt = get_dtype(dtype)
     for op in ("copy", "relu"):
-        spec = SPECS[op]
+        spec = CORE_SPECS[op]
         case = spec.cases("smoke")[0]  # relu's first smoke case has slope 0: exact
         inputs = spec.make_inputs(case, dtype, np.random.default_rng(3))
         out = spec.reference(inputs, case.param_dict).astype(dt.numpy)
@@ -362,7 +361,7 @@ def test_exact_ops_catch_one_ulp(dtype):
 @pytest.mark.parametrize("dtype", DT)
 @pytest.mark.parametrize("case_index", [0, 1, 2])  # axis -1, axis 0, axis None
 def test_reduce_sum_dropped_element_fails(dtype, case_index):
-    spec = SPECS["reduce_sum"]
+    spec = CORE_SPECS["reduce_sum"]
     case = spec.cases("smoke")[case_index]
     params = spec.validate_params(case.param_dict)
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(11))
@@ -386,7 +385,7 @@ def test_reduce_sum_dropped_element_fails(dtype, case_index):
 
 
 def test_check_reports_shape_nan_and_inf():
-    spec = SPECS["copy"]
+    spec = CORE_SPECS["copy"]
     x = np.array([1.0, -2.0, np.inf], np.float32)
     assert spec.check(x.copy(), [x], "f32").ok  # matching infinities are no error
     res = spec.check(x[:2], [x], "f32")
@@ -403,7 +402,7 @@ def test_check_reports_shape_nan_and_inf():
 def test_check_matches_nan_only_where_the_reference_is_nan():
     """A NaN input propagated (numpy and torch give NaN there) is exact; a NaN anywhere else still fails,
     and so does a finite value where the reference is NaN."""
-    spec = SPECS["softmax"]
+    spec = CORE_SPECS["softmax"]
     x = np.array([[0.5, np.nan, -1.0], [0.25, 1.0, -2.0]], np.float32)
     ref = spec.reference([x], {"axis": -1})
     assert np.isnan(ref[0]).all() and np.isfinite(ref[1]).all()
@@ -421,21 +420,21 @@ def test_budgets_are_documented_and_ordered():
     import oprt_core.core_ops as core_ops
 
     doc = core_ops.__doc__ or ""
-    for op in SPECS:
+    for op in CORE_SPECS:
         assert f"- {op}:" in doc, f"the error budget of {op} lacks its reasoning"
     for op in ("vector_add", "relu", "reduce_sum", "softmax"):
-        b = SPECS[op].budgets
+        b = CORE_SPECS[op].budgets
         assert b["f32"].rtol < b["f16"].rtol < b["bf16"].rtol
 
 
 def test_custom_case():
-    c = SPECS["softmax"].custom_case((8, 100), {"axis": 0})
+    c = CORE_SPECS["softmax"].custom_case((8, 100), {"axis": 0})
     assert c.shape == (8, 100) and c.param_dict == {"axis": 0} and c.inputs[0].layout == "contiguous"
-    c = SPECS["vector_add"].custom_case([3, 4])
+    c = CORE_SPECS["vector_add"].custom_case([3, 4])
     assert [t.shape for t in c.inputs] == [(3, 4), (3, 4)] and c.name == "3x4"
-    c = SPECS["reduce_sum"].custom_case((3, 4), {"axis": None, "keepdims": True})
+    c = CORE_SPECS["reduce_sum"].custom_case((3, 4), {"axis": None, "keepdims": True})
     assert c.param_dict == {"axis": None, "keepdims": True}
-    c = SPECS["relu"].custom_case((5,), {"negative_slope": 0.2})
+    c = CORE_SPECS["relu"].custom_case((5,), {"negative_slope": 0.2})
     assert c.param_dict == {"negative_slope": 0.2}
     with pytest.raises(InvalidArgumentError, match="axis 2 is out of range"):
-        SPECS["softmax"].custom_case((8, 100), {"axis": 2})
+        CORE_SPECS["softmax"].custom_case((8, 100), {"axis": 2})

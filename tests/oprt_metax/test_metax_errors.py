@@ -11,7 +11,7 @@ from gpu_helpers import check_device_index_out_of_range, reuse_tests
 
 MAPPING = {"nvidia_backend": "metax_backend", "nvidia_ext": "metax_ext", "nvidia_raw": "metax_raw"}
 
-# test_softmax_workspace_too_small: the metax sources do not have session 10's softmax columns without clusters,
+# test_softmax_workspace_too_small: the metax sources do not have the nvidia softmax columns without clusters,
 # so no metax softmax descriptor asks for a workspace (test_metax_softmax_needs_no_workspace below)
 globals().update(reuse_tests("oprt_nvidia/test_nvidia_errors.py", MAPPING,
                              exclude=("test_python_device_index_out_of_range", "test_softmax_workspace_too_small")))

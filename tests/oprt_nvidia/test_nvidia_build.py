@@ -126,12 +126,12 @@ def test_load_extension_is_oprt_cores():
     "shape, dtype, splits",
     [
         # f16: rows of 2048 packs, 8 tiles of 256 packs: two blocks an SM would be 32 chunks of 512 rows; at one an
-        # SM (session 16) 16 chunks of 1024
+        # SM, 16 chunks of 1024
         ((16384, 16384), 1, 16),
         ((16384, 16384), 2, 16),  # bf16 alike
-        ((16384, 16384), 0, 8),  # f32: 16 tiles -> 8 chunks of 2048 rows (session 9's rule: 16 of 1024)
-        # 2048 packs but 256-row chunks: not the 1-D blocks; 256 MiB: band tiles of 128 rows (session 23,
-        # kBandMinBytes), 64 partial rows
+        ((16384, 16384), 0, 8),  # f32: 16 tiles -> 8 chunks of 2048 rows
+        # 2048 packs but 256-row chunks: not the 1-D blocks; 256 MiB: band tiles of 128 rows (kBandMinBytes),
+        # 64 partial rows
         ((8192, 8192), 0, 64),
         ((8192, 8192), 1, 64),  # 16-bit, 128 MiB: band tiles
         ((8191, 8192), 1, 7),  # a row short of 128 MiB: the 32 x 8 blocks' 7 chunks of 1171 rows

@@ -140,7 +140,7 @@ def test_workspace_too_small(nvidia_ext, tdesc):
 
 
 def test_softmax_workspace_too_small(nvidia_ext, tdesc):
-    """f32 softmax over a long leading axis exchanges each strip's (max, sum) through a workspace (session 10)."""
+    """f32 softmax over a long leading axis exchanges each strip's (max, sum) through a workspace."""
     ffi, lib = nvidia_ext.ffi, nvidia_ext.lib
     st, p = create(nvidia_ext, "softmax", tdesc((9000, 200)), tdesc((9000, 200)), 0)
     assert st == 0

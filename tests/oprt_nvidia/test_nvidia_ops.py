@@ -15,10 +15,9 @@ from gpu_helpers import check_op_api_fast_path, check_torch_inputs
 
 import oprt_core.ops as ops
 from oprt_core.compiled import DeviceArray
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES
 
-SPECS = {s.name: s for s in CORE_OPS}
 CASE_SETS = ("smoke", "default", "edge") + (("large",) if os.environ.get("OPRT_TEST_LARGE") == "1" else ())
 
 
@@ -49,7 +48,7 @@ def _cases():
 @pytest.mark.parametrize("op, case, dtype", list(_cases()))
 def test_case_sets(nvidia_backend, rng, op, case, dtype):
     assert nvidia_backend.supports(op, dtype, case)
-    result, *_ = run_case(nvidia_backend, SPECS[op], case, dtype, rng)
+    result, *_ = run_case(nvidia_backend, CORE_SPECS[op], case, dtype, rng)
     assert result.ok, result.message
 
 
@@ -76,7 +75,7 @@ EXTRA = [
 @pytest.mark.parametrize("dtype", list(DTYPES))
 @pytest.mark.parametrize("op, shapes, params", EXTRA, ids=[f"{o}-{s}-{p}" for o, s, p in EXTRA])
 def test_extra_layouts(nvidia_backend, rng, op, shapes, params, dtype):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     inputs = [rng.uniform(-1, 1, s).astype(DTYPES[dtype].numpy) for s in shapes]
     _check(nvidia_backend, spec, inputs, params, dtype)
 
@@ -87,7 +86,7 @@ def test_extra_layouts(nvidia_backend, rng, op, shapes, params, dtype):
                                       ("softmax", 1), ("copy", None), ("relu", None)])
 def test_permuted_views(nvidia_backend, rng, op, axis, dtype):
     """Transposed and reversed 3-d views: the canonical-layout paths."""
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     base = rng.uniform(-1, 1, (40, 33, 70)).astype(DTYPES[dtype].numpy)
     params = {"axis": axis} if op == "softmax" else {"axis": axis, "keepdims": False} if op == "reduce_sum" else {}
     for view in (base.transpose(2, 0, 1), base.transpose(1, 2, 0)[:, ::-1], base[::-1, :, ::2]):
@@ -138,7 +137,7 @@ MISALIGNED = [
 @pytest.mark.parametrize("op, shapes, params", MISALIGNED, ids=[m[0] + str(m[1][0]) for m in MISALIGNED])
 @pytest.mark.parametrize("offsets", [(1, 0), (3, 3), (0, 5), (7, 2)], ids=lambda o: f"in{o[0]}-out{o[1]}")
 def test_misaligned_views(nvidia_backend, rng, op, shapes, params, dtype, offsets):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     np_dtype = DTYPES[dtype].numpy
     params = spec.validate_params(params)
     host = [rng.uniform(-1, 1, s).astype(np_dtype) for s in shapes]
@@ -167,7 +166,7 @@ def test_misaligned_views(nvidia_backend, rng, op, shapes, params, dtype, offset
     ("softmax", [(33, 777)], {"axis": -1}),
 ])
 def test_descriptor_reuse_across_buffers(nvidia_backend, rng, op, shapes, params, dtype):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     np_dtype = DTYPES[dtype].numpy
     params = spec.validate_params(params)
     out_shape = spec.output_shape(shapes, params)
@@ -187,7 +186,7 @@ def test_descriptor_reuse_across_buffers(nvidia_backend, rng, op, shapes, params
         assert result.ok, result.message
 
 
-# ---- oprt_memset: 16-byte stores by a kernel over the aligned part, the driver's memset for the rest (session 19)
+# ---- oprt_memset: 16-byte stores by a kernel over the aligned part, the driver's memset for the rest
 
 
 @pytest.mark.gpu
@@ -288,7 +287,7 @@ def test_cupy_inputs(nvidia_backend, rng, dtype):
     out = ops.softmax(x, backend="nvidia")
     got = cp.asarray(out)  # zero-copy through __cuda_array_interface__
     assert got.shape == x.shape
-    result = SPECS["softmax"].check(cp.asnumpy(got), [x_host], dtype.replace("float", "f"), {"axis": -1})
+    result = CORE_SPECS["softmax"].check(cp.asnumpy(got), [x_host], dtype.replace("float", "f"), {"axis": -1})
     assert result.ok, result.message
     # an output given as a cupy array is written in place, and strided cupy views work
     y = cp.empty_like(x[:, ::2])

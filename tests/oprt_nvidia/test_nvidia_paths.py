@@ -17,15 +17,15 @@
   dim): the on-chip kernel (segments of up to 1024 rows held in registers and shared memory, clusters of up
   to 16) and, with OPRT_NVIDIA_SOFTMAX_COLS=stash, the stash kernel it falls back to (2048-row segments,
   clusters of up to 8): axis lengths around the segments, partial strips, outer dims, extremes in one
-  segment, sliced and reversed views, and the cases the old columns kernel keeps (session 12: the on-chip
+  segment, sliced and reversed views, and the cases the old columns kernel keeps (the on-chip
   kernel's blocks push their (max, sum) pairs into each other's shared memory, kXPush); f32 axes of more than
-  8192 rows also have the on-chip kernel without clusters (session 10: ticketed blocks exchanging through the
+  8192 rows also have the on-chip kernel without clusters (ticketed blocks exchanging through the
   workspace), the fallback where the cluster does not launch, first under OPRT_NVIDIA_SOFTMAX_COLS=group: 9 to
   16 blocks a strip, partial strips, outer dims, more blocks than the device holds at once, -inf and NaN in
   one block's segment;
 - reduce_sum: 8 packs in flight per thread with one predicated trip, unsplit f32 rows of whole trips (a block
   per row at two an SM), split rows (block-wide finishing pass), split columns (4-way finishing pass), wide
-  columns in ~1 long 1-D block an SM (16 rows in flight), columns of >= 128 MiB in band-ordered tiles (session 23).
+  columns in ~1 long 1-D block an SM (16 rows in flight), columns of >= 128 MiB in band-ordered tiles.
 """
 
 from __future__ import annotations
@@ -37,10 +37,9 @@ import numpy as np
 import pytest
 
 from oprt_core.compiled import DeviceArray
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import DTYPES
 
-SPECS = {s.name: s for s in CORE_OPS}
 ALL_DTYPES = list(DTYPES)
 
 
@@ -64,7 +63,7 @@ def _launched(backend, expected, any_device=False):
 
 
 def _check(backend, op, inputs, params, dtype):
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     params = spec.validate_params(params)
     out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
     backend.fill_nan(out)
@@ -93,7 +92,7 @@ def _view(backend, base: DeviceArray, offset: int, shape) -> DeviceArray:
 
 def _check_offsets(backend, rng, op, shapes, params, dtype, in_off, out_off, scale=1.0):
     """Inputs start in_off (+k for input k) elements and the output out_off elements into their buffers."""
-    spec = SPECS[op]
+    spec = CORE_SPECS[op]
     np_dtype = DTYPES[dtype].numpy
     params = spec.validate_params(params)
     host = [rng.uniform(-scale, scale, s).astype(np_dtype) for s in shapes]
@@ -146,7 +145,7 @@ def test_contig_misaligned(nvidia_backend, rng, monkeypatch, op, n, dtype, offse
               any_device=True)
 
 
-# contiguous copies of up to 64 MiB go to cudaMemcpyAsync (session 19, elementwise.cu kDriverCopyMaxBytes);
+# contiguous copies of up to 64 MiB go to cudaMemcpyAsync (elementwise.cu kDriverCopyMaxBytes);
 # OPRT_NVIDIA_COPY=kernel keeps them on the copy kernel: both, over tile edges and misaligned starts
 @pytest.mark.gpu
 @pytest.mark.parametrize("path", ["driver", "kernel"])
@@ -221,7 +220,7 @@ def test_transpose_pairs(nvidia_backend, rng, shape, offset, width, pairs, dtype
         cuda_interop=True,
     )
     for op, params in (("copy", {}), ("relu", {"negative_slope": 0.5})):
-        spec = SPECS[op]
+        spec = CORE_SPECS[op]
         params = spec.validate_params(params)
         out = nvidia_backend.empty(host.shape, dtype)
         nvidia_backend.fill_nan(out)
@@ -420,7 +419,7 @@ COLS_CASES = [
     ((16383, 136), 0),  # a short last segment, a partial third strip
     ((3, 2100, 40), 1),
     ((2100, 3, 40), 0),
-    # the on-chip kernel (session 7): 32 rows a thread over 32 row lanes, 1024 rows a block, f32 strips of 32
+    # the on-chip kernel: 32 rows a thread over 32 row lanes, 1024 rows a block, f32 strips of 32
     # columns and 16-bit of 64: one block's rows exactly, one past it, a thread with rows in registers only
     # (<= 16 f32 / 12 16-bit), a cluster of 9 (a non-portable size) with a partial strip
     ((1024, 8), 0),
@@ -433,8 +432,8 @@ COLS_CASES = [
 
 def _cols_path(axis_len, fast):
     """The kernel a COLS_CASES case launches: `fast` up to 16384 rows, the old columns kernel past them; an axis of
-    one row is planned as rows of one element (the warp-group rows kernel; session 25's path assertions found that
-    (1, 64) over axis 0 never reached a columns kernel)."""
+    one row is planned as rows of one element (the warp-group rows kernel: (1, 64) over axis 0 never reaches a
+    columns kernel)."""
     return "softmax_rows_group" if axis_len == 1 else fast if axis_len <= 16384 else "softmax_cols"
 
 
@@ -476,7 +475,7 @@ def _use_cols_kernel(monkeypatch, kernel):
         monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_COLS", raising=False)
 
 
-# f32 axes of more than 8192 rows (session 10): strips of 32 columns, 9 to 16 blocks a strip that wait for
+# f32 axes of more than 8192 rows: strips of 32 columns, 9 to 16 blocks a strip that wait for
 # each other's (max, sum) in the workspace; a strip's blocks are consecutive tickets, in chunks of 2 strips
 GROUP_CASES = [
     ((8193, 8), 0),  # 9 blocks of 928 rows, the last of 769
@@ -518,7 +517,7 @@ def test_softmax_group_cols_views_and_repeats(nvidia_backend, rng):
         run.run([nvidia_backend.to_device(xh)], out)
         nvidia_backend.synchronize()
         got = nvidia_backend.to_host(out)
-        result = SPECS["softmax"].check(got, [xh], "f32", SPECS["softmax"].validate_params({"axis": 0}))
+        result = CORE_SPECS["softmax"].check(got, [xh], "f32", CORE_SPECS["softmax"].validate_params({"axis": 0}))
         assert result.ok, result.message
 
 
@@ -626,7 +625,7 @@ def test_softmax_nan_block_reaches_the_whole_row(nvidia_backend, rng, shape, axi
     keep[nan_out] = False
     rest = got[keep].reshape(-1, shape[-1]) if axis == -1 else got[keep].reshape(shape[0], -1)
     ref_in = xt[keep].reshape(rest.shape)
-    result = SPECS["softmax"].check(rest, [ref_in], dtype, SPECS["softmax"].validate_params({"axis": axis}))
+    result = CORE_SPECS["softmax"].check(rest, [ref_in], dtype, CORE_SPECS["softmax"].validate_params({"axis": axis}))
     assert result.ok, result.message
 
 
@@ -658,7 +657,8 @@ def test_softmax_cols_special_beside_negative_infinity(nvidia_backend, rng, monk
     assert np.isnan(got[:, [5, 12]]).all()
     keep = [c for c in range(shape[1]) if c not in (5, 12)]
     assert (got[2:, 9] == 0).all()
-    result = SPECS["softmax"].check(got[:, keep], [xt[:, keep]], dtype, SPECS["softmax"].validate_params({"axis": 0}))
+    spec = CORE_SPECS["softmax"]
+    result = spec.check(got[:, keep], [xt[:, keep]], dtype, spec.validate_params({"axis": 0}))
     assert result.ok, result.message
 
 
@@ -746,7 +746,7 @@ def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
     tiny = 2.0 ** -24 if dtype == "f16" else 2.0 ** -133
     x[5] = tiny * rng.integers(1, 8, width)
     xt = base.astype(np_dtype)[:, :width]
-    spec = SPECS["reduce_sum"]
+    spec = CORE_SPECS["reduce_sum"]
     params = spec.validate_params({"axis": -1, "keepdims": False})
     be = nvidia_backend
     out = be.to_device(np.full((rows,), 7.0, np_dtype))
@@ -800,7 +800,7 @@ def test_reduce_band_columns(nvidia_backend, rng, case, dtype):
         x, axis = rng.uniform(-1, 1, (3, 2731, 8200)).astype(np_dtype), 1
     else:
         x, axis = rng.uniform(-1, 1, (8192, 8200)).astype(np_dtype)[::-1, :8192], 0
-    spec = SPECS["reduce_sum"]
+    spec = CORE_SPECS["reduce_sum"]
     params = spec.validate_params({"axis": axis, "keepdims": False})
     be = nvidia_backend
     xd = be.to_device(np.ascontiguousarray(x) if case != "strided" else x.base)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import one_line
 from .peaks import Peak, spec_peak
 from .timing import TimingConfig, measure
 
@@ -154,11 +155,6 @@ def _size(nbytes: int | None) -> str:
     return f"{nbytes / MiB:.0f} MiB" if nbytes >= MiB else f"{nbytes} B"
 
 
-def _message(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _copy_launcher(backend: Any, nbytes: int) -> tuple[Callable[[], Any] | None, str, int]:
     """(launcher, method, bytes copied per call) of the bandwidth probe; launcher None when impossible."""
     probe = getattr(backend, "copy_probe", None)
@@ -202,7 +198,7 @@ def calibrate(backend: Any, device_info: dict[str, Any] | None, *, nbytes: int |
         else:
             cal.error = f"the copy's median time is {s.median_ms} ms"
     except Exception as exc:  # noqa: BLE001 - a failed calibration is recorded; the sweep goes on
-        cal.error = _message(exc)
+        cal.error = one_line(exc)
     finally:
         del launch  # the probe's buffers go now, not at the end of the run
         try:
@@ -258,5 +254,5 @@ def timer_check(backend: Any, *, cold: bool = False, config: TimingConfig | None
         check.floor_ms = max(s.median_ms, check.resolution_ms or 0.0)
         check.launch_bound_below_ms = LAUNCH_BOUND_FACTOR * check.floor_ms
     except Exception as exc:  # noqa: BLE001 - recorded; rows then get no launch-bound flag
-        check.error = _message(exc)
+        check.error = one_line(exc)
     return check

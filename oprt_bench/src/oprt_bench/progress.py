@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 __all__ = ["Progress", "make_progress", "format_row"]
@@ -17,7 +18,7 @@ def _num(value: Any, fmt: str) -> str | None:
         return None
 
 
-def format_row(row: dict[str, Any], verbose: bool = False) -> str:
+def format_row(row: Mapping[str, Any], verbose: bool = False) -> str:
     """``copy 1000 f32 numpy: ok 0.0123 ms (p10 0.012, p90 0.013, n=40) 0.65 GB/s x1.00 [launch-bound]``."""
     text = f"{row['op']} {row['case']} {row['dtype']} {row['backend']}: {row['status']}"
     median = _num(row.get("median_ms"), ".4g")
@@ -66,7 +67,7 @@ class Progress:
         if not self.quiet:
             print(text, file=self.out, flush=True)
 
-    def row(self, row: dict[str, Any]) -> None:
+    def row(self, row: Mapping[str, Any]) -> None:
         self.done += 1
         if not self.quiet:
             print(f"[{self.done}/{self.total}] {format_row(row, self.verbose)}", file=self.out, flush=True)
@@ -104,7 +105,7 @@ class RichProgress(Progress):
         if not self.quiet:
             self.console.print(text, markup=False, highlight=False)
 
-    def row(self, row: dict[str, Any]) -> None:
+    def row(self, row: Mapping[str, Any]) -> None:
         self.done += 1
         self.bar.advance(self.task)
         if self.verbose or row["status"] in ("failed", "error"):

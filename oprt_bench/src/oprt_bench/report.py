@@ -274,7 +274,7 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                 f"<th colspan='{len(sub)}'>{_e(str(lab))}</th>" for lab in labels) + "</tr>"
     head2 = "<tr>" + "".join(f"<th>{s}</th>" for _ in labels for s in sub) + "</tr>"
     out = [f"<table class='op' data-op='{_e(op)}'>", head1, head2]
-    keyed = {(r.case, r.dtype, r.label): r for r in rows.itertuples(index=False)}
+    keyed: dict[tuple[Any, Any, Any], Any] = {(r.case, r.dtype, r.label): r for r in rows.itertuples(index=False)}
     for case, dtype in dict.fromkeys(zip(rows["case"], rows["dtype"])):
         first = next(r for r in rows.itertuples(index=False) if r.case == case and r.dtype == dtype)
         cells = [f"<td class='l'>{_e(str(case))}</td><td class='l'>{_e(str(first.shape))}</td>"
@@ -323,6 +323,7 @@ def _problem_section(rows: pd.DataFrame) -> str:
     else:
         out.append("<table id='failures-table'><tr><th class='l'>op</th><th class='l'>case</th><th class='l'>dtype</th>"
                    "<th class='l'>backend</th><th class='l'>status</th><th class='l'>message</th></tr>")
+        r: Any  # a row of the frame (itertuples): its cells are str after normalize_rows
         for r in bad.itertuples(index=False):
             out.append(f"<tr><td class='l'>{_e(r.op)}</td><td class='l'>{_e(r.case)}</td><td class='l'>{_e(r.dtype)}"
                        f"</td><td class='l'>{_e(r.label)}</td><td class='l {_e(r.status)}'>{_e(r.status)}</td>"
@@ -333,9 +334,10 @@ def _problem_section(rows: pd.DataFrame) -> str:
         out.append(f"<details><summary>Unsupported ({len(unsup)})</summary><table><tr><th class='l'>op</th>"
                    "<th class='l'>case</th>"
                    "<th class='l'>dtype</th><th class='l'>backend</th><th class='l'>reason</th></tr>")
-        for r in unsup.itertuples(index=False):
-            out.append(f"<tr><td class='l'>{_e(r.op)}</td><td class='l'>{_e(r.case)}</td><td class='l'>{_e(r.dtype)}"
-                       f"</td><td class='l'>{_e(r.label)}</td><td class='l'>{_e(str(r.message))}</td></tr>")
+        u: Any
+        for u in unsup.itertuples(index=False):
+            out.append(f"<tr><td class='l'>{_e(u.op)}</td><td class='l'>{_e(u.case)}</td><td class='l'>{_e(u.dtype)}"
+                       f"</td><td class='l'>{_e(u.label)}</td><td class='l'>{_e(str(u.message))}</td></tr>")
         out.append("</table></details>")
     return "\n".join(out)
 

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -252,7 +252,8 @@ def load_run(path: Path | str) -> Run:
                     isinstance(r, dict) for r in doc["rows"]):
                 raise UsageError(f"cannot read run {str(path)!r}: {json_path.name} is not an object with a "
                                  "'rows' list of row objects")
-            meta = meta or (doc.get("run") if isinstance(doc.get("run"), dict) else {})
+            run_meta = doc.get("run")
+            meta = meta or (run_meta if isinstance(run_meta, dict) else {})
             rows = pd.DataFrame(doc["rows"], columns=None if doc["rows"] else list(COLUMNS))
         else:
             raise UsageError(f"{str(path)!r} is not a run: no {CSV_NAME} or {RESULTS_JSON} found")
@@ -265,19 +266,19 @@ def load_run(path: Path | str) -> Run:
     return Run(folder, normalize_rows(rows), meta)
 
 
-def normalize_rows(rows: pd.DataFrame | list[dict[str, Any]]) -> pd.DataFrame:
+def normalize_rows(rows: pd.DataFrame | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Every column of the schema present; numbers as floats (NaN when empty), text as str."""
     import pandas as pd
 
-    rows = pd.DataFrame(rows) if not isinstance(rows, pd.DataFrame) else rows.copy()
+    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     for col in COLUMNS:
-        if col not in rows.columns:
-            rows[col] = None
+        if col not in frame.columns:
+            frame[col] = None
     for col in _NUMERIC:
-        rows[col] = pd.to_numeric(rows[col], errors="coerce").astype(float)
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
     for col in set(COLUMNS) - set(_NUMERIC):
-        rows[col] = rows[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
-    return rows
+        frame[col] = frame[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+    return frame
 
 
 def json_safe(value: Any) -> Any:

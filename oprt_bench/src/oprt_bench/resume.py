@@ -19,9 +19,10 @@ import csv
 import dataclasses
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .errors import UsageError
 from .results import COLUMNS, CSV_NAME, RUN_JSON, SCHEMA_VERSION, normalize_rows
@@ -46,7 +47,7 @@ class ResumeState:
                 f.truncate(self.cut)
             self.cut = None
 
-    def lookup(self, row: dict[str, Any]) -> dict[str, Any] | None:
+    def lookup(self, row: Mapping[str, Any]) -> dict[str, Any] | None:
         """The row already measured for ``row``'s (op, case, dtype, backend), or None."""
         return self.done.get(tuple(str(row[k]) for k in _KEY))
 
@@ -85,7 +86,7 @@ def load_resume(path: Path) -> ResumeState:
     header = tuple(reader.fieldnames or ())
     if header and header != COLUMNS:
         # appending this version's rows under another header would make a file no reader can split
-        version = {r.get("schema_version") for r in records} - {None, ""}
+        version = {str(r["schema_version"]) for r in records if r.get("schema_version")}
         written = f"schema version {', '.join(sorted(version))}" if version else "another schema"
         raise UsageError(f"--resume {str(path)!r}: its {CSV_NAME} was written with {written} (its columns differ "
                          f"from this oprt-bench's schema version {SCHEMA_VERSION}); resume it with the oprt-bench "
@@ -93,7 +94,7 @@ def load_resume(path: Path) -> ResumeState:
     rows: list[dict[str, Any]] = []
     if records:
         table = normalize_rows(records)
-        rows = table.astype(object).where(table.notna(), None).to_dict("records")
+        rows = cast(list[dict[str, Any]], table.astype(object).where(table.notna(), None).to_dict("records"))
     done = {tuple(str(r[k]) for k in _KEY): r for r in rows}
     return ResumeState(path, meta, rows, done, cut if cut < len(data) else None)
 

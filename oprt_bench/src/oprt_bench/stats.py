@@ -25,7 +25,7 @@ class Summary:
     ci_rel: float  # half-width of the median's 95% CI relative to the median
 
 
-def summarize(samples: Sequence[float]) -> Summary:
+def summarize(samples: Sequence[float] | np.ndarray) -> Summary:
     """Median, p10, p90 (linear interpolation between order statistics), min, count and CI half-width."""
     if not len(samples):
         raise ValueError("summarize needs at least one sample")
@@ -34,7 +34,7 @@ def summarize(samples: Sequence[float]) -> Summary:
     return Summary(med, p10, p90, float(x.min()), int(x.size), relative_ci_halfwidth(x))
 
 
-def median_ci(samples: Sequence[float], z: float = Z95) -> tuple[float, float]:
+def median_ci(samples: Sequence[float] | np.ndarray, z: float = Z95) -> tuple[float, float]:
     """A distribution-free CI of the median from order statistics.
 
     The number of samples below the true median is Binomial(n, 1/2); with the normal
@@ -52,7 +52,7 @@ def median_ci(samples: Sequence[float], z: float = Z95) -> tuple[float, float]:
     return float(x[j - 1]), float(x[k - 1])
 
 
-def relative_ci_halfwidth(samples: Sequence[float], z: float = Z95) -> float:
+def relative_ci_halfwidth(samples: Sequence[float] | np.ndarray, z: float = Z95) -> float:
     """Half the median's CI width divided by the median (inf when the median is not positive)."""
     lo, hi = median_ci(samples, z)
     med = float(np.median(np.asarray(samples, dtype=np.float64)))

@@ -10,14 +10,15 @@ Design:
 - Workers start with the ``forkserver`` context where it exists (Linux), else ``spawn``: never a
   ``fork`` of a parent that may have initialised CUDA. The fork server preloads only this module
   (numpy, oprt_core, no device runtime), so a replacement worker starts in milliseconds.
-- The worker rebuilds its backend itself (:class:`WorkerSource`): from the installed entry points
-  (``get_registry()`` in the child, under the same ``OPRT_*`` environment) when the sweep's registry
-  is the process-wide one, else from a pickled copy of the backend object or, failing that, by calling
+- The worker rebuilds its backend itself (:class:`~oprt_bench.model.WorkerSource`): from the installed
+  entry points (``get_registry()`` in the child, under the same ``OPRT_*`` environment) when the sweep's
+  registry is the process-wide one, else from a pickled copy of the backend object or, failing that, by calling
   its class (importable, no arguments) -- in-process test backends -- with the core op specs. A
   backend that can be none of these runs in-process, with a note.
-- The parent sends one small message per row (op name, case, dtype, seed, the row's fixed columns)
-  and receives the finished row dict. The worker draws the inputs from the row's seed and computes
-  the float64 reference itself, so no array crosses the pipe; it keeps the backend (its context,
+- The parent sends one small message per row (a pickled :class:`~oprt_bench.model.RowTask`: the
+  backend's entry without its backend object, op name, case, dtype, the row with its fixed columns and
+  seed) and receives the finished :class:`~oprt_bench.model.Row`. The worker draws the inputs from the
+  row's seed and computes the float64 reference itself, so no array crosses the pipe; it keeps the backend (its context,
   streams, flush buffer) alive between rows. Calibration runs in the worker too.
 - The worker ignores SIGINT (Ctrl-C reaches the parent, which stops the workers) and dies with
   its parent (``PR_SET_PDEATHSIG`` on Linux; EOF on the pipe elsewhere).
@@ -35,15 +36,21 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Iterator
-from dataclasses import dataclass
-from types import SimpleNamespace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
+
+from oprt_core.core_ops import CORE_SPECS
+
+from .calibrate import Calibration, TimerCheck, calibrate, timer_check
+from .errors import one_line
+from .execute import run_row_here
+from .model import ISOLATIONS, CalibrationTask, Row, RowTask, WorkerSource
+from .timing import flush
 
 __all__ = ["ISOLATIONS", "WorkerSource", "WorkerFailure", "BackendWorker", "worker_source", "mp_context",
            "describe_exit", "is_sticky"]
 
-ISOLATIONS = ("process", "none")
 START_TIMEOUT_S = 120.0  # spawning a worker and building its backend (imports, plugin loading)
 MAX_WAIT_S = 3600.0  # one wait's slice: the OS refuses huge timeouts, a longer one is waited for in slices
 # row messages after which the worker is replaced: the device context is unusable (sticky CUDA/MACA errors).
@@ -57,36 +64,6 @@ def is_sticky(message: str) -> bool:
     return message.startswith(STICKY_ERRORS) or any(m in message for m in STICKY_MARKERS)
 
 
-@dataclass(frozen=True)
-class WorkerSource:
-    """How a worker process gets its backend: ``entrypoints`` (rebuild the registry in the worker),
-    ``pickle`` (a pickled copy of the backend object) or ``class`` (its pickled class, called without
-    arguments: a factory)."""
-
-    backend: str
-    kind: str
-    payload: bytes | None = None
-
-    def load(self) -> tuple[Any, Any]:
-        """(backend, registry the op specs are read from), in the worker."""
-        from oprt_core import get_registry
-        from oprt_core.plugins import Registry, get_plugin_manager
-
-        if self.kind == "entrypoints":
-            registry = get_registry()
-            return registry.get_backend(self.backend), registry
-        assert self.payload is not None
-        obj = pickle.loads(self.payload)
-        backend = obj() if self.kind == "class" else obj
-        return backend, Registry(get_plugin_manager(load_entrypoints=False))
-
-
-def _core_ops() -> set[str]:
-    from oprt_core.core_ops import CORE_OPS
-
-    return {s.name for s in CORE_OPS}
-
-
 def worker_source(registry: Any, name: str, op_names: list[str]) -> WorkerSource | str:
     """The :class:`WorkerSource` of backend ``name``, or why it must run in-process."""
     from oprt_core import plugins
@@ -94,7 +71,7 @@ def worker_source(registry: Any, name: str, op_names: list[str]) -> WorkerSource
     default = plugins.get_registry.cache_info().currsize and registry is plugins.get_registry()
     if default:
         return WorkerSource(name, "entrypoints")
-    missing = [op for op in op_names if op not in _core_ops()]
+    missing = [op for op in op_names if op not in CORE_SPECS]
     if missing:
         return f"ops {', '.join(missing)} are not core ops and the registry is not the installed one"
     backend = registry.get_backend(name)
@@ -172,11 +149,6 @@ def _die_with_parent() -> None:
             pass
 
 
-def _message(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime_flush: str | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
@@ -186,14 +158,12 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime
     try:
         backend, registry = source.load()
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
-        conn.send(("init-error", _message(exc)))
+        conn.send(("init-error", one_line(exc)))
         return
     if prime_flush is not None:
         # cold rows flush before every sample: the first flush allocates and first touches the flush buffer (2 s
         # for numpy's 520 MiB on a host reporting a 260 MiB L3), a cost of the worker's start, not of its first row
         # (which a short --case-timeout would kill); a failure here is the rows' to report
-        from .timing import flush
-
         try:
             flush(backend, prime_flush)
             backend.synchronize()
@@ -209,37 +179,28 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime
             return
         try:
             result = _HANDLERS[kind](backend, registry, payload)
-            if kind == "row" and result.get("status") == "error" and is_sticky(str(result.get("message") or "")):
+            if isinstance(result, Row) and result.status == "error" and is_sticky(result.message or ""):
                 # a device error is sticky (CUDA's illegal address, a trap): every later call in this context
                 # would fail too, so this worker leaves and the next row gets a fresh one
                 conn.send(("ok-restart", result))
                 return
             conn.send(("ok", result))
         except Exception as exc:  # noqa: BLE001 - the runner catches what a row may raise; this is a bug
-            conn.send(("error", _message(exc) + " | " + "".join(traceback.format_exc(limit=5)).strip()))
+            conn.send(("error", one_line(exc) + " | " + "".join(traceback.format_exc(limit=5)).strip()))
 
 
-def _do_calibrate(backend: Any, registry: Any, payload: dict[str, Any]) -> tuple[Any, Any]:
-    from .calibrate import calibrate, timer_check
-
-    flush = payload.get("flush", "dirty")
-    cal = calibrate(backend, payload["device_info"], flush=flush)
-    timer = timer_check(backend, cold=payload["cold"], flush=flush)
+def _do_calibrate(backend: Any, registry: Any, task: CalibrationTask) -> tuple[Calibration, TimerCheck]:
+    cal = calibrate(backend, task.device_info, flush=task.flush)
+    timer = timer_check(backend, cold=task.cold, flush=task.flush)
     return cal, timer
 
 
-def _do_row(backend: Any, registry: Any, payload: dict[str, Any]) -> dict[str, Any]:
-    from .runners import run_row_here
-    from .sweep import BackendEntry
-
-    entry = BackendEntry(payload["name"], backend, payload["device"], payload["device_info"], payload["peak"],
-                         payload["spec"], timer=payload["timer"])
-    spec = registry.get_op(payload["op"])
-    plan = SimpleNamespace(mode=payload["mode"], timing=payload["timing"])
-    return run_row_here(entry, spec, payload["case"], payload["dtype"], payload["row"], plan)
+def _do_row(backend: Any, registry: Any, task: RowTask) -> Row:
+    entry = replace(task.entry, backend=backend)
+    return run_row_here(entry, registry.get_op(task.op), task.case, task.dtype, task.row, task.mode, task.timing)
 
 
-_HANDLERS = {"calibrate": _do_calibrate, "row": _do_row}
+_HANDLERS: dict[str, Callable[[Any, Any, Any], Any]] = {"calibrate": _do_calibrate, "row": _do_row}
 
 
 # -- the parent's handle ----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The Backend protocol: the one interface the runner knows a backend by (DESIGN.md)."""
+"""The Backend protocol: the one interface the runner knows a backend by."""
 
 from __future__ import annotations
 

@@ -11,9 +11,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["include_dir", "cdef", "abi_version", "load_extension", "STATUS_NAMES"]
+from .errors import AbiMismatchError
+from .include import oprt_build
 
-_CDEF_RE = re.compile(r"/\* OPRT_CDEF_BEGIN \*/(.*?)/\* OPRT_CDEF_END \*/", re.S)
+__all__ = ["include_dir", "cdef", "abi_version", "check_abi", "load_extension", "STATUS_NAMES"]
 
 
 def include_dir() -> str:
@@ -27,46 +28,44 @@ def header_text(path: str | Path | None = None) -> str:
 
 def cdef(path: str | Path | None = None) -> str:
     """The declarations of oprt.h between its OPRT_CDEF markers, ready for ``FFI.cdef``."""
-    match = _CDEF_RE.search(header_text(path))
-    if match is None:
+    text = oprt_build.parse_cdef(header_text(path))
+    if text is None:
         raise RuntimeError("oprt.h lacks its OPRT_CDEF_BEGIN/END markers")
-    return match.group(1)
+    return text
 
 
 def abi_version(path: str | Path | None = None) -> int:
     """OPRT_ABI_VERSION as written in the header."""
-    match = re.search(r"#define OPRT_ABI_VERSION (\d+)", header_text(path))
-    assert match is not None
-    return int(match.group(1))
+    version = oprt_build.parse_abi_version(header_text(path))
+    if version is None:
+        raise RuntimeError("oprt.h does not define OPRT_ABI_VERSION")
+    return version
 
 
-def load_extension(module_name: str, dist: str, libname: str) -> Any:
-    """Import a compiled backend's cffi extension ``module_name`` and check its ABI: the library
-    (``libname``) against its wrapper, and the wrapper against this oprt-core's oprt.h. ``dist`` (e.g.
-    "oprt-nvidia") names the distribution to reinstall, from ``./<dist with _>``.
+def check_abi(backend: str, reported: int, built: int | None = None) -> None:
+    """The ABI check of a compiled backend, made once, when ``CompiledBackend`` first loads its library.
 
-    Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects; raises
-    :class:`oprt_core.errors.AbiMismatchError` on a mismatch.
+    ``reported``: the version the library gives in ``oprt_get_library_info``; ``built``: the one its cffi
+    wrapper was compiled with (the extension's ``OPRT_ABI_VERSION``; None to skip). Both must be this
+    oprt-core's ``oprt.h`` version; raises :class:`oprt_core.errors.AbiMismatchError` saying what to rebuild.
     """
-    from .errors import AbiMismatchError
+    want = abi_version()
+    rebuild = f"`pip install --force-reinstall --no-deps ./oprt_{backend}`"
+    if reported != want:
+        raise AbiMismatchError(
+            f"ABI version mismatch: the {backend} library was built against oprt.h ABI version {reported}, "
+            f"but the installed oprt-core expects version {want}; rebuild the backend against this "
+            f"oprt-core (e.g. {rebuild})")
+    if built is not None and built != reported:
+        raise AbiMismatchError(
+            f"ABI version mismatch: the {backend} library reports oprt.h ABI version {reported} but its cffi "
+            f"wrapper was built for version {built}; reinstall the backend (e.g. {rebuild})")
 
-    ext = importlib.import_module(module_name)
-    src = "./" + dist.replace("-", "_")
-    built = int(ext.lib.OPRT_ABI_VERSION)
-    info = ext.ffi.new("oprt_library_info_t *")
-    ext.lib.oprt_get_library_info(info)
-    if int(info.abi_version) != built:
-        raise AbiMismatchError(
-            f"{libname} reports oprt.h ABI {int(info.abi_version)} but its wrapper was built for {built}; "
-            f"reinstall {dist} (pip install --force-reinstall {src})"
-        )
-    installed = abi_version()
-    if installed != built:
-        raise AbiMismatchError(
-            f"{dist} was built against oprt.h ABI {built} but the installed oprt-core ships ABI {installed}; "
-            f"rebuild it against this oprt-core (pip install --force-reinstall --no-deps {src})"
-        )
-    return ext
+
+def load_extension(module_name: str) -> Any:
+    """Import a compiled backend's cffi extension ``module_name`` (with ``.ffi`` and ``.lib``), as
+    CompiledBackend's loader returns it; the backend checks its ABI (:func:`check_abi`) on first use."""
+    return importlib.import_module(module_name)
 
 
 # oprt_status_t code -> enum name, for messages

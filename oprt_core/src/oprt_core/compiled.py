@@ -21,24 +21,35 @@ library's own ``oprt_last_error_message()`` text.
 
 from __future__ import annotations
 
+import ctypes.util
 import functools
 import math
+import os
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
-from .cabi import STATUS_NAMES, abi_version
-from .core_ops import CORE_OPS
-from .device_array import _BF16_TYPESTR, DeviceArray, _contiguous_strides, _RawBuffer, _span
+from .cabi import STATUS_NAMES, check_abi
+from .core_ops import CORE_SPECS
+from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
-from .errors import BackendError, BackendUnavailable, InvalidArgumentError, UnknownNameError, UnsupportedCase
+from .errors import (
+    AbiMismatchError,
+    BackendError,
+    BackendUnavailable,
+    InvalidArgumentError,
+    UnknownNameError,
+    UnsupportedCase,
+)
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
-           "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES"]
+           "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason"]
 
 OPRT_AXIS_ALL = -128
 FLUSH_MIN_BYTES = 8 << 20
@@ -61,7 +72,85 @@ STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
 }
 assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
 
-_CORE_SPECS = {s.name: s for s in CORE_OPS}
+
+@dataclass(frozen=True)
+class DriverHint:
+    """What a vendor's driver is called and how to see whether it is there, for availability reasons that say
+    what is missing. Every field but ``vendor`` may be empty (then that probe or advice is left out).
+
+    :param vendor: the vendor's name in messages (``NVIDIA``)
+    :param runtime: the runtime whose versions the library reports (``CUDA``)
+    :param library: the driver's user-space library as ``ctypes.util.find_library`` names it (``cuda``)
+    :param proc_path: a path the kernel driver creates when it is loaded (``/proc/driver/nvidia``)
+    :param visible_env: the variable that hides devices from the runtime (``CUDA_VISIBLE_DEVICES``)
+    :param tool: the command that lists the devices once the driver works (``nvidia-smi``)
+    """
+
+    vendor: str
+    runtime: str = ""
+    library: str = ""
+    proc_path: str = ""
+    visible_env: str = ""
+    tool: str = ""
+
+
+# by backend name, and by the library's flavour where one build serves another vendor's name (metax's nvcc-shim
+# build runs on the CUDA runtime)
+DRIVER_HINTS: dict[str, DriverHint] = {
+    "nvidia": DriverHint("NVIDIA", "CUDA", "cuda", "/proc/driver/nvidia", "CUDA_VISIBLE_DEVICES", "nvidia-smi"),
+    "metax": DriverHint("MetaX", "MACA", tool="mx-smi"),
+}
+_FLAVOUR_HINTS = {"nvcc": "nvidia", "nvcc-shim": "nvidia", "mxcc": "metax"}
+
+# oprt_library_info_t.runtime_version as the GPU libraries write it: "runtime 13.0, driver 12.4" or
+# "runtime 13.0, no driver"
+_RUNTIME_VERSION = re.compile(r"runtime (\d+)\.(\d+), (?:no driver|driver (\d+)\.(\d+))")
+
+
+def _driver_probes(hint: DriverHint) -> tuple[list[str], int]:
+    """(what of the driver is absent here, in words; how many probes the hint has)."""
+    missing = []
+    if hint.library and ctypes.util.find_library(hint.library) is None:
+        missing.append(f"lib{hint.library} is not on the library path")
+    if hint.proc_path and not os.path.exists(hint.proc_path):
+        missing.append(f"{hint.proc_path} does not exist")
+    return missing, bool(hint.library) + bool(hint.proc_path)
+
+
+def no_device_reason(name: str, raw: str, runtime_version: str = "", hint: DriverHint | None = None,
+                     *, environ: Mapping[str, str] | None = None) -> str:
+    """Why backend ``name`` finds no device, in words a user can act on: no driver installed, the driver too old
+    for the runtime the library was built with (both versions named), or no device visible; ``raw``, the
+    runtime's own message, follows in parentheses.
+
+    ``runtime_version``: the library's (``oprt_library_info_t.runtime_version``: "runtime 13.0, driver 12.4" or
+    "runtime 13.0, no driver"); ``hint``: the vendor's driver, probed (library, /proc entry) to say what is
+    missing, and to decide "no driver" where the runtime does not say (every probe must fail)."""
+    env = os.environ if environ is None else environ
+    tail = f" ({raw})" if raw else ""
+    vendor = hint.vendor if hint else name
+    rt = f"{hint.runtime} " if hint and hint.runtime else ""
+    m = _RUNTIME_VERSION.search(runtime_version or "")
+    runtime = (int(m.group(1)), int(m.group(2))) if m else None
+    driver = (int(m.group(3)), int(m.group(4))) if m and m.group(3) else None
+    missing, probes = _driver_probes(hint) if hint else ([], 0)
+    if (m and driver is None) or (not m and probes and len(missing) == probes):
+        found = [f"the {rt}runtime {runtime[0]}.{runtime[1]} found none"] if runtime else []
+        tool = f"; {hint.tool} then lists the GPUs" if hint and hint.tool else ""
+        what = "; ".join(found + missing)
+        return f"no {vendor} driver is installed ({what}): install the {vendor} driver{tool}{tail}"
+    if runtime and driver and driver < runtime and (driver[0] < runtime[0] or "driver" in raw.lower()):
+        d, r = f"{driver[0]}.{driver[1]}", f"{runtime[0]}.{runtime[1]}"
+        return (f"the {vendor} driver is too old: it supports {rt}{d}, and this build of the {name} backend uses "
+                f"{rt}runtime {r}; update the driver (or rebuild the backend with a {rt}toolkit {d} or older){tail}")
+    if hint is None and driver is None:
+        return f"no {name} device found{tail}"
+    hidden = ""
+    if hint and hint.visible_env and hint.visible_env in env:
+        hidden = f"; {hint.visible_env}={env[hint.visible_env]!r} is set and may hide them"
+    drv = f" (for {rt}{driver[0]}.{driver[1]})" if driver else ""
+    return (f"no {vendor} device is visible: the driver{drv} is installed but lists no GPU{hidden}; check that the GPU "
+            f"is present and given to this process (a container's --gpus){tail}")
 
 
 def _cstr(ffi: Any, ptr: Any) -> str:
@@ -101,7 +190,7 @@ class CompiledLauncher:
     descriptor is destroyed when the launcher is garbage collected.
     """
 
-    def __init__(self, backend: CompiledBackend, op: str, desc: Any, fn: Any, workspace: _RawBuffer | None,
+    def __init__(self, backend: CompiledBackend, op: str, desc: Any, fn: Any, workspace: RawBuffer | None,
                  workspace_size: int, inputs: Sequence[DeviceArray], output: DeviceArray, params: dict[str, Any],
                  fn_ptrs: Any = None):
         self.backend = backend
@@ -235,11 +324,14 @@ class CompiledBackend:
     :param last_launch: zero-arg callable naming the kernels the calling thread's last op call launched (the
         library's own extension outside oprt.h, e.g. ``oprt_nvidia.last_launch``); :meth:`last_launch` returns
         None without it
+    :param driver: the vendor's driver, for availability reasons that say what is missing (default: from
+        ``DRIVER_HINTS`` by the library's flavour, else by the backend's name)
     """
 
     def __init__(self, name: str, loader: Callable[[], Any], *, vendor: str = "", cuda_interop: bool = False,
-                 device: int = 0, last_launch: Callable[[], str] | None = None):
+                 device: int = 0, last_launch: Callable[[], str] | None = None, driver: DriverHint | None = None):
         self.name = name
+        self.driver = driver
         self._last_launch = last_launch
         self.vendor = vendor
         self.cuda_interop = cuda_interop
@@ -249,7 +341,7 @@ class CompiledBackend:
         self._mod: Any = None
         self._load_error: BaseException | None = None
         self._device_set = False
-        self._flush: DeviceArray | None = None
+        self._flush: RawBuffer | None = None
         self._flush_value = 0
         self._flush_reader: CompiledLauncher | None = None  # flush_cache(clean=True)'s read of the buffer
 
@@ -277,19 +369,17 @@ class CompiledBackend:
                 info = ffi.new("oprt_library_info_t *")
                 status = lib.oprt_get_library_info(info)
                 raise_for_status(ffi, lib, status, self.name)
-                got = int(info.abi_version)
+                reported = int(info.abi_version)
             except Exception as exc:  # noqa: BLE001
                 self._load_error = BackendUnavailable(
                     self.name, f"extension failed to import: oprt_get_library_info failed: {type(exc).__name__}: {exc}")
                 raise self._load_error from exc
-            want = abi_version()
-            if got != want:
-                self._load_error = BackendUnavailable(
-                    self.name,
-                    f"ABI version mismatch: the {self.name} library was built against oprt.h ABI version {got}, "
-                    f"but the installed oprt-core expects version {want}; rebuild the backend against this "
-                    f"oprt-core (e.g. `pip install --force-reinstall --no-deps ./oprt_{self.name}`)")
-                raise self._load_error
+            built = getattr(lib, "OPRT_ABI_VERSION", None)
+            try:
+                check_abi(self.name, reported, None if built is None else int(built))
+            except AbiMismatchError as exc:
+                self._load_error = BackendUnavailable(self.name, str(exc))
+                raise self._load_error from exc
             self._mod = mod
             return mod
 
@@ -344,14 +434,15 @@ class CompiledBackend:
             ffi, lib = mod.ffi, mod.lib
             count = ffi.new("int32_t *")
             status = lib.oprt_get_device_count(count)
+            if status == 10:  # OPRT_STATUS_NO_DEVICE: no GPU, no driver or one too old for the runtime
+                return Availability(False, self._no_device_reason(self.last_error()))
             if status:
                 return Availability(False, f"oprt_get_device_count failed "
                                            f"[{STATUS_NAMES.get(status, status)}]: {self.last_error()}")
             if count[0] <= 0:
                 props = ffi.new("oprt_device_properties_t *")
                 status = lib.oprt_get_device_properties(self.device, props)
-                detail = self.last_error() if status else ""
-                return Availability(False, f"no {self.name} device found" + (f": {detail}" if detail else ""))
+                return Availability(False, self._no_device_reason(self.last_error() if status else ""))
             if not 0 <= self.device < count[0]:
                 return Availability(False, f"device index {self.device} is out of range: "
                                            f"{count[0]} {self.name} device(s) found")
@@ -364,6 +455,16 @@ class CompiledBackend:
             return Availability(True, f"{count[0]} device(s); using {self.device}: {name}", name)
         except Exception as exc:  # noqa: BLE001 - never raises
             return Availability(False, f"{type(exc).__name__}: {exc}")
+
+    def _no_device_reason(self, raw: str) -> str:
+        """:func:`no_device_reason` for this backend: the library's runtime version and the vendor's driver."""
+        try:
+            info = self.library_info()
+        except Exception:  # noqa: BLE001 - the reason is still worth giving without it
+            info = {}
+        hint = self.driver or DRIVER_HINTS.get(_FLAVOUR_HINTS.get(info.get("flavour", ""), "")) or DRIVER_HINTS.get(
+            self.name)
+        return no_device_reason(self.name, raw, info.get("runtime_version", ""), hint)
 
     def library_info(self) -> dict[str, Any]:
         ffi, lib = self.ffi, self.lib
@@ -438,9 +539,9 @@ class CompiledBackend:
         return " ".join(p for p in (head, toolchain, info["architectures"]) if p)
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in _CORE_SPECS:
+        if op not in CORE_SPECS:
             return Support(False, f"backend {self.name!r} implements only the core ops "
-                                  f"({', '.join(_CORE_SPECS)}), not {op!r}")
+                                  f"({', '.join(CORE_SPECS)}), not {op!r}")
         try:
             dt = get_dtype(dtype)
         except UnknownNameError as exc:
@@ -471,7 +572,7 @@ class CompiledBackend:
             raise InvalidArgumentError(f"empty: negative extent in shape {shape}")
         dt = get_dtype(dtype)
         ptr, owner = self._alloc(math.prod(shape) * dt.itemsize)
-        return self._device_array(ptr, shape, _contiguous_strides(shape), dt, owner)
+        return self._device_array(ptr, shape, contiguous_strides(shape), dt, owner)
 
     def to_device(self, array: Any) -> DeviceArray:
         """A device copy of a host array that keeps its layout: the byte span from its lowest- to its
@@ -484,7 +585,7 @@ class CompiledBackend:
         if arr.size == 0:
             self._ready()
             return self._device_array(0, arr.shape, strides, dt, None)
-        lo, hi = _span(arr.shape, strides)
+        lo, hi = element_span(arr.shape, strides)
         nbytes = (hi - lo + 1) * dt.itemsize
         src = arr.__array_interface__["data"][0] + lo * dt.itemsize
         # keep the host view's misalignment against 16 bytes (a view starting at an odd element stays
@@ -565,15 +666,15 @@ class CompiledBackend:
                 f"cupy.cuda.Device({self.device})) or select device {dev} with the backend's set_device")
         typestr = cai.get("typestr", "")
         try:
-            dt = DTYPES["bf16"] if typestr in (_BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr))
+            dt = DTYPES["bf16"] if typestr in (BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr))
         except (TypeError, UnknownNameError) as exc:
             raise InvalidArgumentError(
                 f"__cuda_array_interface__ typestr {typestr!r} is not a supported dtype "
-                f"(valid: {np.dtype(np.float32).str}, {np.dtype(np.float16).str}, {_BF16_TYPESTR} for bf16)") from exc
+                f"(valid: {np.dtype(np.float32).str}, {np.dtype(np.float16).str}, {BF16_TYPESTR} for bf16)") from exc
         shape = tuple(int(s) for s in cai["shape"])
         ptr, readonly = cai["data"]
         if cai.get("strides") is None:
-            strides = _contiguous_strides(shape)
+            strides = contiguous_strides(shape)
         else:
             byte_strides = tuple(int(s) for s in cai["strides"])
             if any(s % dt.itemsize for s in byte_strides):
@@ -611,9 +712,9 @@ class CompiledBackend:
         Param *types* are validated here from the op spec; shapes, strides, dtypes and
         axes are validated by the library, so its statuses surface as the mapped exceptions.
         """
-        spec = _CORE_SPECS.get(op)
+        spec = CORE_SPECS.get(op)
         if spec is None:
-            raise UnknownNameError(f"op of backend {self.name!r}", op, _CORE_SPECS)
+            raise UnknownNameError(f"op of backend {self.name!r}", op, CORE_SPECS)
         if len(inputs) != spec.n_inputs:
             raise InvalidArgumentError(f"{op} takes {spec.n_inputs} input(s) ({', '.join(spec.input_names)}), "
                                        f"got {len(inputs)}")
@@ -645,7 +746,7 @@ class CompiledBackend:
         workspace = None
         if ws_size:
             ptr, owner = self._alloc(ws_size)
-            workspace = _RawBuffer(ptr, owner, ws_size)
+            workspace = RawBuffer(ptr, owner, ws_size)
         return CompiledLauncher(self, op, desc, fn, workspace, ws_size, ins, out, full,
                                 fn_ptrs=getattr(lib, f"oprt_ptrs_{op}", None))
 
@@ -668,7 +769,7 @@ class CompiledBackend:
             l2 = self.device_properties()["l2_cache_bytes"]
             nbytes = -(-max(2 * l2, FLUSH_MIN_BYTES) // 16) * 16
             ptr, owner = self._alloc(nbytes)
-            self._flush = _RawBuffer(ptr, owner, nbytes)
+            self._flush = RawBuffer(ptr, owner, nbytes)
         self._flush_value = (self._flush_value + 1) & 0xFF
         self.check(lib.oprt_memset(ffi.cast("void *", self._flush.ptr), self._flush_value, self._flush.nbytes))
         if clean:
@@ -680,7 +781,7 @@ class CompiledBackend:
 
 
     # -- calibration probes (oprt_core.backend.CalibrationProbes) --------------------------------------
-    def _memcpy_d2d_call(self, dst: _RawBuffer, src: _RawBuffer, nbytes: int) -> Callable[[], None]:
+    def _memcpy_d2d_call(self, dst: RawBuffer, src: RawBuffer, nbytes: int) -> Callable[[], None]:
         ffi, lib = self._ready()
         memcpy, check = lib.oprt_memcpy, self.check
         d, s = ffi.cast("void *", dst.ptr), ffi.cast("void *", src.ptr)
@@ -696,8 +797,8 @@ class CompiledBackend:
         nbytes = int(nbytes)
         if nbytes <= 0:
             raise InvalidArgumentError(f"copy_probe needs a positive byte count, got {nbytes}")
-        src = _RawBuffer(*self._alloc(nbytes), nbytes)
-        dst = _RawBuffer(*self._alloc(nbytes), nbytes)
+        src = RawBuffer(*self._alloc(nbytes), nbytes)
+        dst = RawBuffer(*self._alloc(nbytes), nbytes)
         ffi, lib = self._ready()
         self.check(lib.oprt_memset(ffi.cast("void *", src.ptr), 1, nbytes))  # first touch outside the timing
         self.check(lib.oprt_memset(ffi.cast("void *", dst.ptr), 0, nbytes))
@@ -705,8 +806,8 @@ class CompiledBackend:
 
     def empty_launch_probe(self) -> Callable[[], None]:
         """The cheapest call through this backend: an ``oprt_memcpy`` D2D of one 4-byte element."""
-        src = _RawBuffer(*self._alloc(4), 4)
-        dst = _RawBuffer(*self._alloc(4), 4)
+        src = RawBuffer(*self._alloc(4), 4)
+        dst = RawBuffer(*self._alloc(4), 4)
         return self._memcpy_d2d_call(dst, src, 4)
 
     def timer_resolution_ms(self) -> float | None:

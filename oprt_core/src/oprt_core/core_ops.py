@@ -167,6 +167,11 @@ def _binary_case(a: tuple, b: tuple, la: str = "contiguous", lb: str = "contiguo
     return Case("vector_add", label, (TensorCase(a, la), TensorCase(b, lb)))
 
 
+
+def _check_broadcast(shapes: list[tuple[int, ...]]) -> None:
+    """InvalidArgumentError unless the shapes broadcast together."""
+    _broadcast_shape(shapes)
+
 vector_add_spec = OpSpec(
     name="vector_add",
     doc="out = a + b with numpy broadcasting; any strides.",
@@ -174,7 +179,7 @@ vector_add_spec = OpSpec(
     input_names=("a", "b"),
     reference_fn=lambda a, b: a + b,
     output_shape_fn=lambda shapes, params: _broadcast_shape(shapes),
-    param_check_fn=lambda shapes, params: _broadcast_shape(shapes) and None,
+    param_check_fn=lambda shapes, params: _check_broadcast(shapes),
     bytes_fn=_vector_add_bytes,
     flops_fn=lambda case: math.prod(_broadcast_shape([t.shape for t in case.inputs])),
     budgets={d: Budget(DTYPES[d].eps, 0.0) for d in DTYPES},

@@ -2,30 +2,36 @@
 
 A view is a pointer to element ``[0, ..., 0]``, a shape and strides in elements
 (negative and zero strides allowed), and an ``owner`` keeping the allocation alive.
-:mod:`oprt_core.compiled` re-exports :class:`DeviceArray`.
+:mod:`oprt_core.compiled` re-exports :class:`DeviceArray`. What a view needs of its backend is
+:class:`ArrayBackend` (a name and ``to_host``), so this module does not import the backend's.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from .dtypes import DType, get_dtype
 from .errors import InvalidArgumentError
 
-if TYPE_CHECKING:
-    from .compiled import CompiledBackend
-
-__all__ = ["DeviceArray"]
+__all__ = ["DeviceArray", "ArrayBackend", "RawBuffer", "BF16_TYPESTR", "element_span", "contiguous_strides"]
 
 # bfloat16 has no standard __cuda_array_interface__ typestr; oprt uses '<V2' (a 2-byte opaque void)
-_BF16_TYPESTR = "<V2"
+BF16_TYPESTR = "<V2"
 
 
-def _span(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
+class ArrayBackend(Protocol):
+    """What a :class:`DeviceArray` asks of the backend whose memory it views (``CompiledBackend`` is one)."""
+
+    name: str
+
+    def to_host(self, array: DeviceArray) -> np.ndarray: ...
+
+
+def element_span(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
     """(lowest, highest) offsets, in the strides' unit, of the elements of a non-empty view."""
     lo = hi = 0
     for n, s in zip(shape, strides):
@@ -37,7 +43,8 @@ def _span(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
     return lo, hi
 
 
-def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Row-major strides in elements of ``shape`` (an extent of 0 counts as 1, so strides stay positive)."""
     strides, run = [], 1
     for n in reversed(shape):
         strides.append(run)
@@ -60,7 +67,7 @@ class DeviceArray:
     oprt exports it as ``'<V2'`` and reads ``'<V2'`` back as bfloat16.
     """
 
-    def __init__(self, backend: CompiledBackend, ptr: int, shape: Sequence[int], strides: Sequence[int],
+    def __init__(self, backend: ArrayBackend, ptr: int, shape: Sequence[int], strides: Sequence[int],
                  dtype: DType | str | np.dtype, owner: Any = None, *, cuda_interop: bool = False,
                  readonly: bool = False):
         self.backend = backend
@@ -121,7 +128,7 @@ class DeviceArray:
         """(offset of the lowest-addressed byte, bytes covered) relative to ``ptr``; (0, 0) when empty."""
         if self.size == 0:
             return 0, 0
-        lo, hi = _span(self._shape, self._strides)
+        lo, hi = element_span(self._shape, self._strides)
         return lo * self.itemsize, (hi - lo + 1) * self.itemsize
 
     def __len__(self) -> int:
@@ -141,7 +148,7 @@ class DeviceArray:
     def __cuda_array_interface__(self) -> dict[str, Any]:
         if not self.cuda_interop:
             raise AttributeError(f"backend {self.backend.name!r} is not CUDA-like: no __cuda_array_interface__")
-        typestr = _BF16_TYPESTR if self.dtype_info.name == "bf16" else self.dtype.str
+        typestr = BF16_TYPESTR if self.dtype_info.name == "bf16" else self.dtype.str
         return {
             "version": 3,
             "shape": self._shape,
@@ -154,7 +161,7 @@ class DeviceArray:
         }
 
 
-class _RawBuffer:
+class RawBuffer:
     """A device allocation without a tensor view (workspaces, the cache-flush buffer)."""
 
     __slots__ = ("ptr", "owner", "nbytes")

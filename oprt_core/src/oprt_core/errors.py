@@ -1,4 +1,4 @@
-"""The exception hierarchy of oprt (DESIGN.md "Errors").
+"""The exception hierarchy of oprt.
 
 Every error a user can cause derives from :class:`OprtError`; the CLI turns any of
 them into one line on stderr and a non-zero exit.

@@ -4,6 +4,10 @@ It computes in float32 (f16/bf16 inputs widened, the result rounded once to the
 output dtype), like the GPU kernels' f32 accumulation, and is checked against the
 float64 reference like any other backend. Its timings are wall-clock
 (``time.perf_counter``) around synchronous calls.
+
+Floating-point exceptions give IEEE results without a warning, as on a GPU: a sum or a cast to f16 that
+overflows is inf, a softmax row holding inf is NaN (numpy's RuntimeWarnings are silenced with
+``np.errstate`` around each op, about 2 us a call).
 """
 
 from __future__ import annotations
@@ -17,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from .backend import Availability, DeviceInfo, Support
-from .core_ops import CORE_OPS
+from .core_ops import CORE_SPECS
 from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
 from .validate import check_call, check_output_layout
 
-__all__ = ["NumpyBackend", "NumpyEvent", "cpu_name"]
+__all__ = ["NumpyBackend", "NumpyEvent", "cpu_name", "llc_bytes"]
 
 Impl = Callable[[Sequence[np.ndarray], np.ndarray, Mapping[str, Any]], None]
 _F32 = np.float32
@@ -32,21 +36,42 @@ def _copy(inputs, out, params) -> None:
     np.copyto(out, inputs[0])
 
 
+def _quiet(impl: Impl) -> Impl:
+    """``impl`` under ``np.errstate(all="ignore")``: overflow to inf, and NaN from inf - inf, are the IEEE results
+    the op defines (the GPU kernels give the same), not something to warn about."""
+
+    def run(inputs, out, params) -> None:
+        with np.errstate(all="ignore"):
+            impl(inputs, out, params)
+
+    run.__name__ = run.__qualname__ = impl.__name__
+    run.__doc__ = impl.__doc__
+    return run
+
+
+@_quiet
 def _vector_add(inputs, out, params) -> None:
     a, b = (x.astype(_F32) for x in inputs)
     np.copyto(out, np.add(a, b).astype(out.dtype))
 
 
+@_quiet
 def _relu(inputs, out, params) -> None:
+    """x where x > 0, else x * negative_slope; with a zero slope +0.0 for x <= 0 (as torch.relu: not -0.0 from
+    -1 * 0.0), and NaN stays NaN."""
     x = inputs[0].astype(_F32)
-    np.copyto(out, np.where(x > 0, x, x * _F32(params["negative_slope"])).astype(out.dtype))
+    slope = params["negative_slope"]
+    y = np.where(x <= 0, _F32(0), x) if slope == 0 else np.where(x > 0, x, x * _F32(slope))
+    np.copyto(out, y.astype(out.dtype))
 
 
+@_quiet
 def _reduce_sum(inputs, out, params) -> None:
     s = np.sum(inputs[0].astype(_F32), axis=params["axis"], keepdims=params["keepdims"], dtype=_F32)
     np.copyto(out, np.asarray(s).astype(out.dtype))
 
 
+@_quiet
 def _softmax(inputs, out, params) -> None:
     x = inputs[0].astype(_F32)
     if x.size:
@@ -75,9 +100,10 @@ class NumpyEvent:
         self.t = time.perf_counter()
 
     def elapsed_ms(self, end: NumpyEvent) -> float:
-        if self.t is None or getattr(end, "t", None) is None:
+        t_end = getattr(end, "t", None)
+        if self.t is None or t_end is None:
             raise InvalidArgumentError("elapsed_ms needs two recorded events")
-        return (end.t - self.t) * 1e3
+        return (t_end - self.t) * 1e3
 
 
 def cpu_name() -> str:
@@ -92,7 +118,8 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _llc_bytes() -> int | None:
+def llc_bytes() -> int | None:
+    """The CPU's last-level cache in bytes (L3, else L2, as Linux's sysfs gives it); None where unknown."""
     for index in (3, 2):
         path = f"/sys/devices/system/cpu/cpu0/cache/index{index}/size"
         try:
@@ -111,7 +138,7 @@ class NumpyBackend:
 
     def __init__(self) -> None:
         self.impls: dict[str, Impl] = dict(CORE_IMPLS)
-        self.specs = {s.name: s for s in CORE_OPS}
+        self.specs = dict(CORE_SPECS)
         self._flush_buffer: np.ndarray | None = None
 
     def add_op(self, spec: Any, impl: Impl) -> None:
@@ -125,7 +152,7 @@ class NumpyBackend:
 
     def device_info(self) -> DeviceInfo:
         return DeviceInfo(
-            name=cpu_name(), vendor=platform.machine(), l2_bytes=_llc_bytes(), sm_count=os.cpu_count(),
+            name=cpu_name(), vendor=platform.machine(), l2_bytes=llc_bytes(), sm_count=os.cpu_count(),
             flavour=f"numpy-{np.__version__}", toolkit=f"numpy {np.__version__}",
         )
 
@@ -204,7 +231,7 @@ class NumpyBackend:
     def flush_cache(self, clean: bool = False) -> None:
         """Write a buffer of 2x the last-level cache; ``clean``: then read it back (its maximum)."""
         if self._flush_buffer is None:
-            self._flush_buffer = np.empty(2 * (_llc_bytes() or 32 << 20), np.uint8)
+            self._flush_buffer = np.empty(2 * (llc_bytes() or 32 << 20), np.uint8)
         self._flush_buffer.fill(1)
         if clean:
             self._flush_buffer.max()

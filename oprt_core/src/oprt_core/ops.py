@@ -19,6 +19,15 @@ and the rest) key their params without building a dict; :func:`run` keys its ``p
 else (numpy arrays, other array types, ``out=None``, an explicit ``registry``) takes the full path.
 Measured on the H200: results/h200/tune/host-overhead-*.log (scripts/host_overhead.py); the pieces of
 one call: scripts/host_profile.py.
+
+What the inputs may be (checked on the full path, before the backend sees them): arrays (anything with a
+``dtype``, or with ``__cuda_array_interface__`` / ``__array_interface__``) of one of the op's dtypes (f32, f16 or
+bf16 for the core ops); anything else is refused with an :class:`~oprt_core.errors.InvalidArgumentError` that
+names the op, the argument and what is accepted, e.g. ``softmax: x must be an array of f32, f16 or bf16, got
+int32``. A Python list, tuple or scalar is converted as ``numpy.asarray`` converts it, and then Python floats
+(numpy's float64) become float32, the backends' default float dtype: ``ops.relu([-1.0, 2.0])`` is an f32
+call. A list of ints or bools stays int64 or bool and is refused, as are numpy arrays of float64, int32 or
+bool (convert them yourself: ``x.astype(np.float32)``).
 """
 
 from __future__ import annotations
@@ -162,11 +171,14 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
         return None
     # the entry's registry must still be the one in use and its backend still that registry's (a plugin may
     # have replaced either)
-    if hit is None or hit[0] is not get_registry() or hit[0].backends.get(backend) is not hit[2]:
+    if hit is None:
         return key
-    status = hit[3](po, px) if n == 1 else hit[3](po, pa, pb) if n == 2 else hit[3](po, *ptrs)
+    reg, launcher, be, call = hit
+    if reg is not get_registry() or reg.backends.get(backend) is not be:
+        return key
+    status = call(po, px) if n == 1 else call(po, pa, pb) if n == 2 else call(po, *ptrs)
     if status:
-        hit[2].check(status)
+        launcher.backend.check(status)  # be, as the registry check above found
     return True
 
 
@@ -189,8 +201,13 @@ def clear_cache() -> None:
 
 def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None, *, backend: str = "numpy",
         out: Any | None = None, registry: Registry | None = None) -> Any:
-    """Run ``op`` on ``inputs`` with ``backend``; returns ``out`` as given (a CuPy array stays one), or
-    the backend's new array when ``out`` is None."""
+    """Run ``op`` (a registered op's name: a core op or a plugin's) on ``inputs`` with ``backend``; returns
+    ``out`` as given (a CuPy array stays one), or the backend's new array when ``out`` is None.
+
+    ``params``: the op's params by name (defaults filled in). Inputs, ``out`` and the errors raised are as for
+    the op functions (:func:`softmax` and the others): an input that is not an array of one of the op's dtypes
+    is refused naming the op and the argument; a Python list or scalar is converted by ``numpy.asarray``, Python
+    floats to f32."""
     if not isinstance(inputs, (list, tuple)):
         inputs = list(inputs)  # an iterator is read once, by whichever path runs
     fast = None
@@ -214,6 +231,10 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     reg = registry or get_registry()
     spec = reg.get_op(op)
     be = reg.get_backend(backend)
+    names = spec.input_names
+    inputs = [_check_array(spec, names[i] if i < len(names) else f"input {i}", x) for i, x in enumerate(inputs)]
+    if out is not None:
+        _check_array(spec, "out", out, is_out=True)
     if be not in _available:
         avail = be.availability()
         if not avail.ok:
@@ -267,6 +288,82 @@ def _as_out(be: Any, backend: str, out: Any) -> Any:
     return be.asarray(out)
 
 
+_ARRAY_PROTOCOLS = ("__cuda_array_interface__", "__array_interface__", "__array__", "__dlpack__")
+
+
+def _accepted(spec: Any) -> str:
+    """The op's dtypes in words: "f32, f16 or bf16"."""
+    names = list(spec.dtypes)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _dtype_label(dt: Any) -> str:
+    """A dtype as the caller knows it: numpy's name (``int32``, ``float64``, ``bfloat16``), torch's without
+    its ``torch.`` prefix."""
+    if isinstance(dt, np.dtype):
+        return dt.name
+    text = str(dt)
+    return text[6:] if text.startswith("torch.") else text
+
+
+_oprt_names: dict[Any, str | None] = {}  # a dtype object -> its oprt name (f32...), None for one oprt lacks
+
+
+def _oprt_name(dt: Any) -> str | None:
+    """The oprt dtype name of a numpy / torch / other dtype object, or None; remembered per object (numpy's
+    ``dtype.name`` alone costs microseconds)."""
+    hashable = True
+    try:
+        return _oprt_names[dt]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable: not remembered
+        hashable = False
+    from .dtypes import get_dtype
+
+    try:
+        name: str | None = get_dtype(_dtype_label(dt)).name
+    except Exception:  # noqa: BLE001 - a dtype oprt does not know (int32, float64, bool, complex...)
+        name = None
+    if hashable and len(_oprt_names) < 256:  # bounded: dtype objects are few
+        _oprt_names[dt] = name
+    return name
+
+
+def _check_array(spec: Any, name: str, x: Any, *, is_out: bool = False) -> Any:
+    """``x`` as the full path takes it: an array of one of the op's dtypes as is, a Python list, tuple or
+    scalar converted (numpy's float64 from Python floats to float32), anything else refused naming the op,
+    the argument and what is accepted."""
+    try:
+        dt = getattr(x, "dtype", None)
+    except Exception:  # noqa: BLE001 - an odd object: judged by its protocols below
+        dt = None
+    if dt is not None:
+        if _oprt_name(dt) in spec.dtypes:
+            return x
+        label = _dtype_label(dt)
+    elif not is_out and (isinstance(x, (list, tuple)) or type(x) in (float, int, bool)):
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as exc:
+            raise InvalidArgumentError(f"{_must(spec, name, is_out)}, got a {type(x).__name__} numpy cannot make "
+                                       f"an array of ({exc})") from None
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        if _oprt_name(arr.dtype) in spec.dtypes:
+            return arr
+        label = f"{type(x).__name__} of {_dtype_label(arr.dtype)}"
+    elif any(hasattr(x, p) for p in _ARRAY_PROTOCOLS):
+        return x  # an array without a dtype attribute: the backend reads its interface
+    else:
+        label = "None" if x is None else type(x).__name__
+    raise InvalidArgumentError(f"{_must(spec, name, is_out)}, got {label}")
+
+
+def _must(spec: Any, name: str, is_out: bool) -> str:
+    return f"{spec.name}: {name} must be {'a writable' if is_out else 'an'} array of {_accepted(spec)}"
+
+
 def _dtype_name(array: Any) -> str:
     from .dtypes import get_dtype
 
@@ -280,6 +377,27 @@ def _dtype_name(array: Any) -> str:
 # order; a float's 8 bytes straight away), and build the params dict only for the full path.
 
 def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
+    """Copy ``x`` into a new array (or into ``out``): the same values and dtype, laid out contiguously.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+
+    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
+    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
+    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
+    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
+    refused there). In place: ``out`` may be an input itself (the same array; each element is read before it is
+    written).
+
+    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
+    naming the op, the argument and the dtypes accepted:
+    ``copy: x must be an array of f32, f16 or bf16, got int32``;
+    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
+    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
+    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
+    """
     fast = _fast_launch("copy", (), backend, out, (x,)) if out is not None else None
     if fast is True:
         return out
@@ -287,6 +405,27 @@ def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
 
 
 def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
+    """``a + b`` elementwise with numpy broadcasting, computed in f32 and rounded once to the inputs' dtype.
+
+    Args:
+        a, b: arrays of one dtype (f32, f16 or bf16), any strides, shapes that broadcast together (the
+            output has the broadcast shape); a Python list or scalar is converted by ``numpy.asarray``, Python
+            floats to f32.
+
+    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
+    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
+    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
+    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
+    refused there). In place: ``out`` may be an input itself (the same array; each element is read before it is
+    written).
+
+    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
+    naming the op, the argument and the dtypes accepted:
+    ``vector_add: b must be an array of f32, f16 or bf16, got int32``;
+    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
+    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
+    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
+    """
     fast = _fast_launch("vector_add", (), backend, out, (a, b)) if out is not None else None
     if fast is True:
         return out
@@ -294,6 +433,29 @@ def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None
 
 
 def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: Any | None = None) -> Any:
+    """Leaky ReLU elementwise: ``x`` where ``x > 0``, else ``x * negative_slope``; with the default slope 0 the
+    negative inputs (and -0.0) give +0.0, as ``torch.relu`` does; NaN stays NaN.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+        negative_slope: a finite float (or int) multiplying the negative inputs.
+
+    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
+    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
+    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
+    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
+    refused there). In place: ``out`` may be an input itself (the same array; each element is read before it is
+    written).
+
+    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
+    naming the op, the argument and the dtypes accepted:
+    ``relu: x must be an array of f32, f16 or bf16, got int32``;
+    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
+    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
+    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
+    """
     pkey = _f64_bytes(negative_slope) if type(negative_slope) is float else _value_key(negative_slope)
     fast = _fast_launch("relu", pkey, backend, out, (x,)) if out is not None else None
     if fast is True:
@@ -303,6 +465,29 @@ def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: An
 
 def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend: str = "numpy",
                out: Any | None = None) -> Any:
+    """The sum of ``x`` over one axis, or over all elements with ``axis=None``; accumulated in f32 (at least)
+    and rounded once to ``x``'s dtype. An empty axis sums to 0.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+        axis: the axis to reduce (negative counts from the end), or None for all.
+        keepdims: keep the reduced axis as extent 1 (with ``axis=None``: every axis).
+
+    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
+    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
+    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
+    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
+    refused there). ``out`` must not overlap ``x``.
+
+    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
+    naming the op, the argument and the dtypes accepted:
+    ``reduce_sum: x must be an array of f32, f16 or bf16, got int32``;
+    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
+    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
+    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
+    """
     pkey = (_value_key(axis), _value_key(keepdims))
     fast = _fast_launch("reduce_sum", pkey, backend, out, (x,)) if out is not None else None
     if fast is True:
@@ -311,6 +496,29 @@ def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend
 
 
 def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
+    """Softmax over one axis: ``exp(x - max) / sum(exp(x - max))`` along ``axis``, so the outputs along it are
+    in [0, 1] and sum to 1; computed in f32 and rounded once to ``x``'s dtype. A slice holding +inf, or only
+    -inf, gives NaN (without a warning), as torch does.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+        axis: the axis along which the outputs sum to 1 (negative counts from the end); a 0-d ``x`` has none.
+
+    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
+    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
+    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
+    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
+    refused there). ``out`` must not overlap ``x``.
+
+    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
+    naming the op, the argument and the dtypes accepted:
+    ``softmax: x must be an array of f32, f16 or bf16, got int32``;
+    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
+    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
+    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
+    """
     fast = _fast_launch("softmax", _value_key(axis), backend, out, (x,)) if out is not None else None
     if fast is True:
         return out

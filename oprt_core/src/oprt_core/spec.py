@@ -217,13 +217,13 @@ class OpSpec:
 
     # -- shapes and reference -------------------------------------------------------
     def output_shape(self, shapes: Sequence[Sequence[int]], params: Mapping[str, Any]) -> tuple[int, ...]:
-        shapes = [tuple(s) for s in shapes]
-        if len(shapes) != self.n_inputs:
-            raise InvalidArgumentError(f"{self.name} takes {self.n_inputs} input(s), got {len(shapes)}")
-        params = self.validate_params(params, shapes)
+        dims = [tuple(s) for s in shapes]
+        if len(dims) != self.n_inputs:
+            raise InvalidArgumentError(f"{self.name} takes {self.n_inputs} input(s), got {len(dims)}")
+        params = self.validate_params(params, dims)
         if self.output_shape_fn is not None:
-            return tuple(self.output_shape_fn(shapes, params))
-        return shapes[0]
+            return tuple(self.output_shape_fn(dims, params))
+        return dims[0]
 
     def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> np.ndarray:
         """The float64 reference result of the op on ``inputs`` (cast to float64 first)."""

@@ -38,11 +38,11 @@ def flavour() -> str | None:
 
 
 def load_extension():
-    """Import the compiled cffi extension and check it matches the installed oprt.h
-    (:func:`oprt_core.cabi.load_extension`).
+    """Import the compiled cffi extension (:func:`oprt_core.cabi.load_extension`).
 
-    Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects.
+    Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects; the backend checks
+    on first use that it matches the installed oprt.h (:func:`oprt_core.cabi.check_abi`).
     """
     from oprt_core.cabi import load_extension as _load
 
-    return _load(f"{__name__}._oprt_metax", "oprt-metax", "liboprt_metax.so")
+    return _load(f"{__name__}._oprt_metax")

@@ -25,20 +25,20 @@ def ptxas_log_path() -> Path:
 
 
 def load_extension():
-    """Import the compiled cffi extension and check it matches the installed oprt.h
-    (:func:`oprt_core.cabi.load_extension`).
+    """Import the compiled cffi extension (:func:`oprt_core.cabi.load_extension`).
 
-    Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects.
+    Returns the module (with ``.ffi`` and ``.lib``), as CompiledBackend's loader expects; the backend checks
+    on first use that it matches the installed oprt.h (:func:`oprt_core.cabi.check_abi`).
     """
     from oprt_core.cabi import load_extension as _load
 
-    return _load(f"{__name__}._oprt_nvidia", "oprt-nvidia", "liboprt_nvidia.so")
+    return _load(f"{__name__}._oprt_nvidia")
 
 
 @functools.cache
 def _extension():
-    """load_extension() once: last_launch() is asked after every bench row's launch, its ABI checks passed the first
-    time (a failed load raises again on the next call: exceptions are not cached)."""
+    """load_extension() once: last_launch() is asked after every bench row's launch (a failed import raises again on
+    the next call: exceptions are not cached)."""
     return load_extension()
 
 

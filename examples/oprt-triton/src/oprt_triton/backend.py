@@ -1,7 +1,7 @@
 """TritonBackend: backend ``triton``, the five core ops as Triton kernels on torch tensors.
 
 Memory, events, cache flushing and device facts are torch's: the backend subclasses
-:class:`oprt_bench.baselines.torch_backend.TorchBackend` (``to_device`` keeps a host view's shape,
+:class:`oprt_bench.baselines.TorchBackend` (``to_device`` keeps a host view's shape,
 strides, offset and zero strides) and overrides discovery, ``supports`` and ``prepare``. Kernels are
 in :mod:`oprt_triton.kernels`, imported by the first ``prepare``.
 
@@ -24,15 +24,16 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from oprt_bench.baselines.torch_backend import (
-    _NEGATIVE_STRIDES,
+from oprt_bench.baselines import (
+    NEGATIVE_STRIDES,
+    Launcher,
     TorchBackend,
-    _dtype_name,
-    _installed,
-    _layout,
+    is_installed,
+    tensor_dtype_name,
+    tensor_layout,
 )
 from oprt_core import Availability, DeviceInfo, InvalidArgumentError, Support, UnknownNameError, get_dtype
-from oprt_core.core_ops import CORE_OPS
+from oprt_core.core_ops import CORE_SPECS
 from oprt_core.errors import UnsupportedCase
 from oprt_core.validate import check_call
 
@@ -40,7 +41,6 @@ from .layout import case_strides, contiguous_strides, plan_elementwise, plan_row
 
 __all__ = ["TritonBackend", "case_layout_support"]
 
-_CORE_SPECS = {s.name: s for s in CORE_OPS}
 _DTYPES = ("f32", "f16", "bf16")
 Impl = Callable[[Sequence[Any], Any, Mapping[str, Any]], None]
 
@@ -49,8 +49,8 @@ def case_layout_support(op: str, case: Any) -> Support:
     """Whether the kernels can index a core op case's layouts (the planning ``prepare`` does, on strides only)."""
     inputs = list(getattr(case, "inputs", ()))
     if any(t.layout == "reversed" for t in inputs):
-        return Support(False, _NEGATIVE_STRIDES)
-    spec = _CORE_SPECS.get(op)
+        return Support(False, NEGATIVE_STRIDES)
+    spec = CORE_SPECS.get(op)
     if spec is None or not inputs:
         return Support(True)
     try:
@@ -102,7 +102,7 @@ class TritonBackend(TorchBackend):
     def __init__(self, device: str = "cuda") -> None:
         super().__init__(device)
         self.name = "triton" if self.is_cuda else "triton-interpret"
-        self.specs: dict[str, Any] = dict(_CORE_SPECS)
+        self.specs: dict[str, Any] = dict(CORE_SPECS)
         self.extra_impls: dict[str, Impl] = {}
         self._triton: Any = None
         self._sm_count: int | None = None
@@ -112,14 +112,14 @@ class TritonBackend(TorchBackend):
 
     def add_op(self, spec: Any, impl: Impl) -> None:
         """Teach the backend an op of another package: ``impl(inputs, out, params)`` on torch tensors."""
-        if spec.name in _CORE_SPECS:
+        if spec.name in CORE_SPECS:
             raise ValueError(f"the triton backend implements core op {spec.name!r} itself")
         self.specs[spec.name] = spec
         self.extra_impls[spec.name] = impl
 
     # -- discovery ------------------------------------------------------------------
     def _probe(self) -> Availability:
-        if not _installed("triton"):
+        if not is_installed("triton"):
             return Availability(False, "triton is not installed (pip install triton; it runs kernels on NVIDIA "
                                        "and AMD GPUs)")
         try:
@@ -174,8 +174,8 @@ class TritonBackend(TorchBackend):
         if op not in self.specs:
             raise UnknownNameError("op of the triton backend", op, self.specs)
         inputs = list(inputs)
-        _, full = check_call(self.specs[op], [tuple(x.shape) for x in inputs], [_dtype_name(x) for x in inputs],
-                             tuple(output.shape), _dtype_name(output), params)
+        _, full = check_call(self.specs[op], [tuple(x.shape) for x in inputs], [tensor_dtype_name(x) for x in inputs],
+                             tuple(output.shape), tensor_dtype_name(output), params)
         for t in [*inputs, output]:
             if not isinstance(t, torch.Tensor):
                 raise InvalidArgumentError(f"{op}: the {self.name} backend takes torch tensors, got {type(t).__name__}")
@@ -194,30 +194,5 @@ class TritonBackend(TorchBackend):
             def make(ins: Sequence[Any], out: Any) -> Callable[[], Any]:
                 return kernels.make(op, ins, out, full, sm)
 
-        layout = [_layout(x) for x in inputs], _layout(output)
-        name = self.name
-        call = make(inputs, output)  # plans (and refuses a layout) now, not at the first run
-
-        class _Launcher:
-            """One planned kernel launch; ``run`` rebinds it to other tensors of the same layout."""
-
-            __slots__ = ("call", "_bound")
-
-            def __init__(self) -> None:
-                self.call = call
-                self._bound: tuple[tuple[int, ...], Callable[[], Any]] | None = None
-
-            def __call__(self) -> None:
-                self.call()
-
-            def run(self, new_inputs: Sequence[Any], new_output: Any) -> None:
-                new_inputs = list(new_inputs)
-                got = [_layout(x) for x in new_inputs], _layout(new_output)
-                if got != layout:
-                    raise InvalidArgumentError(f"{op} on {name}: prepared for {layout}, called with {got}")
-                key = tuple(map(id, [*new_inputs, new_output]))
-                if self._bound is None or self._bound[0] != key:  # bind once per set of tensors
-                    self._bound = key, make(new_inputs, new_output)
-                self._bound[1]()
-
-        return _Launcher()
+        # plans (and refuses a layout) now, not at the first run; ``run`` rebinds to tensors of the same layout
+        return Launcher(make, inputs, output, tensor_layout, f"{op} on {self.name}")

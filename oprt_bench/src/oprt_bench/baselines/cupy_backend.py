@@ -37,21 +37,20 @@ from typing import Any
 import numpy as np
 
 from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
+from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, UnsupportedCase
 
-from ._common import (
-    CORE_SPECS,
+from .base import (
     BaselineBackend,
     CudaEvent,
     Launcher,
-    MiB,  # noqa: F401 - a name of this module before _common
     cuda_version_text,
     flush_bytes,
     positive_nbytes,
     spec_peak_gbps,
 )
-from ._layout import host_span
+from .host_layout import host_span
 
 __all__ = ["CupyBackend", "CupyEvent"]
 

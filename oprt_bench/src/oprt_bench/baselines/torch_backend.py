@@ -46,37 +46,42 @@ from oprt_core.errors import InvalidArgumentError, UnsupportedCase
 from oprt_core.numpy_backend import NumpyEvent as HostEvent  # a host timestamp: torch's CPU kernels are synchronous
 from oprt_core.numpy_backend import cpu_name as _cpu_name
 
-from ._common import (
+from .base import (
     BaselineBackend,
     CudaEvent,
+    Impl,
     Launcher,
     MiB,
-    _installed,  # noqa: F401 - imported from here by oprt_triton
     cuda_version_text,
     flush_bytes,
     positive_nbytes,
     spec_peak_gbps,
 )
-from ._layout import host_span
+from .host_layout import host_span
 
-__all__ = ["TorchBackend", "TorchEvent", "HostEvent"]
+__all__ = ["TorchBackend", "TorchEvent", "HostEvent", "CORE_IMPLS", "NEGATIVE_STRIDES", "torch_dtype",
+           "tensor_dtype_name", "tensor_layout"]
 
 _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
-_NEGATIVE_STRIDES = ("torch tensors cannot have negative strides: a reversed view would be a flip copy, "
-                     "not the strided read the case measures")
+NEGATIVE_STRIDES = ("torch tensors cannot have negative strides: a reversed view would be a flip copy, "
+                    "not the strided read the case measures")
+"""The reason a torch-based backend gives for a case with a ``reversed`` (negative-stride) input."""
 
 
-def _torch_dtype(torch: Any, name: str) -> Any:
+def torch_dtype(torch: Any, name: str) -> Any:
+    """The torch dtype of oprt's dtype ``name`` ("f32", "f16", "bf16"); ``torch`` is the imported module."""
     return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[get_dtype(name).name]
 
 
-def _dtype_name(tensor: Any) -> str:
+def tensor_dtype_name(tensor: Any) -> str:
     """oprt's name of a tensor's dtype, or torch's own name (which check_call then rejects)."""
     name = str(tensor.dtype).removeprefix("torch.")
     return _DTYPE_NAMES.get(name, name)
 
 
-def _layout(tensor: Any) -> tuple:
+def tensor_layout(tensor: Any) -> tuple:
+    """What two tensors must share to take each other's place in a prepared launch (:class:`Launcher`'s
+    ``layout_of``): shape, strides, dtype and device."""
     return tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype, tensor.device
 
 # -- op implementations: (inputs, out, params) -> a zero-argument closure doing one run ------------
@@ -124,7 +129,7 @@ def _softmax(torch, inputs, out, params) -> Callable[[], Any]:
     return lambda: out.copy_(softmax(x, dim))  # no out= in this torch: one extra write + read of the output
 
 
-CORE_IMPLS: dict[str, Callable[..., Callable[[], Any]]] = {
+CORE_IMPLS: dict[str, Impl] = {
     "copy": _copy,
     "vector_add": _vector_add,
     "relu": _relu,
@@ -239,7 +244,7 @@ class TorchBackend(BaselineBackend):
         if dt.name not in _DTYPE_NAMES.values():
             return Support(False, f"torch backend does not run {dt}")
         if case is not None and any(t.layout == "reversed" for t in getattr(case, "inputs", ())):
-            return Support(False, _NEGATIVE_STRIDES)
+            return Support(False, NEGATIVE_STRIDES)
         return Support(True)
 
     # -- memory -----------------------------------------------------------------------
@@ -247,9 +252,9 @@ class TorchBackend(BaselineBackend):
         """A device tensor with the host view's shape, strides and offset (zero strides kept)."""
         torch = self._require()
         array = np.asarray(array)
-        dtype = _torch_dtype(torch, get_dtype(array.dtype).name)
+        dtype = torch_dtype(torch, get_dtype(array.dtype).name)
         if any(s < 0 for s in array.strides) and array.size:
-            raise UnsupportedCase(_NEGATIVE_STRIDES)
+            raise UnsupportedCase(NEGATIVE_STRIDES)
         span = host_span(array)
         if span.flat.size == 0:
             return torch.empty(span.shape, dtype=dtype, device=self._dev)
@@ -277,7 +282,7 @@ class TorchBackend(BaselineBackend):
 
     def empty(self, shape: Sequence[int], dtype: str) -> Any:
         torch = self._require()
-        return torch.empty(tuple(int(s) for s in shape), dtype=_torch_dtype(torch, dtype), device=self._dev)
+        return torch.empty(tuple(int(s) for s in shape), dtype=torch_dtype(torch, dtype), device=self._dev)
 
     def to_host(self, array: Any) -> np.ndarray:
         torch = self._require()
@@ -295,14 +300,15 @@ class TorchBackend(BaselineBackend):
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
         torch = self._require()
         inputs = list(inputs)
-        _, full = self._check_call(op, inputs, output, params, _dtype_name)
+        _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
         for t in [*inputs, output]:
             if not isinstance(t, torch.Tensor):
                 raise InvalidArgumentError(f"{op}: the {self.name} backend takes torch tensors, got {type(t).__name__}")
             if t.device != self._dev:
                 raise InvalidArgumentError(f"{op}: tensor on {t.device}, the {self.name} backend runs on {self._dev}")
         make = CORE_IMPLS[op]
-        return Launcher(lambda ins, out: make(torch, ins, out, full), inputs, output, _layout, f"{op} on {self.name}")
+        return Launcher(lambda ins, out: make(torch, ins, out, full), inputs, output, tensor_layout,
+                        f"{op} on {self.name}")
 
     # -- timing -------------------------------------------------------------------------
     def synchronize(self) -> None:
@@ -346,9 +352,9 @@ class TorchBackend(BaselineBackend):
             if self.is_cuda:
                 l2 = int(getattr(torch.cuda.get_device_properties(self._dev), "L2_cache_size", 0) or 0)
             else:
-                from oprt_core.numpy_backend import _llc_bytes
+                from oprt_core.numpy_backend import llc_bytes
 
-                l2 = _llc_bytes() or 32 * MiB
+                l2 = llc_bytes() or 32 * MiB
             self._flush_buffer = torch.empty(flush_bytes(l2), dtype=torch.uint8, device=self._dev)
         self._flush_buffer.zero_()
         if clean:

@@ -1,11 +1,13 @@
 """oprt_build: the shared build machinery of compiled oprt backends (oprt_nvidia, oprt_metax, yours).
 
 Ships next to ``oprt.h`` and ``oprt_validate.h`` (package data of oprt-core) and is vendored into each
-backend's sdist exactly like them, so a backend's ``setup.py`` finds all three in one folder, puts that
-folder on ``sys.path`` and imports this module. Pure stdlib + setuptools + cffi: it runs under pip's
-build isolation, where oprt-core itself is never installed.
+backend's sdist exactly like them, so a backend's ``setup.py`` puts the places that folder may be on
+``sys.path``, imports this module and asks :func:`find_include_dir` which folder it is. Pure stdlib +
+setuptools + cffi: it runs under pip's build isolation, where oprt-core itself is never installed
+(``oprt_core.cabi`` imports it too, for the same reading of ``oprt.h``).
 
 What it does, toolchain-independently:
+- finds the include folder (:func:`find_include_dir`: ``OPRT_INCLUDE_DIR``, the sdist's copy, the checkout);
 - reads the cffi declarations (``OPRT_CDEF_BEGIN``/``END``) and ``OPRT_ABI_VERSION`` from ``oprt.h``;
 - runs a :class:`Plan` (compile commands, one link command) with parallel, incremental compiles and the
   whole compiler output kept in a log that is printed and shipped in the package;
@@ -33,8 +35,8 @@ from pathlib import Path
 
 __all__ = [
     "HEADERS", "VENDORED", "VENDOR_DIR", "KERNELS_DIR", "kernel_sources", "kernel_headers",
-    "BuildError", "Compile", "Plan", "NativeBuild", "read_cdef",
-    "pointer_entry_points",
+    "BuildError", "Compile", "Plan", "NativeBuild", "find_include_dir",
+    "parse_cdef", "parse_abi_version", "read_cdef", "pointer_entry_points",
     "read_abi_version", "run_plan", "setup_kwargs", "find_nvcc", "nvcc_version", "cuda_archs", "gencode_flags",
     "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS",
 ]
@@ -70,15 +72,56 @@ class BuildError(SystemExit):
         super().__init__(f"error: {dist or _DIST[0]} build: {message}")
 
 
+# ---- the include folder ------------------------------------------------------------------------------
+
+def find_include_dir(setup_dir: Path, dist: str) -> Path:
+    """The folder holding every file of VENDORED for the backend whose ``setup.py`` lies in ``setup_dir``.
+
+    Looked for in this order (docs/building.md, "Where a build gets oprt.h"): ``OPRT_INCLUDE_DIR``; the copy
+    vendored into the sdist (``_oprt_include/``); the repository checkout (``../oprt_core/src/oprt_core/include``).
+    None holding every file: a BuildError naming each place looked in.
+    """
+    setup_dir = Path(setup_dir)
+    looked: list[str] = []
+    env = os.environ.get("OPRT_INCLUDE_DIR")
+    candidates = [("OPRT_INCLUDE_DIR", Path(env))] if env else []
+    if not env:
+        looked.append("OPRT_INCLUDE_DIR (unset)")
+    candidates.append(("copy vendored into the sdist", setup_dir / VENDOR_DIR))
+    candidates.append(("repository checkout", setup_dir.parent / "oprt_core" / "src" / "oprt_core" / "include"))
+    for label, path in candidates:
+        if all((path / f).is_file() for f in VENDORED):
+            return path.resolve()
+        looked.append(f"{label}: {path}")
+    raise BuildError(
+        "cannot find the oprt include folder (" + ", ".join(VENDORED) + "); looked in: " + "; ".join(looked)
+        + f". Set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include, or build from an sdist of {dist}.", dist)
+
+
 # ---- oprt.h -----------------------------------------------------------------------------------
+
+_CDEF_RE = re.compile(r"/\* OPRT_CDEF_BEGIN \*/(.*?)/\* OPRT_CDEF_END \*/", re.S)
+_ABI_VERSION_RE = re.compile(r"#define OPRT_ABI_VERSION (\d+)")
+
+
+def parse_cdef(header: str) -> str | None:
+    """The declarations between OPRT_CDEF_BEGIN/END of the text of oprt.h; None without the markers."""
+    match = _CDEF_RE.search(header)
+    return match.group(1) if match else None
+
+
+def parse_abi_version(header: str) -> int | None:
+    """OPRT_ABI_VERSION as the text of oprt.h defines it; None where it does not."""
+    match = _ABI_VERSION_RE.search(header)
+    return int(match.group(1)) if match else None
+
 
 def read_cdef(include_dir: Path) -> str:
     """The declarations between OPRT_CDEF_BEGIN/END of oprt.h (oprt_core may be absent at build time)."""
-    text = (Path(include_dir) / "oprt.h").read_text(encoding="utf-8")
-    match = re.search(r"/\* OPRT_CDEF_BEGIN \*/(.*?)/\* OPRT_CDEF_END \*/", text, re.S)
-    if match is None:
+    cdef = parse_cdef((Path(include_dir) / "oprt.h").read_text(encoding="utf-8"))
+    if cdef is None:
         raise BuildError(f"{Path(include_dir) / 'oprt.h'} lacks its OPRT_CDEF_BEGIN/END markers")
-    return match.group(1)
+    return cdef
 
 
 # A launch function of oprt.h: oprt_status_t oprt_<op>(oprt_<op>_descriptor_t desc, void *workspace,
@@ -115,10 +158,11 @@ def pointer_entry_points(cdef: str) -> tuple[str, str]:
 
 
 def read_abi_version(include_dir: Path) -> int:
-    match = re.search(r"#define OPRT_ABI_VERSION (\d+)", (Path(include_dir) / "oprt.h").read_text(encoding="utf-8"))
-    if match is None:
+    """OPRT_ABI_VERSION of oprt.h in ``include_dir``."""
+    version = parse_abi_version((Path(include_dir) / "oprt.h").read_text(encoding="utf-8"))
+    if version is None:
         raise BuildError("oprt.h does not define OPRT_ABI_VERSION")
-    return int(match.group(1))
+    return version
 
 
 # ---- plans: what a toolchain compiles and links -----------------------------------------------------

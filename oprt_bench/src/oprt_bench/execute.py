@@ -1,0 +1,147 @@
+"""One row computed in this process: the case's inputs and reference, the correctness check, the timing.
+
+The in-process path of :class:`~oprt_bench.runners.Runners` and a backend's worker
+(:mod:`oprt_bench.worker`) both fill rows with :func:`fill_row`; the worker draws the inputs from the
+row's seed itself (:func:`run_row_here`), so no array crosses the pipe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from oprt_core import UnsupportedCase
+from oprt_core.spec import Case, OpSpec
+
+from .errors import one_line
+from .flags import row_flags
+from .model import BackendEntry, Row
+from .timing import TimingConfig, measure
+
+__all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "run_row_here"]
+
+# (inputs, float64 reference, setup error): the inputs and reference are None when the op lacks the dtype
+# or the setup failed (then the error says why)
+Prepared = tuple[list[np.ndarray] | None, np.ndarray | None, str]
+
+
+def _kernel_of(backend: Any) -> str | None:
+    """What the backend says its last launch ran (:class:`oprt_core.backend.KernelNames`), None where it cannot say;
+    a failure to ask is written into the cell, never into the row's status (the measurement stands)."""
+    ask = getattr(backend, "last_launch", None)
+    if ask is None:
+        return None
+    try:
+        name: str | None = ask()
+        return name
+    except Exception as exc:  # noqa: BLE001 - the kernel name is a note on the row, not a result
+        return "unknown (" + one_line(exc) + ")"
+
+
+def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inputs: list[np.ndarray],
+                 ref: np.ndarray, mode: str, timing: TimingConfig, row: Row) -> None:
+    """Check and time one backend on one (case, dtype); fills ``row`` in place."""
+    backend = entry.backend
+    params = case.param_dict
+    arrays: list[Any] = []
+    try:
+        support = backend.supports(spec.name, dtype, case)
+        if not support:
+            row.status, row.message = "unsupported", support.reason or "unsupported by the backend"
+            return
+        arrays = [backend.to_device(x) for x in inputs]
+        out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
+        arrays.append(out)
+        backend.fill_nan(out)
+        launch = backend.prepare(spec.name, arrays[:-1], out, params)
+        try:
+            launch()
+        finally:  # a launch that raised keeps what the backend names for it (the kernels it tried)
+            row.kernel = _kernel_of(backend)  # the same thread, before anything else calls into the backend
+        backend.synchronize()
+        first = backend.to_host(out)
+        check = spec.check(first, inputs, dtype, params, ref)
+        row.max_abs_err, row.max_rel_err = check.max_abs_err, check.max_rel_err
+        if not check.ok:
+            row.status, row.message = "failed", check.message
+            return
+        if mode == "test":
+            row.status = "ok"
+            return
+        m = measure(backend, launch, timing)
+        s = m.summary
+        row.status = "ok"
+        row.median_ms, row.p10_ms, row.p90_ms, row.min_ms = s.median_ms, s.p10_ms, s.p90_ms, s.min_ms
+        row.samples, row.ci_rel, row.stopped_by = s.samples, s.ci_rel, m.stopped_by
+        if s.median_ms > 0:
+            gbps = (row.bytes or 0) / (s.median_ms * 1e6)
+            row.gbps = gbps
+            row.tflops = row.flops / (s.median_ms * 1e9) if row.flops else None
+            if entry.peak.gbps:
+                row.pct_of_peak = 100.0 * gbps / entry.peak.gbps
+            if entry.spec.gbps:
+                row.pct_of_spec = 100.0 * gbps / entry.spec.gbps
+        row.flags = ";".join(row_flags(
+            row, floor_ms=entry.timer.floor_ms if entry.timer else None,
+            l2_bytes=entry.device_info.get("l2_bytes"), measured_peak_gbps=entry.peak.gbps, cold=timing.cold))
+        if mode == "all":
+            again = backend.to_host(out)
+            # a bit-identical output needs no second check; a different one (atomics, races) gets one
+            if not np.array_equal(again, first, equal_nan=True):
+                recheck = spec.check(again, inputs, dtype, params, ref)
+                row.max_abs_err = max(check.max_abs_err, recheck.max_abs_err)
+                row.max_rel_err = max(check.max_rel_err, recheck.max_rel_err)
+                if not recheck.ok:
+                    row.status, row.message = "failed", "after timing: " + recheck.message
+    except UnsupportedCase as exc:
+        row.status, row.message = "unsupported", one_line(exc)
+    except Exception as exc:  # noqa: BLE001 - one broken case is a row, the sweep goes on
+        row.status, row.message = "error", one_line(exc)
+    finally:
+        arrays.clear()
+
+
+def prepare_case(spec: OpSpec, case: Case, dtype: str, seed: int) -> Prepared:
+    """(inputs, float64 reference, setup error) of one (case, dtype), drawn from the row's seed."""
+    try:
+        if dtype in spec.dtypes:
+            inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
+            return inputs, spec.reference(inputs, case.param_dict), ""
+        return None, None, ""
+    except Exception as exc:  # noqa: BLE001 - the case itself is broken: every backend's row says so
+        return None, None, "setting up the case: " + one_line(exc)
+
+
+def fill_row(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, prepared: Prepared, mode: str,
+             timing: TimingConfig, row: Row) -> None:
+    """Fill ``row`` (status, errors, timing) for one backend from the case's prepared inputs."""
+    inputs, ref, setup_error = prepared
+    if setup_error:
+        row.status, row.message = "error", setup_error
+    elif dtype not in spec.dtypes or inputs is None or ref is None:
+        row.status, row.message = "unsupported", f"op {spec.name} does not define dtype {dtype}"
+    else:
+        _run_backend(entry, spec, case, dtype, inputs, ref, mode, timing, row)
+
+
+def run_row_here(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: Row, mode: str,
+                 timing: TimingConfig) -> Row:
+    """One row computed in this process (the worker's side): inputs from ``row.seed``, check, timing.
+    ``row`` is the worker's own (unpickled) copy, filled and returned."""
+    fill_row(entry, spec, case, dtype, prepare_case(spec, case, dtype, int(row.seed)), mode, timing, row)
+    return row
+
+
+class CasePreparer:
+    """Draws a case's inputs and reference once, on first call: for every in-process backend; workers draw
+    their own from the same seed."""
+
+    def __init__(self, spec: OpSpec, case: Case, dtype: str, seed: int):
+        self.args = (spec, case, dtype, seed)
+        self.value: Prepared | None = None
+
+    def __call__(self) -> Prepared:
+        if self.value is None:
+            self.value = prepare_case(*self.args)
+        return self.value

@@ -1,0 +1,209 @@
+"""Running a sweep into a run folder, and rebuilding a run folder's report.
+
+:func:`sweep` is what ``oprt-bench [options]`` does once its options are parsed: validate them into a
+plan, create (or, with ``--resume``, continue) the run folder, calibrate, run every row, and write
+run.json, results.csv, results.json and report.html; Ctrl-C or SIGTERM stops it with every finished
+row and the report kept. :func:`rebuild_report` is ``oprt-bench report``.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from oprt_core import Registry
+
+from .errors import UsageError, one_line
+from .model import Plan, Row, SweepOptions
+from .plan import make_plan
+from .progress import make_progress
+from .report import write_report
+from .results import (
+    CSV_NAME,
+    REPORT_HTML,
+    RESULTS_JSON,
+    RUN_JSON,
+    RowWriter,
+    Run,
+    check_out_dir,
+    create_run_dir,
+    default_run_dir,
+    load_run,
+    normalize_rows,
+    provenance,
+    utc_now,
+    write_json,
+)
+from .resume import ResumeState, check_provenance, load_resume, resume_options
+from .runners import Runners
+from .sweep import calibrate_plan, reusable_calibrations, run_sweep
+
+__all__ = ["RunOutcome", "sweep", "rebuild_report", "PROG"]
+
+PROG = "oprt-bench"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a sweep ended: the exit code, the summary line, and the signal that interrupted it (if one did)."""
+
+    code: int
+    summary: str
+    interrupted_by: str | None = None
+
+
+class _Interrupted(BaseException):  # noqa: N818 - like KeyboardInterrupt: no `except Exception` swallows it
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise _Interrupted(signum)
+
+
+def _set_handlers(handler: Any) -> dict[int, Any]:
+    old: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[signum] = signal.signal(signum, handler)
+        except (ValueError, OSError):  # not the main thread (embedding): leave signals alone
+            pass
+    return old
+
+
+def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path | None = None,
+          resume: Path | None = None, explicit: set[str] | frozenset[str] = frozenset(), quiet: bool = False,
+          verbose: bool = False) -> RunOutcome:
+    """Run the sweep ``opts`` describes into the run folder ``out`` (default: a new one under results/), or
+    continue the run in ``resume`` (options not in ``explicit`` default to that run's). A user mistake raises
+    UsageError (or another OprtError) before anything is written."""
+    if resume is not None:
+        if out is not None:
+            raise UsageError("--out and --resume exclude each other: --resume continues the run in its own folder")
+        state = load_resume(resume)
+        opts = resume_options(opts, state.meta, set(explicit))
+        plan = make_plan(registry, opts)
+        return _run(registry, plan, opts, argv, resume, quiet, verbose, state)
+    plan = make_plan(registry, opts)
+    out = out if out is not None else default_run_dir()
+    check_out_dir(out)
+    return _run(registry, plan, opts, argv, out, quiet, verbose)
+
+
+def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,
+         verbose: bool, resume: ResumeState | None = None) -> RunOutcome:
+    options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
+    fresh = provenance(argv, plan.seed, options)
+    fresh["plan"] = plan.to_dict()
+    fresh["backends"] = {e.name: e.to_dict() for e in plan.backends}
+    fresh["plugins"] = [p.to_dict() for p in registry.plugins()]
+    skip = None
+    if resume is None:
+        create_run_dir(out)
+        meta = fresh
+    else:
+        check_provenance(resume.meta, fresh, plan)  # refuses (UsageError) before anything is written
+        resume.heal()
+        meta = resume.meta
+        meta.setdefault("resumed", []).append({k: fresh[k] for k in ("argv", "started_utc", "git", "plan")}
+                                              | {"skipped_rows": resume.count_skipped(plan)})
+        # a backend the resumed run has keeps its entry (its calibration: the kept rows were computed with it)
+        meta["backends"] = fresh["backends"] | (meta.get("backends") or {})
+        meta.update(status="running", finished_utc=None)
+        skip = resume.lookup
+    write_json(out / RUN_JSON, meta)
+    writer = RowWriter(out / CSV_NAME if "csv" in plan.formats else None)
+    counts: Counter[str] = Counter()
+    if resume is not None:
+        writer.rows.extend(resume.rows)
+        counts.update(str(r.get("status")) for r in resume.rows)
+    started = time.monotonic()
+    interrupted: int | None = None
+    crashed: BaseException | None = None  # an unexpected exception escaping the sweep (a bug): run.json says so
+
+    def emit(row: Row) -> None:
+        writer.write(row)
+        counts[row.status] += 1
+        progress.row(row)
+
+    todo = plan.n_rows - (resume.count_skipped(plan) if resume is not None else 0)
+    progress = make_progress(todo, quiet, verbose)
+    old = _set_handlers(_raise_interrupt)
+    try:
+        with progress, Runners(plan) as runners:
+            for note in plan.notes:
+                progress.note(f"note: {note}")
+            for name, reason in plan.skipped_backends.items():
+                progress.note(f"note: backend {name!r} skipped: {reason}")
+            if resume is not None:
+                progress.note(f"note: resuming {out}: {plan.n_rows - todo} rows already measured are kept")
+            if plan.calibrate and todo:
+                reuse = reusable_calibrations(meta.get("backends")) if resume is not None else {}
+                calibrate_plan(plan, progress.note, on_start=progress.start, runners=runners, reuse=reuse)
+                meta["backends"] = (meta.get("backends") or {}) | {e.name: e.to_dict() for e in plan.backends
+                                                                   if e.name not in reuse}
+                write_json(out / RUN_JSON, meta)
+            run_sweep(plan, emit, on_start=progress.start, runners=runners, skip=skip)
+    except _Interrupted as exc:
+        interrupted = exc.signum
+    except BaseException as exc:
+        crashed = exc
+        raise
+    finally:
+        # a second Ctrl-C must not cut the report of what was measured
+        _set_handlers(signal.SIG_IGN)
+        try:
+            writer.close()
+            code = 1 if counts["failed"] or counts["error"] else 0
+            status = "complete"
+            if interrupted is not None:
+                code = 128 + interrupted
+                status = f"interrupted ({signal.Signals(interrupted).name})"
+            elif crashed is not None:
+                code = 1
+                status = f"failed ({one_line(crashed)})"
+            meta.update(finished_utc=utc_now().isoformat(), status=status, counts=dict(counts), exit_code=code,
+                        elapsed_s=round(time.monotonic() - started, 3))
+            write_json(out / RUN_JSON, meta)
+            if "json" in plan.formats:
+                write_json(out / RESULTS_JSON, {"run": meta, "rows": writer.rows})
+            if "html" in plan.formats:
+                write_report([Run(out, normalize_rows(writer.rows), meta)], out / REPORT_HTML)
+        finally:
+            for signum, handler in old.items():
+                signal.signal(signum, handler)
+    total = sum(counts.values())
+    summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "unsupported", "failed", "error") if counts[s])
+    line = f"{PROG}: {total} rows ({summary or 'none'}) in {meta['elapsed_s']:.1f} s -> {out}"
+    return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None)
+
+
+def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "oprt-bench report") -> Path:
+    """Write report.html from run folders (their results.csv, else results.json, and run.json), as the sweep
+    writes it. ``out``: a ``.html`` file, or a folder for report.html (default: the run folder for one run,
+    results/merged-<UTC> for several). Returns the path written; UsageError when a run cannot be read."""
+    loaded = [load_run(p) for p in runs]
+    if out is not None and out.suffix.lower() in (".html", ".htm"):
+        if out.is_dir():
+            raise UsageError(f"--out {str(out)!r} is a folder; give a file name or the folder without the suffix")
+        folder = out.parent if str(out.parent) else Path(".")
+        if not folder.exists():
+            check_out_dir(folder)
+            folder.mkdir(parents=True)
+        return write_report(loaded, out, title)
+    if out is None:
+        stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
+        out = loaded[0].path if len(loaded) == 1 else Path("results") / f"merged-{stamp}"
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {str(out)!r} is a file; give a folder")
+    if not out.exists():
+        check_out_dir(out)
+        out.mkdir(parents=True)
+    return write_report(loaded, out / REPORT_HTML, title)

@@ -1,0 +1,251 @@
+"""compare refuses to pass what it cannot judge: each case named in the output, failing --fail-on-regression
+unless its --allow-* flag accepts it; identical code judged the same."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from bench_helpers import run_script
+from click.testing import CliRunner
+
+from oprt_bench.cli import cli
+from oprt_bench.compare import classify
+from oprt_bench.results import RowWriter
+
+
+def _row(case: str, median: float = 1.0, spread: float = 0.01, status: str = "ok", dtype: str = "f32",
+         mode: str = "bench", **extra) -> dict:
+    timed = status == "ok" and mode != "test"
+    return {"op": "softmax", "case": case, "shape": case, "dtype": dtype, "backend": "nvidia", "status": status,
+            "median_ms": median if timed else None, "p10_ms": median - spread if timed else None,
+            "p90_ms": median + spread if timed else None, "samples": 100 if timed else None,
+            "ci_rel": 0.002 if timed else None, "mode": mode, "timing": "cold", "device": "H200", **extra}
+
+
+def _run(path, rows, status="complete", meta=None):
+    path.mkdir()
+    writer = RowWriter(path / "results.csv")
+    for r in rows:
+        writer.write(r)
+    writer.close()
+    if status is not None:  # None: no run.json at all
+        (path / "run.json").write_text(json.dumps({"host": {"hostname": path.name}, "status": status, **(meta or {})}))
+    return path
+
+
+ROWS = [_row("a"), _row("b"), _row("c", dtype="f16")]
+
+
+def _compare(old, new, *flags):
+    r = CliRunner().invoke(cli, ["compare", str(old), str(new), "--fail-on-regression", *flags],
+                           env={"COLUMNS": "250"})
+    doc = json.loads(CliRunner().invoke(cli, ["compare", str(old), str(new), "--json", *flags]).stdout)
+    return r, doc
+
+
+def _kinds(doc, allowed=False):
+    return sorted({p["kind"] for p in doc["problems"] if p["allowed"] == allowed})
+
+
+def test_identical_runs_pass(tmp_path):
+    old = _run(tmp_path / "old", ROWS)
+    r, doc = _compare(old, old)
+    assert r.exit_code == 0, r.output
+    assert doc["problems"] == [] and doc["passed"] and "0 not judged" in r.stdout
+
+
+@pytest.mark.parametrize("status", ["interrupted (SIGINT)", "failed (RuntimeError: boom)", "running", None])
+def test_unfinished_new_run(tmp_path, status):
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", ROWS, status=status)
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1, r.output
+    assert _kinds(doc) == ["incomplete"]
+    said = f"run.json status {status!r}" if status else "no run.json"
+    assert said in r.stdout and "--allow-incomplete" in r.stdout
+    r, doc = _compare(old, new, "--allow-incomplete")
+    assert r.exit_code == 0, r.output
+    assert _kinds(doc, allowed=True) == ["incomplete"] and "accepted (incomplete)" in r.stdout
+
+
+def test_interrupted_run_with_missing_rows(tmp_path):
+    """What a SIGINT leaves: run.json says so, the later rows are missing. Both are named, both need a flag."""
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", ROWS[:1], status="interrupted (SIGINT)")
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1
+    assert _kinds(doc) == ["incomplete", "missing"]
+    assert "2 row(s) of OLD are missing in NEW" in r.stdout and "2 not judged (2 missing in NEW)" in r.stdout
+    assert _compare(old, new, "--allow-incomplete")[0].exit_code == 1
+    assert _compare(old, new, "--allow-missing")[0].exit_code == 1
+    r, doc = _compare(old, new, "--allow-incomplete", "--allow-missing")
+    assert r.exit_code == 0, r.output and doc["passed"]
+
+
+def test_missing_rows(tmp_path):
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", ROWS[:2] + [_row("added")])
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1 and _kinds(doc) == ["missing"] and doc["unjudged"] == {"missing in NEW": 1}
+    assert "--allow-missing accepts it" in r.stdout
+    assert _compare(old, new, "--allow-missing")[0].exit_code == 0
+
+
+def test_added_rows_are_no_problem(tmp_path):
+    old = _run(tmp_path / "old", ROWS[:2])
+    new = _run(tmp_path / "new", ROWS[:2] + [_row("added")])
+    r, doc = _compare(old, new)
+    assert r.exit_code == 0 and doc["problems"] == []
+
+
+def test_status_regression(tmp_path):
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", [ROWS[0], _row("b", status="unsupported"), ROWS[2]])
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1 and _kinds(doc) == ["status"]
+    assert "1 row(s) ok in OLD are not ok in NEW (1 unsupported)" in r.stdout
+    assert {row["case"]: row["verdict"] for row in doc["rows"]}["b"] == "lost"
+    assert _compare(old, new, "--allow-status")[0].exit_code == 0
+    # a row that broke (ok -> failed) is a regression whatever the flags
+    new2 = _run(tmp_path / "new2", [ROWS[0], _row("b", status="failed"), ROWS[2]])
+    r, doc = _compare(old, new2, "--allow-status")
+    assert r.exit_code == 1 and doc["regressions"] == 1 and doc["problems"] == []
+
+
+def test_truncated_csv(tmp_path):
+    """A results.csv cut mid-row: the half row is not judged 'same', the cut line is named."""
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", ROWS)
+    text = (new / "results.csv").read_text()
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    cut = text[: len(text) - len(last) - 1 + last.index(",0.002,") + 1]  # inside the last row, after its median
+    (new / "results.csv").write_text(cut)
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1, r.output
+    verdicts = {row["case"]: row["verdict"] for row in doc["rows"]}
+    assert verdicts["c"] == "unreadable" and verdicts["a"] == verdicts["b"] == "same"
+    assert _kinds(doc) == ["unreadable"]
+    assert "NEW results.csv line 4: cut" in r.stdout and "1 unreadable" in r.stdout
+    r, doc = _compare(old, new, "--allow-unreadable")
+    assert r.exit_code == 0, r.output
+
+
+def test_truncated_csv_before_the_key(tmp_path):
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", ROWS)
+    text = (new / "results.csv").read_text()
+    (new / "results.csv").write_text(text[: text.rstrip("\n").rindex("\n") + 10])  # 'softmax,c'
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1 and "line 4: cut" in r.stdout
+    assert "unreadable" in _kinds(doc)
+
+
+@pytest.mark.parametrize("value", ["fast", "nan", "-1"])
+def test_unparsable_median(tmp_path, value):
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", ROWS)
+    text = (new / "results.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    cells = lines[2].split(",")
+    cells[10] = value  # median_ms of row b
+    lines[2] = ",".join(cells)
+    (new / "results.csv").write_text("".join(lines))
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1, r.output
+    assert {row["case"]: row["verdict"] for row in doc["rows"]}["b"] == "unreadable"
+    assert f"line 3: not a number: median_ms '{value}'" in r.stdout
+    assert _compare(old, new, "--allow-unreadable")[0].exit_code == 0
+
+
+def test_unparsable_median_in_results_json(tmp_path):
+    """A run read from results.json alone: a median that is not a number still makes the row unreadable."""
+    old = _run(tmp_path / "old", ROWS)
+    folder = tmp_path / "new"
+    folder.mkdir()
+    rows = [dict(r) for r in ROWS]
+    rows[1]["median_ms"] = "fast"
+    (folder / "results.json").write_text(json.dumps({"run": {"status": "complete"}, "rows": rows}))
+    r, doc = _compare(old, folder / "results.json")
+    assert r.exit_code == 1 and _kinds(doc) == ["unreadable"], r.output
+    assert "1 row(s) ok in both lack a median, p10 or p90 that is a number" in r.stdout
+
+
+def test_mode_mismatch(tmp_path):
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", [dict(r, mode="test") | _row(r["case"], dtype=r["dtype"], mode="test")
+                                  for r in ROWS])
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1, r.output
+    assert _kinds(doc) == ["mode"] and "modes differ: OLD bench, NEW test" in r.stdout
+    assert "3 not judged (3 not timed)" in r.stdout
+    assert _compare(old, new, "--allow-mode-mismatch")[0].exit_code == 0
+    # two test runs: nothing to time, statuses judged, no problem
+    assert _compare(new, new)[0].exit_code == 0
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"device": "H100"}, "device differs: 'H200' -> 'H100'"),
+    ({"timing": "warm"}, "timed differently (cold -> warm)"),
+])
+def test_provenance_in_rows(tmp_path, change, said):
+    old = _run(tmp_path / "old", ROWS)
+    new = _run(tmp_path / "new", [dict(r, **change) for r in ROWS])
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1 and _kinds(doc) == ["provenance"], r.output
+    assert said in r.stdout
+    assert _compare(old, new, "--allow-provenance")[0].exit_code == 0
+
+
+def test_provenance_in_run_json(tmp_path):
+    plan = {"dtypes": ["f32", "f16"], "mode": "bench", "timing": {"cold": True, "flush": "dirty"}}
+    old = _run(tmp_path / "old", ROWS, meta={"plan": plan})
+    new = _run(tmp_path / "new", ROWS, meta={"plan": plan | {"dtypes": ["f32"], "timing": {"cold": True,
+                                                                                            "flush": "clean"}}})
+    r, doc = _compare(old, new)
+    assert r.exit_code == 1, r.output
+    assert "dtype set differs: f16,f32 -> f32" in r.stdout and "timing differs: cold, flush dirty -> cold, flush clean" \
+        in r.stdout
+    assert _compare(old, new, "--allow-provenance")[0].exit_code == 0
+
+
+def test_noisy_identical_code_is_same():
+    """Pairs measured on one CPU host, same code, two runs (numpy backend, smoke cases): the p10..p90 spreads do not
+    overlap, the old rule called them slower x1.47-2.3; the pair's bounds say same. A true 3x change on the same
+    spreads, and a 10% change on a tight GPU row, are still found."""
+    ok = lambda m, p10, p90, ci: {"status": "ok", "median_ms": m, "p10_ms": p10, "p90_ms": p90,  # noqa: E731
+                                  "ci_rel": ci}
+    measured = [(ok(0.04705, 0.03199, 0.05406, 0.0644), ok(0.10952, 0.08069, 0.12515, 0.1117)),  # relu leaky bf16
+                (ok(0.44197, 0.40338, 0.49299, 0.0879), ok(0.57326, 0.54024, 0.61995, 0.0225)),  # softmax f16
+                (ok(0.04236, 0.03731, 0.04808, 0.0388), ok(0.06720, 0.06071, 0.07460, 0.0364)),  # relu f16
+                (ok(0.02735, 0.02143, 0.03915, 0.0846), ok(0.05487, 0.04233, 0.06726, 0.0758))]  # vector_add f16
+    for old, new in measured:
+        assert new["p10_ms"] > old["p90_ms"]  # the spreads do not overlap
+        for a, b in ((old, new), (new, old)):
+            v = classify(a, b, 0.05)
+            assert v.verdict == "same" and v.noisy, (a, b, v)
+    old = measured[2][0]  # relu f16: bounds 0.027..0.060 ms
+    tripled = {k: v * 3.5 if k.endswith("_ms") else v for k, v in old.items()}
+    assert classify(old, tripled, 0.05).verdict == "slower"
+    assert classify(tripled, old, 0.05).verdict == "faster"
+    gpu = ok(1.0, 0.995, 1.006, 0.001)
+    assert classify(gpu, ok(1.10, 1.095, 1.106, 0.001), 0.05).verdict == "slower"
+    assert classify(gpu, ok(1.03, 1.025, 1.036, 0.001), 0.05).verdict == "same"  # under the threshold
+
+
+def test_identical_code_numpy_runs_are_same(tmp_path):
+    """Two real sweeps of the same code (numpy, smoke cases, bench mode): compared both ways, every row same,
+    --fail-on-regression passes."""
+    runs = []
+    for name in ("one", "two"):
+        out = tmp_path / name
+        p = run_script("--backends", "numpy", "--cases", "smoke", "--mode", "bench", "--time-budget", "0.02",
+                       "--no-calibrate", "--format", "csv", "--out", str(out))
+        assert p.returncode == 0, p.stderr
+        runs.append(out)
+    for a, b in (runs, runs[::-1]):
+        p = run_script("compare", str(a), str(b), "--fail-on-regression", "--json")
+        doc = json.loads(p.stdout)
+        changed = [r for r in doc["rows"] if r["verdict"] != "same"]
+        assert p.returncode == 0 and doc["passed"], (doc["problems"], changed)
+        assert set(doc["counts"]) <= {"same"} and doc["problems"] == []

@@ -1,0 +1,262 @@
+"""The op API's own words: errors that name the op, the argument and what is accepted; the list-input rule;
+docstrings on every op function; no stray numpy warnings; relu's sign of zero."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from oprt_core import hookimpl, ops
+from oprt_core.errors import InvalidArgumentError
+from oprt_core.plugins import Registry, get_plugin_manager
+
+ACCEPTED = "f32, f16 or bf16"
+FLOATS = (np.float32, np.float16, ml_dtypes.bfloat16)
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    ops.clear_cache()
+    yield
+    ops.clear_cache()
+
+
+def exact(message: str):
+    """pytest.raises(InvalidArgumentError) whose message is exactly ``message``."""
+    return pytest.raises(InvalidArgumentError, match=f"^{re.escape(message)}$")
+
+
+# -------------------------------------------------------------------------------------------------
+# inputs that are not arrays of the op's dtypes
+
+
+@pytest.mark.parametrize(("value", "got"), [(None, "None"), ("abc", "str"), ({}, "dict"), (object(), "object")])
+def test_not_an_array(value, got):
+    with exact(f"softmax: x must be an array of {ACCEPTED}, got {got}"):
+        ops.softmax(value)
+    with exact(f"relu: x must be an array of {ACCEPTED}, got {got}"):
+        ops.relu(value)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.bool_, np.complex64, np.uint8])
+def test_dtypes_the_ops_do_not_define(dtype):
+    x = np.ones((2, 3), dtype)
+    got = np.dtype(dtype).name
+    f32 = np.ones((2, 3), np.float32)
+    calls = {
+        "copy": lambda: ops.copy(x),
+        "relu": lambda: ops.relu(x),
+        "reduce_sum": lambda: ops.reduce_sum(x),
+        "softmax": lambda: ops.softmax(x),
+    }
+    for op, call in calls.items():
+        with exact(f"{op}: x must be an array of {ACCEPTED}, got {got}"):
+            call()
+    with exact(f"vector_add: a must be an array of {ACCEPTED}, got {got}"):
+        ops.vector_add(x, f32)
+    with exact(f"vector_add: b must be an array of {ACCEPTED}, got {got}"):
+        ops.vector_add(f32, x)
+    with exact(f"softmax: x must be an array of {ACCEPTED}, got {got}"):
+        ops.run("softmax", [x])
+
+
+def test_int32_example_of_the_docs():
+    with exact("softmax: x must be an array of f32, f16 or bf16, got int32"):
+        ops.softmax(np.arange(6, dtype=np.int32).reshape(2, 3))
+
+
+def test_out_of_a_wrong_kind():
+    x = np.ones((2, 3), np.float32)
+    with exact(f"softmax: out must be a writable array of {ACCEPTED}, got float64"):
+        ops.softmax(x, out=np.empty((2, 3)))
+    with exact(f"relu: out must be a writable array of {ACCEPTED}, got list"):
+        ops.relu(x, out=[[0.0] * 3] * 2)
+    with exact(f"copy: out must be a writable array of {ACCEPTED}, got int32"):
+        ops.copy(x, out=np.empty((2, 3), np.int32))
+
+
+def test_torch_like_dtype_names_are_read_without_their_prefix():
+    class TorchLike:  # a tensor stand-in: dtype prints as torch.int32
+        class dtype:  # noqa: N801 - mimics torch.int32's str()
+            def __str__(self) -> str:
+                return "torch.int32"
+
+        dtype = dtype()
+        __cuda_array_interface__ = {}
+
+    with exact(f"softmax: x must be an array of {ACCEPTED}, got int32"):
+        ops.softmax(TorchLike())
+
+
+def test_the_check_comes_before_the_backend():
+    """A wrong input is named even when the backend cannot run here."""
+
+    class Unavailable:
+        name = "nowhere"
+
+        def availability(self):
+            from oprt_core.backend import Availability
+
+            return Availability(False, "no such device")
+
+    class Plugin:
+        @hookimpl
+        def oprt_register_backends(self, register) -> None:
+            register(Unavailable())
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(Plugin(), "nowhere", "tests")
+    with exact(f"softmax: x must be an array of {ACCEPTED}, got None"):
+        ops.run("softmax", [None], backend="nowhere", registry=Registry(pm))
+
+
+# -------------------------------------------------------------------------------------------------
+# Python lists and scalars: converted as numpy.asarray does, Python floats to f32
+
+
+def test_a_list_of_floats_is_f32():
+    out = ops.relu([-1.0, 2.0, 0.5])
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, np.array([0.0, 2.0, 0.5], np.float32))
+    out = ops.vector_add([[1.0, 2.0]], (3.0,))
+    assert out.dtype == np.float32 and out.tolist() == [[4.0, 5.0]]
+    sm = ops.softmax([1, 2.5])  # ints and floats together: numpy's float64, so f32
+    assert sm.dtype == np.float32 and abs(float(sm.sum()) - 1.0) < 1e-6
+    assert ops.reduce_sum([1.5, 2.5]).dtype == np.float32
+    assert ops.copy(2.0).dtype == np.float32 and ops.copy(2.0).shape == ()
+
+
+def test_a_list_of_numpy_half_scalars_keeps_their_dtype():
+    assert ops.copy([np.float16(1), np.float16(2)]).dtype == np.float16
+
+
+@pytest.mark.parametrize(("value", "got"), [([1, 2, 3], "list of int64"), ((True, False), "tuple of bool"),
+                                            (3, "int of int64"), ([1j], "list of complex128")])
+def test_lists_of_other_numbers_are_refused(value, got):
+    with exact(f"relu: x must be an array of {ACCEPTED}, got {got}"):
+        ops.relu(value)
+
+
+def test_a_ragged_list_is_refused():
+    with pytest.raises(InvalidArgumentError, match=r"^softmax: x must be an array of f32, f16 or bf16, got a list "
+                                                   r"numpy cannot make an array of \(.+\)$"):
+        ops.softmax([[1.0], [2.0, 3.0]])
+
+
+def test_a_scalar_has_no_axis_for_softmax():
+    with pytest.raises(InvalidArgumentError, match=r"^softmax: axis -1 is out of range for a 0-d input"):
+        ops.softmax(3.0)
+
+
+# -------------------------------------------------------------------------------------------------
+# docstrings
+
+
+@pytest.mark.parametrize("name", ["run", "copy", "vector_add", "relu", "reduce_sum", "softmax"])
+def test_every_op_function_has_a_docstring(name):
+    doc = getattr(ops, name).__doc__
+    assert doc, f"ops.{name} has no docstring"
+    for word in ("backend", "out", "numpy.asarray", "f32"):
+        assert word in doc, (name, word)
+    if name != "run":
+        assert "Raises" in doc and "InvalidArgumentError" in doc and "must be an array of f32, f16 or bf16" in doc
+
+
+# -------------------------------------------------------------------------------------------------
+# no stray warnings; IEEE results
+
+
+@pytest.fixture
+def no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+@pytest.mark.usefixtures("no_warnings")
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_softmax_with_infinities_is_quiet_and_ieee(dtype):
+    inf = np.inf
+    x = np.array([[-inf, -inf], [inf, 1.0], [-inf, 0.0], [1.0, 2.0]], dtype)
+    out = ops.softmax(x).astype(np.float64)
+    assert np.isnan(out[0]).all() and np.isnan(out[1]).all()  # as torch.softmax gives
+    assert out[2].tolist() == [0.0, 1.0]
+    np.testing.assert_allclose(out[3], np.exp([1.0, 2.0]) / np.exp([1.0, 2.0]).sum(), rtol=1e-2)
+
+
+@pytest.mark.usefixtures("no_warnings")
+def test_overflow_is_quiet_and_inf():
+    big16 = np.array([6e4, -6e4], np.float16)
+    assert np.isinf(ops.vector_add(big16, big16).astype(np.float64)).all()
+    assert ops.relu(big16, negative_slope=2.0).astype(np.float64)[1] == -np.inf
+    assert np.isinf(ops.reduce_sum(np.full(4, 3e38, np.float32)))
+    assert np.isinf(ops.reduce_sum(np.full(4, 6e4, np.float16)).astype(np.float64))
+    nan = np.array([np.nan, 1.0], np.float32)
+    assert np.isnan(ops.softmax(nan)).all() and np.isnan(ops.relu(nan)[0])
+
+
+def test_numpy_error_state_of_the_caller_is_left_alone():
+    with np.errstate(over="raise"):
+        ops.vector_add(np.array([6e4], np.float16), np.array([6e4], np.float16))
+        assert np.geterr()["over"] == "raise"
+
+
+# -------------------------------------------------------------------------------------------------
+# relu: +0.0 for x <= 0 with a zero slope, as torch.relu
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_relu_gives_positive_zero(dtype):
+    x = np.array([-1.0, -0.0, 0.0, -3e-5, 2.0, -np.inf], dtype)
+    out = ops.relu(x)
+    assert out.dtype == np.dtype(dtype)
+    values = out.astype(np.float64)
+    assert values.tolist() == [0.0, 0.0, 0.0, 0.0, 2.0, 0.0]
+    assert not np.signbit(values).any()
+    assert not np.signbit(ops.relu([-1.0])).any()
+    assert not np.signbit(ops.relu(x, negative_slope=-0.0).astype(np.float64)).any()
+    assert np.isnan(ops.relu(np.array([np.nan], dtype)).astype(np.float64)).all()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_leaky_relu_keeps_the_sign(dtype):
+    out = ops.relu(np.array([-2.0, -0.0, 4.0], dtype), negative_slope=0.5).astype(np.float64)
+    assert out.tolist() == [-1.0, 0.0, 4.0] and np.signbit(out[:2]).all()
+
+
+def test_relu_in_place():
+    x = np.array([-1.0, 2.0], np.float32)
+    assert ops.relu(x, out=x) is x
+    assert x.tolist() == [0.0, 2.0] and not np.signbit(x).any()
+
+
+# -------------------------------------------------------------------------------------------------
+# the fast path does not pay for the checks
+
+
+def test_fast_path_skips_the_input_check(host_backend, monkeypatch):
+    class Plugin:
+        @hookimpl
+        def oprt_register_backends(self, register) -> None:
+            register(host_backend)
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(Plugin(), "host-lib", "tests")
+    reg = Registry(pm)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    checked = []
+    real = ops._check_array
+    monkeypatch.setattr(ops, "_check_array", lambda *a, **k: (checked.append(a[1]), real(*a, **k))[1])
+    x = host_backend.to_device(np.array([[-1.0, 2.0]], np.float32))
+    out = host_backend.empty((1, 2), "f32")
+    ops.relu(x, backend="host", out=out)  # the full path checks x and out
+    assert checked == ["x", "out"]
+    ops.relu(x, backend="host", out=out)  # the fast path: no check
+    assert checked == ["x", "out"]
+    np.testing.assert_array_equal(host_backend.to_host(out), [[0.0, 2.0]])
+    with exact(f"relu: x must be an array of {ACCEPTED}, got int32"):
+        ops.relu(np.ones((1, 2), np.int32), backend="host", out=out)
