@@ -250,7 +250,8 @@ __global__ void memset16_kernel(uint4 *__restrict__ p, uint4 v, size_t n) {
 // Enqueued on the legacy default stream, as gpuMemset on device memory is (it does not wait for the host either).
 // The 16-byte-aligned part is written by a kernel of 16-byte stores, the rest by gpuMemsetAsync: as oprt-bench's
 // cold flush (2 x L2) the driver's memset (gpuMemset or gpuMemsetAsync alike) made the op timed after it read
-// ~0.1-0.2 us slower than after torch's zero_ or fill_ (kernels), for either backend's op (scripts/timing_compare.py);
+// ~0.1-0.2 us slower than after torch's zero_ or fill_ (kernels), for either backend's op
+// (scripts/check_baselines.py --parts offset);
 // after this kernel the op reads as after torch's. The mechanism is not known.
 oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
     if (bytes == 0) return OPRT_STATUS_SUCCESS;

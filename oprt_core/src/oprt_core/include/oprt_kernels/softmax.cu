@@ -576,7 +576,7 @@ template <typename T> bool launch_fast(gpuStream_t stream, T *out, const T *x, c
     case 4: launch_fast_rows<T, 2, 2, kBlock>(stream, out, x, f); return true;
     case 8: launch_fast_rows<T, 4, 2, kBlock>(stream, out, x, f); return true;
     case 16: launch_fast_rows<T, 8, 2, kBlock>(stream, out, x, f); return true;
-    case 32:  // f32 x 128: a pack a lane (99.5% against 98.4% for G16 P2, tune-4.log)
+    case 32:  // f32 x 128: a pack a lane (99.5% against 98.4% for G16 P2)
         if constexpr (V == 4) launch_fast_rows<T, 32, 1, kBlock>(stream, out, x, f);
         else launch_fast_rows<T, 16, 2, kBlock>(stream, out, x, f);
         return true;
@@ -585,7 +585,7 @@ template <typename T> bool launch_fast(gpuStream_t stream, T *out, const T *x, c
     case 256: launch_fast_rows<T, 128, 2, 128>(stream, out, x, f); return true;
     case 512: launch_fast_rows<T, 128, 4, 128>(stream, out, x, f); return true;
     case 1024: launch_fast_rows<T, 256, 4, 256>(stream, out, x, f); return true;
-    case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune-s4-2.log)
+    case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune/softmax-rows-config.log)
         // (partial 16-bit rows take 512 x 4 floats: the bounds-checked packed kernel spills ~200 bytes)
         if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
         else if (a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
