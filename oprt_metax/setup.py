@@ -1,8 +1,9 @@
-"""Build of oprt-metax: csrc/*.maca compiled into liboprt_metax.so, then wrapped by cffi.
+"""Build of oprt-metax: the shared kernel sources (oprt_kernels/*.cu of oprt_core's include folder, with
+vendor_maca.h: -DOPRT_VENDOR_MACA) compiled into liboprt_metax.so, then wrapped by cffi.
 
 The flavour comes from OPRT_METAX_TOOLCHAIN (see README.md and docs/metax.md):
 - ``mxcc``: MetaX's MACA compiler from MACA_PATH (default /opt/maca), ``-x maca``, linked to mcruntime;
-- ``nvcc-shim``: the same .maca files compiled by nvcc as CUDA (``-x cu``) with csrc/maca_shim.h
+- ``nvcc-shim``: the same MetaX build compiled by nvcc as CUDA (``-x cu``) with oprt_kernels/maca_cuda_shim.h
   force-included, which maps the MACA names to CUDA ones: runs on NVIDIA GPUs, reported as "nvcc-shim";
 - ``auto`` (default): mxcc when found, otherwise one message naming both options.
 
@@ -23,7 +24,6 @@ from pathlib import Path
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
-CSRC = HERE / "csrc"
 DIST = "oprt-metax"
 
 # oprt_build.py (the shared build code) lies in the oprt include folder: the places that folder may be go on
@@ -42,7 +42,8 @@ from oprt_build import BuildError  # noqa: E402
 
 LIB_NAME = "oprt_metax"
 LOG_NAME = "build-metax.log"
-SHIM = CSRC / "maca_shim.h"
+SHIM_NAME = "maca_cuda_shim.h"  # in the kernels folder
+VENDOR_DEFINE = "-DOPRT_VENDOR_MACA"  # vendor.h: the MACA side
 TOOLCHAINS = ("auto", "mxcc", "nvcc-shim")
 MXCC_FLAGS = ["-x", "maca", "-O3", "-std=c++17", "-fPIC"]
 MXCC_ARCHS = "mxcc default target"
@@ -106,11 +107,8 @@ def mxcc_version(mxcc: str) -> str:
     return match.group(1) if match else "unknown"
 
 
-def _sources() -> list[Path]:
-    sources = sorted(CSRC.glob("*.maca"))
-    if not sources:
-        raise BuildError(f"no MACA sources in {CSRC}")
-    return sources
+def _sources(include_dir: Path) -> list[Path]:
+    return oprt_build.kernel_sources(include_dir)
 
 
 def mxcc_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool = False) -> oprt_build.Plan:
@@ -123,9 +121,10 @@ def mxcc_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool
                              + "); set MACA_PATH or MXCC, or use OPRT_METAX_TOOLCHAIN=nvcc-shim on NVIDIA hosts")
         mxcc = str(maca / "mxgpu_llvm" / "bin" / "mxcc")
     version = mxcc_version(mxcc)
-    sources = _sources()
-    defines = [f'-DOPRT_MX_TOOLCHAIN="mxcc {version}"', f'-DOPRT_MX_ARCHS="{MXCC_ARCHS}"']
-    common = [mxcc, *MXCC_FLAGS, f"--maca-path={maca}", f"-I{maca / 'include'}", f"-I{include_dir}", f"-I{CSRC}",
+    sources = _sources(include_dir)
+    kernels = include_dir / oprt_build.KERNELS_DIR
+    defines = [VENDOR_DEFINE, f'-DOPRT_TOOLCHAIN="mxcc {version}"', f'-DOPRT_ARCHS="{MXCC_ARCHS}"']
+    common = [mxcc, *MXCC_FLAGS, f"--maca-path={maca}", f"-I{maca / 'include'}", f"-I{include_dir}", f"-I{kernels}",
               *defines, *shlex.split(os.environ.get("OPRT_MXCC_FLAGS", ""))]
     compiles = [oprt_build.Compile(src, temp_dir / (src.stem + ".o"),
                                    [*common, "-c", str(src), "-o", str(temp_dir / (src.stem + ".o"))])
@@ -140,14 +139,15 @@ def mxcc_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool
 
 
 def shim_plan(include_dir: Path, temp_dir: Path, out_dir: Path, **_: object) -> oprt_build.Plan:
-    """nvcc -x cu -include maca_shim.h for every .maca, flags and architectures as oprt_nvidia's."""
+    """nvcc -x cu -include maca_cuda_shim.h for every kernel source, flags and architectures as oprt_nvidia's."""
     nvcc = oprt_build.find_nvcc()
     version = oprt_build.nvcc_version(nvcc)
     archs, described = oprt_build.gencode_flags(oprt_build.cuda_archs())
-    sources = _sources()
-    defines = [f'-DOPRT_MX_TOOLCHAIN="nvcc {version}"', f'-DOPRT_MX_ARCHS="{described}"']
-    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, "-x", "cu", "-include", str(SHIM), *defines,
-              f"-I{include_dir}", f"-I{CSRC}", *shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))]
+    sources = _sources(include_dir)
+    kernels = include_dir / oprt_build.KERNELS_DIR
+    defines = [VENDOR_DEFINE, f'-DOPRT_TOOLCHAIN="nvcc {version}"', f'-DOPRT_ARCHS="{described}"']
+    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, "-x", "cu", "-include", str(kernels / SHIM_NAME), *defines,
+              f"-I{include_dir}", f"-I{kernels}", *shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))]
     compiles = [oprt_build.Compile(src, temp_dir / (src.stem + ".o"),
                                    [*common, "-c", str(src), "-o", str(temp_dir / (src.stem + ".o"))])
                 for src in sources]
@@ -162,7 +162,7 @@ def shim_plan(include_dir: Path, temp_dir: Path, out_dir: Path, **_: object) -> 
 
 
 def _deps(include_dir: Path) -> list[Path]:
-    return [*CSRC.glob("*.h"), *(include_dir / h for h in oprt_build.HEADERS)]
+    return oprt_build.kernel_headers(include_dir)
 
 
 def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool = False) -> oprt_build.Plan:

@@ -1,10 +1,11 @@
-"""Build of oprt-nvidia: nvcc compiles csrc/*.cu into liboprt_nvidia.so, then cffi wraps it.
+"""Build of oprt-nvidia: nvcc compiles the shared kernel sources (oprt_kernels/*.cu of oprt_core's include folder,
+with vendor_cuda.h) into liboprt_nvidia.so, then cffi wraps it.
 
 Steps of the custom ``build_ext`` (see README.md for the environment variables); the shared machinery
 (parallel compiles, the log, the cffi extension, the sdist) is oprt_build.py from oprt_core's include folder:
 1. find the oprt include folder (OPRT_INCLUDE_DIR, the copy vendored into the sdist, the repository checkout);
 2. find nvcc as cupy does (NVCC, CUDA_HOME/CUDA_PATH, PATH, /usr/local/cuda);
-3. compile every .cu file in parallel (-Xptxas -v), link liboprt_nvidia.so with the CUDA runtime static,
+3. compile every kernel source in parallel (-Xptxas -v), link liboprt_nvidia.so with the CUDA runtime static,
    keep the whole nvcc output in build-ptxas.log (printed, and shipped inside the package);
 4. build the cffi API-mode extension ``oprt_nvidia._oprt_nvidia`` against it with rpath $ORIGIN.
 """
@@ -19,7 +20,6 @@ from pathlib import Path
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
-CSRC = HERE / "csrc"
 DIST = "oprt-nvidia"
 
 # oprt_build.py (the shared build code) lies in the oprt include folder: the places that folder may be go on
@@ -39,15 +39,14 @@ LIB_NAME = "oprt_nvidia"
 
 
 def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Plan:
-    """nvcc commands: every .cu compiled with NVCC_FLAGS and the gencode flags, one link, runtime static."""
+    """nvcc commands: every kernel source compiled with NVCC_FLAGS and the gencode flags, one link, runtime static."""
     nvcc = oprt_build.find_nvcc()
     version = oprt_build.nvcc_version(nvcc)
     archs, described = oprt_build.gencode_flags(oprt_build.cuda_archs())
-    sources = sorted(CSRC.glob("*.cu"))
-    if not sources:
-        raise oprt_build.BuildError(f"no CUDA sources in {CSRC}")
-    defines = [f'-DOPRT_NV_TOOLCHAIN="nvcc {version}"', f'-DOPRT_NV_ARCHS="{described}"']
-    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, *defines, f"-I{include_dir}", f"-I{CSRC}"]
+    sources = oprt_build.kernel_sources(include_dir)
+    kernels = include_dir / oprt_build.KERNELS_DIR
+    defines = [f'-DOPRT_TOOLCHAIN="nvcc {version}"', f'-DOPRT_ARCHS="{described}"']
+    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, *defines, f"-I{include_dir}", f"-I{kernels}"]
     extra = shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))
     jobs = oprt_build.build_jobs(len(sources))
     compiles = []
@@ -60,18 +59,19 @@ def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Pl
     return oprt_build.Plan(
         title=f"oprt-nvidia build: nvcc {version} ({nvcc}), architectures {described}, {jobs} jobs",
         compiles=compiles, link=link, library=lib, jobs=jobs, tool="nvcc",
-        deps=[*CSRC.glob("*.cuh"), *(include_dir / h for h in oprt_build.HEADERS)],
+        deps=oprt_build.kernel_headers(include_dir),
     )
 
 
 def extra_cdef() -> str:
     """The library's functions outside oprt.h, for the cffi extension (oprt_nvidia.last_launch() calls one): the
-    declarations between csrc/extensions.cuh's OPRT_NV_CDEF markers, the header runtime.cu's definitions compile
-    against."""
-    text = (CSRC / "extensions.cuh").read_text()
+    declarations between oprt_kernels/extensions.cuh's OPRT_NV_CDEF markers, the header runtime.cu's definitions
+    compile against."""
+    header = INCLUDE_DIR / oprt_build.KERNELS_DIR / "extensions.cuh"
+    text = header.read_text()
     begin, end = "// OPRT_NV_CDEF_BEGIN", "// OPRT_NV_CDEF_END"
     if begin not in text or end not in text:
-        raise SystemExit(f"error: {DIST} build: {CSRC / 'extensions.cuh'} lacks its {begin} / {end} markers")
+        raise SystemExit(f"error: {DIST} build: {header} lacks its {begin} / {end} markers")
     return "\n" + text.split(begin, 1)[1].split(end, 1)[0].strip() + "\n"
 
 

@@ -148,16 +148,18 @@ def check_availability_has_a_reason(raw: Any) -> None:
         assert avail.ok, avail.reason
 
 
-def check_sources_match_the_log(backend_dir: str, suffix: str, log_path: Path) -> None:
-    """Every ``csrc/*<suffix>`` of ``<repo>/<backend_dir>`` (when this is a checkout) was built."""
+KERNELS = TESTS.parent / "oprt_core" / "src" / "oprt_core" / "include" / "oprt_kernels"
+
+
+def check_sources_match_the_log(log_path: Path) -> None:
+    """Every shared kernel source (``oprt_kernels/*.cu`` of oprt_core's include folder, when this is a checkout) was
+    built."""
     import pytest
 
-    csrc = TESTS.parent / backend_dir / "csrc"
-    if not csrc.is_dir():
+    if not KERNELS.is_dir():
         pytest.skip("not run from a checkout")
     text = log_path.read_text(encoding="utf-8")
-    pattern = r"^## (\S+" + re.escape(suffix) + r"):"
-    assert {p.name for p in csrc.glob("*" + suffix)} == set(re.findall(pattern, text, re.M))
+    assert {p.name for p in KERNELS.glob("*.cu")} == set(re.findall(r"^## (\S+\.cu):", text, re.M))
 
 
 def check_entry_point_is_installed(name: str, value: str) -> None:

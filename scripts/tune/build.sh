@@ -18,17 +18,17 @@ done
 mkdir -p "$DIR"
 OBJ=$(mktemp -d)
 trap 'rm -rf "$OBJ"' EXIT
-FLAGS=(-O3 -std=c++17 -arch=sm_90 -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_nvidia/csrc")
+FLAGS=(-O3 -std=c++17 -arch=sm_90 -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_core/src/oprt_core/include/oprt_kernels")
 pids=()
-for f in "$ROOT"/oprt_nvidia/csrc/*.cu; do
+for f in "$ROOT"/oprt_core/src/oprt_core/include/oprt_kernels/*.cu; do
     nvcc "${FLAGS[@]}" -c "$f" -o "$OBJ/lib-$(basename "$f" .cu).o" &
     pids+=($!)
 done
-# The harnesses' copies of the library's header kernels live in another namespace (-Doprt_nv=oprt_tune): otherwise
+# The harnesses' copies of the library's header kernels live in another namespace (-Doprt_kernels=oprt_tune): otherwise
 # they and the library's share host stubs and launcher statics (the linker keeps one inline definition), and a
 # kernel attribute set through one copy is not seen by the other's launch. launch_cost.cu includes no such header.
 for op in $OPS; do
-    ns=(-Doprt_nv=oprt_tune -Xptxas -v)
+    ns=(-Doprt_kernels=oprt_tune -Xptxas -v)
     [ "$op" = launch_cost ] && ns=()
     nvcc "${ns[@]}" "${FLAGS[@]}" -c "$ROOT/scripts/tune/$op.cu" -o "$OBJ/main-$op.o" >"$OBJ/$op.ptxas" 2>&1 &
     pids+=($!)

@@ -11,7 +11,7 @@
 // variants whose names contain one of its '|'-separated substrings (the first, the check's reference, always
 // runs), so that a variant that kills the context can be run alone.
 //
-// The mains are compiled with -Doprt_nv=oprt_tune (build.sh): the library headers' kernels and launchers they
+// The mains are compiled with -Doprt_kernels=oprt_tune (build.sh): the library headers' kernels and launchers they
 // include are their own copies; the two host functions those call are the library's (runtime.cu), forwarded below.
 #pragma once
 
@@ -30,26 +30,26 @@
 #include "oprt.h"
 #include "oprt_layout.h"
 
-#pragma push_macro("oprt_nv")
-#undef oprt_nv
-namespace oprt_nv {
+#pragma push_macro("oprt_kernels")
+#undef oprt_kernels
+namespace oprt_kernels {
 oprt_common::DeviceLimits device_limits();
 bool cluster_launch_supported();
-}  // namespace oprt_nv
-#pragma pop_macro("oprt_nv")
-#if defined(oprt_nv)
+}  // namespace oprt_kernels
+#pragma pop_macro("oprt_kernels")
+#if defined(oprt_kernels)
 namespace oprt_tune {
 inline oprt_common::DeviceLimits device_limits() {
-#pragma push_macro("oprt_nv")
-#undef oprt_nv
-    return oprt_nv::device_limits();
-#pragma pop_macro("oprt_nv")
+#pragma push_macro("oprt_kernels")
+#undef oprt_kernels
+    return oprt_kernels::device_limits();
+#pragma pop_macro("oprt_kernels")
 }
 inline bool cluster_launch_supported() {
-#pragma push_macro("oprt_nv")
-#undef oprt_nv
-    return oprt_nv::cluster_launch_supported();
-#pragma pop_macro("oprt_nv")
+#pragma push_macro("oprt_kernels")
+#undef oprt_kernels
+    return oprt_kernels::cluster_launch_supported();
+#pragma pop_macro("oprt_kernels")
 }
 }  // namespace oprt_tune
 #endif

@@ -21,7 +21,7 @@ from gpu_helpers import (
 
 from oprt_core.cabi import abi_version
 
-KERNEL_FILES = ("elementwise.maca", "reduce.maca", "softmax.maca", "runtime.maca")
+KERNEL_FILES = ("elementwise.cu", "reduce.cu", "softmax.cu", "runtime.cu")
 
 
 def test_package_imports_without_loading_the_extension(metax_pkg):
@@ -69,12 +69,12 @@ def test_build_log_is_shipped(metax_pkg):
     for name in KERNEL_FILES:
         assert f"## {name}:" in text, f"{name} missing from {path}"
     if metax_pkg.flavour() == "nvcc-shim":
-        assert "-x cu -include" in text and "maca_shim.h" in text
+        assert "-x cu -include" in text and "maca_cuda_shim.h" in text and "-DOPRT_VENDOR_MACA" in text
         assert re.search(r"Used \d+ registers", text), "no -Xptxas -v register report in the log"
 
 
 def test_sources_match_the_log(metax_pkg):
-    check_sources_match_the_log("oprt_metax", ".maca", metax_pkg.build_log_path())
+    check_sources_match_the_log(metax_pkg.build_log_path())
 
 
 def test_plugin_registers_metax(metax_pkg):

@@ -74,8 +74,8 @@ def test_ptxas_log_is_shipped():
 
 
 def test_sources_match_the_log():
-    """Every .cu file of the checkout (when this is one) was built."""
-    check_sources_match_the_log("oprt_nvidia", ".cu", oprt_nvidia.ptxas_log_path())
+    """Every shared kernel source of the checkout (when this is one) was built."""
+    check_sources_match_the_log(oprt_nvidia.ptxas_log_path())
 
 
 def test_plugin_registers_nvidia():

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
-    "HEADERS", "VENDORED", "VENDOR_DIR", "BuildError", "Compile", "Plan", "NativeBuild", "find_include_dir",
+    "HEADERS", "VENDORED", "VENDOR_DIR", "KERNELS_DIR", "kernel_sources", "kernel_headers",
+    "BuildError", "Compile", "Plan", "NativeBuild", "find_include_dir",
     "parse_cdef", "parse_abi_version", "read_cdef", "pointer_entry_points",
     "read_abi_version", "run_plan", "setup_kwargs", "find_nvcc", "nvcc_version", "cuda_archs", "gencode_flags",
     "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS",
@@ -43,6 +44,23 @@ __all__ = [
 HEADERS = ("oprt.h", "oprt_validate.h", "oprt_layout.h")  # what backend sources include; copied by sdist
 VENDORED = (*HEADERS, "oprt_build.py")  # what an sdist carries in _oprt_include/
 VENDOR_DIR = "_oprt_include"
+# The kernel sources every GPU backend compiles (nvcc for oprt_nvidia; mxcc or the nvcc-shim for oprt_metax), a folder
+# of the include folder; copied into the sdist with the headers.
+KERNELS_DIR = "oprt_kernels"
+
+
+def kernel_sources(include_dir: Path) -> list[Path]:
+    """The shared kernel translation units (``oprt_kernels/*.cu``), sorted; BuildError where there are none."""
+    sources = sorted((Path(include_dir) / KERNELS_DIR).glob("*.cu"))
+    if not sources:
+        raise BuildError(f"no kernel sources in {Path(include_dir) / KERNELS_DIR}")
+    return sources
+
+
+def kernel_headers(include_dir: Path) -> list[Path]:
+    """The headers the kernel sources include (theirs and the oprt ones): a newer one recompiles every source."""
+    folder = Path(include_dir) / KERNELS_DIR
+    return [*sorted(folder.glob("*.cuh")), *sorted(folder.glob("*.h")), *(Path(include_dir) / h for h in HEADERS)]
 
 _DIST = ["oprt"]  # distribution named in error messages; NativeBuild sets it
 
@@ -322,7 +340,7 @@ def setup_kwargs(build: NativeBuild) -> dict:
             super().run()
 
     class Sdist(sdist):
-        """Vendors the oprt headers and oprt_build.py into the sdist (never into the checkout)."""
+        """Vendors the oprt headers, the kernel sources and oprt_build.py into the sdist (never into the checkout)."""
 
         def make_release_tree(self, base_dir: str, files: list[str]) -> None:
             super().make_release_tree(base_dir, files)
@@ -333,6 +351,10 @@ def setup_kwargs(build: NativeBuild) -> dict:
                 if target.exists():
                     target.unlink()  # may be a hard link into the source tree
                 shutil.copyfile(build.include_dir / name, target)
+            kernels = dest / KERNELS_DIR
+            if kernels.exists():
+                shutil.rmtree(kernels)  # may hold hard links into the source tree
+            shutil.copytree(build.include_dir / KERNELS_DIR, kernels)
 
     return {"ext_modules": [Extension(build.ext_name, sources=[])], "cmdclass": {"build_ext": BuildExt, "sdist": Sdist}}
 

@@ -14,7 +14,7 @@
 
 #include "common.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 // Packs per thread on the contiguous path: 1 pack a thread and a block per 256 packs, the best shape measured on the
 // H200 (101% of cudaMemcpy for a 512 MiB f32 copy; more packs a thread, or a one-wave grid-stride grid, read less:
@@ -135,14 +135,17 @@ struct TransposeArgs {
 };
 
 constexpr int kTransposeRows = 8;  // blockDim = (kWarp, kTransposeRows)
+// A tile's extent is a whole number of warp-wide accesses: 64 elements (a 64-lane warp's one access, a 32-lane
+// warp's two); 16-bit pairs move 2 x kWarp elements an access, so their tiles are 64 (32 lanes) or 128 (64 lanes).
 constexpr int kTransposeTile = 64;
+constexpr int kTransposeTilePairs = 2 * kWarp > 64 ? 2 * kWarp : 64;
 // 16-bit pairs on large views: tiles of 128 along r (two 128-byte loads a row, as f32's 64), 64 along c: 16 KB a
 // block where 64 x 64 pairs tiles move 8 KB (6 resident blocks, the register cap, would keep half the f32 kernel's
 // bytes in flight an SM). Taken where the 128 x 64 tiles still make >= kTransposeWidePairsWaves waves of 6 blocks an
 // SM (16384^2 16-bit: ~96% of cudaMemcpy on the H200); below that (4096^2 f16, 2.6 waves) 64 x 64 reads faster
 // (results/h200/tune/transpose-pairs-tiles.log).
-constexpr int kTransposeTileRPairs = 128;
-constexpr int kTransposePairsBlocksPerSm = 6;  // the pairs kernel's __launch_bounds__ minimum
+constexpr int kTransposeTileRPairs = 2 * kWarp > 128 ? 2 * kWarp : 128;
+constexpr int kTransposePairsBlocksPerSm = 6 * 32 / kWarp;  // the pairs kernel's __launch_bounds__ minimum (6 of 256 threads)
 constexpr int64_t kTransposeWidePairsWaves = 8;
 
 // A kTile x kTile tile per block through shared memory: loads coalesced along x's unit-stride dim r,
@@ -161,6 +164,8 @@ ew_transpose_kernel(T *__restrict__ out, const T *__restrict__ x, TransposeArgs 
     constexpr int kPad = 4 / sizeof(T);    // row pitch of an odd number of 32-bit words: no bank conflicts
     constexpr int kStep = kPairs ? 2 : 1;  // elements a thread moves per access
     constexpr int kPerRowR = kTileR / (kWarp * kStep), kPerRowC = kTileC / (kWarp * kStep);
+    static_assert(kPerRowR >= 1 && kPerRowC >= 1 && kPerRowR * kWarp * kStep == kTileR && kPerRowC * kWarp * kStep == kTileC,
+                  "tile extents: whole warp-wide accesses");
     __shared__ __align__(4) T tile[kTileC][kTileR + kPad];
     const int tx = threadIdx.x, ty = threadIdx.y;
     for (int64_t bi = blockIdx.z; bi < args.batch; bi += gridDim.z) {
@@ -269,4 +274,4 @@ ew_flat_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict
     }
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

@@ -6,10 +6,10 @@
 
 #include "common.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 using oprt_common::canonicalize;
 using oprt_common::Dim;
 using oprt_common::make_indexer;
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

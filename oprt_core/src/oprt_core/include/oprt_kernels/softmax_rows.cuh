@@ -9,35 +9,39 @@
 // cudaMemcpy on the tuned shapes.
 #pragma once
 
-#include <cooperative_groups.h>
-
 #include <type_traits>
 #include <utility>
 
 #include "common.cuh"
 
-namespace oprt_nv {
+#if OPRT_HAS_CLUSTERS
+#include <cooperative_groups.h>
+#endif
 
-// ---- thread-block clusters (sm_90 and newer; the callers launch clusters only there) ---------------
+namespace oprt_kernels {
+
+// ---- thread-block clusters (OPRT_HAS_CLUSTERS, sm_90 and newer; the callers launch clusters only there) ----------
+// Without either, one block a cluster, and the calls that only a cluster launch reaches trap.
+#define OPRT_CLUSTERS_ON_DEVICE (OPRT_HAS_CLUSTERS && OPRT_CUDA_ARCH >= 900)
 __device__ __forceinline__ int cluster_blocks() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_CLUSTERS_ON_DEVICE
     return (int)cooperative_groups::this_cluster().num_blocks();
 #else
     return 1;
 #endif
 }
 __device__ __forceinline__ int cluster_rank() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_CLUSTERS_ON_DEVICE
     return (int)cooperative_groups::this_cluster().block_rank();
 #else
     return 0;
 #endif
 }
 __device__ __forceinline__ void cluster_sync() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_CLUSTERS_ON_DEVICE
     cooperative_groups::this_cluster().sync();
 #else
-    __trap();
+    oprt_vendor::trap();
 #endif
 }
 // exp(d) of the fast rows and columns kernels: 16-bit outputs take ex2.approx.ftz of d * log2(e) (an FMUL
@@ -45,12 +49,17 @@ __device__ __forceinline__ void cluster_sync() {
 // Error added: the FMUL's rounding and that of log2(e) as an f32, ~1.2 |d| * 2^-24 relative together (the
 // size of the (x - max) rounding the budget already carries; only d > ln(atol), about -87, is checked), and
 // ex2.approx's 2^-22: ~7e-6 at most, far inside 2 * eps(f16 / bf16) (2e-3 / 1.6e-2). A result below f32's
-// smallest normal flushes to 0: that output is below the f32-tiny atol. f32 keeps expf.
+// smallest normal flushes to 0: that output is below the f32-tiny atol. f32 keeps expf. Without PTX: exp2f of the
+// same product.
 template <typename T> __device__ __forceinline__ float exp_t(float d) {
     if constexpr (sizeof(T) == 2) {
+#if OPRT_PTX_AT_LEAST(0)
         float y;
         asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(d * 1.4426950408889634f));
         return y;
+#else
+        return exp2f(d * 1.4426950408889634f);
+#endif
     } else {
         return expf(d);
     }
@@ -74,7 +83,7 @@ __device__ __forceinline__ void maxsum_merge(float &m, float &s, float m2, float
 // through distributed shared memory: one cluster barrier. Slots must stay alive until every block has
 // read them (a cluster_sync() before any block exits).
 __device__ __forceinline__ void cluster_combine_maxsum(float &m, float &s, float *slot) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_CLUSTERS_ON_DEVICE
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     if (threadIdx.x == 0) slot[0] = m, slot[1] = s;
@@ -88,7 +97,8 @@ __device__ __forceinline__ void cluster_combine_maxsum(float &m, float &s, float
         maxsum_merge(m, s, r[0], r[1]);
     }
 #else
-    __trap();
+    (void)m, (void)s, (void)slot;
+    oprt_vendor::trap();
 #endif
 }
 
@@ -101,11 +111,8 @@ struct FastRowsArgs {
 // consecutive lanes), through shared memory for a block row (G == blockDim.x, a multiple of kWarp).
 template <int G, bool kMax> __device__ __forceinline__ float fast_row_reduce(float v, float *smem) {
     constexpr int kLanes = G < kWarp ? G : kWarp;
-#pragma unroll
-    for (int o = kLanes / 2; o > 0; o >>= 1) {
-        const float w = __shfl_xor_sync(kFullMask, v, o, kLanes);
-        v = kMax ? fmaxf(v, w) : v + w;
-    }
+    using Op = std::conditional_t<kMax, MaxOp, SumOp>;
+    v = oprt_warp::group_allreduce<kLanes>(DeviceWarp{}, v, Op{});
     if constexpr (G > kWarp) {
         if (threadIdx.x % kWarp == 0) smem[threadIdx.x / kWarp] = v;
         __syncthreads();
@@ -126,13 +133,11 @@ template <typename T, int V> __device__ __forceinline__ void unpack_floats(const
     for (int k = 0; k < 4; ++k) {
         if constexpr (sizeof(T) == 4) {
             f[k] = __uint_as_float(w[k]);
-        } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        } else if constexpr (std::is_same<T, bf16_t>::value) {
             f[2 * k] = __uint_as_float(w[k] << 16);
             f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
         } else {
-            __half2 h;
-            memcpy(&h, &w[k], 4);
-            const float2 t = __half22float2(h);
+            const float2 t = oprt_vendor::half2_bits_to_float2(w[k]);
             f[2 * k] = t.x;
             f[2 * k + 1] = t.y;
         }
@@ -148,12 +153,10 @@ template <typename T, int V> __device__ __forceinline__ uint4 pack_floats(const 
     for (int k = 0; k < 4; ++k) {
         if constexpr (sizeof(T) == 4) {
             w[k] = __float_as_uint(f[k]);
-        } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-            const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x = low half
-            memcpy(&w[k], &h, 4);
+        } else if constexpr (std::is_same<T, bf16_t>::value) {
+            w[k] = oprt_vendor::floats_to_bf162_bits(f[2 * k], f[2 * k + 1]);
         } else {
-            const __half2 h = __floats2half2_rn(f[2 * k], f[2 * k + 1]);
-            memcpy(&w[k], &h, 4);
+            w[k] = oprt_vendor::floats_to_half2_bits(f[2 * k], f[2 * k + 1]);
         }
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
@@ -161,9 +164,12 @@ template <typename T, int V> __device__ __forceinline__ uint4 pack_floats(const 
 
 // The same bits, opaque to the compiler: converting them again cannot reuse the floats of an earlier
 // conversion. Without it the kRaw kernels kept every converted value live from the max to the scaling
-// (bf16 256 x 8 packs: 70-170 bytes of spills at the 64-register cap); with it a pack costs 4 registers.
+// (bf16 256 x 8 packs: 70-170 bytes of spills at the 64-register cap); with it a pack costs 4 registers. An empty
+// asm statement, kept with the PTX capability (without it: the bits as they are).
 __device__ __forceinline__ uint4 opaque(uint4 u) {
+#if OPRT_HAS_PTX
     asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+#endif
     return u;
 }
 
@@ -214,7 +220,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     float m = -INFINITY;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
-        const uint4 q = ok(p) ? __ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : make_uint4(0u, 0u, 0u, 0u);
+        const uint4 q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : make_uint4(0u, 0u, 0u, 0u);
         if constexpr (kRaw) raw[p] = q;
         float f[V];
         unpack_floats<T>(q, f);
@@ -274,7 +280,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
 
 // Launches one configuration; the grid has a block per kBlock / G rows (the caller checks it fits).
 template <typename T, int G, int P, int kBlock, int kRaw = 0>
-void launch_fast_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
+void launch_fast_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
     constexpr int64_t kRowsPerBlock = kBlock / G;
     const unsigned grid = (unsigned)((a.rows + kRowsPerBlock - 1) / kRowsPerBlock);
     if (a.L == (int64_t)G * P * Pack<T>::N)
@@ -283,6 +289,7 @@ void launch_fast_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArg
         softmax_fast_rows_kernel<T, G, P, kBlock, false, kRaw><<<grid, kBlock, 0, stream>>>(out, x, a);
 }
 
+#if OPRT_HAS_CLUSTERS
 // Whether `kernel`'s loaded code was compiled for sm_90 or newer: a library built only for older
 // architectures (OPRT_CUDA_ARCHS=80) runs on a Hopper GPU through JIT-compiled compute_80 PTX, where the
 // cluster parts are __trap(). `state` caches the answer (0 unknown, 1 yes, 2 no; a benign race: every
@@ -290,8 +297,8 @@ void launch_fast_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArg
 inline bool kernel_built_for_sm90(const void *kernel, int &state) {
     if (state == 0) {
         cudaFuncAttributes attr;
-        const bool ok = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
-        (void)cudaGetLastError();
+        const bool ok = cudaFuncGetAttributes(&attr, kernel) == gpuSuccess && attr.ptxVersion >= 90;
+        (void)gpuGetLastError();
         state = ok ? 1 : 2;
     }
     return state == 1;
@@ -323,7 +330,7 @@ struct ClusterPolicyScope {
 // The configuration of such a launch (also what cudaOccupancyMaxActiveClusters takes); `attr` is the caller's
 // storage for the cluster attribute (and cluster_policy()'s where it is not the default), which the configuration
 // points to.
-inline cudaLaunchConfig_t cluster_config(int64_t blocks, int threads, int64_t nb, size_t smem, cudaStream_t stream,
+inline cudaLaunchConfig_t cluster_config(int64_t blocks, int threads, int64_t nb, size_t smem, gpuStream_t stream,
                                          cudaLaunchAttribute (&attr)[2]) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)blocks, 1, 1);
@@ -344,19 +351,19 @@ inline cudaLaunchConfig_t cluster_config(int64_t blocks, int threads, int64_t nb
     return cfg;
 }
 template <typename... P, typename... A>
-cudaError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, int64_t nb, size_t smem,
-                            cudaStream_t stream, A &&...args) {
+gpuError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, int64_t nb, size_t smem,
+                            gpuStream_t stream, A &&...args) {
     cudaLaunchAttribute attr[2];
     const cudaLaunchConfig_t cfg = cluster_config(blocks, threads, nb, smem, stream, attr);
-    const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
-    if (err != cudaSuccess) (void)cudaGetLastError();
+    const gpuError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+    if (err != gpuSuccess) (void)gpuGetLastError();
     return err;
 }
 
 // Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row, at most kMaxCluster. False
 // (nothing launched, no error left pending) where the device, the build or the shape does not allow it.
 template <typename T, int G, int P, int kRaw = 0>
-bool launch_fast_cluster_rows(cudaStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
+bool launch_fast_cluster_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
     const int64_t per_block = (int64_t)G * P * Pack<T>::N;
     const int64_t nb = (a.L + per_block - 1) / per_block;
     if (nb < 1 || nb > kMaxCluster || a.rows > 0x7fffffff / kMaxCluster || !cluster_launch_supported()) return false;
@@ -365,7 +372,14 @@ bool launch_fast_cluster_rows(cudaStream_t stream, T *out, const T *x, const Fas
                                                         : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
     static int built[2];
     if (!kernel_built_for_sm90((const void *)kernel, built[full ? 1 : 0])) return false;
-    return launch_clusters(kernel, a.rows * nb, G, nb, 0, stream, out, x, a) == cudaSuccess;
+    return launch_clusters(kernel, a.rows * nb, G, nb, 0, stream, out, x, a) == gpuSuccess;
 }
+#else
+// No clusters (vendor.h): the cluster launches never happen; callers fall back to the block kernels.
+template <typename T, int G, int P, int kRaw = 0>
+bool launch_fast_cluster_rows(gpuStream_t, T *, const T *, const FastRowsArgs &) {
+    return false;
+}
+#endif  // OPRT_HAS_CLUSTERS
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

@@ -6,7 +6,7 @@
 
 #include "elementwise.cuh"
 
-using namespace oprt_nv;
+using namespace oprt_kernels;
 
 namespace {
 
@@ -21,10 +21,10 @@ struct EwDesc {
     oprt_elementwise_plan_t plan;
     EwPath path;
     int32_t tdim;  // transpose: the dim along which x has unit stride
-    size_t driver_bytes = 0;  // copy only: > 0 where a contiguous copy goes to cudaMemcpyAsync (this many bytes)
+    size_t driver_bytes = 0;  // copy only: > 0 where a contiguous copy goes to gpuMemcpyAsync (this many bytes)
 };
 
-// Contiguous copies of up to this many bytes go to the driver's device-to-device copy (cudaMemcpyAsync, what
+// Contiguous copies of up to this many bytes go to the driver's device-to-device copy (gpuMemcpyAsync, what
 // torch's copy_ of contiguous tensors calls): on the H200 it is ahead of the library's copy kernel below 64 MiB,
 // level at 64-256 MiB and behind at 512 MiB (results/h200/tune/copy-driver-vs-kernel.log).
 // OPRT_NVIDIA_COPY=kernel (read when the descriptor is created) keeps the kernel at every size (tests).
@@ -63,7 +63,7 @@ inline unsigned grid_tiles(int64_t ntiles) {
 }
 
 template <typename T, int NIn, typename Op>
-oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_, cudaStream_t stream, Op op,
+oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_, gpuStream_t stream, Op op,
                      const char *name) {
     const oprt_elementwise_plan_t &p = d.plan;
     T *out = static_cast<T *>(out_);
@@ -98,7 +98,6 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             args.C = p.shape[last];
             args.x_sc = p.in_strides[0][last];
             args.o_sr = p.out_strides[k];
-            args.tiles_c = ceil_div(args.C, (int64_t)kTransposeTile);
             args.batch_idx.ndim = 0;
             args.batch = 1;
             bool pairs = sizeof(T) == 2 && args.R % 2 == 0 && args.C % 2 == 0 && args.x_sc % 2 == 0 &&
@@ -112,11 +111,13 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
                 args.batch *= p.shape[i];
                 pairs = pairs && p.out_strides[i] % 2 == 0 && p.in_strides[0][i] % 2 == 0;
             }
+            const int tile = pairs ? kTransposeTilePairs : kTransposeTile;
+            args.tiles_c = ceil_div(args.C, (int64_t)tile);
             // 16-bit pairs in 128 x 64 tiles where those still make kTransposeWidePairsWaves waves (elementwise.cuh)
             const int64_t wide_tiles = ceil_div(args.R, (int64_t)kTransposeTileRPairs) * args.tiles_c * args.batch;
             const bool wide = pairs && wide_tiles >= kTransposeWidePairsWaves * kTransposePairsBlocksPerSm *
                                                          (int64_t)device_limits().sm_count;
-            args.tiles_r = ceil_div(args.R, (int64_t)(wide ? kTransposeTileRPairs : kTransposeTile));
+            args.tiles_r = ceil_div(args.R, (int64_t)(wide ? kTransposeTileRPairs : tile));
             const dim3 block(kWarp, kTransposeRows);
             const dim3 grid((unsigned)(args.tiles_c < 0x7fffffff ? args.tiles_c : 0x7fffffff),
                             (unsigned)(args.tiles_r < 65535 ? args.tiles_r : 65535),
@@ -124,13 +125,13 @@ oprt_status_t launch(const EwDesc &d, void *out_, const void *a_, const void *b_
             if constexpr (sizeof(T) == 2) {
                 if (wide) {
                     note_launch("ew_transpose_pairs_wide");
-                    ew_transpose_kernel<T, kTransposeTileRPairs, kTransposeTile, true>
+                    ew_transpose_kernel<T, kTransposeTileRPairs, kTransposeTilePairs, true>
                         <<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
                 if (pairs) {
                     note_launch("ew_transpose_pairs");
-                    ew_transpose_kernel<T, kTransposeTile, kTransposeTile, true>
+                    ew_transpose_kernel<T, kTransposeTilePairs, kTransposeTilePairs, true>
                         <<<grid, block, 0, stream>>>(out, a, args, op);
                     break;
                 }
@@ -252,14 +253,14 @@ oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t wor
         // overlapping ranges are undefined for cudaMemcpyAsync: those keep the kernel
         const uintptr_t o = (uintptr_t)out, i = (uintptr_t)x;
         if (o + n <= i || i + n <= o) {
-            note_launch("cudaMemcpyAsync");
-            const cudaError_t err = cudaMemcpyAsync(out, x, n, cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
-            return err == cudaSuccess ? OPRT_STATUS_SUCCESS : cuda_status(err, "copy (cudaMemcpyAsync)");
+            note_launch(OPRT_DRIVER_COPY_NAME);
+            const gpuError_t err = gpuMemcpyAsync(out, x, n, gpuMemcpyDeviceToDevice, (gpuStream_t)stream);
+            return err == gpuSuccess ? OPRT_STATUS_SUCCESS : gpu_status(err, "copy (" OPRT_DRIVER_COPY_NAME ")");
         }
     }
     return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {
         using S = typename Storage<decltype(tag)>::type;
-        return launch<S, 1>(desc->d, out, x, NULL, (cudaStream_t)stream, CopyOp{}, "copy kernel");
+        return launch<S, 1>(desc->d, out, x, NULL, (gpuStream_t)stream, CopyOp{}, "copy kernel");
     });
 }
 
@@ -292,7 +293,7 @@ oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace
     OPRT_CHECK(check_pointers("vector_add", desc->d, out, a, b));
     return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {
         using T = decltype(tag);
-        return launch<T, 2>(desc->d, out, a, b, (cudaStream_t)stream, AddOp{}, "vector_add kernel");
+        return launch<T, 2>(desc->d, out, a, b, (gpuStream_t)stream, AddOp{}, "vector_add kernel");
     });
 }
 
@@ -323,7 +324,7 @@ oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t wor
     OPRT_CHECK(check_pointers("relu", desc->d, out, x, NULL));
     return dispatch_dtype(desc->d.plan.dtype, [&](auto tag) {
         using T = decltype(tag);
-        return launch<T, 1>(desc->d, out, x, NULL, (cudaStream_t)stream, ReluOp{desc->negative_slope},
+        return launch<T, 1>(desc->d, out, x, NULL, (gpuStream_t)stream, ReluOp{desc->negative_slope},
                             "relu kernel");
     });
 }

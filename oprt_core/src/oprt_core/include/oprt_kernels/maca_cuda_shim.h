@@ -1,13 +1,13 @@
-// maca_shim.h: the nvcc-shim flavour of oprt_metax. Force-included (nvcc -include maca_shim.h) before
-// every .maca file when OPRT_METAX_TOOLCHAIN=nvcc-shim: it maps each MACA name the sources use to its
-// CUDA twin, so the very same kernels and runtime glue build with nvcc and run on NVIDIA GPUs. It is the
-// only place CUDA names appear in oprt_metax. Never used by the mxcc build.
+// maca_cuda_shim.h: the nvcc-shim flavour of oprt_metax. Force-included (nvcc -include maca_cuda_shim.h) before
+// every kernel source when OPRT_METAX_TOOLCHAIN=nvcc-shim: it maps each MACA name vendor_maca.h uses to its
+// CUDA twin, so the MetaX build of the kernels and runtime glue (vendor_maca.h, no NVIDIA capability) builds
+// with nvcc and runs on NVIDIA GPUs. Never used by the mxcc build.
 //
-// What it verifies: the algorithms, the glue and the validation, on 32-lane NVIDIA warps. What it cannot:
-// MACA's own headers, mxcc, and 64-lane MetaX waves (kWarpSize is 32 here; see docs/metax.md).
+// What it verifies: the algorithms, the glue and the validation of the MetaX build, on 32-lane NVIDIA warps. What
+// it cannot: MACA's own headers, mxcc, and 64-lane MetaX waves (32 lanes here; see docs/metax.md).
 #pragma once
 
-#define OPRT_METAX_NVCC_SHIM 1
+#define OPRT_MACA_NVCC_SHIM 1
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -46,6 +46,7 @@
 // ---- device attributes ------------------------------------------------------------------------------
 #define mcDeviceAttributeMultiProcessorCount cudaDevAttrMultiProcessorCount
 #define mcDeviceAttributeMaxThreadsPerMultiProcessor cudaDevAttrMaxThreadsPerMultiProcessor
+#define mcDeviceAttributeMaxSharedMemoryPerMultiprocessor cudaDevAttrMaxSharedMemoryPerMultiprocessor
 #define mcDeviceAttributeWarpSize cudaDevAttrWarpSize
 #define mcDeviceAttributeMemoryClockRate cudaDevAttrMemoryClockRate
 #define mcDeviceAttributeMemoryBusWidth cudaDevAttrGlobalMemoryBusWidth
@@ -58,6 +59,7 @@
 #define mcMalloc cudaMalloc
 #define mcFree cudaFree
 #define mcMemcpy cudaMemcpy
+#define mcMemcpyAsync cudaMemcpyAsync
 #define mcMemsetAsync cudaMemsetAsync
 #define mcMemcpyHostToDevice cudaMemcpyHostToDevice
 #define mcMemcpyDeviceToHost cudaMemcpyDeviceToHost

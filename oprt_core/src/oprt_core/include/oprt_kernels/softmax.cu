@@ -19,8 +19,9 @@
 //    from L2); otherwise (longer axes, no 16-byte packs) threads across that dim, blockDim.y rows in
 //    flight, an online (max, sum) per column combined in shared memory, then a second sweep that writes,
 //    in reverse order so its first reads hit L2.
-#include <cooperative_groups.h>
-
+// The cluster paths (fast cluster rows, cluster rows, the on-chip, group and stash column kernels) need
+// OPRT_HAS_CLUSTERS (the column kernels OPRT_HAS_PTX as well: OPRT_COLS_CLUSTERS); without them the same cases take
+// the block kernels (online rows, the generic columns kernel).
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -29,7 +30,7 @@
 #include "softmax_cols.cuh"
 #include "softmax_rows.cuh"
 
-using namespace oprt_nv;
+using namespace oprt_kernels;
 
 namespace {
 
@@ -121,9 +122,7 @@ softmax_rows_regs_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs 
 // Reduces over groups of kGroup consecutive lanes (kGroup a power of two <= kWarp); every lane of a group
 // gets its group's result. Called by all lanes of the warp.
 template <int kGroup, typename Op> __device__ __forceinline__ float group_reduce(float v, Op op) {
-#pragma unroll
-    for (int offset = kGroup / 2; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(kFullMask, v, offset, kGroup));
-    return v;
+    return oprt_warp::group_allreduce<kGroup>(DeviceWarp{}, v, op);
 }
 
 // Rows of up to kWarp * kSlots * VV elements: kGroup lanes per row, kWarp / kGroup rows per warp, so every
@@ -211,10 +210,11 @@ softmax_rows_group_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs
 // [q * kBlockRowThreads * kSlots * VV, ...) of the row in registers, laid out as in a block row. The
 // blocks' maxima, then sums, are exchanged through distributed shared memory between cluster barriers.
 // The last barrier keeps every block's shared memory alive until all have read it.
+#if OPRT_HAS_CLUSTERS
 template <typename T, int kSlots>
 __global__ void __launch_bounds__(kBlockRowThreads, kBlockRowMinBlocks)
 softmax_rows_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, RowsArgs a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_CLUSTERS_ON_DEVICE
     namespace cg = cooperative_groups;
     constexpr int VV = Pack<T>::N;
     __shared__ float smem[kMaxThreadsPerBlock / kWarp];
@@ -277,9 +277,10 @@ softmax_rows_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, RowsAr
     }
     cluster.sync();
 #else
-    __trap();  // launched only where cluster_launch_supported() (sm_90 and newer)
+    oprt_vendor::trap();  // launched only where cluster_launch_supported() (sm_90 and newer)
 #endif
 }
+#endif  // OPRT_HAS_CLUSTERS
 
 // A block per row of any length: online (max, sum) in one read, then a second read that writes.
 template <typename T, bool kVec>
@@ -390,6 +391,7 @@ struct oprt_softmax_descriptor {
 
 namespace {
 
+#if OPRT_COLS_CLUSTERS
 // f32 columns over axes of more than 8 x 1024 rows: the on-chip kernel without clusters (launch_cols_group), the
 // f32 fallback where the pushed clusters (launch_cols_fast below, faster) do not launch; shorter axes and 16-bit
 // gain nothing from it. The workspace is sized from the shape alone (0 where the kernel cannot take it); whether it
@@ -408,6 +410,9 @@ size_t cols_group_workspace_f32(const ColsArgs &c) {
     return cols_group_workspace_for<float, kGroupLanes, kGroupThreads, kGroupRegRows, kGroupSmemRows>(c.L, c.inner,
                                                                                                        c.outer);
 }
+#else
+size_t cols_group_workspace_f32(const ColsArgs &) { return 0; }  // no on-chip column kernel in this build
+#endif
 
 void plan_softmax(oprt_softmax_descriptor *d) {
     const oprt_axis_plan_t &p = d->plan;
@@ -463,7 +468,7 @@ void plan_softmax(oprt_softmax_descriptor *d) {
 constexpr int kMaxValues = 32;
 
 template <typename T, bool kVec, bool kWarpGroup, int S>
-void launch_slots(unsigned grid, unsigned block, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+void launch_slots(unsigned grid, unsigned block, gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
     if constexpr (S * VV <= kMaxValues) {
         note_launch(kVec ? "softmax_rows_regs_vec" : "softmax_rows_regs");
@@ -472,7 +477,7 @@ void launch_slots(unsigned grid, unsigned block, cudaStream_t stream, T *out, co
 }
 
 template <typename T, bool kVec, bool kWarpGroup>
-void launch_regs(int slots, unsigned grid, unsigned block, cudaStream_t stream, T *out, const T *x,
+void launch_regs(int slots, unsigned grid, unsigned block, gpuStream_t stream, T *out, const T *x,
                  const RowsArgs &a) {
     switch (slots) {
     case 1: launch_slots<T, kVec, kWarpGroup, 1>(grid, block, stream, out, x, a); break;
@@ -485,7 +490,7 @@ void launch_regs(int slots, unsigned grid, unsigned block, cudaStream_t stream, 
 }
 
 template <typename T, bool kVec, int kGroup, int S>
-void launch_group_slots(unsigned grid, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+void launch_group_slots(unsigned grid, gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int VV = kVec ? Pack<T>::N : 1;
     if constexpr (S * VV <= kMaxValues) {
         note_launch(kVec ? "softmax_rows_group_vec" : "softmax_rows_group");
@@ -495,7 +500,7 @@ void launch_group_slots(unsigned grid, cudaStream_t stream, T *out, const T *x, 
 
 // group < kWarp only when a row has at most `group` packs, so one slot; a full warp takes 1..32 slots.
 template <typename T, bool kVec>
-void launch_group(int group, int slots, unsigned grid, cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+void launch_group(int group, int slots, unsigned grid, gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     static_assert(kWarp == 32 || kWarp == 64, "launch_group: add the cases of this warp width");
     switch (group) {
     case 1: launch_group_slots<T, kVec, 1, 1>(grid, stream, out, x, a); return;
@@ -524,13 +529,14 @@ void launch_group(int group, int slots, unsigned grid, cudaStream_t stream, T *o
 
 // Rows of up to kClusterMax x kRegsRowMax elements through softmax_rows_cluster_kernel, where the device
 // launches clusters; false (nothing launched, no error left pending) when it does not or the launch fails.
+#if OPRT_HAS_CLUSTERS
 constexpr int kClusterMax = kMaxCluster;
 
 template <typename T, int kSlots> bool cluster_kernel_built() {
     static int state = 0;
     return kernel_built_for_sm90((const void *)softmax_rows_cluster_kernel<T, kSlots>, state);
 }
-template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+template <typename T> bool launch_cluster_rows(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     constexpr int kSlots = kMaxValues / V;
     const int64_t per_block = (int64_t)kBlockRowThreads * kSlots * V;
@@ -540,8 +546,11 @@ template <typename T> bool launch_cluster_rows(cudaStream_t stream, T *out, cons
         return false;
     note_launch("softmax_rows_cluster");
     return launch_clusters(softmax_rows_cluster_kernel<T, kSlots>, a.rows * nblocks, kBlockRowThreads, nblocks, 0,
-                           stream, out, x, a) == cudaSuccess;
+                           stream, out, x, a) == gpuSuccess;
 }
+#else
+template <typename T> bool launch_cluster_rows(gpuStream_t, T *, const T *, const RowsArgs &) { return false; }
+#endif
 
 // The row stride form of rows with at most one kept dim (none: a single row).
 FastRowsArgs fast_args(const RowsArgs &a) {
@@ -555,7 +564,7 @@ FastRowsArgs fast_args(const RowsArgs &a) {
 // rows of 128 packs a warp of 4 packs, longer rows a block of 128..512 threads with 2..8 packs (16-bit
 // rows of 2048 packs keep raw packs): each the fastest configuration measured for its width on the H200, 93-100%
 // of cudaMemcpy (results/h200/tune/softmax-rows-config.log). False (nothing launched) when the rows do not qualify.
-template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+template <typename T> bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     if (a.kept.ndim > 1 || a.L > kRegsRowMax || a.rows > ((int64_t)1 << 31) - 1) return false;
     const FastRowsArgs f = fast_args(a);
@@ -567,7 +576,7 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
     case 4: launch_fast_rows<T, 2, 2, kBlock>(stream, out, x, f); return true;
     case 8: launch_fast_rows<T, 4, 2, kBlock>(stream, out, x, f); return true;
     case 16: launch_fast_rows<T, 8, 2, kBlock>(stream, out, x, f); return true;
-    case 32:  // f32 x 128: a pack a lane (99.5% against 98.4% for G16 P2, tune-4.log)
+    case 32:  // f32 x 128: a pack a lane (99.5% against 98.4% for G16 P2)
         if constexpr (V == 4) launch_fast_rows<T, 32, 1, kBlock>(stream, out, x, f);
         else launch_fast_rows<T, 16, 2, kBlock>(stream, out, x, f);
         return true;
@@ -576,7 +585,7 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
     case 256: launch_fast_rows<T, 128, 2, 128>(stream, out, x, f); return true;
     case 512: launch_fast_rows<T, 128, 4, 128>(stream, out, x, f); return true;
     case 1024: launch_fast_rows<T, 256, 4, 256>(stream, out, x, f); return true;
-    case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune-s4-2.log)
+    case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune/softmax-rows-config.log)
         // (partial 16-bit rows take 512 x 4 floats: the bounds-checked packed kernel spills ~200 bytes)
         if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
         else if (a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
@@ -597,7 +606,7 @@ template <typename T> bool launch_fast(cudaStream_t stream, T *out, const T *x, 
 // exps (kRawExp, 32768 elements a block): on 65536-wide rows the fastest shapes measured on the H200 (f16 ~81% of
 // cudaMemcpy; smaller blocks, or raw packs with two exps an element, which saturate the exp unit, read less).
 // Longer rows take the generic cluster kernel, then online rows.
-template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, const T *x, const RowsArgs &a) {
+template <typename T> bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
     const FastRowsArgs f = fast_args(a);
     if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 512, 8>(stream, out, x, f);
@@ -610,7 +619,8 @@ template <typename T> bool launch_fast_cluster(cudaStream_t stream, T *out, cons
 // sweep's loads evict_last, the second sweep's loads and the writes evict_first). False where neither applies (the
 // caller's generic columns kernel runs).
 template <typename T>
-bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c, void *ws, size_t ws_size) {
+bool launch_cols_fast(gpuStream_t stream, T *out, const T *x, const ColsArgs &c, void *ws, size_t ws_size) {
+#if OPRT_COLS_CLUSTERS
     constexpr int64_t V = Pack<T>::N, S = sizeof(T);
     bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&
                (c.os * S) % 16 == 0;
@@ -662,11 +672,15 @@ bool launch_cols_fast(cudaStream_t stream, T *out, const T *x, const ColsArgs &c
     constexpr int kLanes = V == 4 ? 16 : 8;  // 256-byte (f32) / 128-byte (16-bit) strips
     note_launch("softmax_cols_stash");
     return launch_cols_cluster<T, kLanes, 512, 4, kColsL2Hint>(stream, out, x, a, c.outer, 2048, 2, kMaxCluster, true);
+#else
+    (void)stream, (void)out, (void)x, (void)c, (void)ws, (void)ws_size;
+    return false;
+#endif
 }
 
 template <typename T>
 oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t ws_size, void *out_, const void *x_,
-                             cudaStream_t stream) {
+                             gpuStream_t stream) {
     T *out = static_cast<T *>(out_) + d.o_off;
     const T *x = static_cast<const T *>(x_) + d.x_off;
     constexpr int V = Pack<T>::N;
@@ -753,7 +767,7 @@ oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size
     OPRT_CHECK(check_workspace("softmax", desc->workspace, workspace, workspace_size));
     return dispatch_dtype(desc->plan.dtype, [&](auto tag) {
         return launch_softmax<decltype(tag)>(*desc, desc->workspace ? workspace : nullptr, desc->workspace, out, x,
-                                             (cudaStream_t)stream);
+                                             (gpuStream_t)stream);
     });
 }
 

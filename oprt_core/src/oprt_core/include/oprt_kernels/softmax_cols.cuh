@@ -21,7 +21,13 @@
 
 #include "softmax_rows.cuh"
 
-namespace oprt_nv {
+// The whole file needs thread-block clusters and inline PTX (mbarriers, st.async, cp.async, acquire/release loads,
+// %globaltimer; its cluster-free group launch still needs the rest); softmax.cu chooses these kernels only where
+// both are there.
+#define OPRT_COLS_CLUSTERS (OPRT_HAS_CLUSTERS && OPRT_HAS_PTX)
+#if OPRT_COLS_CLUSTERS
+
+namespace oprt_kernels {
 
 struct ColsClusterArgs {
     int64_t L, inner, xs, os;  // axis length; inner extent; x's and out's strides along the axis
@@ -83,7 +89,7 @@ __device__ __forceinline__ unsigned long long globaltimer_ns() {
     return now;
 }
 __device__ __forceinline__ void st_relaxed_u64(unsigned long long *p, unsigned long long v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#if OPRT_PTX_AT_LEAST(700)
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 #else
     *(volatile unsigned long long *)p = v;
@@ -91,7 +97,7 @@ __device__ __forceinline__ void st_relaxed_u64(unsigned long long *p, unsigned l
 }
 __device__ __forceinline__ unsigned long long ld_relaxed_u64(const unsigned long long *p) {
     unsigned long long v;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#if OPRT_PTX_AT_LEAST(700)
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 #else
     v = *(const volatile unsigned long long *)p;
@@ -157,7 +163,7 @@ __device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (
         float cm = c < W ? st_m[sub][c] : -INFINITY, cs = c < W ? st_s[sub][c] : 0.f;
 #pragma unroll
         for (int d = 1; d < P; d *= 2) {
-            const float m2 = __shfl_xor_sync(kFullMask, cm, d), s2 = __shfl_xor_sync(kFullMask, cs, d);
+            const float m2 = shfl_xor(cm, d), s2 = shfl_xor(cs, d);
             merge_pair<kMerge>(cm, cs, m2, s2);
         }
         if (sub == 0 && c < W) put(c, cm, cs);
@@ -166,12 +172,12 @@ __device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (
 // The two halves of a cluster barrier: arrive once this block is done reading the others' shared memory,
 // wait before it exits (its own shared memory stays alive until all have arrived).
 __device__ __forceinline__ void cluster_arrive() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
     asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 #endif
 }
 __device__ __forceinline__ void cluster_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #endif
 }
@@ -194,7 +200,7 @@ template <int W, int kMaxNb = 16> struct alignas(16) ColsPush {
 };
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void push_init(unsigned long long *bar, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
@@ -205,13 +211,13 @@ __device__ __forceinline__ void push_init(unsigned long long *bar, unsigned byte
 }
 __device__ __forceinline__ void push_start(unsigned long long *bar, unsigned bytes) {
     push_init(bar, bytes);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 #endif
 }
 // Writes v into rank r's copy of the shared variable at p (kXSplit's ticket broadcast)
 __device__ __forceinline__ void st_cluster_u32(const void *p, int r, unsigned v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
     unsigned rd;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(smem_u32(p)), "r"(r));
     asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(rd), "r"(v) : "memory");
@@ -219,7 +225,7 @@ __device__ __forceinline__ void st_cluster_u32(const void *p, int r, unsigned v)
 }
 __device__ __forceinline__ unsigned ld_acquire_u32(const unsigned *p) {
     unsigned v;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#if OPRT_PTX_AT_LEAST(700)
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
 #else
     v = *(const volatile unsigned *)p;
@@ -227,7 +233,7 @@ __device__ __forceinline__ unsigned ld_acquire_u32(const unsigned *p) {
     return v;
 }
 __device__ __forceinline__ void st_release_u32(unsigned *p, unsigned v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#if OPRT_PTX_AT_LEAST(700)
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 #else
     *(volatile unsigned *)p = v;
@@ -236,7 +242,7 @@ __device__ __forceinline__ void st_release_u32(unsigned *p, unsigned v) {
 // st.async of 16 bytes (two columns' pairs) into the same offset of rank r's shared memory, completing there on
 // the mbarrier at bar's offset
 __device__ __forceinline__ void push_pairs(const void *dst, const unsigned long long *bar, int r, float4 v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
     unsigned rd, rb;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(smem_u32(dst)), "r"(r));
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(smem_u32(bar)), "r"(r));
@@ -246,7 +252,7 @@ __device__ __forceinline__ void push_pairs(const void *dst, const unsigned long 
 #endif
 }
 __device__ __forceinline__ void push_wait(unsigned long long *bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
     unsigned done = 0;
     while (!done)
         asm volatile(
@@ -297,14 +303,14 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
 #pragma unroll
         for (int e = 0; e < V; ++e) {
 #pragma unroll
-            for (int d = kLanes; d < kWarp; d *= 2) s[e] += __shfl_xor_sync(kFullMask, s[e], d);
+            for (int d = kLanes; d < kWarp; d *= 2) s[e] += shfl_xor(s[e], d);
         }
     } else {
 #pragma unroll
         for (int d = kLanes; d < kWarp; d *= 2) {
 #pragma unroll
             for (int e = 0; e < V; ++e) {
-                const float m2 = __shfl_xor_sync(kFullMask, m[e], d), s2 = __shfl_xor_sync(kFullMask, s[e], d);
+                const float m2 = shfl_xor(m[e], d), s2 = shfl_xor(s[e], d);
                 merge_pair<kMerge>(m[e], s[e], m2, s2);
             }
         }
@@ -334,7 +340,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
             cs += cm == -INFINITY || sw == 0.f ? sw : sw * __expf(st.wm[w][c] - cm);
         }
 #pragma unroll
-        for (int d = 1; d < P; d *= 2) cs += __shfl_xor_sync(kFullMask, cs, d);
+        for (int d = 1; d < P; d *= 2) cs += shfl_xor(cs, d);
         if (sub == 0) st.bm[c] = cm, st.bs[c] = cs;
     } else {
         auto put_block = [&](int c, float cm, float cs) {
@@ -432,7 +438,7 @@ __device__ __forceinline__ void cols_merge_stats(float (&m)[V], float (&s)[V], C
                 }
             }
         } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if OPRT_PTX_AT_LEAST(900)
             cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
 #pragma unroll
             for (int i = 0; i < R; ++i) {
@@ -523,7 +529,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             const T *p = px + (k0 + u) * xstep;
             raw[u] = !valid(k0 + u)        ? make_uint4(0u, 0u, 0u, 0u)
                      : kMode == kColsL2Hint ? ld_policy(p, pol_last)
-                                            : __ldg(reinterpret_cast<const uint4 *>(p));
+                                            : oprt_vendor::ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u)
@@ -544,7 +550,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
         bool grow = false;
 #pragma unroll
         for (int e = 0; e < V; ++e) grow |= tmax[e] > m[e];
-        if (__any_sync(kFullMask, grow)) {
+        if (oprt_vendor::warp_any(grow)) {
 #pragma unroll
             for (int e = 0; e < V; ++e) {
                 const float mn = fmaxf(m[e], tmax[e]);
@@ -585,7 +591,7 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
             raw[u] = !(k >= 0 && valid(k)) ? make_uint4(0u, 0u, 0u, 0u)
                      : k < a.stash           ? stash[(int64_t)k * kThreads + t]
                      : kMode == kColsL2Hint  ? ld_policy(p, pol_first)
-                                             : __ldg(reinterpret_cast<const uint4 *>(p));
+                                             : oprt_vendor::ldg(reinterpret_cast<const uint4 *>(p));
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -612,13 +618,13 @@ softmax_cols_cluster_kernel(T *__restrict__ out, const T *__restrict__ x, ColsCl
 // its load and store phases without overlap.
 
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if OPRT_PTX_AT_LEAST(800)
     const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
 #endif
 }
 __device__ __forceinline__ void cp_async_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if OPRT_PTX_AT_LEAST(800)
     asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
@@ -741,7 +747,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
     for (int k = 0; k < kRegRows; ++k)
         reg[k] = k >= n ? make_uint4(0u, 0u, 0u, 0u)
                  : kHint ? ld_policy(px + k * xstep, pol)
-                         : __ldg(reinterpret_cast<const uint4 *>(px + k * xstep));
+                         : oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + k * xstep));
 #pragma unroll
     for (int k = 0; k < kSmemRows; ++k)
         if (kRegRows + k < n) cp_async16(&held[k * kThreads + t], px + (kRegRows + k) * xstep);
@@ -774,7 +780,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 #pragma unroll
         for (int e = 0; e < V; ++e) {
 #pragma unroll
-            for (int d = kLanes; d < kWarp; d *= 2) m[e] = fmaxf(m[e], __shfl_xor_sync(kFullMask, m[e], d));
+            for (int d = kLanes; d < kWarp; d *= 2) m[e] = fmaxf(m[e], shfl_xor(m[e], d));
         }
     }
     float mu[V];
@@ -827,7 +833,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
         }
         __syncthreads();
         if (t < W) {
-            const float2 other = __ldcg(&probe.pair_slots[(cid ^ 1) * W + t]);
+            const float2 other = ld_cg(&probe.pair_slots[(cid ^ 1) * W + t]);
             float cm = st.gm[t], cs = st.gs[t];
             maxsum_merge(cm, cs, other.x, other.y);
             st.gm[t] = cm, st.gi[t] = 1.f / cs;
@@ -862,7 +868,7 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
                 float cm = -INFINITY, cs = 0.f;
                 for (int64_t j = 0; j < G; ++j) {
                     const float2 p =
-                        j == part ? make_float2(st.gm[t], st.gs[t]) : __ldcg(&a.xpairs[(base + j) * W + t]);
+                        j == part ? make_float2(st.gm[t], st.gs[t]) : ld_cg(&a.xpairs[(base + j) * W + t]);
                     if (j == 0) cm = p.x, cs = p.y;
                     else maxsum_merge_fast(cm, cs, p.x, p.y);
                 }
@@ -915,19 +921,19 @@ softmax_cols_onchip_kernel(T *__restrict__ out, const T *__restrict__ x, ColsClu
 // large there (a function's attribute is per device; set[] is the caller's per-kernel static record, a
 // benign race: every writer writes what it has set). An unknown device is always set, never recorded.
 constexpr int kAttrDevices = 64;
-inline cudaError_t func_attribute_at_least(const void *kernel, cudaFuncAttribute attr, int value,
+inline gpuError_t func_attribute_at_least(const void *kernel, cudaFuncAttribute attr, int value,
                                            int (&set)[kAttrDevices]) {
     int dev = 0;
-    const bool known = cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kAttrDevices;
-    (void)cudaGetLastError();
-    if (known && set[dev] >= value) return cudaSuccess;
-    const cudaError_t err = cudaFuncSetAttribute(kernel, attr, value);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
+    const bool known = gpuGetDevice(&dev) == gpuSuccess && dev >= 0 && dev < kAttrDevices;
+    (void)gpuGetLastError();
+    if (known && set[dev] >= value) return gpuSuccess;
+    const gpuError_t err = cudaFuncSetAttribute(kernel, attr, value);
+    if (err != gpuSuccess) {
+        (void)gpuGetLastError();
         return err;
     }
     if (known) set[dev] = value;
-    return cudaSuccess;
+    return gpuSuccess;
 }
 
 // Why the last launch_cols_cluster call launched nothing (diagnostics for the tune harness; not thread-safe).
@@ -942,18 +948,18 @@ inline const char *&cols_cluster_refusal() {
 // (no error pending, cols_cluster_refusal() says why) where an attribute or the launch is refused.
 template <typename... P, typename... A>
 bool launch_cols_clusters(void (*kernel)(P...), int (&allowed16)[kAttrDevices], int (&allowed)[kAttrDevices],
-                          int64_t blocks, int threads, int64_t nb, size_t dyn, cudaStream_t stream, A &&...args) {
+                          int64_t blocks, int threads, int64_t nb, size_t dyn, gpuStream_t stream, A &&...args) {
     const char *&why = cols_cluster_refusal();
-    cudaError_t err = cudaSuccess;
+    gpuError_t err = gpuSuccess;
     if (nb > kMaxCluster)
         err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1,
                                       allowed16);
-    if (err == cudaSuccess && dyn > 48 * 1024)
+    if (err == gpuSuccess && dyn > 48 * 1024)
         err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn,
                                       allowed);
-    if (err == cudaSuccess) err = launch_clusters(kernel, blocks, threads, nb, dyn, stream, std::forward<A>(args)...);
-    why = err == cudaSuccess ? "" : cudaGetErrorString(err);
-    return err == cudaSuccess;
+    if (err == gpuSuccess) err = launch_clusters(kernel, blocks, threads, nb, dyn, stream, std::forward<A>(args)...);
+    why = err == gpuSuccess ? "" : gpuGetErrorString(err);
+    return err == gpuSuccess;
 }
 
 // Launches one configuration: segments of seg_target rows (fewer blocks where L is shorter), clusters of
@@ -965,7 +971,7 @@ bool launch_cols_clusters(void (*kernel)(P...), int (&allowed16)[kAttrDevices], 
 // caller's fallback runs.
 // max_cluster: 8 (portable) or 16 (a non-portable size, allowed on the kernel here; sm_90 has it).
 template <typename T, int kLanes, int kThreads, int kUnroll, int kMode = kColsL2>
-bool launch_cols_cluster(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
+bool launch_cols_cluster(gpuStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                          int64_t seg_target, int max_blocks_per_sm, int max_cluster = kMaxCluster,
                          bool stash = false) {
     constexpr int V = Pack<T>::N;
@@ -1020,7 +1026,7 @@ template <int kLanes, int kThreads, int kRegRows, int kSmemRows> constexpr int64
 // pending) where the device, the build or the shape does not allow it, or the cluster does not fit.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kHint = false,
           bool kStoreExp = true, int kMerge = 0, int kX = kXCluster>
-bool launch_cols_onchip(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
+bool launch_cols_onchip(gpuStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer,
                         ColsProbe probe = {}) {
     static_assert(kX == kXCluster || kX == kXPush, "a cluster exchange");
     constexpr int V = Pack<T>::N;
@@ -1080,7 +1086,7 @@ size_t cols_group_workspace_for(int64_t L, int64_t inner, int64_t outer) {
 // build, the shape, the workspace or the device's residency does not allow it.
 template <typename T, int kLanes, int kThreads, int kRegRows, int kSmemRows, bool kStoreExp = true, int kMerge = 0,
           int kMaxNb = 16>
-bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer, void *ws,
+bool launch_cols_group(gpuStream_t stream, T *out, const T *x, ColsClusterArgs a, int64_t outer, void *ws,
                        size_t ws_size, int64_t chunk = 1, ColsProbe probe = {}) {
     constexpr int V = Pack<T>::N, W = kLanes * V;
     constexpr int64_t RL = kThreads / kLanes, kCap = RL * (kRegRows + kSmemRows);
@@ -1103,14 +1109,14 @@ bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
     if (!kernel_built_for_sm90((const void *)kernel, built)) return false;
     const size_t dyn = (size_t)kSmemRows * kThreads * 16;
     static int allowed[kAttrDevices];
-    cudaError_t err = cudaSuccess;
+    gpuError_t err = gpuSuccess;
     if (dyn > 48 * 1024)
         err = func_attribute_at_least((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn, allowed);
     int per_sm = 0;
-    if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, dyn);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        why = cudaGetErrorString(err);
+    if (err == gpuSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, dyn);
+    if (err != gpuSuccess) {
+        (void)gpuGetLastError();
+        why = gpuGetErrorString(err);
         return false;
     }
     const int64_t resident = (int64_t)per_sm * device_limits().sm_count;
@@ -1121,12 +1127,14 @@ bool launch_cols_group(cudaStream_t stream, T *out, const T *x, ColsClusterArgs 
     a.ticket = static_cast<unsigned *>(ws);
     a.slots = reinterpret_cast<unsigned long long *>(static_cast<char *>(ws) + kGroupTicketBytes);
     err = cudaMemsetAsync(ws, 0xff, need, stream);
-    if (err == cudaSuccess) {
+    if (err == gpuSuccess) {
         kernel<<<(unsigned)(a.groups * nb), kThreads, dyn, stream>>>(out, x, a, probe);
-        err = cudaGetLastError();
+        err = gpuGetLastError();
     }
-    why = err == cudaSuccess ? "" : cudaGetErrorString(err);
-    return err == cudaSuccess;
+    why = err == gpuSuccess ? "" : gpuGetErrorString(err);
+    return err == gpuSuccess;
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels
+
+#endif  // OPRT_COLS_CLUSTERS

@@ -9,7 +9,7 @@
 
 #include "common.cuh"
 
-namespace oprt_nv {
+namespace oprt_kernels {
 
 // Blocks of 256 per SM the register budget must allow: 1 (a block per row read 8192x8192 f32 over axis -1 at ~95%
 // of cudaMemcpy on the H200, where 3 blocks, <= 85 registers, in a one-wave grid read 88%).
@@ -24,7 +24,7 @@ struct ColsArgs {
 // acc[e] += element e of v, in f32. bf16 through pack_to_f (common.cuh: a 32-bit word at a time), f32 and f16
 // element by element.
 template <typename T> __device__ __forceinline__ void add_pack(float (&acc)[Pack<T>::N], const Pack<T> &v) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    if constexpr (std::is_same_v<T, bf16_t>) {
         float f[Pack<T>::N];
         pack_to_f(v, f);
 #pragma unroll
@@ -236,12 +236,12 @@ reduce_cols_band_finish_kernel(T *__restrict__ out, const float *__restrict__ ws
         for (; s + 7 * 8 < a.splits; s += 64) {
             float4 v[8];
 #pragma unroll
-            for (int u = 0; u < 8; ++u) v[u] = __ldcg(reinterpret_cast<const float4 *>(ws + (s + u * 8) * total + i));
+            for (int u = 0; u < 8; ++u) v[u] = ld_cg(reinterpret_cast<const float4 *>(ws + (s + u * 8) * total + i));
 #pragma unroll
             for (int u = 0; u < 8; ++u) acc[u].x += v[u].x, acc[u].y += v[u].y, acc[u].z += v[u].z, acc[u].w += v[u].w;
         }
         for (; s < a.splits; s += 8) {
-            const float4 v = __ldcg(reinterpret_cast<const float4 *>(ws + s * total + i));
+            const float4 v = ld_cg(reinterpret_cast<const float4 *>(ws + s * total + i));
             acc[0].x += v.x, acc[0].y += v.y, acc[0].z += v.z, acc[0].w += v.w;
         }
     }
@@ -265,4 +265,4 @@ reduce_cols_band_finish_kernel(T *__restrict__ out, const float *__restrict__ ws
     }
 }
 
-}  // namespace oprt_nv
+}  // namespace oprt_kernels

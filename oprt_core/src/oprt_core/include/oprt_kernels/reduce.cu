@@ -21,7 +21,7 @@
 #include "layout.cuh"
 #include "reduce_cols.cuh"
 
-using namespace oprt_nv;
+using namespace oprt_kernels;
 
 namespace {
 
@@ -439,7 +439,7 @@ template <typename T> bool trips_path(const oprt_reduce_sum_descriptor &d, const
 
 template <typename T>
 oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void *out_, const void *x_,
-                            cudaStream_t stream) {
+                            gpuStream_t stream) {
     T *out = static_cast<T *>(out_) + d.o_off;
     const T *x = static_cast<const T *>(x_) + d.x_off;
     float *w = static_cast<float *>(ws);
@@ -492,7 +492,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
         OPRT_CHECK(check_launch("reduce_sum rows kernel"));
         if (a.splits > 1) {
             note_launch_also("reduce_rows_finish");
-            OPRT_CHECK(cuda_status(launch_dependent(reduce_rows_finish_kernel<T>, grid_for(a.rows * kBlock, kBlock),
+            OPRT_CHECK(gpu_status(launch_dependent(reduce_rows_finish_kernel<T>, grid_for(a.rows * kBlock, kBlock),
                                                     kBlock, stream, out, (const float *)w, a),
                                    "reduce_sum rows finishing kernel"));
         }
@@ -514,7 +514,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
             <<<grid_all(c.outer * c.tiles * c.splits, 1), dim3(kBandBX, kBandBY), band_cap_smem<T>(d.lim), stream>>>(
                 (float *)w, x, c);
         OPRT_CHECK(check_launch("reduce_sum band kernel"));
-        OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_band_finish_kernel<T>,
+        OPRT_CHECK(gpu_status(launch_dependent(reduce_cols_band_finish_kernel<T>,
                                                  (unsigned)ceil_div(c.outer * c.inner, (int64_t)128), dim3(32, 8),
                                                  stream, out, (const float *)w, c),
                                "reduce_sum band finishing kernel"));
@@ -538,7 +538,7 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     OPRT_CHECK(check_launch("reduce_sum cols kernel"));
     if (c.splits > 1) {
         note_launch_also("reduce_cols_finish");
-        OPRT_CHECK(cuda_status(launch_dependent(reduce_cols_finish_kernel<T>, grid_for(c.outer * c.inner, kBlock),
+        OPRT_CHECK(gpu_status(launch_dependent(reduce_cols_finish_kernel<T>, grid_for(c.outer * c.inner, kBlock),
                                                 kBlock, stream, out, (const float *)w, c),
                                "reduce_sum cols finishing kernel"));
     }
@@ -591,7 +591,7 @@ oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace
     if (x == NULL && desc->plan.numel_in > 0) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "reduce_sum: x is NULL");
     OPRT_CHECK(check_workspace("reduce_sum", desc->workspace, workspace, workspace_size));
     return dispatch_dtype(desc->plan.dtype, [&](auto tag) {
-        return launch_reduce<decltype(tag)>(*desc, workspace, out, x, (cudaStream_t)stream);
+        return launch_reduce<decltype(tag)>(*desc, workspace, out, x, (gpuStream_t)stream);
     });
 }
 
