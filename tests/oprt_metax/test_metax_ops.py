@@ -18,9 +18,10 @@ MAPPING = {"nvidia_backend": "metax_backend", "nvidia_ext": "metax_ext", "nvidia
 
 globals().update(reuse_tests(
     "oprt_nvidia/test_nvidia_ops.py", MAPPING,
-    # backend="nvidia" inside: rewritten below; the 2^31-element tests need their module fixture (4 GiB)
+    # backend="nvidia" inside: rewritten below; the 2^31-element tests need their module fixture (4 GiB); the
+    # metax plugin reports no kernel names (no last_launch), so the kernel column test is nvidia's alone
     exclude=("test_cupy_inputs", "test_torch_inputs", "test_copy_over_2_31_elements",
-             "test_reduce_sum_over_2_31_elements"),
+             "test_reduce_sum_over_2_31_elements", "test_bench_rows_name_their_kernels"),
 ))
 
 
