@@ -36,8 +36,8 @@ import struct
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -376,6 +376,40 @@ def _dtype_name(array: Any) -> str:
 # The op functions try the fast path themselves, on a params key of their own (``_value_key`` of each param, in
 # order; a float's 8 bytes straight away), and build the params dict only for the full path.
 
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# The paragraphs every op function's docstring ends with: backend, out and aliasing, and what it raises.
+_CALL_DOC = """
+
+    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
+    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
+    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
+    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
+    refused there). {aliasing}
+
+    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
+    naming the op, the argument and the dtypes accepted:
+    ``{op}: {arg} must be an array of f32, f16 or bf16, got int32``;
+    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
+    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
+    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
+    """
+_IN_PLACE = """In place: ``out`` may be an input itself (the same array; each element is read before it is
+    written)."""
+
+
+def _call_doc(op: str, arg: str, in_place: bool) -> Callable[[_F], _F]:
+    """Ends an op function's docstring with :data:`_CALL_DOC` for ``op`` (``arg``: the input its example names)."""
+    aliasing = _IN_PLACE if in_place else "``out`` must not overlap ``x``."
+
+    def decorate(fn: _F) -> _F:
+        fn.__doc__ = (fn.__doc__ or "").rstrip() + _CALL_DOC.format(op=op, arg=arg, aliasing=aliasing)
+        return fn
+
+    return decorate
+
+@_call_doc("copy", "x", in_place=True)
 def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
     """Copy ``x`` into a new array (or into ``out``): the same values and dtype, laid out contiguously.
 
@@ -383,20 +417,6 @@ def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
         x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
             tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
             f32 (ints and bools are refused).
-
-    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
-    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
-    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
-    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
-    refused there). In place: ``out`` may be an input itself (the same array; each element is read before it is
-    written).
-
-    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
-    naming the op, the argument and the dtypes accepted:
-    ``copy: x must be an array of f32, f16 or bf16, got int32``;
-    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
-    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
-    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
     """
     fast = _fast_launch("copy", (), backend, out, (x,)) if out is not None else None
     if fast is True:
@@ -404,6 +424,7 @@ def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
     return _full("copy", (x,), None, backend, out, None, fast)
 
 
+@_call_doc("vector_add", "b", in_place=True)
 def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
     """``a + b`` elementwise with numpy broadcasting, computed in f32 and rounded once to the inputs' dtype.
 
@@ -411,20 +432,6 @@ def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None
         a, b: arrays of one dtype (f32, f16 or bf16), any strides, shapes that broadcast together (the
             output has the broadcast shape); a Python list or scalar is converted by ``numpy.asarray``, Python
             floats to f32.
-
-    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
-    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
-    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
-    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
-    refused there). In place: ``out`` may be an input itself (the same array; each element is read before it is
-    written).
-
-    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
-    naming the op, the argument and the dtypes accepted:
-    ``vector_add: b must be an array of f32, f16 or bf16, got int32``;
-    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
-    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
-    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
     """
     fast = _fast_launch("vector_add", (), backend, out, (a, b)) if out is not None else None
     if fast is True:
@@ -432,6 +439,7 @@ def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None
     return _full("vector_add", (a, b), None, backend, out, None, fast)
 
 
+@_call_doc("relu", "x", in_place=True)
 def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: Any | None = None) -> Any:
     """Leaky ReLU elementwise: ``x`` where ``x > 0``, else ``x * negative_slope``; with the default slope 0 the
     negative inputs (and -0.0) give +0.0, as ``torch.relu`` does; NaN stays NaN.
@@ -441,20 +449,6 @@ def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: An
             tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
             f32 (ints and bools are refused).
         negative_slope: a finite float (or int) multiplying the negative inputs.
-
-    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
-    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
-    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
-    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
-    refused there). In place: ``out`` may be an input itself (the same array; each element is read before it is
-    written).
-
-    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
-    naming the op, the argument and the dtypes accepted:
-    ``relu: x must be an array of f32, f16 or bf16, got int32``;
-    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
-    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
-    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
     """
     pkey = _f64_bytes(negative_slope) if type(negative_slope) is float else _value_key(negative_slope)
     fast = _fast_launch("relu", pkey, backend, out, (x,)) if out is not None else None
@@ -463,6 +457,7 @@ def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: An
     return _full("relu", (x,), {"negative_slope": negative_slope}, backend, out, None, fast)
 
 
+@_call_doc("reduce_sum", "x", in_place=False)
 def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend: str = "numpy",
                out: Any | None = None) -> Any:
     """The sum of ``x`` over one axis, or over all elements with ``axis=None``; accumulated in f32 (at least)
@@ -474,19 +469,6 @@ def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend
             f32 (ints and bools are refused).
         axis: the axis to reduce (negative counts from the end), or None for all.
         keepdims: keep the reduced axis as extent 1 (with ``axis=None``: every axis).
-
-    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
-    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
-    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
-    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
-    refused there). ``out`` must not overlap ``x``.
-
-    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
-    naming the op, the argument and the dtypes accepted:
-    ``reduce_sum: x must be an array of f32, f16 or bf16, got int32``;
-    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
-    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
-    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
     """
     pkey = (_value_key(axis), _value_key(keepdims))
     fast = _fast_launch("reduce_sum", pkey, backend, out, (x,)) if out is not None else None
@@ -495,6 +477,7 @@ def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend
     return _full("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend, out, None, fast)
 
 
+@_call_doc("softmax", "x", in_place=False)
 def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
     """Softmax over one axis: ``exp(x - max) / sum(exp(x - max))`` along ``axis``, so the outputs along it are
     in [0, 1] and sum to 1; computed in f32 and rounded once to ``x``'s dtype. A slice holding +inf, or only
@@ -505,19 +488,6 @@ def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None =
             tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
             f32 (ints and bools are refused).
         axis: the axis along which the outputs sum to 1 (negative counts from the end); a 0-d ``x`` has none.
-
-    ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
-    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
-    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
-    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
-    refused there). ``out`` must not overlap ``x``.
-
-    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
-    naming the op, the argument and the dtypes accepted:
-    ``softmax: x must be an array of f32, f16 or bf16, got int32``;
-    and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
-    :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
-    missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
     """
     fast = _fast_launch("softmax", _value_key(axis), backend, out, (x,)) if out is not None else None
     if fast is True:
