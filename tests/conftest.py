@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from importlib import metadata
 
+import pytest
+
 try:
     from hypothesis import HealthCheck, settings
 except ImportError:  # hypothesis is a dev dependency; only property tests need it
@@ -31,3 +33,10 @@ def _version(dist: str) -> str:
 def pytest_report_header(config) -> list[str]:
     dists = ("oprt-core", "oprt-bench", "oprt-nvidia", "oprt-metax", "oprt-testplugin")
     return ["oprt: " + ", ".join(f"{d} {_version(d)}" for d in dists)]
+
+
+@pytest.fixture(autouse=True)
+def _private_calibration_cache(tmp_path_factory, monkeypatch):
+    """Every test starts with an empty calibration cache of its own (oprt-bench reuses calibrations between
+    runs; a test must measure, or see the reuse it sets up, never another test's)."""
+    monkeypatch.setenv("OPRT_CACHE_DIR", str(tmp_path_factory.mktemp("oprt-cache")))

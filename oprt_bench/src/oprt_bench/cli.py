@@ -102,6 +102,9 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--calibrate/--no-calibrate", default=True, show_default=True,
               help="Measure each backend's peak bandwidth (device-to-device copy) and timer floor first; "
                    "without it pct_of_peak and the launch-bound flag stay empty.")
+@click.option("--recalibrate", is_flag=True,
+              help="Measure the calibration again even where one of the last 12 h on the same device and build is "
+                   "cached (see docs/measurement.md).")
 @click.option("--time-budget", "time_budget", type=float, default=None, metavar="SECONDS",
               help="Sampling time per case and backend; at least --min-samples are taken. [default: 0.5; 0.1 for "
                    "smoke]")
@@ -129,11 +132,13 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--format", "formats", default=",".join(FORMATS), show_default=True, metavar="csv,json,html",
               help="Outputs: results.csv, results.json, report.html (run.json is always written).")
 @click.option("-q", "--quiet", is_flag=True, help="Only the final summary line.")
-@click.option("-v", "--verbose", is_flag=True, help="Every row with its spread, full messages.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Every row with its spread, full messages; the seconds of each phase of the run.")
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...], mode: str,
-        baseline: str | None, cold: bool, flush: str, calibrate: bool, time_budget: float | None, target_ci: float,
+        baseline: str | None, cold: bool, flush: str, calibrate: bool, recalibrate: bool, time_budget: float | None,
+        target_ci: float,
         min_samples: int, seed: int,
         out: Path | None, resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
         formats: str, quiet: bool, verbose: bool) -> int | None:
@@ -151,7 +156,8 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
                         baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, target_ci=target_ci,
                         min_samples=min_samples, seed=seed,
-                        formats=formats, calibrate=calibrate, isolation=isolation, case_timeout_s=case_timeout,
+                        formats=formats, calibrate=calibrate, recalibrate=recalibrate, isolation=isolation,
+                        case_timeout_s=case_timeout,
                         availability_timeout_s=availability_timeout)
     outcome = sweep(_registry(ctx), opts, sys.argv, out=out, resume=resume, explicit=_explicit(ctx), quiet=quiet,
                     verbose=verbose)

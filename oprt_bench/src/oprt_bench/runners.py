@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from oprt_core.spec import Case, OpSpec
@@ -54,6 +55,16 @@ class Runners:
         for w in self.workers.values():
             w.close()
 
+    def start_all(self) -> dict[str, float]:
+        """Start every backend's worker at once (each loads its backend, imports its runtime and creates its
+        device context in parallel with the others); returns the seconds each took. A worker that cannot start
+        reports it in its backend's first calibration or row."""
+        if not self.workers:
+            return {}
+        with ThreadPoolExecutor(max_workers=len(self.workers), thread_name_prefix="oprt-bench start") as pool:
+            futures = {name: pool.submit(w.start) for name, w in self.workers.items()}
+            return {name: f.result() for name, f in futures.items()}
+
     def calibrate(self, entry: BackendEntry, cold: bool, flush: str = "dirty") -> tuple[Calibration, TimerCheck]:
         worker = self.workers.get(entry.name)
         if worker is None:
@@ -76,7 +87,14 @@ class Runners:
         if worker is None:
             fill_row(entry, spec, case, dtype, prepared(), self.plan.mode, self.plan.timing, row)
             return row
-        task = RowTask(entry.detached(), spec.name, case, dtype, row, self.plan.mode, self.plan.timing)
+        # several workers run this case: the parent draws it once and shares it (shared_case); one draws its own
+        shared = None
+        if len(self.workers) > 1:
+            try:
+                shared = prepared.shared()
+            except OSError:  # no room in /dev/shm: each worker draws the case itself, as a lone one does
+                shared = None
+        task = RowTask(entry.detached(), spec.name, case, dtype, row, self.plan.mode, self.plan.timing, shared)
         try:
             done: Row = worker.call("row", task, self.plan.case_timeout_s or default_case_timeout(0.0))
             return done

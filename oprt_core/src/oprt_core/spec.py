@@ -228,7 +228,7 @@ class OpSpec:
     def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> np.ndarray:
         """The float64 reference result of the op on ``inputs`` (cast to float64 first)."""
         params = self.validate_params(params, [np.shape(x) for x in inputs])
-        inputs64 = [np.asarray(x).astype(np.float64) for x in inputs]
+        inputs64 = [to_float64(x) for x in inputs]
         return np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
 
     # -- cost model ---------------------------------------------------------------------
@@ -269,15 +269,18 @@ class OpSpec:
         return b.atol, b.rtol
 
     def check(self, out: np.ndarray, inputs: Sequence[np.ndarray], dtype: str | DType,
-              params: Mapping[str, Any] | None = None, ref: np.ndarray | None = None) -> CheckResult:
+              params: Mapping[str, Any] | None = None, ref: np.ndarray | None = None,
+              inputs64: Sequence[np.ndarray] | None = None) -> CheckResult:
         """Compare a backend's output (host array) with the float64 reference within budget. A NaN output
-        matches a NaN reference (so a test of NaN inputs must poison its output with something else)."""
+        matches a NaN reference (so a test of NaN inputs must poison its output with something else).
+        ``inputs64``: the inputs already in float64 (a caller checking several outputs converts them once)."""
         dt = get_dtype(dtype)
         params = self.validate_params(params, [np.shape(x) for x in inputs])
-        inputs64 = [np.asarray(x).astype(np.float64) for x in inputs]
+        if inputs64 is None:
+            inputs64 = [to_float64(x) for x in inputs]
         if ref is None:
             ref = np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
-        out64 = np.asarray(out).astype(np.float64)
+        out64 = to_float64(out)
         # one layout for both (a reference of a transposed view is transposed too): mixed-order elementwise
         # passes below would otherwise walk one operand across the cache, several times slower
         ref, out64 = np.ascontiguousarray(ref), np.ascontiguousarray(out64)
@@ -327,6 +330,15 @@ class OpSpec:
             f"{nbad} of {ref.size} elements outside budget (rtol={rtol:.3g}); worst at {tuple(int(i) for i in idx)}: "
             f"got {out64[idx]!r}, expected {ref[idx]!r}",
         )
+
+
+def to_float64(x: Any) -> np.ndarray:
+    """``x`` as a float64 array (its layout kept; no copy when it is one already). bfloat16 goes through
+    float32, exactly and ~10x faster than ml_dtypes' direct cast."""
+    a = np.asarray(x)
+    if a.dtype.name == "bfloat16":
+        return a.astype(np.float32).astype(np.float64)
+    return a.astype(np.float64, copy=False)
 
 
 def _type_names(p: Param) -> str:
