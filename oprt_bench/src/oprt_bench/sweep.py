@@ -6,7 +6,8 @@ from (``--seed``, op, case, dtype) -- so a row does not depend on what else the 
 and the float64 reference is computed once; then each backend, the baseline first, is checked
 and timed on copies of those inputs. Under process isolation (the default) each backend's rows run
 in its own worker process (:mod:`oprt_bench.worker`, :class:`~oprt_bench.runners.Runners`), which
-draws the same inputs from the same seed. See docs/measurement.md and docs/reliability.md.
+draws the same inputs from the same seed, or, when several workers run the case, maps the parent's copy
+(:mod:`oprt_bench.shared_case`). See docs/measurement.md and docs/reliability.md.
 
 The names a script needs to run a sweep (:class:`SweepOptions`, :func:`make_plan`, :func:`run_sweep`)
 are importable from here.

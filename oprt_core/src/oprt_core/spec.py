@@ -10,8 +10,10 @@ registered through the ``oprt_register_ops`` hook; the five core ops live in
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -294,32 +296,21 @@ class OpSpec:
         if atol.ndim:  # per output element (reduce_sum)
             atol = np.ascontiguousarray(np.broadcast_to(atol, ref.shape)).reshape(-1)
         flat_ref, flat_out = ref.reshape(-1), out64.reshape(-1)
-        # compared in cache-sized chunks: ~15 elementwise passes over whole float64 arrays cost seconds and
-        # several times the output's memory on the default and large cases
-        chunk = 1 << 16
-        abs_max, rel_max, nbad, worst, worst_at = [], [], 0, -np.inf, -1
-        for start in range(0, flat_ref.size, chunk):
-            r, o = flat_ref[start:start + chunk], flat_out[start:start + chunk]
-            a = atol[start:start + chunk] if atol.ndim else atol
-            with np.errstate(invalid="ignore", over="ignore"):
-                err = np.abs(o - r)
-                err[np.isnan(o) & ~np.isnan(r)] = np.inf
-                # inf == inf and NaN where the reference is NaN (a NaN input propagated) are exact
-                same_inf = (np.isinf(r) & (o == r)) | (np.isnan(r) & np.isnan(o))
-                err[same_inf] = 0.0
-                abs_r = np.abs(r)
-                rel = err / np.maximum(abs_r, np.finfo(np.float64).tiny)
-                allowed = a + rtol * abs_r
-                bad = ~(err <= allowed) & ~same_inf  # inf == inf is exact even where rtol * inf is nan
-                abs_max.append(np.max(err))
-                rel_max.append(np.max(np.where(abs_r > 0, rel, 0.0)))
-                n = int(np.count_nonzero(bad))
-                if n:
-                    nbad += n
-                    excess = np.where(bad, err - allowed, -np.inf)
-                    j = int(np.argmax(excess))
-                    if worst_at < 0 or not excess[j] <= worst:  # NaN ranks first, as np.argmax does
-                        worst, worst_at = excess[j], start + j
+        # compared in cache-sized chunks (~15 elementwise passes over whole float64 arrays cost seconds and
+        # several times the output's memory), spans of chunks on threads for large outputs (numpy releases the GIL)
+        spans = _spans(flat_ref.size)
+        if len(spans) == 1:
+            parts = [_compare(flat_ref, flat_out, atol, rtol, *spans[0])]
+        else:
+            with ThreadPoolExecutor(len(spans), thread_name_prefix="oprt-check") as pool:
+                parts = list(pool.map(lambda span: _compare(flat_ref, flat_out, atol, rtol, *span), spans))
+        abs_max = [p.abs_max for p in parts]
+        rel_max = [p.rel_max for p in parts]
+        nbad, worst, worst_at = 0, -np.inf, -1
+        for part in parts:  # in index order, ranked as within a span: the first of equal excesses, NaN first
+            nbad += part.nbad
+            if part.nbad and (worst_at < 0 or not part.worst <= worst):
+                worst, worst_at = part.worst, part.worst_at
         max_abs = float(np.max(abs_max))
         max_rel = float(np.max(rel_max))
         if nbad == 0:
@@ -332,13 +323,81 @@ class OpSpec:
         )
 
 
+_CHUNK = 1 << 16  # elements compared at once: a few float64 arrays of it stay in the L2
+_PARALLEL_MIN = 1 << 22  # outputs from this many elements are checked on several threads
+
+
+def _spans(n: int) -> list[tuple[int, int]]:
+    """[lo, hi) element spans of whole chunks, one per thread (a single span below ``_PARALLEL_MIN``)."""
+    threads = min(os.cpu_count() or 1, 16, max(1, n // (_PARALLEL_MIN // 4))) if n >= _PARALLEL_MIN else 1
+    step = -(-n // threads // _CHUNK) * _CHUNK
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)] or [(0, 0)]
+
+
+@dataclass
+class _Compared:
+    abs_max: float
+    rel_max: float
+    nbad: int
+    worst: float
+    worst_at: int
+
+
+def _compare(flat_ref: np.ndarray, flat_out: np.ndarray, atol: np.ndarray, rtol: float, lo: int,
+             hi: int) -> _Compared:
+    """The error statistics of elements [lo, hi) (see :meth:`OpSpec.check`)."""
+    abs_max, rel_max, nbad, worst, worst_at = [0.0], [0.0], 0, -np.inf, -1
+    for start in range(lo, hi, _CHUNK):
+        stop = min(hi, start + _CHUNK)
+        r, o = flat_ref[start:stop], flat_out[start:stop]
+        a = atol[start:stop] if atol.ndim else atol
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(o - r)
+            err[np.isnan(o) & ~np.isnan(r)] = np.inf
+            # inf == inf and NaN where the reference is NaN (a NaN input propagated) are exact
+            same_inf = (np.isinf(r) & (o == r)) | (np.isnan(r) & np.isnan(o))
+            err[same_inf] = 0.0
+            abs_r = np.abs(r)
+            rel = err / np.maximum(abs_r, np.finfo(np.float64).tiny)
+            allowed = a + rtol * abs_r
+            bad = ~(err <= allowed) & ~same_inf  # inf == inf is exact even where rtol * inf is nan
+            abs_max.append(np.max(err))
+            rel_max.append(np.max(np.where(abs_r > 0, rel, 0.0)))
+            n = int(np.count_nonzero(bad))
+            if n:
+                nbad += n
+                excess = np.where(bad, err - allowed, -np.inf)
+                j = int(np.argmax(excess))
+                if worst_at < 0 or not excess[j] <= worst:  # NaN ranks first, as np.argmax does
+                    worst, worst_at = excess[j], start + j
+    return _Compared(float(np.max(abs_max)), float(np.max(rel_max)), nbad, worst, worst_at)
+
+
 def to_float64(x: Any) -> np.ndarray:
-    """``x`` as a float64 array (its layout kept; no copy when it is one already). bfloat16 goes through
-    float32, exactly and ~10x faster than ml_dtypes' direct cast."""
+    """``x`` as a float64 array (its layout kept; no copy when it is one already). 16-bit floats go through
+    float32 (exact; bfloat16 ~10x faster than ml_dtypes' direct cast); large contiguous arrays convert on threads."""
     a = np.asarray(x)
-    if a.dtype.name == "bfloat16":
+    if a.dtype == np.float64:
+        return a
+    spans = _spans(a.size) if a.flags.c_contiguous else [(0, a.size)]
+    if len(spans) == 1:
+        return _f64(a)
+    out = np.empty(a.shape, np.float64)
+    src, dst = a.reshape(-1), out.reshape(-1)
+
+    def convert(span: tuple[int, int]) -> None:
+        dst[span[0]:span[1]] = _f64(src[span[0]:span[1]])
+
+    with ThreadPoolExecutor(len(spans), thread_name_prefix="oprt-f64") as pool:
+        list(pool.map(convert, spans))
+    return out
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    # 16-bit floats through float32: exact, and numpy / ml_dtypes convert to float32 several times faster
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
         return a.astype(np.float32).astype(np.float64)
-    return a.astype(np.float64, copy=False)
+    return a.astype(np.float64)
 
 
 def _type_names(p: Param) -> str:
