@@ -114,11 +114,11 @@ def cell_text(row: Mapping[str, Any] | None, key: str) -> str:
     if key == "median_us":
         ms = _float(row.get("median_ms"))
         return _num(ms * 1000) if status == "ok" and ms is not None else status
+    v = _float(row.get(key))
+    if key == "max_rel_err":  # a failed row's error says how far off it is
+        return "" if v is None else f"{v:.2e}"
     if status != "ok":
         return ""
-    v = _float(row.get(key))
-    if key == "max_rel_err":
-        return "" if v is None else f"{v:.2e}"
     if key == "pct_of_peak":
         return "" if v is None else f"{v:.1f}"
     if key == "speedup":
@@ -201,7 +201,7 @@ def _op_table(op: str, lines: Sequence[Line], columns: Sequence[Column], plain: 
     from rich.table import Table
 
     t = Table(title=op, title_justify="left", title_style=None if plain else "bold", box=_box(plain),
-              header_style=None if plain else "bold")
+              show_edge=not plain, header_style=None if plain else "bold")
     t.add_column("case", overflow="fold")
     t.add_column("dtype", no_wrap=True)
     first = {c.backend: c for c in reversed(columns)}  # the backend's first shown column carries its name
@@ -233,7 +233,8 @@ def _failures_table(table: ResultsTable, plain: bool) -> Table:
     from rich.table import Table
 
     t = Table(title=f"failures and errors ({len(table.failures)})", title_justify="left",
-              title_style=None if plain else "bold red", box=_box(plain), header_style=None if plain else "bold")
+              title_style=None if plain else "bold red", box=_box(plain), show_edge=not plain,
+              header_style=None if plain else "bold")
     for col in ("op", "case", "dtype", "backend", "status"):
         t.add_column(col, no_wrap=col in ("dtype", "status"), overflow="fold")
     t.add_column("message", overflow="fold", ratio=1)
@@ -261,7 +262,9 @@ def fit_drop(table: ResultsTable, console: Console, plain: bool = False) -> int:
 def renderables(table: ResultsTable, console: Console, plain: bool = False) -> list[RenderableType]:
     """The legend, the failures table (when a row failed) and one table per op, fitted to ``console``."""
     cols = table.shown(fit_drop(table, console, plain))
-    out: list[RenderableType] = [legend(table)]
+    from rich.text import Text
+
+    out: list[RenderableType] = [Text(legend(table), style=None if plain else "dim")]
     if table.failures:
         out.append(_failures_table(table, plain))
     out += [_op_table(op, lines, cols, plain) for op, lines in table.ops.items()]
@@ -274,7 +277,9 @@ def _plain(table: ResultsTable, width: int | None) -> str:
     buf = io.StringIO()
     con = RichConsole(file=buf, width=width or 100_000, color_system=None, highlight=False, emoji=False,
                       markup=False, force_terminal=False, soft_wrap=False)
-    for part in renderables(table, con, plain=True):
+    for i, part in enumerate(renderables(table, con, plain=True)):
+        if i:
+            con.print()
         con.print(part, markup=False)
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
