@@ -148,6 +148,7 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
       oprt-bench --backends numpy --cases smoke
       oprt-bench --ops softmax --shape 4096x4096 --shape 65536x128 --dtypes f16
       oprt-bench compare results/OLD results/NEW --fail-on-regression
+      oprt-bench table results/RUN --format markdown
     """
     if ctx.invoked_subcommand is not None:
         return None

@@ -139,7 +139,7 @@ def _value(row: Mapping[str, Any] | None, key: str) -> Any:
     return "" if v is None else v
 
 
-def build_table(rows: Iterable[Mapping[str, Any]]) -> ResultsTable:
+def build_table(rows: Iterable[Mapping[Any, Any]]) -> ResultsTable:
     """The table of a run's rows (results.csv's columns; numbers as numbers or text, empty as None, "" or NaN).
     Ops, cases, dtypes and backends keep the order of the rows (a sweep's: the baseline backend first)."""
     rows = list(rows)
@@ -264,7 +264,7 @@ def renderables(table: ResultsTable, console: Console, plain: bool = False) -> l
     cols = table.shown(fit_drop(table, console, plain))
     from rich.text import Text
 
-    out: list[RenderableType] = [Text(legend(table), style=None if plain else "dim")]
+    out: list[RenderableType] = [Text(legend(table), style="" if plain else "dim")]
     if table.failures:
         out.append(_failures_table(table, plain))
     out += [_op_table(op, lines, cols, plain) for op, lines in table.ops.items()]
@@ -360,7 +360,7 @@ def choose_format(fmt: str, stream: TextIO) -> str:
     return "rich" if tty else "plain"
 
 
-def print_table(rows: Iterable[Mapping[str, Any]], fmt: str, stream: TextIO, width: int | None = None) -> None:
+def print_table(rows: Iterable[Mapping[Any, Any]], fmt: str, stream: TextIO, width: int | None = None) -> None:
     """Write the table of ``rows`` to ``stream`` as ``fmt`` (one of TABLE_FORMATS; ``auto``: see
     :func:`choose_format`); ``width`` defaults to :func:`stream_width`. Nothing for ``none`` or no rows."""
     fmt = choose_format(fmt, stream)
