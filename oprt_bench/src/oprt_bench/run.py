@@ -12,11 +12,11 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from oprt_core import Registry
 
@@ -54,11 +54,13 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a sweep ended: the exit code, the summary line, and the signal that interrupted it (if one did)."""
+    """How a sweep ended: the exit code, the summary line, the signal that interrupted it (if one did), and the
+    run's rows (resumed ones included) for the results table."""
 
     code: int
     summary: str
     interrupted_by: str | None = None
+    rows: Sequence[Mapping[str, Any]] = ()
 
 
 class _Interrupted(BaseException):  # noqa: N818 - like KeyboardInterrupt: no `except Exception` swallows it
@@ -98,9 +100,10 @@ class Phases:
 
 def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path | None = None,
           resume: Path | None = None, explicit: set[str] | frozenset[str] = frozenset(), quiet: bool = False,
-          verbose: bool = False) -> RunOutcome:
+          verbose: bool = False, progress_out: TextIO | None = None) -> RunOutcome:
     """Run the sweep ``opts`` describes into the run folder ``out`` (default: a new one under results/), or
-    continue the run in ``resume`` (options not in ``explicit`` default to that run's). A user mistake raises
+    continue the run in ``resume`` (options not in ``explicit`` default to that run's). Progress goes to
+    ``progress_out`` (default: a bar on a terminal stderr, else lines on stdout). A user mistake raises
     UsageError (or another OprtError) before anything is written."""
     if resume is not None:
         if out is not None:
@@ -109,16 +112,17 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
         opts = resume_options(opts, state.meta, set(explicit))
         phases = Phases()
         plan = phases.time("plan", lambda: make_plan(registry, opts))
-        return _run(registry, plan, opts, argv, resume, quiet, verbose, phases, state)
+        return _run(registry, plan, opts, argv, resume, quiet, verbose, phases, state, progress_out=progress_out)
     phases = Phases()
     plan = phases.time("plan", lambda: make_plan(registry, opts))
     out = out if out is not None else default_run_dir()
     check_out_dir(out)
-    return _run(registry, plan, opts, argv, out, quiet, verbose, phases)
+    return _run(registry, plan, opts, argv, out, quiet, verbose, phases, progress_out=progress_out)
 
 
 def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,
-         verbose: bool, phases: Phases, resume: ResumeState | None = None) -> RunOutcome:
+         verbose: bool, phases: Phases, resume: ResumeState | None = None,
+         progress_out: TextIO | None = None) -> RunOutcome:
     options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
     fresh = provenance(argv, plan.seed, options)
     fresh["plan"] = plan.to_dict()
@@ -154,7 +158,7 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
         progress.row(row)
 
     todo = plan.n_rows - (resume.count_skipped(plan) if resume is not None else 0)
-    progress = make_progress(todo, quiet, verbose)
+    progress = make_progress(todo, quiet, verbose, out=progress_out)
     old = _set_handlers(_raise_interrupt)
     try:
         with progress, Runners(plan) as runners:
@@ -218,7 +222,8 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
     total = sum(counts.values())
     summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "unsupported", "failed", "error") if counts[s])
     line = f"{PROG}: {total} rows ({summary or 'none'}) in {meta['elapsed_s']:.1f} s -> {out}"
-    return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None)
+    return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None,
+                      writer.rows)
 
 
 def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "oprt-bench report") -> Path:

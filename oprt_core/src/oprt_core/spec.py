@@ -329,9 +329,11 @@ _PARALLEL_MIN = 1 << 22  # outputs from this many elements are checked on severa
 
 def _spans(n: int) -> list[tuple[int, int]]:
     """[lo, hi) element spans of whole chunks, one per thread (a single span below ``_PARALLEL_MIN``)."""
-    threads = min(os.cpu_count() or 1, 16, max(1, n // (_PARALLEL_MIN // 4))) if n >= _PARALLEL_MIN else 1
+    if n < _PARALLEL_MIN:
+        return [(0, n)]
+    threads = min(os.cpu_count() or 1, 16, n // (_PARALLEL_MIN // 4))
     step = -(-n // threads // _CHUNK) * _CHUNK
-    return [(lo, min(n, lo + step)) for lo in range(0, n, step)] or [(0, 0)]
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
 @dataclass
