@@ -43,7 +43,7 @@ from .results import (
     write_json,
 )
 from .resume import ResumeState, check_provenance, load_resume, resume_options
-from .runners import Runners
+from .runners import Prestarted, Runners
 from .sweep import calibrate_plan, reusable_calibrations, run_sweep
 
 __all__ = ["RunOutcome", "sweep", "rebuild_report", "PROG"]
@@ -105,24 +105,35 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
     continue the run in ``resume`` (options not in ``explicit`` default to that run's). Progress goes to
     ``progress_out`` (default: a bar on a terminal stderr, else lines on stdout). A user mistake raises
     UsageError (or another OprtError) before anything is written."""
+    state = None
     if resume is not None:
         if out is not None:
             raise UsageError("--out and --resume exclude each other: --resume continues the run in its own folder")
         state = load_resume(resume)
         opts = resume_options(opts, state.meta, set(explicit))
-        phases = Phases()
-        plan = phases.time("plan", lambda: make_plan(registry, opts))
-        return _run(registry, plan, opts, argv, resume, quiet, verbose, phases, state, progress_out=progress_out)
     phases = Phases()
-    plan = phases.time("plan", lambda: make_plan(registry, opts))
-    out = out if out is not None else default_run_dir()
-    check_out_dir(out)
-    return _run(registry, plan, opts, argv, out, quiet, verbose, phases, progress_out=progress_out)
+    # the workers start while this process checks every backend's availability (both import the runtimes)
+    prestarted = Prestarted.for_options(registry, opts)
+    finished = False
+    try:
+        plan = phases.time("plan", lambda: make_plan(registry, opts))
+        if resume is None:
+            out = out if out is not None else default_run_dir()
+            check_out_dir(out)
+        folder = resume if resume is not None else out
+        assert folder is not None
+        outcome = _run(registry, plan, opts, argv, folder, quiet, verbose, phases, state, progress_out=progress_out,
+                       prestarted=prestarted)
+        finished = True
+        return outcome
+    finally:
+        if prestarted is not None:
+            prestarted.close(wait=finished)
 
 
 def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,
          verbose: bool, phases: Phases, resume: ResumeState | None = None,
-         progress_out: TextIO | None = None) -> RunOutcome:
+         progress_out: TextIO | None = None, prestarted: Prestarted | None = None) -> RunOutcome:
     options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
     fresh = provenance(argv, plan.seed, options)
     fresh["plan"] = plan.to_dict()
@@ -161,7 +172,7 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
     progress = make_progress(todo, quiet, verbose, out=progress_out)
     old = _set_handlers(_raise_interrupt)
     try:
-        with progress, Runners(plan) as runners:
+        with progress, Runners(plan, prestarted) as runners:
             for note in plan.notes:
                 progress.note(f"note: {note}")
             for name, reason in plan.skipped_backends.items():
