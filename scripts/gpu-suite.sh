@@ -13,6 +13,8 @@
 #   sweep     oprt-bench --mode test over OPRT_SUITE_SWEEP_SETS (default: smoke edge default large) on the GPU backends
 #             (OPRT_SUITE_SWEEP_DTYPES="f32 f16 bf16": one process per dtype, in parallel)
 #   isolation oprt-bench on nvidia beside the faulty test backend (segfault, hang, raise on chosen cases)
+#   quick     a quick look (OPRT_SUITE_QUICK: oprt-bench options, default a 4-row softmax on nvidia and torch) three
+#             times, the first with --recalibrate: each run's phase times and wall time (quick-N.log)
 #   overhead  scripts/host_overhead.py (host time of one op call) and scripts/host_profile.py (its pieces)
 #   sanitize  compute-sanitizer (OPRT_SUITE_SANITIZERS, default memcheck racecheck initcheck) over the test groups
 #             of OPRT_SUITE_SANITIZE: '|'-separated NAME=PYTEST-ARGS, ';' between the args; sanitizer/NAME-TOOL.log
@@ -34,7 +36,7 @@ shift
 PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
-        install | test | tune | launch | sweep | isolation | overhead | sanitize | fuzz | check | bench | compare) ;;
+        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -125,6 +127,18 @@ if has isolation; then
     OPRT_FAULTY_PLAN=${OPRT_FAULTY_PLAN:-"copy/1000:segv,relu/1000:hang,softmax/64x1000-axis-1:raise"} \
         run_logged isolation oprt-bench --backends nvidia,faulty --baseline nvidia --cases smoke \
         --time-budget 0.05 --case-timeout 5 --out "$OUTDIR/isolation-nvidia-faulty"
+fi
+
+if has quick; then
+    # a quick look, as a user's first command: the first run measures the calibration (--recalibrate), the next
+    # ones reuse it; --verbose names the seconds of each phase, `time` the wall time
+    quick=${OPRT_SUITE_QUICK:-"--ops softmax --backends nvidia,torch --shape 57700x577 --shape 4096x50257 --dtypes f16"}
+    for i in 1 2 3; do
+        # shellcheck disable=SC2086 # word splitting of the options is wanted
+        run_logged "quick-$i" /usr/bin/time -f "wall %e s" oprt-bench $quick --verbose \
+            --out "$OUTDIR/quick-$i" $([ "$i" = 1 ] && echo --recalibrate)
+        grep -h "^time: plan\|^wall" "$OUTDIR/quick-$i.log" | sed 's/^/   /' | tee -a "$SUMMARY"
+    done
 fi
 
 if has overhead; then
