@@ -48,7 +48,8 @@ color:#fff;background:#8a5a00;vertical-align:super}.flag-launch-bound{background
 dl.legend{display:grid;grid-template-columns:max-content auto;gap:.2em 1em;font-size:.85em}
 dl.env{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.85em}dl.env dt{font-weight:bold}
 th.sort{cursor:pointer}th[data-dir=asc]::after{content:" \\25B2"}th[data-dir=desc]::after{content:" \\25BC"}
-table.op{display:block;overflow-x:auto;max-width:100%}input.filter{display:block;margin:.6em 0 0;font-size:.85em;width:22em}
+table.op{display:block;overflow-x:auto;max-width:100%}
+input.filter{display:block;margin:.6em 0 0;font-size:.85em;width:22em}
 """
 
 _e = html.escape
@@ -153,7 +154,7 @@ def _svg(fig: Any) -> str:
 _JOIN_MIN_RATIO = 1.05
 _DTYPE_ORDER = ("f32", "f16", "bf16")
 _MARKERS = ("o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h", "p")
-_STYLES = ("-", "--", ":", "-.")
+_STYLES: tuple[Any, ...] = ("-", "--", ":", "-.")
 
 
 def case_family(case: str, shape: str) -> str:
@@ -199,13 +200,13 @@ def bandwidth_series(rows: pd.DataFrame) -> list[Series]:
     timed = rows[(rows["status"] == "ok") & rows["gbps"].notna() & (rows["bytes"] > 0)]
     out = []
     groups: dict[tuple[str, str, str], list[Any]] = {}
-    family = {(str(r.case), str(r.shape)): case_family(str(r.case), str(r.shape)) for r in timed.itertuples()}
+    family_of = {(str(r.case), str(r.shape)): case_family(str(r.case), str(r.shape)) for r in timed.itertuples()}
     # a family whose cases differ in params the name does not spell (a plugin's) splits by params
     params_of: dict[str, set[str]] = {}
     for r in timed.itertuples(index=False):
-        params_of.setdefault(family[(str(r.case), str(r.shape))], set()).add(str(r.params))
+        params_of.setdefault(family_of[(str(r.case), str(r.shape))], set()).add(str(r.params))
     for r in timed.itertuples(index=False):
-        fam = family[(str(r.case), str(r.shape))]
+        fam = family_of[(str(r.case), str(r.shape))]
         fam += f" {r.params}" if len(params_of[fam]) > 1 else ""
         groups.setdefault((str(r.label), str(r.dtype), fam), []).append(r)
     for (label, dtype, family), members in groups.items():
@@ -391,10 +392,11 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                     ax.plot([lo, hi], [bw * lo, bw * hi], color=color_of[label], linestyle=style, linewidth=1.2,
                             alpha=0.7, gid=gid)
             handles.append(Line2D([], [], color=color_of[label], linewidth=2, label=str(label)))
-        for r in points.itertuples(index=False):
+        p: Any  # a row of the frame (itertuples)
+        for p in points.itertuples(index=False):
             gid = f"oprt-roofpt-{len(titles)}"
-            titles[gid] = _point_title(r, f", {r.intensity:.3g} flop/B, {r.gflops:.4g} GFLOP/s")
-            ax.plot([r.intensity], [r.gflops], marker=marker_of[r.op], color=color_of[r.label], linestyle="none",
+            titles[gid] = _point_title(p, f", {p.intensity:.3g} flop/B, {p.gflops:.4g} GFLOP/s")
+            ax.plot([p.intensity], [p.gflops], marker=marker_of[p.op], color=color_of[p.label], linestyle="none",
                     markersize=5, gid=gid)
         handles += [Line2D([], [], color="#555", marker=marker_of[op], linestyle="none", label=f"op {op}")
                     for op in ops]
@@ -626,26 +628,47 @@ def _problem_section(rows: pd.DataFrame) -> str:
 # table hides the body rows whose text lacks any of its words.
 SCRIPT = """
 (function(){
-function key(row,col){let c=0;for(const td of row.cells){c+=td.colSpan;if(c>col)return td.dataset.v??td.textContent.trim();}return '';}
-function cmp(a,b){const x=Number(a),y=Number(b);
- return (!isNaN(x)&&!isNaN(y))?x-y:a.localeCompare(b,undefined,{numeric:true});}
-document.querySelectorAll('table.sortable').forEach(t=>{
- const one=t.tHead.rows.length===1;
- t.tHead.querySelectorAll('th').forEach(th=>{
-  const col=th.dataset.col!==undefined?Number(th.dataset.col):(one?th.cellIndex:-1);
-  if(col<0)return;
-  th.classList.add('sort');th.tabIndex=0;
-  const go=()=>{const dir=th.dataset.dir==='asc'?'desc':'asc';
-   t.tHead.querySelectorAll('th').forEach(h=>delete h.dataset.dir);th.dataset.dir=dir;
-   const body=t.tBodies[0];const rows=Array.from(body.rows);
-   rows.sort((a,b)=>{const p=key(a,col),q=key(b,col);
-    if(p===''||q==='')return (p==='')-(q==='');return dir==='asc'?cmp(p,q):cmp(q,p);});
-   rows.forEach(r=>body.appendChild(r));};
-  th.addEventListener('click',go);
-  th.addEventListener('keydown',e=>{if(e.key==='Enter')go();});});});
-document.querySelectorAll('input.filter').forEach(box=>{const t=box.nextElementSibling;
- box.addEventListener('input',()=>{const words=box.value.toLowerCase().split(/\\s+/).filter(Boolean);
-  for(const r of t.tBodies[0].rows){const text=r.textContent.toLowerCase();r.hidden=!words.every(w=>text.includes(w));}});});
+function key(row, col){
+  let c = 0;
+  for (const td of row.cells){ c += td.colSpan; if (c > col) return td.dataset.v ?? td.textContent.trim(); }
+  return '';
+}
+function cmp(a, b){
+  const x = Number(a), y = Number(b);
+  return (!isNaN(x) && !isNaN(y)) ? x - y : a.localeCompare(b, undefined, {numeric: true});
+}
+document.querySelectorAll('table.sortable').forEach(t => {
+  const one = t.tHead.rows.length === 1;
+  t.tHead.querySelectorAll('th').forEach(th => {
+    const col = th.dataset.col !== undefined ? Number(th.dataset.col) : (one ? th.cellIndex : -1);
+    if (col < 0) return;
+    th.classList.add('sort'); th.tabIndex = 0;
+    const go = () => {
+      const dir = th.dataset.dir === 'asc' ? 'desc' : 'asc';
+      t.tHead.querySelectorAll('th').forEach(h => delete h.dataset.dir);
+      th.dataset.dir = dir;
+      const body = t.tBodies[0], rows = Array.from(body.rows);
+      rows.sort((a, b) => {
+        const p = key(a, col), q = key(b, col);
+        if (p === '' || q === '') return (p === '') - (q === '');
+        return dir === 'asc' ? cmp(p, q) : cmp(q, p);
+      });
+      rows.forEach(r => body.appendChild(r));
+    };
+    th.addEventListener('click', go);
+    th.addEventListener('keydown', e => { if (e.key === 'Enter') go(); });
+  });
+});
+document.querySelectorAll('input.filter').forEach(box => {
+  const t = box.nextElementSibling;
+  box.addEventListener('input', () => {
+    const words = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    for (const r of t.tBodies[0].rows){
+      const text = r.textContent.toLowerCase();
+      r.hidden = !words.every(w => text.includes(w));
+    }
+  });
+});
 })();
 """
 
