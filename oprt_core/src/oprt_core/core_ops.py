@@ -29,6 +29,11 @@ element read, though it occupies, and is fetched from DRAM as, a single row (the
 GB/s on those broadcast edge cases therefore overstates DRAM bandwidth; compare them only with each
 other, not with the dense cases or the device's peak. (vector_add's shape broadcasting, a smaller
 operand such as (N,) + (M, N), is charged once at the operand's own size.)
+
+Flops (``flops_fn``, the numerator of TFLOP/s and of the report's roofline) count the floating-point operations
+an ideal kernel does per call, each operation 1 (an exp or a division too): copy 0; relu 1 per element (the
+compare; the leaky multiply is not counted apart); vector_add 1 per output element; reduce_sum 1 per input
+element; softmax 5 per element (max, subtract, exp, sum, divide).
 """
 
 from __future__ import annotations
