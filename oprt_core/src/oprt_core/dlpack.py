@@ -5,7 +5,9 @@ The producer side of the DLPack protocol (https://dmlc.github.io/dlpack/latest/p
 for a consumer that does not ask for a version, the legacy ``DLManagedTensor`` (``"dltensor"``) over a pointer,
 shape, strides (in elements) and dtype, and keeps the owner (a :class:`~oprt_core.device_array.DeviceArray`, a
 numpy array) alive until the consumer calls the tensor's deleter. A consumer renames the capsule
-(``"used_dltensor"``...) and then owns the tensor; a capsule dropped unconsumed calls the deleter itself.
+(``"used_dltensor"``...) and then owns the tensor; the tensor of a capsule dropped unconsumed (a consumer that
+refused it: numpy for bf16) is released at the next export (see ``_sweep``: no capsule destructor, so the
+consumer's own error reaches the caller).
 
 dtypes: f32 and f16 are ``kDLFloat`` (code 2) of 32 and 16 bits; bf16 is ``kDLBfloat`` (code 4), 16 bits, which
 torch and JAX read as bfloat16 (numpy and CuPy have no bfloat16 and refuse it).
@@ -17,6 +19,7 @@ as a kDLCPU exporter, so ``torch.from_dlpack(host_view(a))`` views a bf16 numpy 
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -76,16 +79,19 @@ def dl_dtype(dt: DType) -> tuple[int, int, int]:
     return code, bits, 1
 
 
-# managed tensor address -> what it needs alive (the struct, shape and strides arrays, the owner) until its
-# deleter runs
+# managed tensor address -> what it needs alive (the struct, shape and strides arrays, the owner) until its deleter
+# runs, and the capsules handed out and not yet seen dropped (see _sweep)
 _live: dict[int, tuple[Any, ...]] = {}
-_live_lock = threading.Lock()
+_pending: dict[int, Any] = {}
+_sweep_lock = threading.Lock()
 
 
 @_Deleter
 def _deleter(address: int) -> None:
-    with _live_lock:
-        _live.pop(address, None)
+    # Only statements, no calls: a consumer may call this while an exception is being raised (its tensor freed as
+    # a temporary during the unwinding), and a Python callback's calls then fail; the release still happens.
+    if address in _live:
+        del _live[address]
 
 
 _NAME = b"dltensor"
@@ -95,20 +101,33 @@ _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _PyCapsule_IsValid = ctypes.pythonapi.PyCapsule_IsValid
 _PyCapsule_IsValid.restype = ctypes.c_int
-_PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
-_PyCapsule_GetPointer.restype = ctypes.c_void_p
-_PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor(cap: int) -> None:
-    """A capsule dropped still under its first name was never consumed: its tensor is released here (a consumer
-    renames it and calls the deleter itself)."""
-    for name in (_NAME, _NAME_VERSIONED):
-        if _PyCapsule_IsValid(cap, name):
-            _deleter(_PyCapsule_GetPointer(cap, name))
-            return
+def _refs_alone() -> int:
+    """What ``sys.getrefcount(_pending[key])`` reads for an object only ``_pending`` holds (measured, as the
+    interpreter counts its own temporary references)."""
+    probe: dict[int, Any] = {0: object()}
+    return sys.getrefcount(probe[0])
+
+
+_ALONE = _refs_alone()
+
+
+def _sweep() -> None:
+    """Release the tensors of capsules dropped unconsumed. The capsules have no destructor (a Python one would run
+    while the consumer that refused the capsule raises its error, and a Python callback cannot run then without
+    replacing that error): this module holds each capsule until only it does; then one still under its first name
+    was never consumed, and its tensor is released here; a renamed one belongs to its consumer, which calls the
+    deleter. Runs at every export, so an unconsumed capsule keeps its array until the next export."""
+    with _sweep_lock:
+        for address in list(_pending):
+            if sys.getrefcount(_pending[address]) > _ALONE:
+                continue
+            cap = _pending.pop(address)
+            if _PyCapsule_IsValid(cap, _NAME) or _PyCapsule_IsValid(cap, _NAME_VERSIONED):
+                _live.pop(address, None)
+            del cap
 
 
 def capsule(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: DType, owner: Any,
@@ -140,14 +159,15 @@ def capsule(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: DType
     managed.manager_ctx = None
     managed.deleter = _deleter
     address = ctypes.addressof(managed)
-    with _live_lock:
-        _live[address] = (managed, shape_arr, strides_arr, owner)
+    _sweep()
+    _live[address] = (managed, shape_arr, strides_arr, owner)
     try:
-        return _PyCapsule_New(address, _NAME_VERSIONED if versioned else _NAME,
-                              ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+        cap = _PyCapsule_New(address, _NAME_VERSIONED if versioned else _NAME, None)
     except BaseException:
-        _deleter(address)
+        _live.pop(address, None)
         raise
+    _pending[address] = cap
+    return cap
 
 
 def export(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: DType, owner: Any,
