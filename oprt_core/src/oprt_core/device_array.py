@@ -177,8 +177,8 @@ class DeviceArray:
 
     def __dlpack_device__(self) -> tuple[int, int]:
         if self.dlpack_device is None:
-            raise BufferError(f"backend {self.backend.name!r} has memory DLPack has no device type for (not CUDA-like): "
-                              "copy the array to the host with .get()")
+            raise BufferError(f"backend {self.backend.name!r} has memory DLPack has no device type for (not "
+                              "CUDA-like): copy the array to the host with .get()")
         return self.dlpack_device
 
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None, dl_device: Any = None,

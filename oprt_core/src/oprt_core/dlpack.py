@@ -9,6 +9,11 @@ numpy array) alive until the consumer calls the tensor's deleter. A consumer ren
 refused it: numpy for bf16) is released at the next export (see ``_sweep``: no capsule destructor, so the
 consumer's own error reaches the caller).
 
+The deleter is a ctypes callback. A consumer that calls it while an exception is being raised (its tensor freed
+as a temporary of a failing expression, e.g. ``torch.from_dlpack(a) + 1 / 0``) still releases the array, but
+Python then reports the callback's SystemError ("Exception ignored on calling ctypes callback function") in place
+of that exception: a Python callback cannot run under a pending exception, and only a C deleter could.
+
 dtypes: f32 and f16 are ``kDLFloat`` (code 2) of 32 and 16 bits; bf16 is ``kDLBfloat`` (code 4), 16 bits, which
 torch and JAX read as bfloat16 (numpy and CuPy have no bfloat16 and refuse it).
 

@@ -326,7 +326,7 @@ def _new_out(be: Any, like: tuple[str, Any] | None, shape: Sequence[int], dtype:
     """(the caller's result, the backend's view of it): the output allocated by the input's library where the
     backend writes into that library's memory (see above), else by the backend."""
     kind, x = like if like is not None else ("native", None)
-    if kind in ("torch", "cupy") and getattr(be, "cuda_interop", False) and _on_cuda(kind, x):
+    if x is not None and kind in ("torch", "cupy") and getattr(be, "cuda_interop", False) and _on_cuda(kind, x):
         lib = sys.modules[kind]
         if kind == "torch":
             new = lib.empty(tuple(shape), dtype=x.dtype, device=x.device)
@@ -484,8 +484,8 @@ _CALL_DOC = """
     a plugin's. ``out``: None for a new array of the first input's kind (a torch tensor on its device for torch
     tensors, a CuPy array for CuPy arrays, a numpy array for numpy arrays and Python lists, else the backend's
     own array: a DeviceArray for a DeviceArray), or an array of the output's shape and of the inputs' dtype
-    that is written and returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
-    refused there). {aliasing}
+    that is written and returned (any strides whose elements are distinct; on a GPU backend a device array: a
+    numpy ``out`` is refused there). {aliasing}
 
     Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
     naming the op, the argument and the dtypes accepted:
