@@ -6,10 +6,12 @@ Every call either returns an output that matches the float64 reference (``OpSpec
 ``OprtError`` subclass; any other exception, or a crash, fails. ``test_fuzz_overlapping_out`` draws ``out`` and
 the inputs as views of one buffer (at random offsets and strides, or ``out`` exactly on an input): a call whose
 ``out`` shares bytes with an input is refused with ``OverlapError`` and writes nothing, unless ``out`` is exactly
-an input the op runs in place on, and then its result matches the reference; on compiled backends the same
-call is made again through the op API's fast path (the layout filed by a call on separate buffers first). Backends: numpy always, the host C library
-through ``CompiledBackend`` (the compiled path without a GPU), and the installed GPU backends ``nvidia`` and
-``metax`` where available. Examples per test: ``OPRT_FUZZ_EXAMPLES`` (default 200).
+an input the op runs in place on, and then its result matches the reference; on compiled backends the call
+takes the op API's fast path (the same layouts filed by a call on separate buffers first).
+
+Backends: numpy always, the host C library through ``CompiledBackend`` (the compiled path without a GPU), and
+the installed GPU backends ``nvidia`` and ``metax`` where available. Examples per test: ``OPRT_FUZZ_EXAMPLES``
+(default 200).
 """
 
 from __future__ import annotations

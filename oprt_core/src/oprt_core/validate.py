@@ -19,7 +19,8 @@ from .spec import OpSpec
 
 __all__ = ["check_call", "check_output_layout", "check_overlap", "memory_layout"]
 
-Layout = tuple[int, tuple[int, ...], tuple[int, ...], int]  # (address of element [0, ...], shape, byte strides, itemsize)
+# (address of element [0, ..., 0], shape, strides in bytes, itemsize)
+Layout = tuple[int, tuple[int, ...], tuple[int, ...], int]
 
 
 def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[Any], out_shape: Sequence[int],
@@ -120,7 +121,8 @@ def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = 
     Decided from address spans (the lowest to the highest byte each array covers), so two interleaved views that
     share no element (``x[::2]`` and ``x[1::2]``) are refused too. Arrays whose layout cannot be read
     (:func:`memory_layout` is None) are not judged."""
-    out_layout = o_span = None
+    out_layout: Layout | None = None  # read when an input may share memory with out
+    o_span: tuple[int, int] | None = None
     names = spec.input_names
     for i, x in enumerate(inputs):
         if x is out:  # one array object: exactly the same memory and layout
@@ -130,9 +132,11 @@ def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = 
             continue  # numpy's own test of the same spans, in C (~5x faster than reading both layouts here)
         if out_layout is None:
             out_layout = memory_layout(out)
-            o_span = _byte_span(out_layout) if out_layout is not None else None
-            if out_layout is None or o_span is None:
+            if out_layout is None:
                 return
+            o_span = _byte_span(out_layout)
+        if o_span is None:  # an empty out shares nothing
+            return
         x_layout = memory_layout(x)
         x_span = _byte_span(x_layout) if x_layout is not None else None
         if x_layout is None or x_span is None or x_span[1] <= o_span[0] or o_span[1] <= x_span[0]:
