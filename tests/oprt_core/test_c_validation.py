@@ -104,6 +104,15 @@ def _bad_device(ffi, lib, mp):
     return lib.oprt_set_device(7)
 
 
+def _overlap(ffi, lib, mp):
+    p = ffi.new("oprt_copy_descriptor_t *")
+    assert lib.oprt_create_copy_descriptor(p, tdesc(ffi, (4,)), tdesc(ffi, (4,))) == 0
+    desc = ffi.gc(p[0], lib.oprt_destroy_copy_descriptor)
+    x = np.arange(5, dtype=np.float32)
+    base = ffi.from_buffer(x)
+    return lib.oprt_copy(desc, ffi.NULL, 0, base + 4, base, ffi.NULL)  # out = x[1:], x = x[:-1]
+
+
 TRIGGERS = {
     "OPRT_STATUS_NULL_POINTER": _null_pointer,
     "OPRT_STATUS_BAD_SHAPE": _bad_shape,
@@ -116,6 +125,7 @@ TRIGGERS = {
     "OPRT_STATUS_OUT_OF_MEMORY": _out_of_memory,
     "OPRT_STATUS_NO_DEVICE": _no_device,
     "OPRT_STATUS_BAD_DEVICE": _bad_device,
+    "OPRT_STATUS_OVERLAP": _overlap,
 }
 
 

@@ -23,6 +23,10 @@ computed from the same, already-rounded inputs):
   2*eps(dtype) + 128*eps(f32); atol covers outputs below the dtype's subnormal
   range, where relative error has no meaning.
 
+Aliasing (``inplace``): ``out`` may be exactly ``x`` for copy, relu and softmax, and exactly ``a`` or ``b`` for
+vector_add (each element, or each softmax slice, is read before it is written); reduce_sum allows no aliasing. Any
+other overlap of ``out`` and an input is refused.
+
 Bytes moved (``bytes_fn``, the numerator of GB/s) count the logical elements each op reads and writes,
 not DRAM traffic: an input of layout ``broadcast0`` (full shape, stride 0 on dim 0) is charged for every
 element read, though it occupies, and is fetched from DRAM as, a single row (the rest are cache hits).
@@ -101,6 +105,7 @@ copy_spec = OpSpec(
     doc="out = x; any input strides (transposed, stepped, broadcast, reversed).",
     n_inputs=1,
     input_names=("x",),
+    inplace=("x",),
     reference_fn=_copy_ref,
     bytes_fn=_rw_bytes,
     flops_fn=lambda case: 0,
@@ -139,6 +144,7 @@ relu_spec = OpSpec(
     doc="out = x > 0 ? x : x * negative_slope (leaky relu when negative_slope != 0).",
     n_inputs=1,
     input_names=("x",),
+    inplace=("x",),
     params=(Param("negative_slope", (float, int), 0.0, "slope applied to negative inputs"),),
     reference_fn=_relu_ref,
     bytes_fn=_rw_bytes,
@@ -184,6 +190,7 @@ vector_add_spec = OpSpec(
     doc="out = a + b with numpy broadcasting; any strides.",
     n_inputs=2,
     input_names=("a", "b"),
+    inplace=("a", "b"),
     reference_fn=lambda a, b: a + b,
     output_shape_fn=lambda shapes, params: _broadcast_shape(shapes),
     param_check_fn=lambda shapes, params: _check_broadcast(shapes),
@@ -336,6 +343,7 @@ softmax_spec = OpSpec(
     doc="Numerically stable softmax over one axis (negative allowed).",
     n_inputs=1,
     input_names=("x",),
+    inplace=("x",),
     params=(Param("axis", (int,), -1, "axis along which the outputs sum to 1, negative counts from the end"),),
     reference_fn=_softmax_ref,
     param_check_fn=lambda shapes, p: _check_axis("softmax", shapes[0], p["axis"], False),

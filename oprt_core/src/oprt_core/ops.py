@@ -50,6 +50,7 @@ from .dlpack import host_view
 from .dtypes import DTYPES
 from .errors import BackendUnavailable, InvalidArgumentError
 from .plugins import Registry, get_registry
+from .validate import check_overlap
 
 __all__ = ["run", "copy", "vector_add", "relu", "reduce_sum", "softmax", "clear_cache"]
 
@@ -258,6 +259,7 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
                                    _dtype_name(arrays[0]))
     else:
         out = _as_out(be, backend, out)
+        check_overlap(spec, out, arrays, backend)  # compiled libraries check again at each launch, the fast path's too
     # id(be): two registries may hold different backends of one name; the cached entry keeps ``be``
     # alive, so its id is not reused while the entry exists
     key = (backend, op, tuple(_layout_key(a) for a in arrays), _layout_key(out), _params_key(full), id(be))
@@ -494,13 +496,15 @@ _CALL_DOC = """
     :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
     missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
     """
-_IN_PLACE = """In place: ``out`` may be an input itself (the same array; each element is read before it is
-    written)."""
+_IN_PLACE = """In place: ``out`` may be an input itself (the same memory, shape and strides; each element is read
+    before it is written); any other overlap of ``out`` and an input is refused
+    (:class:`~oprt_core.errors.OverlapError`)."""
 
 
 def _call_doc(op: str, arg: str, in_place: bool) -> Callable[[_F], _F]:
     """Ends an op function's docstring with :data:`_CALL_DOC` for ``op`` (``arg``: the input its example names)."""
-    aliasing = _IN_PLACE if in_place else "``out`` must not overlap ``x``."
+    aliasing = _IN_PLACE if in_place else ("``out`` must not share memory with ``x``, not even be ``x`` itself "
+                                           "(refused: :class:`~oprt_core.errors.OverlapError`).")
 
     def decorate(fn: _F) -> _F:
         fn.__doc__ = (fn.__doc__ or "").rstrip() + _CALL_DOC.format(op=op, arg=arg, aliasing=aliasing)
@@ -576,7 +580,7 @@ def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend
     return _full("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend, out, None, fast)
 
 
-@_call_doc("softmax", "x", in_place=False)
+@_call_doc("softmax", "x", in_place=True)
 def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
     """Softmax over one axis: ``exp(x - max) / sum(exp(x - max))`` along ``axis``, so the outputs along it are
     in [0, 1] and sum to 1; computed in f32 and rounded once to ``x``'s dtype. A slice holding +inf, or only

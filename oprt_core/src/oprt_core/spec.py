@@ -183,6 +183,16 @@ class OpSpec:
     param_check_fn: Callable[[list[tuple[int, ...]], dict[str, Any]], None] | None = None
     custom_case_fn: Callable[[tuple[int, ...], dict[str, Any]], Case] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The inputs ``out`` may be exactly (the same memory, shape, strides and dtype): the op runs in place on them.
+    #: Any other overlap of ``out`` and an input is refused (:func:`oprt_core.validate.check_overlap`, and
+    #: oprt_validate.h's ``oprt_check_alias`` for compiled backends). Default: none.
+    inplace: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.inplace if name not in self.input_names]
+        if unknown:
+            raise InvalidArgumentError(f"{self.name}: inplace names {', '.join(map(repr, unknown))}, which are not "
+                                       f"inputs (inputs: {', '.join(self.input_names)})")
 
     # -- params -----------------------------------------------------------------
     def validate_params(self, params: Mapping[str, Any] | None = None, shapes: Sequence[Sequence[int]] | None = None

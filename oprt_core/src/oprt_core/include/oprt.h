@@ -16,6 +16,10 @@
  *    elements (negative and zero strides allowed for inputs); no data pointer,
  *    so an op descriptor is reusable across buffers of the same layout.
  *  - Pointers passed to ops point at element [0,...,0] of the tensor.
+ *  - Aliasing: an op launch refuses (OPRT_STATUS_OVERLAP) an out whose bytes
+ *    intersect an input's, unless out is exactly that input (same pointer,
+ *    shape and strides) and the op runs in place on it: copy, relu and
+ *    vector_add (either input) and softmax do; reduce_sum does not.
  */
 #ifndef OPRT_H_
 #define OPRT_H_
@@ -28,7 +32,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 1
+#define OPRT_ABI_VERSION 2
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
@@ -44,7 +48,8 @@ typedef enum {
     OPRT_STATUS_DEVICE_ERROR = 8,
     OPRT_STATUS_OUT_OF_MEMORY = 9,
     OPRT_STATUS_NO_DEVICE = 10,
-    OPRT_STATUS_BAD_DEVICE = 11
+    OPRT_STATUS_BAD_DEVICE = 11,
+    OPRT_STATUS_OVERLAP = 12
 } oprt_status_t;
 
 typedef enum {
