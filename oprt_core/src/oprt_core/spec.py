@@ -85,15 +85,34 @@ def check_shape(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
+# the C types a param may have in the C ABI (oprt.h), and how CompiledBackend marshals a Python value to each
+C_PARAM_TYPES = ("float", "int32_t")
+
+
 @dataclass(frozen=True)
 class Param:
-    """One op parameter: its name, accepted Python types, default and meaning."""
+    """One op parameter: its name, accepted Python types, default and meaning, and how the C ABI takes it.
+
+    ``ctype`` is the C type of the param in the op's ``oprt_create_<op>_descriptor`` (one of
+    ``C_PARAM_TYPES``: ``float``; ``int32_t`` for ints and bools, a bool as 0 or 1); ``c_none`` the C value
+    passed for None where ``allow_none`` (reduce_sum's axis: ``OPRT_AXIS_ALL``). An op whose every param has a
+    ``ctype`` has a C ABI (:mod:`oprt_core.cdecl`)."""
 
     name: str
     types: tuple[type, ...]
     default: Any
     doc: str
     allow_none: bool = False
+    ctype: str | None = None
+    c_none: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.ctype is not None and self.ctype not in C_PARAM_TYPES:
+            raise InvalidArgumentError(f"param {self.name!r}: ctype {self.ctype!r} is not one of "
+                                       f"{', '.join(C_PARAM_TYPES)}")
+        if self.allow_none and self.ctype is not None and self.c_none is None:
+            raise InvalidArgumentError(f"param {self.name!r} may be None: its C ABI needs c_none, the C value "
+                                       "that stands for None")
 
 
 @dataclass(frozen=True)
@@ -181,6 +200,15 @@ class OpSpec:
     param_check_fn: Callable[[list[tuple[int, ...]], dict[str, Any]], None] | None = None
     custom_case_fn: Callable[[tuple[int, ...], dict[str, Any]], Case] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # the op function oprt_core.ops.<name>: its docstring (summary and Args; ops adds the common paragraphs)
+    # and whether ``out`` may be an input itself
+    api_doc: str = ""
+    in_place: bool = False
+
+    @property
+    def has_c_abi(self) -> bool:
+        """Whether the op has a C ABI: every param declares its C type (``Param.ctype``)."""
+        return all(p.ctype is not None for p in self.params)
 
     # -- params -----------------------------------------------------------------
     def validate_params(self, params: Mapping[str, Any] | None = None, shapes: Sequence[Sequence[int]] | None = None
