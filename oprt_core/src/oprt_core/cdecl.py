@@ -99,7 +99,8 @@ def header(specs: Iterable[OpSpec], guard: str) -> str:
     """A header declaring third-party ops' entry points, to include after oprt.h: C and C++, its declarations
     between OPRT_CDEF markers (``oprt_build.parse_cdef`` reads them for cffi)."""
     body = "\n".join(prototypes(s) for s in specs)
-    return (f"/* {guard.lower()}: generated from the op specs (oprt_core.cdecl); edit the specs, not this */\n"
+    return ("/* Generated from the op specs by oprt_core.cdecl (python -m oprt_core.cdecl --header); edit the specs,\n"
+            " * not this. */\n"
             f"#ifndef {guard}\n#define {guard}\n\n#include \"oprt.h\"\n\n"
             "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
             f"/* OPRT_CDEF_BEGIN */\n{body}/* OPRT_CDEF_END */\n\n"
