@@ -119,7 +119,7 @@ def c_params(spec: OpSpec, params: Mapping[str, Any]) -> tuple:
     """The C values of ``params`` (validated, defaults filled: ``spec.validate_params``) for the create call, in
     declaration order, by each param's C type: ``float`` as a Python float; ``int32_t`` as an int in range (a bool
     as 0 or 1, None as ``c_none``), InvalidArgumentError naming the param otherwise."""
-    values = []
+    values: list[Any] = []
     for p in spec.params:
         v = params[p.name]
         if p.ctype == "float":

@@ -441,8 +441,8 @@ def _op_function(spec: Any) -> Callable[..., Any]:
               "    if fast is True:\n"
               "        return out\n"
               f"    return _full({spec.name!r}, {args}, {pdict}, backend, out, None, fast)\n")
-    namespace = {"_fast_launch": _fast_launch, "_full": _full, "_value_key": _value_key, "_f64_bytes": _f64_bytes,
-                 "_defaults": tuple(p.default for p in spec.params)}
+    namespace: dict[str, Any] = {"_fast_launch": _fast_launch, "_full": _full, "_value_key": _value_key,
+                                 "_f64_bytes": _f64_bytes, "_defaults": tuple(p.default for p in spec.params)}
     exec(compile(source, f"<oprt_core.ops.{spec.name}>", "exec"), namespace)  # noqa: S102 - source made above
     fn = namespace[spec.name]
     fn.__module__ = __name__
