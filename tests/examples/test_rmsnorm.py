@@ -330,3 +330,16 @@ def test_the_committed_c_header_is_generated_from_the_spec():
     from oprt_core.cdecl import c_params
 
     assert c_params(SPEC, SPEC.validate_params({"eps": 1})) == (1.0,)
+
+
+def test_ops_has_a_function_for_the_plugin_op():
+    """``oprt_core.ops.rms_norm`` is made from the spec, as the core ops' functions are (installed plugin)."""
+    import inspect
+
+    assert list(inspect.signature(ops.rms_norm).parameters) == ["x", "weight", "eps", "backend", "out"]
+    rng = np.random.default_rng(5)
+    x, w = rng.uniform(-1, 1, (4, 33)).astype(np.float32), rng.uniform(-1, 1, 33).astype(np.float32)
+    got = ops.rms_norm(x, w, eps=0.5)
+    np.testing.assert_array_equal(got, ops.run("rms_norm", [x, w], {"eps": 0.5}))
+    assert SPEC.check(got, [x, w], "f32", {"eps": 0.5}).ok
+    assert not SPEC.check(ops.rms_norm(x, w), [x, w], "f32", {"eps": 0.5}).ok  # the default eps differs
