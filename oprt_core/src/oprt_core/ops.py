@@ -441,9 +441,10 @@ def _op_function(spec: Any) -> Callable[..., Any]:
               "    if fast is True:\n"
               "        return out\n"
               f"    return _full({spec.name!r}, {args}, {pdict}, backend, out, None, fast)\n")
-    namespace: dict[str, Any] = {"_fast_launch": _fast_launch, "_full": _full, "_value_key": _value_key,
-                                 "_f64_bytes": _f64_bytes, "_defaults": tuple(p.default for p in spec.params)}
-    exec(compile(source, f"<oprt_core.ops.{spec.name}>", "exec"), namespace)  # noqa: S102 - source made above
+    # this module's globals: the body finds _fast_launch and _full as a hand-written function here would (and a
+    # test's monkeypatch of them reaches it); the defaults are evaluated from the local namespace
+    namespace: dict[str, Any] = {"_defaults": tuple(p.default for p in spec.params)}
+    exec(compile(source, f"<oprt_core.ops.{spec.name}>", "exec"), globals(), namespace)  # noqa: S102 - made above
     fn = namespace[spec.name]
     fn.__module__ = __name__
     fn.__annotations__ = {**{n: "Any" for n in spec.input_names}, **{p.name: _annotation(p) for p in spec.params},
