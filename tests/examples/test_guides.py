@@ -92,6 +92,16 @@ def test_operator_guide_python_steps():
     assert ns["registry"].unused_impls == {}
 
 
+def test_operator_guide_header_is_generated_from_its_spec():
+    """The guide's C header is what oprt_core.cdecl makes of the guide's spec (its first line is the marker)."""
+    from oprt_core import cdecl
+
+    ns: dict = {"__name__": "guide_operator_cabi"}
+    run_steps(OPERATOR_GUIDE, ["spec"], ns)
+    block = files(OPERATOR_GUIDE)["oprt_square.h"].split("\n", 1)[1]
+    assert block == cdecl.header([ns["square_spec"]], "OPRT_SQUARE_H_")
+
+
 @pytest.fixture
 def operator_files(tmp_path):
     for name, text in files(OPERATOR_GUIDE).items():

@@ -311,3 +311,35 @@ def test_cli_sweep_rms_norm_numpy(tmp_path):
             assert r["status"] == "unsupported", r
         elif r["backend"] in ("numpy", "triton"):
             assert r["status"] == "ok", r
+
+
+# -- its C ABI: the same declaration gives the prototypes a compiled backend implements ----------------------------
+
+def test_the_committed_c_header_is_generated_from_the_spec():
+    from pathlib import Path
+
+    from oprt_core import cdecl
+
+    header = Path(__file__).resolve().parents[2] / "examples" / "oprt-rmsnorm" / "include" / "oprt_rms_norm.h"
+    assert header.read_text(encoding="utf-8") == cdecl.header([SPEC], "OPRT_RMS_NORM_H_"), (
+        "stale: python -m oprt_core.cdecl --header oprt_rmsnorm.spec:rms_norm_spec > "
+        "examples/oprt-rmsnorm/include/oprt_rms_norm.h")
+    text = header.read_text(encoding="utf-8")
+    assert "const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,\n" in text
+    assert "float eps);" in text and "const void *x, const void *weight, oprt_stream_t stream);" in text
+    from oprt_core.cdecl import c_params
+
+    assert c_params(SPEC, SPEC.validate_params({"eps": 1})) == (1.0,)
+
+
+def test_ops_has_a_function_for_the_plugin_op():
+    """``oprt_core.ops.rms_norm`` is made from the spec, as the core ops' functions are (installed plugin)."""
+    import inspect
+
+    assert list(inspect.signature(ops.rms_norm).parameters) == ["x", "weight", "eps", "backend", "out"]
+    rng = np.random.default_rng(5)
+    x, w = rng.uniform(-1, 1, (4, 33)).astype(np.float32), rng.uniform(-1, 1, 33).astype(np.float32)
+    got = ops.rms_norm(x, w, eps=0.5)
+    np.testing.assert_array_equal(got, ops.run("rms_norm", [x, w], {"eps": 0.5}))
+    assert SPEC.check(got, [x, w], "f32", {"eps": 0.5}).ok
+    assert not SPEC.check(ops.rms_norm(x, w), [x, w], "f32", {"eps": 0.5}).ok  # the default eps differs

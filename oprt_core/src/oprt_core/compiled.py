@@ -37,7 +37,8 @@ import numpy as np
 from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from .cabi import STATUS_NAMES, check_abi
-from .core_ops import CORE_SPECS
+from .cdecl import c_params, entry_points
+from .core_ops import CORE_SPECS, OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
@@ -51,9 +52,9 @@ from .errors import (
 )
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
-           "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason"]
+           "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason",
+           "c_abi_impl"]
 
-OPRT_AXIS_ALL = -128
 FLUSH_MIN_BYTES = 8 << 20
 _MAX_NDIM = 8
 _H2D, _D2H, _D2D = 0, 1, 2
@@ -366,6 +367,7 @@ class CompiledBackend:
         self._flush: RawBuffer | None = None
         self._flush_value = 0
         self._flush_reader: CompiledLauncher | None = None  # flush_cache(clean=True)'s read of the buffer
+        self._specs: dict[str, Any] = dict(CORE_SPECS)  # the ops it drives: oprt.h's and those add_op added
 
     def __repr__(self) -> str:
         return f"CompiledBackend({self.name!r})"
@@ -560,10 +562,22 @@ class CompiledBackend:
         head = "" if toolchain.split(" ")[0] == info["flavour"] else info["flavour"]
         return " ".join(p for p in (head, toolchain, info["architectures"]) if p)
 
+    def add_op(self, spec: Any, impl: Any) -> None:
+        """Drive a third-party op through the library's own entry points (a plugin's
+        ``register(backend, op, c_abi_impl)``): the library implements ``oprt_create_<op>_descriptor`` and the rest
+        as :mod:`oprt_core.cdecl` declares them from ``spec``, and its cffi declarations include them."""
+        if impl is not c_abi_impl:
+            raise InvalidArgumentError(f"backend {self.name!r} runs ops through its library's C entry points: "
+                                       f"register oprt_core.compiled.c_abi_impl for {spec.name!r}, not {impl!r}")
+        if not spec.has_c_abi:
+            raise InvalidArgumentError(f"op {spec.name!r} has no C ABI: every param needs a ctype")
+        self._specs[spec.name] = spec
+
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in CORE_SPECS:
-            return Support(False, f"backend {self.name!r} implements only the core ops "
-                                  f"({', '.join(CORE_SPECS)}), not {op!r}")
+        if op not in self._specs:
+            what = "the core ops" if len(self._specs) == len(CORE_SPECS) else "the ops"
+            return Support(False, f"backend {self.name!r} implements only {what} "
+                                  f"({', '.join(self._specs)}), not {op!r}")
         try:
             dt = get_dtype(dtype)
         except UnknownNameError as exc:
@@ -742,31 +756,21 @@ class CompiledBackend:
         Param *types* are validated here from the op spec; shapes, strides, dtypes and
         axes are validated by the library, so its statuses surface as the mapped exceptions.
         """
-        spec = CORE_SPECS.get(op)
+        spec = self._specs.get(op)
         if spec is None:
-            raise UnknownNameError(f"op of backend {self.name!r}", op, CORE_SPECS)
+            raise UnknownNameError(f"op of backend {self.name!r}", op, self._specs)
         if len(inputs) != spec.n_inputs:
             raise InvalidArgumentError(f"{op} takes {spec.n_inputs} input(s) ({', '.join(spec.input_names)}), "
                                        f"got {len(inputs)}")
         full = spec.validate_params(params)
         ffi, lib = self._ready()
-        create = getattr(lib, f"oprt_create_{op}_descriptor", None)
-        fn = getattr(lib, f"oprt_{op}", None)
-        get_ws = getattr(lib, f"oprt_get_{op}_workspace_size", None)
-        destroy = getattr(lib, f"oprt_destroy_{op}_descriptor", None)
+        create, get_ws, fn, destroy = (getattr(lib, name, None) for name in entry_points(op))
         if create is None or fn is None or get_ws is None or destroy is None:
             raise UnsupportedCase(f"backend {self.name!r}: the library does not implement {op!r}")
         ins = [self.asarray(x) for x in inputs]
         out = self._as_output(output)
         tds = [self._tensor_desc(out, "out")] + [self._tensor_desc(x, n) for x, n in zip(ins, spec.input_names)]
-        extra: tuple = ()
-        if op == "relu":
-            extra = (float(full["negative_slope"]),)
-        elif op == "reduce_sum":
-            axis = full["axis"]
-            extra = (OPRT_AXIS_ALL if axis is None else _c_int32(axis, "axis"), 1 if full["keepdims"] else 0)
-        elif op == "softmax":
-            extra = (_c_int32(full["axis"], "axis"),)
+        extra = c_params(spec, full)
         p = ffi.new(f"oprt_{op}_descriptor_t *")
         self.check(create(p, *tds, *extra))
         desc = ffi.gc(p[0], destroy)
@@ -845,8 +849,9 @@ class CompiledBackend:
         return CUDA_EVENT_RESOLUTION_MS if self.cuda_interop else None
 
 
-def _c_int32(value: int, what: str) -> int:
-    value = int(value)
-    if not -(1 << 31) <= value < (1 << 31):
-        raise InvalidArgumentError(f"{what} {value} does not fit a C int32")
-    return value
+
+def c_abi_impl(*_args: Any) -> None:
+    """The implementation a plugin registers for a compiled backend, ``register("nvidia", "rms_norm", c_abi_impl)``:
+    the op runs through the backend library's own entry points (:meth:`CompiledBackend.add_op`). A marker, never
+    called."""
+    raise TypeError("c_abi_impl marks an op a compiled backend runs through its library; it is not called")

@@ -58,6 +58,7 @@ from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
 __all__ = ["CORE_OPS", "CORE_SPECS", "copy_spec", "vector_add_spec", "relu_spec", "reduce_sum_spec", "softmax_spec"]
 
 _EPS32 = DTYPES["f32"].eps
+OPRT_AXIS_ALL = -128  # oprt.h: the C value of axis=None (reduce over all)
 MiB = 1 << 20
 
 
@@ -103,6 +104,13 @@ def _copy_cases(op: str = "copy", params=()) -> dict[str, list[Case]]:
 copy_spec = OpSpec(
     name="copy",
     doc="out = x; any input strides (transposed, stepped, broadcast, reversed).",
+    api_doc="""Copy ``x`` into a new array (or into ``out``): the same values and dtype, laid out contiguously.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+    """,
     n_inputs=1,
     input_names=("x",),
     inplace=("x",),
@@ -142,10 +150,19 @@ def _relu_cases() -> dict[str, list[Case]]:
 relu_spec = OpSpec(
     name="relu",
     doc="out = x > 0 ? x : x * negative_slope (leaky relu when negative_slope != 0).",
+    api_doc="""Leaky ReLU elementwise: ``x`` where ``x > 0``, else ``x * negative_slope``; with the default slope 0 the
+    negative inputs (and -0.0) give +0.0, as ``torch.relu`` does; NaN stays NaN.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+        negative_slope: a finite float (or int) multiplying the negative inputs.
+    """,
     n_inputs=1,
     input_names=("x",),
     inplace=("x",),
-    params=(Param("negative_slope", (float, int), 0.0, "slope applied to negative inputs"),),
+    params=(Param("negative_slope", (float, int), 0.0, "slope applied to negative inputs", ctype="float"),),
     reference_fn=_relu_ref,
     bytes_fn=_rw_bytes,
     flops_fn=lambda case: case.numel,
@@ -188,6 +205,13 @@ def _check_broadcast(shapes: list[tuple[int, ...]]) -> None:
 vector_add_spec = OpSpec(
     name="vector_add",
     doc="out = a + b with numpy broadcasting; any strides.",
+    api_doc="""``a + b`` elementwise with numpy broadcasting, computed in f32 and rounded once to the inputs' dtype.
+
+    Args:
+        a, b: arrays of one dtype (f32, f16 or bf16), any strides, shapes that broadcast together (the
+            output has the broadcast shape); a Python list or scalar is converted by ``numpy.asarray``, Python
+            floats to f32.
+    """,
     n_inputs=2,
     input_names=("a", "b"),
     inplace=("a", "b"),
@@ -269,10 +293,21 @@ def _rc(shape, axis=-1, layout="contiguous", keepdims=False, data="uniform", op=
 reduce_sum_spec = OpSpec(
     name="reduce_sum",
     doc="Sum over one axis (negative allowed) or over all (axis=None); f32 accumulation.",
+    api_doc="""The sum of ``x`` over one axis, or over all elements with ``axis=None``; accumulated in f32 (at least)
+    and rounded once to ``x``'s dtype. An empty axis sums to 0.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+        axis: the axis to reduce (negative counts from the end), or None for all.
+        keepdims: keep the reduced axis as extent 1 (with ``axis=None``: every axis).
+    """,
     n_inputs=1,
     input_names=("x",),
-    params=(Param("axis", (int,), -1, "axis to reduce, negative counts from the end; None for all", allow_none=True),
-            Param("keepdims", (bool,), False, "keep the reduced axis as extent 1")),
+    params=(Param("axis", (int,), -1, "axis to reduce, negative counts from the end; None for all", allow_none=True,
+                  ctype="int32_t", c_none=OPRT_AXIS_ALL),
+            Param("keepdims", (bool,), False, "keep the reduced axis as extent 1", ctype="int32_t")),
     reference_fn=_reduce_ref,
     output_shape_fn=_reduce_out_shape,
     param_check_fn=lambda shapes, p: _check_axis("reduce_sum", shapes[0], p["axis"], True),
@@ -341,10 +376,21 @@ def _softmax_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]:
 softmax_spec = OpSpec(
     name="softmax",
     doc="Numerically stable softmax over one axis (negative allowed).",
+    api_doc="""Softmax over one axis: ``exp(x - max) / sum(exp(x - max))`` along ``axis``, so the outputs along it are
+    in [0, 1] and sum to 1; computed in f32 and rounded once to ``x``'s dtype. A slice holding +inf, or only
+    -inf, gives NaN (without a warning), as torch does.
+
+    Args:
+        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
+            f32 (ints and bools are refused).
+        axis: the axis along which the outputs sum to 1 (negative counts from the end); a 0-d ``x`` has none.
+    """,
     n_inputs=1,
     input_names=("x",),
     inplace=("x",),
-    params=(Param("axis", (int,), -1, "axis along which the outputs sum to 1, negative counts from the end"),),
+    params=(Param("axis", (int,), -1, "axis along which the outputs sum to 1, negative counts from the end",
+                  ctype="int32_t"),),
     reference_fn=_softmax_ref,
     param_check_fn=lambda shapes, p: _check_axis("softmax", shapes[0], p["axis"], False),
     bytes_fn=_rw_bytes,

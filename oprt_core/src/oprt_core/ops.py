@@ -35,6 +35,7 @@ bool (convert them yourself: ``x.astype(np.float32)``).
 
 from __future__ import annotations
 
+import keyword
 import struct
 import sys
 import threading
@@ -45,6 +46,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .core_ops import CORE_OPS, CORE_SPECS
 from .device_array import DeviceArray
 from .dlpack import host_view
 from .dtypes import DTYPES
@@ -52,7 +54,7 @@ from .errors import BackendUnavailable, InvalidArgumentError
 from .plugins import Registry, get_registry
 from .validate import check_overlap
 
-__all__ = ["run", "copy", "vector_add", "relu", "reduce_sum", "softmax", "clear_cache"]
+__all__ = ["run", *CORE_SPECS, "clear_cache"]
 
 _CACHE_SIZE = 256
 _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, launcher)
@@ -473,8 +475,9 @@ def _dtype_name(array: Any) -> str:
     return get_dtype(_dtype_label(dt)).name
 
 
-# The op functions try the fast path themselves, on a params key of their own (``_value_key`` of each param, in
-# order; a float's 8 bytes straight away), and build the params dict only for the full path.
+# The op functions (``ops.relu`` and the rest) are made from their specs (``_op_function``): each tries the fast
+# path itself, on a params key of its own (``_value_key`` of each param, in order; a float's 8 bytes straight away),
+# and builds the params dict only for the full path.
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -512,87 +515,64 @@ def _call_doc(op: str, arg: str, in_place: bool) -> Callable[[_F], _F]:
 
     return decorate
 
-@_call_doc("copy", "x", in_place=True)
-def copy(x: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    """Copy ``x`` into a new array (or into ``out``): the same values and dtype, laid out contiguously.
 
-    Args:
-        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
-            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
-            f32 (ints and bools are refused).
-    """
-    fast = _fast_launch("copy", (), backend, out, (x,)) if out is not None else None
-    if fast is True:
-        return out
-    return _full("copy", (x,), None, backend, out, None, fast)
+def _annotation(p: Any) -> str:
+    names = [t.__name__ for t in p.types if t is not int or float not in p.types]  # "float | int" reads "float"
+    return " | ".join(names + (["None"] if p.allow_none else []))
 
 
-@_call_doc("vector_add", "b", in_place=True)
-def vector_add(a: Any, b: Any, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    """``a + b`` elementwise with numpy broadcasting, computed in f32 and rounded once to the inputs' dtype.
-
-    Args:
-        a, b: arrays of one dtype (f32, f16 or bf16), any strides, shapes that broadcast together (the
-            output has the broadcast shape); a Python list or scalar is converted by ``numpy.asarray``, Python
-            floats to f32.
-    """
-    fast = _fast_launch("vector_add", (), backend, out, (a, b)) if out is not None else None
-    if fast is True:
-        return out
-    return _full("vector_add", (a, b), None, backend, out, None, fast)
-
-
-@_call_doc("relu", "x", in_place=True)
-def relu(x: Any, negative_slope: float = 0.0, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    """Leaky ReLU elementwise: ``x`` where ``x > 0``, else ``x * negative_slope``; with the default slope 0 the
-    negative inputs (and -0.0) give +0.0, as ``torch.relu`` does; NaN stays NaN.
-
-    Args:
-        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
-            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
-            f32 (ints and bools are refused).
-        negative_slope: a finite float (or int) multiplying the negative inputs.
-    """
-    pkey = _f64_bytes(negative_slope) if type(negative_slope) is float else _value_key(negative_slope)
-    fast = _fast_launch("relu", pkey, backend, out, (x,)) if out is not None else None
-    if fast is True:
-        return out
-    return _full("relu", (x,), {"negative_slope": negative_slope}, backend, out, None, fast)
-
-
-@_call_doc("reduce_sum", "x", in_place=False)
-def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend: str = "numpy",
-               out: Any | None = None) -> Any:
-    """The sum of ``x`` over one axis, or over all elements with ``axis=None``; accumulated in f32 (at least)
-    and rounded once to ``x``'s dtype. An empty axis sums to 0.
-
-    Args:
-        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
-            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
-            f32 (ints and bools are refused).
-        axis: the axis to reduce (negative counts from the end), or None for all.
-        keepdims: keep the reduced axis as extent 1 (with ``axis=None``: every axis).
-    """
-    pkey = (_value_key(axis), _value_key(keepdims))
-    fast = _fast_launch("reduce_sum", pkey, backend, out, (x,)) if out is not None else None
-    if fast is True:
-        return out
-    return _full("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend, out, None, fast)
+def _op_function(spec: Any) -> Callable[..., Any]:
+    """``oprt_core.ops.<op>`` made from the op's spec: its inputs positional, then its params with their defaults,
+    then ``backend`` and ``out`` by keyword; the fast path keyed on the params, then the full path. Written as
+    source and compiled (as dataclasses does), so it costs what a hand-written function costs and
+    ``inspect.signature`` shows its real parameters."""
+    names = [*spec.input_names, *(p.name for p in spec.params)]
+    bad = [n for n in [spec.name, *names] if not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_")
+           or n in ("backend", "out")]
+    if bad or len(set(names)) != len(names):
+        raise InvalidArgumentError(f"op {spec.name!r}: no ops function for it: {', '.join(bad) or 'a name repeats'} "
+                                   "cannot be a Python parameter name; call ops.run")
+    keys = [f"_f64_bytes({p.name}) if type({p.name}) is float else _value_key({p.name})" if float in p.types
+            else f"_value_key({p.name})" for p in spec.params]
+    pkey = "()" if not keys else f"({keys[0]})" if len(keys) == 1 else "(" + ", ".join(f"({k})" for k in keys) + ")"
+    pdict = "{" + ", ".join(f"{p.name!r}: {p.name}" for p in spec.params) + "}" if spec.params else "None"
+    args = "(" + ", ".join(spec.input_names) + ",)"
+    params = [*spec.input_names, *(f"{p.name}=_defaults[{i}]" for i, p in enumerate(spec.params)),
+              "*", 'backend="numpy"', "out=None"]
+    source = (f"def {spec.name}({', '.join(params)}):\n"
+              f"    fast = _fast_launch({spec.name!r}, {pkey}, backend, out, {args}) if out is not None else None\n"
+              "    if fast is True:\n"
+              "        return out\n"
+              f"    return _full({spec.name!r}, {args}, {pdict}, backend, out, None, fast)\n")
+    # this module's globals: the body finds _fast_launch and _full as a hand-written function here would (and a
+    # test's monkeypatch of them reaches it); the defaults are evaluated from the local namespace
+    namespace: dict[str, Any] = {"_defaults": tuple(p.default for p in spec.params)}
+    exec(compile(source, f"<oprt_core.ops.{spec.name}>", "exec"), globals(), namespace)  # noqa: S102 - made above
+    fn = namespace[spec.name]
+    fn.__module__ = __name__
+    fn.__annotations__ = {**{n: "Any" for n in spec.input_names}, **{p.name: _annotation(p) for p in spec.params},
+                          "backend": "str", "out": "Any | None", "return": "Any"}
+    fn.__doc__ = spec.api_doc or f"{spec.doc}\n\n    Args:\n        " + "\n        ".join(
+        [f"{n}: an array of {_accepted(spec)}" for n in spec.input_names] + [f"{p.name}: {p.doc}" for p in spec.params])
+    return _call_doc(spec.name, spec.input_names[-1], bool(spec.inplace))(fn)
 
 
-@_call_doc("softmax", "x", in_place=True)
-def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
-    """Softmax over one axis: ``exp(x - max) / sum(exp(x - max))`` along ``axis``, so the outputs along it are
-    in [0, 1] and sum to 1; computed in f32 and rounded once to ``x``'s dtype. A slice holding +inf, or only
-    -inf, gives NaN (without a warning), as torch does.
+for _spec in CORE_OPS:
+    globals()[_spec.name] = _op_function(_spec)
+del _spec
 
-    Args:
-        x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
-            tensors), any strides; a Python list or scalar is converted by ``numpy.asarray``, Python floats to
-            f32 (ints and bools are refused).
-        axis: the axis along which the outputs sum to 1 (negative counts from the end); a 0-d ``x`` has none.
-    """
-    fast = _fast_launch("softmax", _value_key(axis), backend, out, (x,)) if out is not None else None
-    if fast is True:
-        return out
-    return _full("softmax", (x,), {"axis": axis}, backend, out, None, fast)
+_plugin_functions: dict[str, tuple[Any, Callable[..., Any]]] = {}  # op -> (its spec, its function)
+
+
+def __getattr__(name: str) -> Callable[..., Any]:
+    """``ops.<op>`` of a plugin's op (``ops.rms_norm``), made from its spec on first use, as the core ops' are."""
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        spec = get_registry().get_op(name)
+    except Exception:  # noqa: BLE001 - an unknown name is an AttributeError, as for any module
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r} (no op {name!r} is registered)") from None
+    known = _plugin_functions.get(name)
+    if known is None or known[0] is not spec:
+        known = _plugin_functions[name] = (spec, _op_function(spec))
+    return known[1]

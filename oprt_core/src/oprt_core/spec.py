@@ -87,15 +87,34 @@ def check_shape(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
+# the C types a param may have in the C ABI (oprt.h), and how CompiledBackend marshals a Python value to each
+C_PARAM_TYPES = ("float", "int32_t")
+
+
 @dataclass(frozen=True)
 class Param:
-    """One op parameter: its name, accepted Python types, default and meaning."""
+    """One op parameter: its name, accepted Python types, default and meaning, and how the C ABI takes it.
+
+    ``ctype`` is the C type of the param in the op's ``oprt_create_<op>_descriptor`` (one of
+    ``C_PARAM_TYPES``: ``float``; ``int32_t`` for ints and bools, a bool as 0 or 1); ``c_none`` the C value
+    passed for None where ``allow_none`` (reduce_sum's axis: ``OPRT_AXIS_ALL``). An op whose every param has a
+    ``ctype`` has a C ABI (:mod:`oprt_core.cdecl`)."""
 
     name: str
     types: tuple[type, ...]
     default: Any
     doc: str
     allow_none: bool = False
+    ctype: str | None = None
+    c_none: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.ctype is not None and self.ctype not in C_PARAM_TYPES:
+            raise InvalidArgumentError(f"param {self.name!r}: ctype {self.ctype!r} is not one of "
+                                       f"{', '.join(C_PARAM_TYPES)}")
+        if self.allow_none and self.ctype is not None and self.c_none is None:
+            raise InvalidArgumentError(f"param {self.name!r} may be None: its C ABI needs c_none, the C value "
+                                       "that stands for None")
 
 
 @dataclass(frozen=True)
@@ -187,12 +206,19 @@ class OpSpec:
     #: Any other overlap of ``out`` and an input is refused (:func:`oprt_core.validate.check_overlap`, and
     #: oprt_validate.h's ``oprt_check_alias`` for compiled backends). Default: none.
     inplace: tuple[str, ...] = ()
+    # the op function oprt_core.ops.<name>: its docstring (summary and Args; ops adds the common paragraphs)
+    api_doc: str = ""
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.inplace if name not in self.input_names]
         if unknown:
             raise InvalidArgumentError(f"{self.name}: inplace names {', '.join(map(repr, unknown))}, which are not "
                                        f"inputs (inputs: {', '.join(self.input_names)})")
+
+    @property
+    def has_c_abi(self) -> bool:
+        """Whether the op has a C ABI: every param declares its C type (``Param.ctype``)."""
+        return all(p.ctype is not None for p in self.params)
 
     # -- params -----------------------------------------------------------------
     def validate_params(self, params: Mapping[str, Any] | None = None, shapes: Sequence[Sequence[int]] | None = None

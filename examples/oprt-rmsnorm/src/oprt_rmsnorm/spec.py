@@ -106,7 +106,7 @@ rms_norm_spec = OpSpec(
     doc="out = x / sqrt(mean(x**2 over the last axis) + eps) * weight; weight has shape (x.shape[-1],).",
     n_inputs=2,
     input_names=("x", "weight"),
-    params=(Param("eps", (float, int), 1e-6, "added to the mean of squares before the square root"),),
+    params=(Param("eps", (float, int), 1e-6, "added to the mean of squares before the square root", ctype="float"),),
     reference_fn=rms_norm_reference,
     output_shape_fn=_output_shape,
     param_check_fn=_check_params,

@@ -97,12 +97,6 @@ typedef struct {
 typedef void *oprt_stream_t;           /* NULL: the default stream */
 typedef void *oprt_event_t;
 
-typedef struct oprt_copy_descriptor *oprt_copy_descriptor_t;
-typedef struct oprt_vector_add_descriptor *oprt_vector_add_descriptor_t;
-typedef struct oprt_relu_descriptor *oprt_relu_descriptor_t;
-typedef struct oprt_reduce_sum_descriptor *oprt_reduce_sum_descriptor_t;
-typedef struct oprt_softmax_descriptor *oprt_softmax_descriptor_t;
-
 /* ---- errors and library ---- */
 const char *oprt_status_string(oprt_status_t status);
 const char *oprt_last_error_message(void);
@@ -130,57 +124,62 @@ oprt_status_t oprt_event_record(oprt_event_t event, oprt_stream_t stream);
 oprt_status_t oprt_event_synchronize(oprt_event_t event);
 oprt_status_t oprt_event_elapsed_ms(float *ms, oprt_event_t start, oprt_event_t end);
 
-/* ---- copy: out = x, any strides in and out ---- */
-oprt_status_t oprt_create_copy_descriptor(oprt_copy_descriptor_t *desc,
-                                          const oprt_tensor_desc_t *out,
+/* ---- ops: one descriptor per op, created once from tensor descriptors and the op's params (their C
+ * types and order as the op's spec declares them), a workspace size, the launch on device pointers, the
+ * destroy. Generated from the specs by oprt_core.cdecl (python -m oprt_core.cdecl --write). ---- */
+/* OPRT_OPS_BEGIN */
+
+/* ---- copy: out = x; any input strides (transposed, stepped, broadcast, reversed) ---- */
+typedef struct oprt_copy_descriptor *oprt_copy_descriptor_t;
+oprt_status_t oprt_create_copy_descriptor(oprt_copy_descriptor_t *desc, const oprt_tensor_desc_t *out,
                                           const oprt_tensor_desc_t *x);
 oprt_status_t oprt_get_copy_workspace_size(oprt_copy_descriptor_t desc, size_t *size);
-oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t workspace_size,
-                        void *out, const void *x, oprt_stream_t stream);
+oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                        const void *x, oprt_stream_t stream);
 oprt_status_t oprt_destroy_copy_descriptor(oprt_copy_descriptor_t desc);
 
-/* ---- vector_add: out = a + b, numpy broadcasting of a and b to out's shape ---- */
+/* ---- vector_add: out = a + b with numpy broadcasting; any strides ---- */
+typedef struct oprt_vector_add_descriptor *oprt_vector_add_descriptor_t;
 oprt_status_t oprt_create_vector_add_descriptor(oprt_vector_add_descriptor_t *desc,
-                                                const oprt_tensor_desc_t *out,
-                                                const oprt_tensor_desc_t *a,
+                                                const oprt_tensor_desc_t *out, const oprt_tensor_desc_t *a,
                                                 const oprt_tensor_desc_t *b);
 oprt_status_t oprt_get_vector_add_workspace_size(oprt_vector_add_descriptor_t desc, size_t *size);
-oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace,
-                              size_t workspace_size, void *out, const void *a, const void *b,
-                              oprt_stream_t stream);
+oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace, size_t workspace_size,
+                              void *out, const void *a, const void *b, oprt_stream_t stream);
 oprt_status_t oprt_destroy_vector_add_descriptor(oprt_vector_add_descriptor_t desc);
 
-/* ---- relu: out = x > 0 ? x : x * negative_slope ---- */
-oprt_status_t oprt_create_relu_descriptor(oprt_relu_descriptor_t *desc,
-                                          const oprt_tensor_desc_t *out,
-                                          const oprt_tensor_desc_t *x,
-                                          float negative_slope);
+/* ---- relu: out = x > 0 ? x : x * negative_slope (leaky relu when negative_slope != 0) ----
+ * negative_slope (float): slope applied to negative inputs */
+typedef struct oprt_relu_descriptor *oprt_relu_descriptor_t;
+oprt_status_t oprt_create_relu_descriptor(oprt_relu_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x, float negative_slope);
 oprt_status_t oprt_get_relu_workspace_size(oprt_relu_descriptor_t desc, size_t *size);
-oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t workspace_size,
-                        void *out, const void *x, oprt_stream_t stream);
+oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                        const void *x, oprt_stream_t stream);
 oprt_status_t oprt_destroy_relu_descriptor(oprt_relu_descriptor_t desc);
 
-/* ---- reduce_sum: sum over `axis` (negative allowed) or over all (OPRT_AXIS_ALL) ----
- * out has x's shape with the reduced axis removed, or kept as 1 when keepdims != 0;
- * axis=all without keepdims gives a 0-d out. Accumulation is in f32. */
+/* ---- reduce_sum: Sum over one axis (negative allowed) or over all (axis=None); f32 accumulation ----
+ * axis (int32_t): axis to reduce, negative counts from the end; None for all (None is passed as -128)
+ * keepdims (int32_t, 0 or 1): keep the reduced axis as extent 1 */
+typedef struct oprt_reduce_sum_descriptor *oprt_reduce_sum_descriptor_t;
 oprt_status_t oprt_create_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t *desc,
-                                                const oprt_tensor_desc_t *out,
-                                                const oprt_tensor_desc_t *x,
+                                                const oprt_tensor_desc_t *out, const oprt_tensor_desc_t *x,
                                                 int32_t axis, int32_t keepdims);
 oprt_status_t oprt_get_reduce_sum_workspace_size(oprt_reduce_sum_descriptor_t desc, size_t *size);
-oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace,
-                              size_t workspace_size, void *out, const void *x,
-                              oprt_stream_t stream);
+oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace, size_t workspace_size,
+                              void *out, const void *x, oprt_stream_t stream);
 oprt_status_t oprt_destroy_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t desc);
 
-/* ---- softmax: numerically stable softmax over `axis` (negative allowed) ---- */
-oprt_status_t oprt_create_softmax_descriptor(oprt_softmax_descriptor_t *desc,
-                                             const oprt_tensor_desc_t *out,
+/* ---- softmax: Numerically stable softmax over one axis (negative allowed) ----
+ * axis (int32_t): axis along which the outputs sum to 1, negative counts from the end */
+typedef struct oprt_softmax_descriptor *oprt_softmax_descriptor_t;
+oprt_status_t oprt_create_softmax_descriptor(oprt_softmax_descriptor_t *desc, const oprt_tensor_desc_t *out,
                                              const oprt_tensor_desc_t *x, int32_t axis);
 oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, size_t *size);
-oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size,
-                           void *out, const void *x, oprt_stream_t stream);
+oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                           const void *x, oprt_stream_t stream);
 oprt_status_t oprt_destroy_softmax_descriptor(oprt_softmax_descriptor_t desc);
+/* OPRT_OPS_END */
 /* OPRT_CDEF_END */
 
 #ifdef __cplusplus

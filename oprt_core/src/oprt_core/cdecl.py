@@ -1,0 +1,189 @@
+"""The C ABI of an op, derived from its :class:`~oprt_core.spec.OpSpec`: the prototypes and the argument marshalling.
+
+An op with a C ABI (``spec.has_c_abi``: every param declares its ``Param.ctype``) has four entry points, named
+and shaped alike for every op:
+
+    oprt_status_t oprt_create_<op>_descriptor(oprt_<op>_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                              const oprt_tensor_desc_t *<input>..., <ctype> <param>...);
+    oprt_status_t oprt_get_<op>_workspace_size(oprt_<op>_descriptor_t desc, size_t *size);
+    oprt_status_t oprt_<op>(oprt_<op>_descriptor_t desc, void *workspace, size_t workspace_size,
+                            void *out, const void *<input>..., oprt_stream_t stream);
+    oprt_status_t oprt_destroy_<op>_descriptor(oprt_<op>_descriptor_t desc);
+
+:func:`prototypes` writes them from the spec; the core ops' are the generated region of oprt.h (between
+``OPRT_OPS_BEGIN`` and ``OPRT_OPS_END``, inside the cffi declarations), kept equal to this module's output by
+``python -m oprt_core.cdecl --check`` (a test runs it; ``--write`` regenerates). A third-party op gets a header
+of its own from :func:`header` (``python -m oprt_core.cdecl --header module:spec``), which a compiled backend's
+kernels include and its cffi build declares (``NativeBuild.extra_cdef``). :func:`c_params` marshals validated
+params to the C values of the create call, by their declared C types; CompiledBackend uses nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidArgumentError
+from .spec import OpSpec
+
+__all__ = ["entry_points", "prototypes", "ops_region", "header", "c_params", "OPS_BEGIN", "OPS_END", "main"]
+
+OPS_BEGIN = "/* OPRT_OPS_BEGIN */"
+OPS_END = "/* OPRT_OPS_END */"
+_WIDTH = 110  # oprt.h's line length
+
+
+def entry_points(op: str) -> tuple[str, str, str, str]:
+    """(create, workspace size, launch, destroy): the C names of ``op``'s entry points."""
+    return (f"oprt_create_{op}_descriptor", f"oprt_get_{op}_workspace_size", f"oprt_{op}",
+            f"oprt_destroy_{op}_descriptor")
+
+
+def _function(name: str, args: Sequence[str]) -> str:
+    """``oprt_status_t name(args);``, wrapped under the open parenthesis where it passes the line length."""
+    head = f"oprt_status_t {name}("
+    lines, line = [], head
+    for i, arg in enumerate(args):
+        text = arg + (");" if i == len(args) - 1 else ",")
+        if line != head and len(line) + 1 + len(text) > _WIDTH:
+            lines.append(line)
+            line = " " * len(head) + text
+        else:
+            line += ("" if line == head else " ") + text
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def _comment(spec: OpSpec) -> list[str]:
+    """The op's doc, then one line per param: its C type, meaning and the C value standing for None."""
+    lines = [f"/* ---- {spec.name}: {spec.doc.rstrip('.')} ----"]
+    for p in spec.params:
+        kind = f"{p.ctype}, 0 or 1" if bool in p.types else p.ctype
+        none = f" (None is passed as {p.c_none})" if p.allow_none else ""
+        lines.append(f" * {p.name} ({kind}): {p.doc}{none}")
+    lines[-1] += " */"
+    return lines
+
+
+def prototypes(spec: OpSpec) -> str:
+    """The C declarations of ``spec``'s entry points (a comment, the descriptor typedef, the four functions);
+    plain C that cffi's ``cdef`` reads. InvalidArgumentError for an op without a C ABI."""
+    if not spec.has_c_abi:
+        missing = [p.name for p in spec.params if p.ctype is None]
+        raise InvalidArgumentError(f"op {spec.name!r} has no C ABI: param(s) {', '.join(missing)} declare no ctype")
+    op, desc_t = spec.name, f"oprt_{spec.name}_descriptor_t"
+    create, workspace, launch, destroy = entry_points(op)
+    ins = spec.input_names
+    lines = _comment(spec)
+    lines.append(f"typedef struct oprt_{op}_descriptor *{desc_t};")
+    lines.append(_function(create, [f"{desc_t} *desc", "const oprt_tensor_desc_t *out",
+                                    *(f"const oprt_tensor_desc_t *{n}" for n in ins),
+                                    *(f"{p.ctype} {p.name}" for p in spec.params)]))
+    lines.append(_function(workspace, [f"{desc_t} desc", "size_t *size"]))
+    lines.append(_function(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size", "void *out",
+                                    *(f"const void *{n}" for n in ins), "oprt_stream_t stream"]))
+    lines.append(_function(destroy, [f"{desc_t} desc"]))
+    return "\n".join(lines) + "\n"
+
+
+def ops_region(specs: Iterable[OpSpec]) -> str:
+    """The generated region of oprt.h: the markers around every op's :func:`prototypes`."""
+    return OPS_BEGIN + "\n\n" + "\n".join(prototypes(s) for s in specs) + OPS_END
+
+
+def header(specs: Iterable[OpSpec], guard: str) -> str:
+    """A header declaring third-party ops' entry points, to include after oprt.h: C and C++, its declarations
+    between OPRT_CDEF markers (``oprt_build.parse_cdef`` reads them for cffi)."""
+    body = "\n".join(prototypes(s) for s in specs)
+    return ("/* Generated from the op specs by oprt_core.cdecl (python -m oprt_core.cdecl --header); edit the specs,\n"
+            " * not this. */\n"
+            f"#ifndef {guard}\n#define {guard}\n\n#include \"oprt.h\"\n\n"
+            "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+            f"/* OPRT_CDEF_BEGIN */\n{body}/* OPRT_CDEF_END */\n\n"
+            "#ifdef __cplusplus\n}\n#endif\n\n"
+            f"#endif /* {guard} */\n")
+
+
+def _c_int32(value: int, what: str) -> int:
+    value = int(value)
+    if not -(1 << 31) <= value < (1 << 31):
+        raise InvalidArgumentError(f"{what} {value} does not fit a C int32")
+    return value
+
+
+def c_params(spec: OpSpec, params: Mapping[str, Any]) -> tuple:
+    """The C values of ``params`` (validated, defaults filled: ``spec.validate_params``) for the create call, in
+    declaration order, by each param's C type: ``float`` as a Python float; ``int32_t`` as an int in range (a bool
+    as 0 or 1, None as ``c_none``), InvalidArgumentError naming the param otherwise."""
+    values: list[Any] = []
+    for p in spec.params:
+        v = params[p.name]
+        if p.ctype == "float":
+            values.append(float(v))
+        elif v is None:
+            values.append(p.c_none)
+        elif isinstance(v, bool):
+            values.append(1 if v else 0)
+        else:
+            values.append(_c_int32(v, p.name))
+    return tuple(values)
+
+
+# -- the command line: keep oprt.h's region and third-party headers in step with the specs ----------------------
+
+def _oprt_h() -> Path:
+    return Path(__file__).resolve().parent / "include" / "oprt.h"
+
+
+def regenerate(text: str, specs: Iterable[OpSpec]) -> str:
+    """``text`` (oprt.h) with its generated region replaced by the one of ``specs``."""
+    start, end = text.find(OPS_BEGIN), text.find(OPS_END)
+    if start < 0 or end < start:
+        raise RuntimeError("oprt.h lacks its OPRT_OPS_BEGIN/END markers")
+    return text[:start] + ops_region(specs) + text[end + len(OPS_END):]
+
+
+def _load_spec(ref: str) -> OpSpec:
+    module, _, attr = ref.partition(":")
+    spec = getattr(importlib.import_module(module), attr)
+    if not isinstance(spec, OpSpec):
+        raise SystemExit(f"error: {ref} is a {type(spec).__name__}, not an OpSpec")
+    return spec
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m oprt_core.cdecl",
+                                     description="The C ABI generated from op specs (oprt_core.cdecl).")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="exit 1 when oprt.h's generated region is stale")
+    mode.add_argument("--write", action="store_true", help="regenerate oprt.h's region from the core op specs")
+    mode.add_argument("--header", nargs="+", metavar="MODULE:SPEC",
+                      help="print a header declaring these specs' entry points (a third-party op's)")
+    parser.add_argument("--guard", default=None, help="include guard of --header (default OPRT_<OP>_H_)")
+    args = parser.parse_args(argv)
+    if args.header:
+        specs = [_load_spec(ref) for ref in args.header]
+        sys.stdout.write(header(specs, args.guard or f"OPRT_{specs[0].name.upper()}_H_"))
+        return 0
+    from .core_ops import CORE_OPS
+
+    path = _oprt_h()
+    text = path.read_text(encoding="utf-8")
+    fresh = regenerate(text, CORE_OPS)
+    if args.write:
+        if fresh != text:
+            path.write_text(fresh, encoding="utf-8")
+        return 0
+    if fresh != text:
+        print(f"{path}: the region between OPRT_OPS_BEGIN/END is stale: run python -m oprt_core.cdecl --write",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

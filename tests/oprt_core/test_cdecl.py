@@ -1,0 +1,193 @@
+"""One declaration per op: the C ABI (oprt.h's op prototypes, the cffi cdef), CompiledBackend's marshalling and the
+``ops.<op>`` functions all come from the op's spec (oprt_core.cdecl, oprt_core.ops)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from oprt_core import DTYPES, Budget, Case, InvalidArgumentError, OpSpec, Param, TensorCase, cdecl, ops
+from oprt_core.cabi import cdef, header_text, include_dir
+from oprt_core.compiled import c_abi_impl
+from oprt_core.core_ops import CORE_OPS, CORE_SPECS, OPRT_AXIS_ALL
+from oprt_core.errors import UnsupportedCase
+from oprt_core.include import oprt_build
+
+SRC = Path(__file__).resolve().parents[2] / "oprt_core" / "src" / "oprt_core"
+
+
+def square_spec(params=()) -> OpSpec:
+    case = Case("square", "7", (TensorCase((7,)),))
+    return OpSpec(name="square", doc="out = x * x.", n_inputs=1, input_names=("x",), reference_fn=lambda x: x * x,
+                  bytes_fn=lambda c, dt: 2 * c.numel * dt.itemsize, flops_fn=lambda c: c.numel,
+                  budgets={d: Budget(DTYPES[d].eps, 0.0) for d in DTYPES}, case_sets={"smoke": [case]},
+                  params=tuple(params))
+
+
+# -- oprt.h ---------------------------------------------------------------------------------------------------------
+
+def test_oprt_h_op_region_is_the_specs_own():
+    assert cdecl.main(["--check"]) == 0
+    text = header_text()
+    assert cdecl.regenerate(text, CORE_OPS) == text
+    stale = text.replace("float negative_slope", "double negative_slope")
+    assert stale != text and cdecl.regenerate(stale, CORE_OPS) == text  # --check would fail on the stale one
+
+
+def test_every_op_declaration_of_oprt_h_is_generated():
+    """No hand-written op prototype outside the generated region: each op's four entry points are there once."""
+    text = cdef()
+    start, end = text.index(cdecl.OPS_BEGIN), text.index(cdecl.OPS_END)
+    outside = text[:start] + text[end:]
+    assert not re.search(r"descriptor_t|oprt_create_", outside)
+    for spec in CORE_OPS:
+        for name in cdecl.entry_points(spec.name):
+            assert len(re.findall(rf"\b{name}\(", text[start:end])) == 1, name
+
+
+def test_prototypes_follow_the_declared_c_types():
+    text = cdecl.prototypes(CORE_SPECS["reduce_sum"])
+    assert ("const oprt_tensor_desc_t *x,\n" in text or "const oprt_tensor_desc_t *x, " in text)
+    assert re.search(r"const oprt_tensor_desc_t \*x,\s+int32_t axis, int32_t keepdims\);", text)
+    assert "float negative_slope);" in cdecl.prototypes(CORE_SPECS["relu"])
+    eps = square_spec([Param("eps", (float,), 0.5, "added", ctype="float")])
+    assert re.search(r"\*x,\s+float eps\);", cdecl.prototypes(eps))
+    # the launch functions keep the form oprt_build's pointer entry points read
+    decls, _ = oprt_build.pointer_entry_points(cdef())
+    assert re.findall(r"oprt_ptrs_(\w+)\(", decls) == [s.name for s in CORE_OPS]
+
+
+def test_an_op_without_c_types_has_no_c_abi():
+    spec = square_spec([Param("scale", (float,), 1.0, "factor")])
+    assert not spec.has_c_abi
+    with pytest.raises(InvalidArgumentError, match=r"op 'square' has no C ABI: param\(s\) scale declare no ctype"):
+        cdecl.prototypes(spec)
+
+
+def test_param_c_types_are_checked():
+    with pytest.raises(InvalidArgumentError, match="ctype 'double' is not one of float, int32_t"):
+        Param("eps", (float,), 0.0, "x", ctype="double")
+    with pytest.raises(InvalidArgumentError, match="needs c_none"):
+        Param("axis", (int,), 0, "x", allow_none=True, ctype="int32_t")
+
+
+def test_the_generated_header_of_a_third_party_op_parses_and_compiles(tmp_path):
+    cffi = pytest.importorskip("cffi")
+    spec = square_spec([Param("eps", (float, int), 0.5, "added", ctype="float")])
+    text = cdecl.header([spec], "OPRT_SQUARE_H_")
+    ffi = cffi.FFI()
+    ffi.cdef(cdef() + oprt_build.parse_cdef(text))  # the cffi declarations of a backend that builds the op in
+    assert "oprt_square_descriptor_t" in ffi.list_types()[0]
+    assert str(ffi.typeof("oprt_status_t(*)(oprt_square_descriptor_t *, const oprt_tensor_desc_t *, "
+                          "const oprt_tensor_desc_t *, float)")).startswith("<ctype")
+    cc = next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
+    if cc is None:
+        pytest.skip("no C compiler (cc, gcc or clang) to compile the generated header")
+    (tmp_path / "oprt_square.h").write_text(text)
+    src = tmp_path / "use.c"
+    src.write_text('#include "oprt_square.h"\n'
+                   "oprt_status_t (*create)(oprt_square_descriptor_t *, const oprt_tensor_desc_t *,\n"
+                   "                        const oprt_tensor_desc_t *, float) = oprt_create_square_descriptor;\n")
+    proc = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-fsyntax-only", f"-I{include_dir()}",
+                           f"-I{tmp_path}", str(src)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+# -- marshalling --------------------------------------------------------------------------------------------------
+
+def test_c_params_by_declared_type():
+    rs = CORE_SPECS["reduce_sum"]
+    assert cdecl.c_params(rs, rs.validate_params({"axis": None, "keepdims": True})) == (OPRT_AXIS_ALL, 1)
+    assert cdecl.c_params(rs, rs.validate_params({"axis": -2})) == (-2, 0)
+    relu = CORE_SPECS["relu"]
+    values = cdecl.c_params(relu, relu.validate_params({"negative_slope": 2}))
+    assert values == (2.0,) and type(values[0]) is float
+    sm = CORE_SPECS["softmax"]
+    with pytest.raises(InvalidArgumentError, match=r"^axis 2147483648 does not fit a C int32$"):
+        cdecl.c_params(sm, sm.validate_params({"axis": 1 << 31}))
+    assert cdecl.c_params(CORE_SPECS["copy"], {}) == ()
+
+
+def test_a_compiled_backend_takes_a_third_party_op_with_a_c_abi(host_backend):
+    spec = square_spec([Param("eps", (float,), 0.5, "added", ctype="float")])
+    assert not host_backend.supports("square", "f32").ok
+    with pytest.raises(InvalidArgumentError, match="register oprt_core.compiled.c_abi_impl"):
+        host_backend.add_op(spec, lambda *a: None)
+    with pytest.raises(InvalidArgumentError, match="has no C ABI"):
+        host_backend.add_op(square_spec([Param("k", (float,), 1.0, "k")]), c_abi_impl)
+    host_backend.add_op(spec, c_abi_impl)
+    try:
+        assert host_backend.supports("square", "f32").ok
+        x = host_backend.to_device(np.ones(7, np.float32))
+        # the host library has no square kernel: the entry points are looked up by their generated names
+        with pytest.raises(UnsupportedCase, match="the library does not implement 'square'"):
+            host_backend.prepare("square", [x], host_backend.empty((7,), "f32"), {"eps": 0.25})
+    finally:
+        del host_backend._specs["square"]
+
+
+# -- ops.<op> -------------------------------------------------------------------------------------------------------
+
+def test_op_functions_are_made_from_the_specs():
+    for spec in CORE_OPS:
+        fn = getattr(ops, spec.name)
+        sig = inspect.signature(fn)
+        assert list(sig.parameters) == [*spec.input_names, *(p.name for p in spec.params), "backend", "out"]
+        assert [sig.parameters[p.name].default for p in spec.params] == [p.default for p in spec.params]
+        assert fn.__module__ == "oprt_core.ops" and spec.name in ops.__all__
+
+
+def test_an_op_function_for_a_registered_plugin_op(monkeypatch):
+    from oprt_core import plugins
+
+    spec = square_spec([Param("eps", (float, int), 0.5, "added", ctype="float")])
+
+    class Registry:
+        def get_op(self, name):
+            if name == "square":
+                return spec
+            raise KeyError(name)
+
+    monkeypatch.setattr(plugins, "get_registry", lambda: Registry())
+    monkeypatch.setattr(ops, "get_registry", lambda: Registry())
+    fn = ops.square
+    assert list(inspect.signature(fn).parameters) == ["x", "eps", "backend", "out"]
+    assert ops.square is fn  # made once per spec
+    with pytest.raises(AttributeError, match="no op 'cube' is registered"):
+        ops.cube  # noqa: B018
+
+
+# -- no per-op code where the spec is consumed ------------------------------------------------------------------------
+
+# the generic consumers of the spec: none may name a core op in code (a string literal equal to an op's name or
+# holding one of its C names, a variable, function or class named after it, an attribute oprt_<op>...), so a new op
+# needs nothing there. Allowed: compiled.py's cache flush reads its buffer back with the
+# library's reduce_sum (a use of that op, not code for it).
+CONSUMERS = ["compiled.py", "ops.py", "cabi.py", "cdecl.py", "validate.py", "include/oprt_build.py"]
+ALLOWED = {("compiled.py", "reduce_sum")}
+
+
+@pytest.mark.parametrize("path", CONSUMERS)
+def test_no_per_op_code_where_the_spec_is_consumed(path):
+    tree = ast.parse((SRC / path).read_text(encoding="utf-8"))
+    c_names = {name: op for op in CORE_SPECS for name in cdecl.entry_points(op)}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in CORE_SPECS:
+                found.add(node.value)
+            found.update(op for name, op in c_names.items() if re.search(rf"\b{name}\b", node.value))
+        elif isinstance(node, ast.Name) and node.id in CORE_SPECS:
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in c_names:
+            found.add(c_names[node.attr])
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in CORE_SPECS:
+            found.add(node.name)
+    assert {op for op in found if (path, op) not in ALLOWED} == set(), f"{path} has code for ops {sorted(found)}"
