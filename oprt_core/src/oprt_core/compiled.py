@@ -69,6 +69,7 @@ STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
     9: E.DeviceOutOfMemoryError,
     10: E.NoDeviceError,
     11: E.BadDeviceError,
+    12: E.DeviceFaultError,
 }
 assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
 

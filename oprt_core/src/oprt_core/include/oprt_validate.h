@@ -485,6 +485,7 @@ const char *oprt_status_string(oprt_status_t status) {
     case OPRT_STATUS_OUT_OF_MEMORY: return "out of memory";
     case OPRT_STATUS_NO_DEVICE: return "no device";
     case OPRT_STATUS_BAD_DEVICE: return "bad device index";
+    case OPRT_STATUS_DEVICE_FAULT: return "device fault (sticky: the device context is unusable)";
     }
     return "unknown status";
 }
