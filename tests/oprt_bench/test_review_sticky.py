@@ -171,3 +171,28 @@ def test_an_ordinary_error_keeps_the_worker():
     assert (restarts, starts) == (0, 1)
     assert [r["status"] for r in rows] == ["error", "ok", "ok", "ok"]
     assert rows[0]["message"] == "RuntimeError: CUDA error: out of memory"
+
+
+class StickyCalibrationBackend(NumpyBackend):
+    """Its bandwidth probe meets an illegal address: the calibration records it, the worker leaves."""
+
+    name = "stickycal"
+
+    def copy_probe(self, nbytes):
+        raise CUDARuntimeError(700, "cudaErrorIllegalAddress: an illegal memory access was encountered")
+
+
+def test_a_sticky_error_in_calibration_replaces_the_worker():
+    from oprt_bench.model import CalibrationTask
+    from oprt_bench.worker import BackendWorker, worker_source
+
+    w = BackendWorker(worker_source(make_registry(StickyCalibrationBackend()), "stickycal", ["copy"]))
+    try:
+        cal, _timer = w.call("calibrate", CalibrationTask({}, cold=False), 60)
+        assert cal.error.startswith("illegal memory access (sticky device error; worker replaced): "
+                                    "CUDARuntimeError: cudaErrorIllegalAddress"), cal.error
+        assert not w.alive and w.restarts_after_device_error == 1
+        w.call("calibrate", CalibrationTask({}, cold=False), 60)  # the next command gets a fresh worker
+        assert w.starts == 2
+    finally:
+        w.close()

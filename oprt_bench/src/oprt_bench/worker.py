@@ -190,14 +190,11 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime
             return
         try:
             result = _HANDLERS[kind](backend, registry, payload)
-            if isinstance(result, Row) and result.status == "error":
-                broken = broken_context(backend, result.message or "")
-                if broken is not None:
-                    # a sticky device error (an illegal address, a trap): every later call in this context would
-                    # fail too, so this worker leaves and the next row gets a fresh one
-                    result.message = broken
-                    conn.send(("ok-restart", result))
-                    return
+            if _must_leave(backend, result):
+                # a sticky device error (an illegal address, a trap): every later call in this context would
+                # fail too, so this worker leaves and the next row gets a fresh one
+                conn.send(("ok-restart", result))
+                return
             conn.send(("ok", result))
         except Exception as exc:  # noqa: BLE001 - the runner catches what a row may raise; calibration raises
             text = one_line(exc) + " | " + "".join(traceback.format_exc(limit=5)).strip()
@@ -206,6 +203,22 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime
                 conn.send(("error-restart", sticky_message(named, text)))
                 return
             conn.send(("error", text))
+
+
+def _must_leave(backend: Any, result: Any) -> bool:
+    """Whether the device context is unusable after ``result`` (an ``error`` row, a calibration or timer check
+    with an error): its message then says so (:func:`broken_context`)."""
+    if isinstance(result, Row):
+        parts: list[tuple[Any, str]] = [(result, "message")] if result.status == "error" else []
+    else:
+        found = result if isinstance(result, tuple) else ()
+        parts = [(part, "error") for part in found if getattr(part, "error", "")]
+    for part, field in parts:
+        broken = broken_context(backend, getattr(part, field) or "")
+        if broken is not None:
+            setattr(part, field, broken)
+            return True
+    return False
 
 
 def _do_calibrate(backend: Any, registry: Any, task: CalibrationTask) -> tuple[Calibration, TimerCheck]:

@@ -36,7 +36,6 @@ extern "C" __global__ void oprt_faulty_oob(float *out) {
 }
 extern "C" __global__ void oprt_faulty_gpuhang(const int *flag) {
     while (*(volatile const int *)flag == 0) {
-        __nanosleep(1000);
     }
 }
 """
