@@ -15,6 +15,8 @@
 #   isolation oprt-bench on nvidia beside the faulty test backend (segfault, hang, raise on chosen cases), then beside
 #             faultygpu (CuPy kernels that trap, write out of bounds and spin on the cases of OPRT_SUITE_GPU_FAULTS),
 #             checked by scripts/check_faults.py (isolation-gpu-check.log): faulting rows name the fault, others ok
+#   quick     a quick look (OPRT_SUITE_QUICK: oprt-bench options, default a 4-row softmax on nvidia and torch) three
+#             times, the first with --recalibrate: each run's phase times and wall time (quick-N.log)
 #   overhead  scripts/host_overhead.py (host time of one op call) and scripts/host_profile.py (its pieces)
 #   sanitize  compute-sanitizer (OPRT_SUITE_SANITIZERS, default memcheck racecheck initcheck) over the test groups
 #             of OPRT_SUITE_SANITIZE: '|'-separated NAME=PYTEST-ARGS, ';' between the args; sanitizer/NAME-TOOL.log
@@ -36,7 +38,7 @@ shift
 PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
-        install | test | tune | launch | sweep | isolation | overhead | sanitize | fuzz | check | bench | compare) ;;
+        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -134,6 +136,18 @@ if has isolation; then
         --cases smoke --dtypes f32,f16 --time-budget 0.05 --case-timeout 10 --out "$OUTDIR/isolation-nvidia-faultygpu"
     run_logged isolation-gpu-check python scripts/check_faults.py "$OUTDIR/isolation-nvidia-faultygpu" \
         --plan "$gpu_plan" --backend faultygpu
+fi
+
+if has quick; then
+    # a quick look, as a user's first command: the first run measures the calibration (--recalibrate), the next
+    # ones reuse it; --verbose names the seconds of each phase, `time` the wall time
+    quick=${OPRT_SUITE_QUICK:-"--ops softmax --backends nvidia,torch --shape 57700x577 --shape 4096x50257 --dtypes f16"}
+    for i in 1 2 3; do
+        # shellcheck disable=SC2086 # word splitting of the options is wanted
+        run_logged "quick-$i" /usr/bin/time -f "wall %e s" oprt-bench $quick --verbose \
+            --out "$OUTDIR/quick-$i" $([ "$i" = 1 ] && echo --recalibrate)
+        grep -h "^time: plan\|^wall" "$OUTDIR/quick-$i.log" | sed 's/^/   /' | tee -a "$SUMMARY"
+    done
 fi
 
 if has overhead; then

@@ -6,7 +6,10 @@ It installs nothing: the test environment (tox, CI) installs the packages under 
 
 from __future__ import annotations
 
+import os
 from importlib import metadata
+
+import pytest
 
 try:
     from hypothesis import HealthCheck, settings
@@ -31,3 +34,22 @@ def _version(dist: str) -> str:
 def pytest_report_header(config) -> list[str]:
     dists = ("oprt-core", "oprt-bench", "oprt-nvidia", "oprt-metax", "oprt-testplugin")
     return ["oprt: " + ", ".join(f"{d} {_version(d)}" for d in dists)]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_calibration_cache(tmp_path_factory):
+    """Runs made by session-wide fixtures (before any test's own cache below) never read the user's cache."""
+    old = os.environ.get("OPRT_CACHE_DIR")
+    os.environ["OPRT_CACHE_DIR"] = str(tmp_path_factory.mktemp("oprt-cache-session"))
+    yield
+    if old is None:
+        os.environ.pop("OPRT_CACHE_DIR", None)
+    else:
+        os.environ["OPRT_CACHE_DIR"] = old
+
+
+@pytest.fixture(autouse=True)
+def _private_calibration_cache(_no_user_calibration_cache, tmp_path_factory, monkeypatch):
+    """Every test starts with an empty calibration cache of its own (oprt-bench reuses calibrations between
+    runs; a test must measure, or see the reuse it sets up, never another test's)."""
+    monkeypatch.setenv("OPRT_CACHE_DIR", str(tmp_path_factory.mktemp("oprt-cache")))

@@ -370,3 +370,61 @@ def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None
     else:
         with pytest.raises(InvalidArgumentError, match="out must be a device array"):
             ops.copy(x, backend=name, out=host(out))
+
+
+def check_what_goes_in_comes_out(backend: Any, dtype: str, rng: Any) -> None:
+    """The op API without ``out`` on ``backend`` (a CUDA-like compiled one): torch tensors give a torch tensor on
+    their device (allocated by torch, so no copy), bf16 included; numpy arrays a numpy array; a bf16 DeviceArray
+    goes to torch through DLPack (kDLBfloat) without a copy; CuPy arrays (f32, f16) give a CuPy array."""
+    import numpy as np
+    import pytest
+
+    import oprt_core.ops as ops
+    from oprt_core.device_array import DeviceArray
+    from oprt_core.dtypes import get_dtype
+
+    if not backend.cuda_interop:
+        pytest.skip(f"backend {backend.name!r}'s memory is not CUDA memory: no torch or CuPy arrays")
+    odt = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}[dtype]
+    npdt = get_dtype(odt).numpy
+    x_host = rng.uniform(-4, 4, (65, 300)).astype(npdt)
+    ref = np.exp(x_host.astype(np.float64) - x_host.astype(np.float64).max(-1, keepdims=True))
+    ref /= ref.sum(-1, keepdims=True)
+    tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 2e-2}[odt]
+
+    got = ops.softmax(x_host, backend=backend.name)
+    assert type(got) is np.ndarray and got.dtype == npdt
+    np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol)
+
+    d = backend.to_device(x_host)
+    out_d = ops.softmax(d, backend=backend.name)
+    assert isinstance(out_d, DeviceArray)
+
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    t = torch.from_dlpack(out_d)  # DeviceArray -> torch: no copy, bf16 as torch.bfloat16
+    assert t.dtype == getattr(torch, dtype) and t.data_ptr() == out_d.ptr and t.device.index == backend.device
+    del out_d  # the tensor keeps the allocation alive
+    np.testing.assert_allclose(t.float().cpu().numpy(), ref, rtol=tol, atol=tol)
+
+    x = torch.from_dlpack(d)
+    y = ops.softmax(x, backend=backend.name)
+    assert isinstance(y, torch.Tensor) and y.device == x.device and y.dtype == x.dtype
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(y.float().cpu().numpy(), ref, rtol=tol, atol=tol)
+    z = ops.vector_add(x.t(), x.t(), backend=backend.name)  # strided torch input, torch result
+    torch.cuda.synchronize()
+    assert isinstance(z, torch.Tensor) and tuple(z.shape) == (300, 65)
+    torch.testing.assert_close(z.float(), (x.float() * 2).to(x.dtype).float().t())
+
+    if odt == "bf16":
+        return  # CuPy has no bfloat16
+    cp = pytest.importorskip("cupy")
+    c = cp.asarray(x_host)
+    w = ops.relu(c, 0.5, backend=backend.name)
+    assert isinstance(w, cp.ndarray) and w.dtype == c.dtype
+    cp.cuda.runtime.deviceSynchronize()
+    np.testing.assert_array_equal(cp.asnumpy(w), np.where(x_host > 0, x_host, x_host * npdt.type(0.5)))
+    v = cp.from_dlpack(backend.to_device(x_host))  # DeviceArray -> CuPy through DLPack
+    np.testing.assert_array_equal(cp.asnumpy(v), x_host)

@@ -363,3 +363,46 @@ def test_gpu_launcher_rebinds_and_reports_device_facts(gpu, gpu_registry):
     launch()
     end.record()
     assert start.elapsed_ms(end) >= 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_op_api_without_out_returns_torch_tensors(gpu, dtype):
+    """The op API without ``out`` on torch tensors: a torch tensor back, on their device, in their dtype, right for
+    every core op (the new output's dtype is read from the torch dtype)."""
+    import torch
+
+    from oprt_core import ops
+
+    tdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(7)
+    x = torch.randn(33, 257, device="cuda", generator=g).to(tdt)
+    y = torch.randn(257, device="cuda", generator=g).to(tdt)
+    tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 2e-2}[dtype]
+    calls = {
+        "copy": (lambda: ops.copy(x.t(), backend="triton"), lambda: x.t()),
+        "vector_add": (lambda: ops.vector_add(x, y, backend="triton"), lambda: (x.float() + y.float()).to(tdt)),
+        "relu": (lambda: ops.relu(x, 0.25, backend="triton"), lambda: torch.nn.functional.leaky_relu(x, 0.25)),
+        "reduce_sum": (lambda: ops.reduce_sum(x, axis=0, backend="triton"), lambda: x.float().sum(0).to(tdt)),
+        "softmax": (lambda: ops.softmax(x, backend="triton"), lambda: torch.softmax(x.float(), -1).to(tdt)),
+    }
+    for op, (call, ref) in calls.items():
+        got = call()
+        assert isinstance(got, torch.Tensor) and got.device == x.device and got.dtype == tdt, op
+        torch.cuda.synchronize()
+        torch.testing.assert_close(got.float(), ref().float(), rtol=tol, atol=tol, msg=op)
+
+
+@pytest.mark.gpu
+def test_gpu_expanded_out_is_refused(gpu):
+    """An ``out`` whose elements are not distinct (stride 0: an expanded tensor) is refused, as the compiled backends
+    refuse it, and never written."""
+    import torch
+
+    from oprt_core import InvalidArgumentError, ops
+
+    x = torch.randn(4, 8, device="cuda")
+    base = torch.zeros(8, device="cuda")
+    with pytest.raises(InvalidArgumentError, match="(?i)overlap"):
+        ops.relu(x, backend="triton", out=base.expand(4, 8))
+    assert not base.any()

@@ -226,7 +226,7 @@ def test_report_rebuilds_a_run_from_its_csv_and_run_json(registry, tmp_path):
     rebuilt = (out / "report.html").read_text()
     stamp = re.compile(r"generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
     assert stamp.sub("", rebuilt) == stamp.sub("", written)
-    assert rebuilt.count("<svg") == 2 and "8 row(s)" in rebuilt and "data-op='softmax'" in rebuilt
+    assert rebuilt.count("<svg") == 3 and "8 row(s)" in rebuilt and "data-op='softmax'" in rebuilt
     # --out FILE: the report there; --out FOLDER: report.html in it
     r = invoke(registry, "report", str(out), "--out", str(tmp_path / "elsewhere" / "copy.html"))
     assert r.exit_code == 0, r.output

@@ -161,21 +161,23 @@ def _meta(measured=50.0, spec=100.0):
                   "resolution_source": "documented"}}}}
 
 
-def test_report_has_a_roofline_per_op_markers_and_a_legend(tmp_path):
+def test_report_has_a_bandwidth_plot_per_op_a_roofline_markers_and_a_legend(tmp_path):
     rows = sweep(FixedTime(4.0), floor_ms=0.5, peak=1e-6, cold=False, ops="copy,relu")
     html = render_report([Run(tmp_path, normalize_rows(rows), _meta())])
     for op in ("copy", "relu"):
-        m = re.search(rf"<div class='plot roofline' id='roofline-{op}'>(.*?)</div>", html, flags=re.S)
+        m = re.search(rf"<div class='plot bandwidth' id='bandwidth-{op}'>(.*?)</div>", html, flags=re.S)
         assert m and m.group(1).lstrip().startswith("<svg") and "<path" in m.group(1)
-    assert html.count("class='plot roofline'") == 2
+    assert html.count("class='plot bandwidth'") == 2
+    assert html.count("class='plot roofline'") == 1  # one chart: relu computes, copy (0 flops) is left out of it
+    assert "Left out (0 flops: they only move data): copy." in html
     assert "<h2 id='flags'>Row flags</h2>" in html
     for flag in FLAGS:
         assert f"<span class='flag flag-{flag}' title='{flag}: " in html  # a marker on the flagged rows
         assert f"<code>{flag}</code>" in html  # and its legend entry
     assert "data-flags='launch-bound;fits-in-l2;above-peak'" in html
-    assert "<th>% peak</th>" in html and "<th>% spec</th>" in html
+    assert ">% peak</th>" in html and ">% spec</th>" in html
     assert "measured peak GB/s" in html and "spec peak GB/s" in html and "timer floor us" in html
-    assert "<script" not in html
+    assert html.count("<script") == 1 and "<script>" in html  # the inline sort/filter script, nothing loaded
 
 
 def test_roofline_draws_the_peak_lines(tmp_path, monkeypatch):
@@ -192,9 +194,9 @@ def test_roofline_draws_the_peak_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(Axes, "axhline", spy)
     rows = normalize_rows(sweep(FixedTime(4.0), ops="copy"))
     html = render_report([Run(tmp_path, rows, _meta(measured=50.0, spec=100.0))])
-    assert [(y, ls) for y, ls, _ in drawn] == [(50.0, "-"), (100.0, (0, (5, 3)))]
+    assert [(y, ls) for y, ls, _ in drawn] == [(50.0, "-"), (100.0, (0, (5, 3)))]  # one dtype: one panel
     assert drawn[0][2] == drawn[1][2]  # one colour per backend
-    assert "stroke-dasharray" in html.split("id='roofline-copy'")[1]
+    assert "stroke-dasharray" in html.split("id='bandwidth-copy'")[1]
     drawn.clear()
     render_report([Run(tmp_path, rows, {})])  # no calibration recorded: no peak lines
     assert drawn == []
@@ -227,6 +229,6 @@ def test_schema_1_runs_still_load_report_and_compare(tmp_path):
             out.writerow(dict(line, schema_version="1", flags=""))
     run = load_run(old)
     assert run.rows["pct_of_spec"].isna().all() and set(run.rows["schema_version"]) == {1.0}
-    assert "roofline-copy" in render_report([run, load_run(new)])
+    assert "bandwidth-copy" in render_report([run, load_run(new)])
     table = compare_runs(run, load_run(new), 0.05)
     assert set(table["verdict"]) == {"same"}

@@ -234,6 +234,6 @@ class StickyBackend(NumpyBackend):
         from oprt_core.errors import DeviceFaultError
 
         if output.shape == (1000,) and output.dtype == np.float32:
-            raise DeviceFaultError("sticky", 12, "an illegal memory access was encountered",
+            raise DeviceFaultError("sticky", 13, "an illegal memory access was encountered",
                                    "OPRT_STATUS_DEVICE_FAULT")
         return super().prepare(op, inputs, output, params)

@@ -70,10 +70,10 @@ class CUDARuntimeError(RuntimeError):
 
 
 def test_sticky_error_prefers_the_structured_signal():
-    fault = DeviceFaultError("nvidia", 12, "k: unspecified launch failure (cudaErrorLaunchFailure; sticky)",
+    fault = DeviceFaultError("nvidia", 13, "k: unspecified launch failure (cudaErrorLaunchFailure; sticky)",
                              "OPRT_STATUS_DEVICE_FAULT")
     assert sticky_error(fault).code == 719
-    assert sticky_error(DeviceFaultError("host", 12, "gone", "OPRT_STATUS_DEVICE_FAULT")).fault == "device fault"
+    assert sticky_error(DeviceFaultError("host", 13, "gone", "OPRT_STATUS_DEVICE_FAULT")).fault == "device fault"
     assert sticky_error(DeviceError("nvidia", 8, "invalid resource handle", "OPRT_STATUS_DEVICE_ERROR")) is None
     assert sticky_error(CUDARuntimeError(715, "no name here")).fault == "illegal instruction"
     assert sticky_error(CUDARuntimeError(2, "cudaErrorMemoryAllocation: out of memory")) is None

@@ -86,7 +86,7 @@ def host_lib_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def host_backend(host_lib_path: Path):
     from oprt_core.compiled import CompiledBackend
 
-    backend = CompiledBackend("host", host_loader(host_lib_path), vendor="host")
+    backend = CompiledBackend("host", host_loader(host_lib_path), vendor="host", dlpack_device_type=1)  # kDLCPU
     avail = backend.availability()
     assert avail.ok, avail.reason
     return backend

@@ -115,6 +115,15 @@ def _bad_device(ffi, lib, mp):
     return lib.oprt_set_device(7)
 
 
+def _overlap(ffi, lib, mp):
+    p = ffi.new("oprt_copy_descriptor_t *")
+    assert lib.oprt_create_copy_descriptor(p, tdesc(ffi, (4,)), tdesc(ffi, (4,))) == 0
+    desc = ffi.gc(p[0], lib.oprt_destroy_copy_descriptor)
+    x = np.arange(5, dtype=np.float32)
+    base = ffi.from_buffer(x)
+    return lib.oprt_copy(desc, ffi.NULL, 0, base + 4, base, ffi.NULL)  # out = x[1:], x = x[:-1]
+
+
 TRIGGERS = {
     "OPRT_STATUS_NULL_POINTER": _null_pointer,
     "OPRT_STATUS_BAD_SHAPE": _bad_shape,
@@ -127,6 +136,7 @@ TRIGGERS = {
     "OPRT_STATUS_OUT_OF_MEMORY": _out_of_memory,
     "OPRT_STATUS_NO_DEVICE": _no_device,
     "OPRT_STATUS_BAD_DEVICE": _bad_device,
+    "OPRT_STATUS_OVERLAP": _overlap,
     "OPRT_STATUS_DEVICE_FAULT": _device_fault,
 }
 
@@ -562,10 +572,10 @@ def test_a_device_fault_is_sticky_until_the_process_leaves(host_backend, host_ra
     """After OPRT_STATUS_DEVICE_FAULT every device call fails with it too (as after CUDA's illegal address), and
     the op API raises DeviceFaultError, a DeviceError; other statuses never stick."""
     ffi, lib = host_raw.ffi, host_raw.lib
-    assert _device_fault(ffi, lib, monkeypatch) == 12
+    assert _device_fault(ffi, lib, monkeypatch) == 13
     assert "illegal memory access" in last_error(ffi, lib)
-    assert lib.oprt_device_synchronize() == 12
-    assert lib.oprt_memset(ffi.from_buffer(np.empty(4, np.uint8)), 0, 4) == 12
+    assert lib.oprt_device_synchronize() == 13
+    assert lib.oprt_memset(ffi.from_buffer(np.empty(4, np.uint8)), 0, 4) == 13
     with pytest.raises(E.DeviceFaultError) as info:
         host_backend.synchronize()
     assert isinstance(info.value, E.DeviceError) and info.value.status_name == "OPRT_STATUS_DEVICE_FAULT"

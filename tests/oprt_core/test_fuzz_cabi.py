@@ -2,7 +2,10 @@
 workspace sizes and NULL pointers.
 
 Every call either succeeds -- and then the op's output matches the float64 reference (``OpSpec.check``) --
-or returns a documented status with a last-error message. Anything else (a crash, a status outside the
+or returns a documented status with a last-error message. Some valid calls place out and the inputs in one
+buffer (at random offsets, or out exactly on an input): overlapping spans must be refused with
+OPRT_STATUS_OVERLAP unless out is exactly an input the op runs in place on (``OpSpec.inplace``), and then the
+in-place result must match the reference of the inputs as they were. Anything else (a crash, a status outside the
 documented set, an accepted descriptor that is invalid, a rejected one that is valid) fails.
 
 Backends: the host test library (tests/oprt_core/host_lib, always) and the installed GPU backends
@@ -27,6 +30,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from oprt_core import get_registry  # noqa: E402
+from oprt_core.compiled import DeviceArray  # noqa: E402
 from oprt_core.core_ops import CORE_SPECS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
 
@@ -42,6 +46,7 @@ CREATE_FAILURES = {1, 2, 3, 4, 5, 6}  # null pointer, bad shape, bad strides, ba
 INT64_MAX = (1 << 63) - 1
 HUGE = (1 << 31, 1 << 40, 1 << 62, INT64_MAX)
 MAX_RUN_ELEMENTS = 1 << 16  # buffers of accepted descriptors up to this span are allocated and run
+OVERLAP = 12  # OPRT_STATUS_OVERLAP: a launch's out shares memory with an input beyond what the op allows
 
 
 # -- backends --------------------------------------------------------------------------------------
@@ -223,6 +228,14 @@ def fuzz_case(draw) -> dict[str, Any]:
     ins = [T(dtype, len(s), list(s), draw(layout(s, False))) for s in in_shapes]
     out = T(dtype, len(out_shape), list(out_shape), draw(layout(out_shape, True)))
 
+    # where the buffers lie: apart, or all in one buffer at random element offsets, or out exactly on input k
+    # (which then takes out's strides where the shapes agree, so that the alias is exact)
+    placement = draw(st.sampled_from(["separate"] * 4 + ["shared", "exact"]))
+    offsets = [draw(st.integers(0, 40)) for _ in range(1 + len(ins))]
+    on = draw(st.integers(0, len(ins) - 1))
+    if placement == "exact" and ins[on].shape == out.shape and draw(st.integers(0, 3)):
+        ins[on].strides = list(out.strides)
+
     # one or two corruptions, or none (about a third of the examples stay valid)
     for _ in range(draw(st.sampled_from([0, 0, 1, 1, 2]))):
         tensors = [out, *ins]
@@ -252,7 +265,7 @@ def fuzz_case(draw) -> dict[str, Any]:
     workspace = draw(st.sampled_from(["exact"] * 6 + ["more", "less", "null"]))
     pointers = draw(st.sampled_from(["ok"] * 8 + ["null_out", "null_in"]))
     return {"op": op, "out": out, "ins": ins, "params": params, "null": null, "workspace": workspace,
-            "pointers": pointers}
+            "pointers": pointers, "placement": placement, "offsets": offsets, "on": on}
 
 
 # -- driving the library ------------------------------------------------------------------------------
@@ -293,6 +306,53 @@ def _host_view(t: T, fill: np.ndarray | float, rng: np.random.Generator | None) 
     item = base.itemsize
     strides = [s * item if n > 1 else 0 for n, s in zip(t.dims, t.strides)]  # extent 1: the stride is never used
     return np.lib.stride_tricks.as_strided(base[-lo:] if lo else base, t.dims, strides)
+
+
+def expected_overlap(op: str, out: T, ins: list[T], origins: list[int]) -> tuple[int, str] | None:
+    """(input index, "exact" or "partial") of the first input whose bytes out shares in a way the op does not
+    allow, with the tensors' element [0, ...] at ``origins`` (out first) of one buffer; None when the call may
+    run. Restates oprt_check_alias: spans intersect, and out is not exactly (same origin and layout) an input
+    named in the spec's ``inplace``."""
+    spec = CORE_SPECS[op]
+
+    def span(t: T, origin: int) -> tuple[int, int] | None:
+        if t.numel == 0:
+            return None
+        lo, hi = _span(t)
+        return origin + lo, origin + hi + 1  # in elements: every tensor of a call has one dtype
+
+    o = span(out, origins[0])
+    for k, t in enumerate(ins):
+        s = span(t, origins[k + 1])
+        if o is None or s is None or s[1] <= o[0] or o[1] <= s[0]:
+            continue
+        exact = origins[k + 1] == origins[0] and t.dims == out.dims and all(
+            a == b for n, a, b in zip(out.dims, out.strides, t.strides) if n > 1)
+        if exact and spec.input_names[k] in spec.inplace:
+            continue
+        return k, "exact" if exact else "partial"
+    return None
+
+
+def _shared_buffer(backend: Any, out: T, ins: list[T], c: dict[str, Any], rng: np.random.Generator):
+    """(device buffer, host copy of it, element origins of out and the inputs) for one buffer holding them all
+    at the drawn offsets, or with out's origin on input ``on``'s."""
+    tensors = [out, *ins]
+    spans = [_span(t) if t.numel else (0, 0) for t in tensors]
+    origins = [off - lo for off, (lo, _) in zip(c["offsets"], spans)]
+    if c["placement"] == "exact":
+        origins[0] = origins[c["on"] + 1]
+    shift = -min(o + lo for o, (lo, _) in zip(origins, spans))
+    origins = [o + shift for o in origins]
+    size = max(o + hi for o, (_, hi) in zip(origins, spans)) + 1
+    host = rng.uniform(-2, 2, size).astype(get_dtype(DTYPE_NAMES[out.dtype]).numpy)
+    return backend.to_device(host), host, origins
+
+
+def _strided(base: np.ndarray, t: T, origin: int) -> np.ndarray:
+    item = base.itemsize
+    strides = [s * item if n > 1 else 0 for n, s in zip(t.dims, t.strides)]
+    return np.lib.stride_tricks.as_strided(base[origin:], t.dims, strides)
 
 
 @dataclass
@@ -351,9 +411,20 @@ def run_case(name: str, backend: Any, c: dict[str, Any], seed: int) -> None:
     if max(spans) > MAX_RUN_ELEMENTS or need > (64 << 20) or huge_empty:
         return  # valid but too large a buffer to run here: the create/validation path is what was fuzzed
     rng = np.random.default_rng(seed)
-    hosts = [_host_view(t, 0.0, rng) for t in ins]
-    dev_ins = [backend.to_device(h) for h in hosts]
-    dev_out = backend.to_device(_host_view(out, np.nan, None))
+    shared = c["placement"] != "separate" and not any(t.numel == 0 for t in [out, *ins])
+    overlap = None
+    if shared:  # one buffer: views at the drawn origins (inputs' values copied before the call)
+        buf, host, origins = _shared_buffer(backend, out, ins, c, rng)
+        overlap = expected_overlap(op, out, ins, origins)
+        hosts = [np.array(_strided(host, t, o)) for t, o in zip(ins, origins[1:])]
+        item = host.itemsize
+        dev_ins = [DeviceArray(backend, buf.ptr + o * item, t.dims, t.strides, DTYPE_NAMES[t.dtype], buf)
+                   for t, o in zip(ins, origins[1:])]
+        dev_out = DeviceArray(backend, buf.ptr + origins[0] * item, out.dims, out.strides, DTYPE_NAMES[out.dtype], buf)
+    else:
+        hosts = [_host_view(t, 0.0, rng) for t in ins]
+        dev_ins = [backend.to_device(h) for h in hosts]
+        dev_out = backend.to_device(_host_view(out, np.nan, None))
     ws_mode = c["workspace"]
     ws_size = {"exact": need, "more": need + 64, "less": max(need - 1, 0), "null": need}[ws_mode]
     ws = backend._alloc(ws_size) if ws_size and ws_mode != "null" else (0, None)
@@ -366,7 +437,8 @@ def run_case(name: str, backend: Any, c: dict[str, Any], seed: int) -> None:
         in_ptrs[-1] = ffi.NULL
     status = getattr(lib, f"oprt_{op}")(desc, ws_ptr, ws_size, out_ptr, *in_ptrs, ffi.NULL)
     msg = ffi.string(lib.oprt_last_error_message()).decode(errors="replace")
-    what = f"{name}: run {op} out={out} ins={ins} params={params} workspace={ws_mode} ({ws_size} of {need})"
+    what = (f"{name}: run {op} out={out} ins={ins} params={params} workspace={ws_mode} ({ws_size} of {need}) "
+            f"placement={c['placement']}" + (f" origins={origins}" if shared else ""))
     empty = out.numel == 0 or any(t.numel == 0 for t in ins)
     nulls = c["pointers"] != "ok" or (ws_mode == "null" and need > 0)
     if ws_mode == "less" and need > 0:
@@ -374,6 +446,12 @@ def run_case(name: str, backend: Any, c: dict[str, Any], seed: int) -> None:
         return
     if nulls and not empty:
         assert status == 1, f"{what}: a NULL pointer gave status {status} ({msg}), not NULL_POINTER"
+        return
+    if overlap is not None:
+        name = CORE_SPECS[op].input_names[overlap[0]]
+        assert status == OVERLAP, f"{what}: out overlaps input {name} ({overlap[1]}) but status is {status} ({msg})"
+        assert msg.startswith(f"{op}: out "), f"{what}: {msg}"
+        assert name in msg and ("cannot run in place" in msg) == (overlap[1] == "exact"), f"{what}: {msg}"
         return
     if status != 0:
         assert empty and status == 1, f"{what}: status {status} on a valid call: {msg}"
@@ -408,3 +486,12 @@ def test_fuzz_oracle_knows_the_rules():
     assert not tensor_ok(T(0, 2, [1 << 62, 0], [1, 1]))  # the running count overflows first: BAD_SHAPE
     assert descriptor_ok("reduce_sum", T(0, 1, [4], [1]), [T(0, 2, [4, 5], [5, 1])], {"axis": -1, "keepdims": 0})
     assert not descriptor_ok("softmax", T(0, 2, [4, 5], [5, 1]), [T(0, 2, [4, 5], [5, 1])], {"axis": 2})
+    x = T(0, 1, [4], [1])
+    assert expected_overlap("copy", x, [x], [0, 1]) == (0, "partial")  # x[:-1] into x[1:]
+    assert expected_overlap("copy", x, [x], [0, 4]) is None  # adjacent
+    assert expected_overlap("copy", x, [x], [0, 0]) is None  # exactly in place
+    assert expected_overlap("copy", x, [T(0, 1, [4], [-1])], [0, 3]) == (0, "partial")  # reversed onto itself
+    assert expected_overlap("copy", T(0, 2, [2, 2], [2, 1]), [T(0, 2, [2, 2], [1, 2])], [0, 0]) == (0, "partial")
+    col = T(0, 2, [4, 1], [1, 1])
+    assert expected_overlap("reduce_sum", col, [col], [0, 0]) == (0, "exact")  # never in place
+    assert expected_overlap("vector_add", x, [T(0, 1, [4], [1]), x], [0, 9, 0]) is None

@@ -3,9 +3,15 @@ and stepped strides, wrong dtypes), params (out-of-range and wrongly typed axes,
 names) and ``out`` arrays (wrong shape or dtype, overlapping broadcast views).
 
 Every call either returns an output that matches the float64 reference (``OpSpec.check``) or raises an
-``OprtError`` subclass; any other exception, or a crash, fails. Backends: numpy always, the host C library
-through ``CompiledBackend`` (the compiled path without a GPU), and the installed GPU backends ``nvidia`` and
-``metax`` where available. Examples per test: ``OPRT_FUZZ_EXAMPLES`` (default 200).
+``OprtError`` subclass; any other exception, or a crash, fails. ``test_fuzz_overlapping_out`` draws ``out`` and
+the inputs as views of one buffer (at random offsets and strides, or ``out`` exactly on an input): a call whose
+``out`` shares bytes with an input is refused with ``OverlapError`` and writes nothing, unless ``out`` is exactly
+an input the op runs in place on, and then its result matches the reference; on compiled backends the call
+takes the op API's fast path (the same layouts filed by a call on separate buffers first).
+
+Backends: numpy always, the host C library through ``CompiledBackend`` (the compiled path without a GPU), and
+the installed GPU backends ``nvidia`` and ``metax`` where available. Examples per test: ``OPRT_FUZZ_EXAMPLES``
+(default 200).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from oprt_core import ops as op_api  # noqa: E402
 from oprt_core.compiled import DeviceArray  # noqa: E402
 from oprt_core.core_ops import CORE_SPECS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
+from oprt_core.errors import OverlapError  # noqa: E402
 from oprt_core.plugins import Registry, get_plugin_manager  # noqa: E402
 
 EXAMPLES = int(os.environ.get("OPRT_FUZZ_EXAMPLES", "200"))
@@ -202,3 +209,137 @@ def _repeat_through_fast_path(backend, registry: Registry, c: dict[str, Any], fu
 def test_fuzz_op_api(op_backend, c):
     name, registry = op_backend
     run_call(name, registry, c)
+
+
+# -- out and the inputs as views of one buffer ------------------------------------------------------
+
+
+def _row_major(shape: tuple[int, ...]) -> list[int]:
+    strides, run = [], 1
+    for n in reversed(shape):
+        strides.insert(0, run)
+        run *= max(n, 1)
+    return strides
+
+
+@st.composite
+def view_strides(draw, shape: tuple[int, ...], output: bool) -> list[int]:
+    """Element strides for ``shape``: row-major, reversed, gapped, transposed, or (inputs only) broadcast."""
+    kinds = ["row-major", "reversed", "gapped", "transposed"] + ([] if output else ["broadcast"])
+    kind = draw(st.sampled_from(kinds))
+    strides = _row_major(shape)
+    if kind == "reversed":
+        return [-s if draw(st.booleans()) else s for s in strides]
+    if kind == "gapped":
+        gap = draw(st.integers(2, 3))
+        return [s * gap for s in strides]
+    if kind == "transposed" and len(shape) == 2:
+        return [1, max(shape[0], 1)]
+    if kind == "broadcast":
+        return [0] + strides[1:]
+    return strides
+
+
+@st.composite
+def overlap_call(draw) -> dict[str, Any]:
+    op = draw(st.sampled_from(list(CORE_SPECS)))
+    nd = draw(st.integers(1, 2))
+    shape = tuple(draw(st.integers(1, 6)) for _ in range(nd))
+    in_shapes, params = [shape], {}
+    if op == "vector_add":
+        other = shape if draw(st.booleans()) else shape[1:] or shape
+        in_shapes = [shape, other] if draw(st.booleans()) else [other, shape]
+    elif op == "relu":
+        params = {"negative_slope": draw(st.sampled_from([0.0, 0.5]))}
+    elif op == "reduce_sum":
+        params = {"axis": draw(st.integers(-nd, nd - 1)), "keepdims": draw(st.booleans())}
+    elif op == "softmax":
+        params = {"axis": draw(st.integers(-nd, nd - 1))}
+    out_shape = CORE_SPECS[op].output_shape(in_shapes, params)
+    in_strides = [draw(view_strides(s, False)) for s in in_shapes]
+    out_strides = draw(view_strides(out_shape, True))
+    offsets = [draw(st.integers(0, 40)) for _ in range(1 + len(in_shapes))]
+    exact = draw(st.sampled_from([None, None] + list(range(len(in_shapes)))))  # out's origin on input k's
+    if exact is not None and in_shapes[exact] == out_shape and draw(st.integers(0, 3)):
+        in_strides[exact] = list(out_strides)
+    return {"op": op, "params": params, "dtype": draw(st.sampled_from(DTYPES)), "seed": draw(st.integers(0, 2**32 - 1)),
+            "tensors": [(out_shape, out_strides), *zip(in_shapes, in_strides)], "offsets": offsets, "exact": exact}
+
+
+def _element_span(shape, strides) -> tuple[int, int]:
+    lo = sum((n - 1) * s for n, s in zip(shape, strides) if n > 1 and s < 0)
+    hi = sum((n - 1) * s for n, s in zip(shape, strides) if n > 1 and s > 0)
+    return lo, hi
+
+
+def _refused(c: dict[str, Any], origins: list[int]) -> str | None:
+    """The input whose bytes out shares beyond what the op allows (spans intersect, and out is not exactly an input
+    named in the spec's ``inplace``), else None."""
+    spec = CORE_SPECS[c["op"]]
+    (o_shape, o_strides), *ins = c["tensors"]
+    o_lo, o_hi = _element_span(o_shape, o_strides)
+    for k, (shape, strides) in enumerate(ins):
+        lo, hi = _element_span(shape, strides)
+        if origins[k + 1] + hi < origins[0] + o_lo or origins[0] + o_hi < origins[k + 1] + lo:
+            continue
+        exact = origins[k + 1] == origins[0] and shape == o_shape and all(
+            a == b for n, a, b in zip(o_shape, o_strides, strides) if n > 1)
+        if not (exact and spec.input_names[k] in spec.inplace):
+            return spec.input_names[k]
+    return None
+
+
+def run_overlap_call(name: str, registry: Registry, c: dict[str, Any]) -> None:
+    op, params, dt = c["op"], c["params"], c["dtype"]
+    spans = [_element_span(shape, strides) for shape, strides in c["tensors"]]
+    origins = [off - lo for off, (lo, _) in zip(c["offsets"], spans)]
+    if c["exact"] is not None:
+        origins[0] = origins[c["exact"] + 1]
+    shift = -min(o + lo for o, (lo, _) in zip(origins, spans))
+    origins = [o + shift for o in origins]
+    size = max(o + hi for o, (_, hi) in zip(origins, spans)) + 1
+    rng = np.random.default_rng(c["seed"])
+    host = rng.uniform(-2, 2, size).astype(get_dtype(dt).numpy)
+    backend = registry.get_backend(name)
+    item = host.itemsize
+
+    def views(base):
+        if isinstance(base, np.ndarray):
+            return [np.lib.stride_tricks.as_strided(base[o:], shape, [s * item for s in strides], writeable=True)
+                    for o, (shape, strides) in zip(origins, c["tensors"])]
+        return [DeviceArray(backend, base.ptr + o * item, shape, strides, dt, base)
+                for o, (shape, strides) in zip(origins, c["tensors"])]
+
+    refused = _refused(c, origins)
+    what = f"{name}: {op}{params} {dt} tensors={c['tensors']} origins={origins} exact={c['exact']}"
+    before = [np.array(v) for v in views(host)[1:]]
+    numpy = name == "numpy"
+    work = host.copy() if numpy else backend.to_device(host)
+    with mock.patch.object(op_api, "get_registry", lambda: registry):
+        op_api.clear_cache()
+        if not numpy:  # the same layouts on separate buffers first: the call below then takes the fast path
+            op_api.run(op, views(backend.to_device(host))[1:], params, backend=name,
+                       out=views(backend.empty((size,), dt))[0])
+            assert op_api._fast, f"{what}: the call on separate buffers filed nothing for the fast path"
+        out, *ins = views(work)
+        try:
+            op_api.run(op, ins, params, backend=name, out=out)
+        except OverlapError as exc:
+            assert refused is not None, f"{what}: refused: {exc}"
+            assert f"{op}: out " in str(exc) and f"input {refused} " in str(exc), f"{what}: {exc}"
+            now = work if numpy else backend.to_host(work)
+            assert np.array_equal(now, host, equal_nan=True), f"{what}: a refused call wrote"
+            assert numpy or exc.status == 12, f"{what}: not refused by the library's launch: {exc}"
+            return
+        finally:
+            op_api.clear_cache()
+    assert refused is None, f"{what}: accepted, though out overlaps input {refused}"
+    res = CORE_SPECS[op].check(backend.to_host(out), before, dt, params)
+    assert res.ok, f"{what}: wrong result: {res.message}"
+
+
+@FUZZ
+@given(c=overlap_call())
+def test_fuzz_overlapping_out(op_backend, c):
+    name, registry = op_backend
+    run_overlap_call(name, registry, c)

@@ -207,8 +207,8 @@ def test_cache_does_not_share_launchers_across_registries(host_lib_path, make_ho
     b2 = CompiledBackend("host", make_host_loader(host_lib_path), vendor="host")
     r1, r2 = _host_registry(b1), _host_registry(b2)
     x = rand((3, 4))
-    out1 = ops.run("copy", [x], backend="host", registry=r1)
-    out2 = ops.run("copy", [x], backend="host", registry=r2)
+    out1 = ops.run("copy", [b1.to_device(x)], backend="host", registry=r1)
+    out2 = ops.run("copy", [b2.to_device(x)], backend="host", registry=r2)
     assert out1.backend is b1 and out2.backend is b2
     assert len(ops._cache) == 2
     assert {launcher.backend for _, launcher in ops._cache.values()} == {b1, b2}

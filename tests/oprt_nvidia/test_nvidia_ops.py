@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from gpu_helpers import check_op_api_fast_path, check_torch_inputs
+from gpu_helpers import check_op_api_fast_path, check_torch_inputs, check_what_goes_in_comes_out
 
 import oprt_core.ops as ops
 from oprt_core.compiled import DeviceArray
@@ -304,6 +304,14 @@ def test_cupy_inputs(nvidia_backend, rng, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_torch_inputs(nvidia_backend, rng, dtype):
     check_torch_inputs("nvidia", dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_what_goes_in_comes_out(nvidia_backend, rng, dtype):
+    """Without ``out``: torch in, torch out (bf16 included); numpy in, numpy out; CuPy in, CuPy out; a DeviceArray
+    handed to torch and CuPy through DLPack."""
+    check_what_goes_in_comes_out(nvidia_backend, dtype, rng)
 
 
 @pytest.mark.gpu

@@ -1,7 +1,7 @@
 """The ``oprt-bench`` command.
 
-``oprt-bench [options]`` runs a sweep; subcommands ``backends``, ``ops``, ``compare`` and
-``report`` inspect plugins and turn runs into tables and reports. Exit codes: 0 every row
+``oprt-bench [options]`` runs a sweep and prints its results table; subcommands ``backends``, ``ops``,
+``compare``, ``report`` and ``table`` inspect plugins and turn runs into tables and reports. Exit codes: 0 every row
 ok or unsupported, 1 some row failed or errored (or a regression under --fail-on-regression),
 2 a user mistake (one line on stderr, nothing written), 128+signal when interrupted.
 """
@@ -22,6 +22,7 @@ from .model import AVAILABILITY_TIMEOUT_S, FORMATS, ISOLATIONS, MODES, SweepOpti
 from .plan import check_seconds
 from .results import load_run
 from .run import PROG, rebuild_report, sweep
+from .table import TABLE_FORMATS, print_table
 from .timing import FLUSHES, TimingConfig
 from .views import (
     backend_rows,
@@ -102,6 +103,9 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--calibrate/--no-calibrate", default=True, show_default=True,
               help="Measure each backend's peak bandwidth (device-to-device copy) and timer floor first; "
                    "without it pct_of_peak and the launch-bound flag stay empty.")
+@click.option("--recalibrate", is_flag=True,
+              help="Measure the calibration again even where one of the last 12 h on the same device and build is "
+                   "cached (see docs/measurement.md).")
 @click.option("--time-budget", "time_budget", type=float, default=None, metavar="SECONDS",
               help="Sampling time per case and backend; at least --min-samples are taken. [default: 0.5; 0.1 for "
                    "smoke]")
@@ -129,14 +133,19 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--format", "formats", default=",".join(FORMATS), show_default=True, metavar="csv,json,html",
               help="Outputs: results.csv, results.json, report.html (run.json is always written).")
 @click.option("-q", "--quiet", is_flag=True, help="Only the final summary line.")
-@click.option("-v", "--verbose", is_flag=True, help="Every row with its spread, full messages.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Every row with its spread, full messages; the seconds of each phase of the run.")
+@click.option("--table", "table_format", type=click.Choice(TABLE_FORMATS), default="auto", show_default=True,
+              help="The results table after the sweep. auto: rich on a terminal, plain text otherwise, none with -q; "
+                   "a format named: stdout has the table alone (progress and the summary line go to stderr).")
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...], mode: str,
-        baseline: str | None, cold: bool, flush: str, calibrate: bool, time_budget: float | None, target_ci: float,
+        baseline: str | None, cold: bool, flush: str, calibrate: bool, recalibrate: bool, time_budget: float | None,
+        target_ci: float,
         min_samples: int, seed: int,
         out: Path | None, resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
-        formats: str, quiet: bool, verbose: bool) -> int | None:
+        formats: str, quiet: bool, verbose: bool, table_format: str) -> int | None:
     """Check and time oprt operators on every backend; write CSV, JSON and HTML reports.
 
     \b
@@ -144,6 +153,7 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
       oprt-bench --backends numpy --cases smoke
       oprt-bench --ops softmax --shape 4096x4096 --shape 65536x128 --dtypes f16
       oprt-bench compare results/OLD results/NEW --fail-on-regression
+      oprt-bench table results/RUN --format markdown
     """
     if ctx.invoked_subcommand is not None:
         return None
@@ -151,15 +161,19 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
                         baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, target_ci=target_ci,
                         min_samples=min_samples, seed=seed,
-                        formats=formats, calibrate=calibrate, isolation=isolation, case_timeout_s=case_timeout,
+                        formats=formats, calibrate=calibrate, recalibrate=recalibrate, isolation=isolation,
+                        case_timeout_s=case_timeout,
                         availability_timeout_s=availability_timeout)
+    table_only = table_format not in ("auto", "none")  # stdout carries the table alone
     outcome = sweep(_registry(ctx), opts, sys.argv, out=out, resume=resume, explicit=_explicit(ctx), quiet=quiet,
-                    verbose=verbose)
+                    verbose=verbose, progress_out=sys.stderr if table_only else None)
+    if table_only or (table_format == "auto" and not quiet):
+        print_table(outcome.rows, table_format, sys.stdout)
     if outcome.interrupted_by is not None:
         click.echo(f"{outcome.summary} [interrupted by {outcome.interrupted_by}; finished rows and report kept]",
                    err=True)
     else:
-        click.echo(outcome.summary)
+        click.echo(outcome.summary, err=table_only)
     return outcome.code
 
 
@@ -260,6 +274,20 @@ def report_cmd(runs: tuple[Path, ...], out: Path | None, title: str) -> int:
     """Rebuild report.html from run folders (results.csv, else results.json, and run.json), as the sweep writes
     it; several runs (e.g. from several machines) merge into one comparison."""
     click.echo(str(rebuild_report(runs, out, title)))
+    return 0
+
+
+@cli.command("table")
+@click.argument("run", type=click.Path(path_type=Path), metavar="RUN_DIR")
+@click.option("--format", "fmt", type=click.Choice([f for f in TABLE_FORMATS if f != "none"]), default="auto",
+              show_default=True, help="auto: rich on a terminal, plain text otherwise.")
+def table_cmd(run: Path, fmt: str) -> int:
+    """Print a run's results table, as the sweep prints it: per op, one line per case and dtype with every
+    backend's time, GB/s, % of peak and speedup (status and error for a --mode test run), failures first."""
+    rows = load_run(run).rows
+    if rows.empty:
+        raise click.ClickException(f"{str(run)!r} has no rows")
+    print_table(rows.to_dict("records"), fmt, sys.stdout)
     return 0
 
 

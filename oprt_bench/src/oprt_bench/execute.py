@@ -12,19 +12,21 @@ from typing import Any
 import numpy as np
 
 from oprt_core import UnsupportedCase
-from oprt_core.spec import Case, OpSpec
+from oprt_core.spec import Case, OpSpec, to_float64
 
 from .errors import one_line
 from .faults import sticky_error, sticky_message
 from .flags import row_flags
 from .model import BackendEntry, Row
+from .shared_case import SharedCase, SharedPrepared, attach
 from .timing import TimingConfig, measure
 
 __all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "run_row_here"]
 
-# (inputs, float64 reference, setup error): the inputs and reference are None when the op lacks the dtype
-# or the setup failed (then the error says why)
-Prepared = tuple[list[np.ndarray] | None, np.ndarray | None, str]
+# (inputs, float64 reference, setup error, inputs in float64): the arrays are None when the op lacks the dtype
+# or the setup failed (then the error says why); the float64 inputs are converted once, for the reference and
+# every backend's check
+Prepared = tuple[list[np.ndarray] | None, np.ndarray | None, str, list[np.ndarray] | None]
 
 
 def _kernel_of(backend: Any) -> str | None:
@@ -41,7 +43,8 @@ def _kernel_of(backend: Any) -> str | None:
 
 
 def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inputs: list[np.ndarray],
-                 ref: np.ndarray, mode: str, timing: TimingConfig, row: Row) -> None:
+                 ref: np.ndarray, mode: str, timing: TimingConfig, row: Row,
+                 inputs64: list[np.ndarray] | None = None) -> None:
     """Check and time one backend on one (case, dtype); fills ``row`` in place."""
     backend = entry.backend
     params = case.param_dict
@@ -62,7 +65,7 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
             row.kernel = _kernel_of(backend)  # the same thread, before anything else calls into the backend
         backend.synchronize()
         first = backend.to_host(out)
-        check = spec.check(first, inputs, dtype, params, ref)
+        check = spec.check(first, inputs, dtype, params, ref, inputs64)
         row.max_abs_err, row.max_rel_err = check.max_abs_err, check.max_rel_err
         if not check.ok:
             row.status, row.message = "failed", check.message
@@ -90,7 +93,7 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
             again = backend.to_host(out)
             # a bit-identical output needs no second check; a different one (atomics, races) gets one
             if not np.array_equal(again, first, equal_nan=True):
-                recheck = spec.check(again, inputs, dtype, params, ref)
+                recheck = spec.check(again, inputs, dtype, params, ref, inputs64)
                 row.max_abs_err = max(check.max_abs_err, recheck.max_abs_err)
                 row.max_rel_err = max(check.max_rel_err, recheck.max_rel_err)
                 if not recheck.ok:
@@ -105,45 +108,69 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
 
 
 def prepare_case(spec: OpSpec, case: Case, dtype: str, seed: int) -> Prepared:
-    """(inputs, float64 reference, setup error) of one (case, dtype), drawn from the row's seed."""
+    """(inputs, float64 reference, setup error, float64 inputs) of one (case, dtype), drawn from the row's seed."""
     try:
         if dtype in spec.dtypes:
             inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
-            return inputs, spec.reference(inputs, case.param_dict), ""
-        return None, None, ""
+            inputs64 = [to_float64(x) for x in inputs]
+            for x in inputs64:  # shared by the reference and every check: a reference that writes to its inputs fails
+                x.flags.writeable = False
+            return inputs, spec.reference(inputs64, case.param_dict), "", inputs64
+        return None, None, "", None
     except Exception as exc:  # noqa: BLE001 - the case itself is broken: every backend's row says so
-        return None, None, "setting up the case: " + one_line(exc)
+        return None, None, "setting up the case: " + one_line(exc), None
 
 
 def fill_row(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, prepared: Prepared, mode: str,
              timing: TimingConfig, row: Row) -> None:
     """Fill ``row`` (status, errors, timing) for one backend from the case's prepared inputs."""
-    inputs, ref, setup_error = prepared
+    inputs, ref, setup_error, inputs64 = prepared
     if setup_error:
         row.status, row.message = "error", setup_error
     elif dtype not in spec.dtypes or inputs is None or ref is None:
         row.status, row.message = "unsupported", f"op {spec.name} does not define dtype {dtype}"
     else:
-        _run_backend(entry, spec, case, dtype, inputs, ref, mode, timing, row)
+        _run_backend(entry, spec, case, dtype, inputs, ref, mode, timing, row, inputs64)
 
 
 def run_row_here(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: Row, mode: str,
-                 timing: TimingConfig) -> Row:
-    """One row computed in this process (the worker's side): inputs from ``row.seed``, check, timing.
-    ``row`` is the worker's own (unpickled) copy, filled and returned."""
-    fill_row(entry, spec, case, dtype, prepare_case(spec, case, dtype, int(row.seed)), mode, timing, row)
+                 timing: TimingConfig, shared: SharedPrepared | None = None) -> Row:
+    """One row computed in this process (the worker's side): inputs from ``row.seed`` (or mapped from the
+    parent's ``shared`` copy), check, timing. ``row`` is the worker's own (unpickled) copy, filled and returned."""
+    if shared is None:
+        fill_row(entry, spec, case, dtype, prepare_case(spec, case, dtype, int(row.seed)), mode, timing, row)
+        return row
+    attached = attach(shared)
+    try:
+        fill_row(entry, spec, case, dtype, attached.prepared, mode, timing, row)  # type: ignore[arg-type]
+    finally:
+        attached.close()
     return row
 
 
 class CasePreparer:
-    """Draws a case's inputs and reference once, on first call: for every in-process backend; workers draw
-    their own from the same seed."""
+    """Draws a case's inputs and reference once, on first call: for every in-process backend, and (through
+    :meth:`shared`) for the workers when several run the case; a lone worker draws its own from the same seed."""
 
     def __init__(self, spec: OpSpec, case: Case, dtype: str, seed: int):
         self.args = (spec, case, dtype, seed)
         self.value: Prepared | None = None
+        self._shared: SharedCase | None = None
 
     def __call__(self) -> Prepared:
         if self.value is None:
             self.value = prepare_case(*self.args)
         return self.value
+
+    def shared(self) -> SharedPrepared:
+        """The case in shared memory (made on first call), for the workers; :meth:`release` frees it."""
+        if self._shared is None:
+            self._shared = SharedCase(self())
+        return self._shared.description
+
+    def release(self) -> None:
+        """Free the case: the arrays and their shared-memory copy (once every backend has run it)."""
+        self.value = None
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None

@@ -51,6 +51,7 @@ class SweepOptions:
     seed: int = 0
     formats: str = "csv,json,html"
     calibrate: bool = True  # measure each backend's peak and timer floor before the first row
+    recalibrate: bool = False  # measure it even where the calibration cache has a recent one (calcache)
     isolation: str = "process"  # process: each backend in a worker process (fault isolation); none: in-process
     case_timeout_s: float | None = None  # None: runners.default_case_timeout(time budget); process isolation only
     availability_timeout_s: float = AVAILABILITY_TIMEOUT_S
@@ -222,6 +223,7 @@ class RowTask:
     row: Row
     mode: str
     timing: TimingConfig
+    shared: Any = None  # a shared_case.SharedPrepared: the case drawn once by the parent; None: draw it here
 
 
 @dataclass(frozen=True)

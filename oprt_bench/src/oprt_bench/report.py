@@ -1,12 +1,15 @@
-"""The HTML report: one self-contained file (inline CSS and SVG, no script, nothing fetched).
+"""The HTML report: one self-contained file (inline CSS, SVG and a short script; nothing fetched).
 
 Sections: environment (per run: host, versions, git commit, options; per backend: device,
-measured and spec peak, timer floor), a status summary, the legend of row flags, per op a table
-with the backends side by side (median, p10-p90, GB/s, % of the measured and of the spec peak,
-speedup against the baseline, flag markers) and a roofline view (achieved GB/s against bytes
-moved, the measured peak of each backend as a line, its spec peak dashed, flagged points ringed),
-then failures and errors with their messages, and unsupported cases. Several runs (e.g. from
-several machines) merge into one report: their backends then read ``backend@host``.
+measured and spec peak, timer floor), a status summary, the legend of row flags, a roofline chart
+(achieved GFLOP/s against arithmetic intensity, every op that computes, under each backend's memory
+roofs), per op a table with the backends side by side (median, p10-p90, GB/s, % of the measured and
+of the spec peak, speedup against the baseline, CI, samples, max error, flag markers) and a bandwidth
+plot (achieved GB/s against bytes moved, a panel per dtype, a colour per backend, a line only along
+the sizes of one case family, each point titled for hover), then failures and errors with their
+messages, and unsupported cases. Every table sorts by a click on a column header and filters by the
+text box above it. Several runs (e.g. from several machines) merge into one report: their backends
+then read ``backend@host``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 import html
 import io
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +29,8 @@ if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help
 from .flags import FLAGS, split_flags
 from .results import STATUSES, Run, utc_now
 
-__all__ = ["render_report", "write_report", "label_rows", "backend_peaks"]
+__all__ = ["render_report", "write_report", "label_rows", "backend_peaks", "case_family", "joinable", "Series",
+           "bandwidth_series", "roofline_points"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#222;max-width:110em}
@@ -41,6 +47,9 @@ color:#fff;background:#8a5a00;vertical-align:super}.flag-launch-bound{background
 .flag-fits-in-l2{background:#1f6f8b}.flag-above-peak{background:#b0281c}td.flagged{background:#fff7e0}
 dl.legend{display:grid;grid-template-columns:max-content auto;gap:.2em 1em;font-size:.85em}
 dl.env{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.85em}dl.env dt{font-weight:bold}
+th.sort{cursor:pointer}th[data-dir=asc]::after{content:" \\25B2"}th[data-dir=desc]::after{content:" \\25BC"}
+table.op{display:block;overflow-x:auto;max-width:100%}
+input.filter{display:block;margin:.6em 0 0;font-size:.85em;width:22em}
 """
 
 _e = html.escape
@@ -140,51 +149,272 @@ def _svg(fig: Any) -> str:
     return text[text.index("<svg"):]
 
 
-def _roofline_plot(op: str, rows: pd.DataFrame, index: int,
-                   peaks: dict[str, tuple[float | None, float | None]] | None = None) -> str:
-    """The roofline view of one op: achieved GB/s against bytes moved (log x) across sizes, a colour per
-    backend (line style and marker per dtype), each backend's measured peak as a solid horizontal line
-    and its spec peak dashed, flagged rows ringed; '' when nothing was timed."""
+# Points of one series closer than this in bytes are different shapes of about one size (softmax's 65536x128 and
+# 128x65536, reduce_sum's 4096x4096 and 16384x1024): a line between them would read as a trend along size.
+_JOIN_MIN_RATIO = 1.05
+_DTYPE_ORDER = ("f32", "f16", "bf16")
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h", "p")
+_STYLES: tuple[Any, ...] = ("-", "--", ":", "-.")
+
+
+def case_family(case: str, shape: str) -> str:
+    """The case's name with each input's extents written ``N`` (``4096x4096-transposed`` -> ``NxN-transposed``,
+    ``4096x4096+4096`` -> ``NxN+N``, ``16777216`` -> ``N``): cases of one family differ only in size."""
+    family = str(case)
+    for extents in str(shape).split(","):
+        if extents:
+            pattern = "S" if extents == "scalar" else "x".join("N" for _ in extents.split("x"))
+            family = re.sub(rf"(?<![0-9x]){re.escape(extents)}(?![0-9x])", pattern, family, count=1)
+    return family
+
+
+@dataclass(frozen=True)
+class Series:
+    """One plotted series: the points of one backend, dtype and case family, sorted by x; ``joined`` when a
+    line may connect them (every x at least ``_JOIN_MIN_RATIO`` from the next), else markers only."""
+
+    label: str
+    dtype: str
+    family: str
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+    titles: tuple[str, ...]
+    flagged: tuple[bool, ...]
+    joined: bool
+
+
+def joinable(xs: Sequence[float]) -> bool:
+    """True when a line through these x values (sorted) joins sizes, not shapes of about one size."""
+    ordered = sorted(xs)
+    return len(ordered) > 1 and all(b >= a * _JOIN_MIN_RATIO for a, b in zip(ordered, ordered[1:]))
+
+
+def _point_title(r: Any, extra: str = "") -> str:
+    flags = "; flags " + ", ".join(split_flags(r.flags)) if split_flags(r.flags) else ""
+    return (f"{r.op} {r.case} ({r.shape}) {r.dtype} on {r.label}: median {_fmt(r.median_ms, '.4g')} ms, "
+            f"{_fmt_gbps(r.gbps)} GB/s, {int(r.bytes)} bytes{extra}{flags}")
+
+
+def bandwidth_series(rows: pd.DataFrame) -> list[Series]:
+    """The bandwidth plot's series of one op's rows: timed rows grouped by (backend, dtype, case family)."""
     timed = rows[(rows["status"] == "ok") & rows["gbps"].notna() & (rows["bytes"] > 0)]
-    if timed.empty:
+    out = []
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    family_of = {(str(r.case), str(r.shape)): case_family(str(r.case), str(r.shape)) for r in timed.itertuples()}
+    # a family whose cases differ in params the name does not spell (a plugin's) splits by params
+    params_of: dict[str, set[str]] = {}
+    for r in timed.itertuples(index=False):
+        params_of.setdefault(family_of[(str(r.case), str(r.shape))], set()).add(str(r.params))
+    for r in timed.itertuples(index=False):
+        fam = family_of[(str(r.case), str(r.shape))]
+        fam += f" {r.params}" if len(params_of[fam]) > 1 else ""
+        groups.setdefault((str(r.label), str(r.dtype), fam), []).append(r)
+    for (label, dtype, family), members in groups.items():
+        members.sort(key=lambda r: (r.bytes, str(r.case)))
+        xs = tuple(float(r.bytes) for r in members)
+        out.append(Series(label, dtype, family, xs, tuple(float(r.gbps) for r in members),
+                          tuple(_point_title(r) for r in members),
+                          tuple(bool(split_flags(r.flags)) for r in members), joinable(xs)))
+    return out
+
+
+def _titled_svg(fig: Any, titles: dict[str, str]) -> str:
+    """The figure's SVG with a <title> (the hover label) first in the group of each artist whose gid is a key."""
+    text = _svg(fig)
+    for gid, title in titles.items():
+        tag = f'<g id="{gid}">'
+        if tag not in text:
+            raise RuntimeError(f"report: the SVG lost the group of point {gid!r}")
+        text = text.replace(tag, f"{tag}<title>{_e(title)}</title>", 1)
+    return text
+
+
+def _peak_lines(ax: Any, label: str, color: Any, peaks: dict[str, tuple[float | None, float | None]]) -> None:
+    measured, spec = peaks.get(label, (None, None))
+    if measured:
+        ax.axhline(measured, color=color, linestyle="-", linewidth=1.2, alpha=0.7)
+    if spec:
+        ax.axhline(spec, color=color, linestyle=(0, (5, 3)), linewidth=1.0, alpha=0.7)
+
+
+def _bytes_label(value: float, _pos: Any = None) -> str:
+    """A tick of the bytes axis in binary units: 512 B, 4 KiB, 64 MiB, 1 GiB."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value:.3g} B"
+
+
+def _bytes_axis(ax: Any, xs: Sequence[float]) -> None:
+    """A log x axis labelled in binary units: at the plotted sizes (those at least 1.5x apart) where they are
+    few, else at powers of two; no minor labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log", base=2)
+    ticks: list[float] = []
+    for x in sorted(set(xs)):
+        if not ticks or x >= ticks[-1] * 1.5:
+            ticks.append(x)
+    ax.xaxis.set_major_locator(FixedLocator(ticks) if len(ticks) <= 6 else LogLocator(base=2, numticks=7))
+    ax.xaxis.set_major_formatter(FuncFormatter(_bytes_label))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis="x", labelsize="x-small")
+
+
+def _bandwidth_plot(op: str, rows: pd.DataFrame, index: int,
+                    peaks: dict[str, tuple[float | None, float | None]] | None = None) -> str:
+    """One op's achieved GB/s against bytes moved per call (log x), a panel per dtype: a colour per backend,
+    a marker (and line style) per case family, a line only along sizes of one family (never between shapes of
+    about one size), each backend's measured peak solid and spec peak dashed, flagged rows ringed; every point
+    titled (case, shape, dtype, backend, time, GB/s) for hover; '' when nothing was timed."""
+    series = bandwidth_series(rows)
+    if not series:
         return ""
     import matplotlib
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     peaks = peaks or {}
-    markers = {"f32": "o", "f16": "s", "bf16": "^"}
-    styles = {"f32": "-", "f16": "--", "bf16": ":"}
+    dtypes = sorted({s.dtype for s in series}, key=lambda d: (_DTYPE_ORDER + (d,)).index(d))
+    labels = list(dict.fromkeys(s.label for s in series))
+    families = list(dict.fromkeys(s.family for s in series))
+    colors = matplotlib.colormaps["tab10"]
+    color_of = {lab: colors(i % 10) for i, lab in enumerate(labels)}
+    marker_of = {f: _MARKERS[i % len(_MARKERS)] for i, f in enumerate(families)}
+    style_of = {f: _STYLES[i % len(_STYLES)] for i, f in enumerate(families)}
+    titles: dict[str, str] = {}
     # a distinct salt per figure keeps the ids of inlined SVGs from colliding in one page
     with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": f"oprt-{op}-{index}"}):
-        fig = Figure(figsize=(7.5, 4.2))
+        fig = Figure(figsize=(3.4 * len(dtypes) + 0.6, 3.6))
+        axes = fig.subplots(1, len(dtypes), sharey=True, squeeze=False)[0]
+        fig.subplots_adjust(left=0.07, right=0.97, wspace=0.08)
+        for ax, dtype in zip(axes, dtypes):
+            for label in labels:
+                _peak_lines(ax, label, color_of[label], peaks)
+            for s in (s for s in series if s.dtype == dtype):
+                color = color_of[s.label]
+                if s.joined:
+                    ax.plot(s.xs, s.ys, color=color, linestyle=style_of[s.family], linewidth=1.2)
+                for x, y, title, flagged in zip(s.xs, s.ys, s.titles, s.flagged):
+                    gid = f"oprt-pt-{index}-{len(titles)}"
+                    titles[gid] = title
+                    ax.plot([x], [y], marker=marker_of[s.family], color=color, linestyle="none", markersize=5,
+                            markeredgecolor="#b0281c" if flagged else color, markeredgewidth=1.6 if flagged else 1.0,
+                            gid=gid)
+            _bytes_axis(ax, [x for s in series if s.dtype == dtype for x in s.xs])
+            ax.set_ylim(bottom=0)
+            ax.set_title(dtype, fontsize="medium")
+            ax.set_xlabel("bytes moved per call (B)")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].set_ylabel("achieved bandwidth (GB/s, 10^9 B/s)")
+        handles = [Line2D([], [], color=color_of[lab], linewidth=2, label=lab) for lab in labels]
+        handles += [Line2D([], [], color="#555", marker=marker_of[f], linestyle=style_of[f], label=f"case {f}")
+                    for f in families]
+        if any(any(v) for v in (peaks.get(lab, (None, None)) for lab in labels)):
+            handles += [Line2D([], [], color="#555", linestyle="-", label="measured peak (backend colour)"),
+                        Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="spec peak (backend colour)")]
+        if any(any(s.flagged) for s in series):
+            handles.append(Line2D([], [], color="#fff", marker="o", markeredgecolor="#b0281c", linestyle="none",
+                                  label="flagged row (see the flags legend)"))
+        fig.suptitle(f"{op}: achieved GB/s against bytes moved per call (a panel per dtype; hover a point)",
+                     fontsize="medium")
+        fig.legend(handles=handles, fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
+        return _titled_svg(fig, titles)
+
+
+def roofline_points(rows: pd.DataFrame) -> pd.DataFrame:
+    """Timed rows of ops that compute (flops > 0) with ``intensity`` (flop per byte moved) and ``gflops``
+    (achieved 10^9 flop/s); a row without a flop count gets it from its op's spec where the op is known."""
+    timed = rows[(rows["status"] == "ok") & (rows["median_ms"] > 0) & (rows["bytes"] > 0)].copy()
+    if timed.empty:
+        return timed.assign(intensity=[], gflops=[])
+    missing = timed["flops"].isna()
+    if missing.any():
+        timed.loc[missing, "flops"] = [_spec_flops(r.op, r.case, r.shape, r.params)
+                                       for r in timed[missing].itertuples(index=False)]
+    timed = timed[timed["flops"] > 0]
+    timed["intensity"] = timed["flops"] / timed["bytes"]
+    timed["gflops"] = timed["flops"] / timed["median_ms"] / 1e6
+    return timed
+
+
+def _spec_flops(op: str, case: str, shape: str, params: str) -> float:
+    """The flops of a case from its op's spec (its case sets, else a custom case of the row's shape); NaN when
+    the op or case is not known here."""
+    import json
+
+    try:
+        from oprt_core.plugins import get_registry
+        from oprt_core.spec import parse_shape
+
+        spec = get_registry().get_op(op)
+        for cases in spec.case_sets.values():
+            for c in cases:
+                if c.name == case:
+                    return float(spec.flops(c))
+        first = parse_shape(str(shape).split(",")[0])
+        return float(spec.flops(spec.custom_case(first, json.loads(params) if params else None)))
+    except Exception:  # an op this install does not have, or a case it cannot rebuild: no flops, no point
+        return math.nan
+
+
+def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, float | None]]) -> tuple[str, str]:
+    """The roofline of every op that computes: achieved GFLOP/s against arithmetic intensity (flop per byte
+    moved), log-log, a colour per backend and a marker per op; each backend's memory roof from its measured
+    peak (solid) and spec peak (dashed): GFLOP/s = GB/s x flop/B. No compute roof: run.json records no peak
+    FLOP/s, and the legend says so. Returns (svg, note); svg is '' when no such row was timed."""
+    points = roofline_points(rows)
+    skipped = sorted(set(rows.loc[(rows["status"] == "ok") & (rows["median_ms"] > 0), "op"]) - set(points["op"]))
+    note = (f"Left out (0 flops: they only move data): {', '.join(skipped)}. " if skipped else "")
+    if points.empty:
+        return "", note
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    labels = list(dict.fromkeys(points["label"]))
+    ops = list(dict.fromkeys(points["op"]))
+    colors = matplotlib.colormaps["tab10"]
+    color_of = {lab: colors(i % 10) for i, lab in enumerate(labels)}
+    marker_of = {op: _MARKERS[i % len(_MARKERS)] for i, op in enumerate(ops)}
+    lo, hi = float(points["intensity"].min()) / 2, float(points["intensity"].max()) * 2
+    titles: dict[str, str] = {}
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "oprt-roofline"}):
+        fig = Figure(figsize=(7.5, 4.6))
         ax = fig.add_subplot()
-        labels = list(dict.fromkeys(timed["label"]))
-        colors = matplotlib.colormaps["tab10"]
-        for li, label in enumerate(labels):
-            color = colors(li % 10)
-            for dtype, part in timed[timed["label"] == label].groupby("dtype", sort=False):
-                part = part.sort_values("bytes")
-                ax.plot(part["bytes"], part["gbps"], marker=markers.get(str(dtype), "d"), color=color,
-                        linestyle=styles.get(str(dtype), "-."), markersize=4, label=f"{label} {dtype}")
+        handles = []
+        for label in labels:
             measured, spec = peaks.get(str(label), (None, None))
-            if measured:
-                ax.axhline(measured, color=color, linestyle="-", linewidth=1.2, alpha=0.7,
-                           label=f"{label} measured peak {measured:.4g} GB/s")
-            if spec:
-                ax.axhline(spec, color=color, linestyle=(0, (5, 3)), linewidth=1.0, alpha=0.7,
-                           label=f"{label} spec peak {spec:.4g} GB/s")
-        flagged = timed[timed["flags"].map(lambda v: bool(split_flags(v)))]
-        if not flagged.empty:
-            ax.scatter(flagged["bytes"], flagged["gbps"], s=90, facecolors="none", edgecolors="#b0281c",
-                       linewidths=1.2, zorder=5, label="flagged row (see the flags legend)")
+            for bw, style, what in ((measured, "-", "measured"), (spec, (0, (5, 3)), "spec")):
+                if bw:
+                    gid = f"oprt-roof-{len(titles)}"
+                    titles[gid] = f"{label} memory roof from its {what} peak: {bw:.4g} GB/s x flop/B"
+                    ax.plot([lo, hi], [bw * lo, bw * hi], color=color_of[label], linestyle=style, linewidth=1.2,
+                            alpha=0.7, gid=gid)
+            handles.append(Line2D([], [], color=color_of[label], linewidth=2, label=str(label)))
+        p: Any  # a row of the frame (itertuples)
+        for p in points.itertuples(index=False):
+            gid = f"oprt-roofpt-{len(titles)}"
+            titles[gid] = _point_title(p, f", {p.intensity:.3g} flop/B, {p.gflops:.4g} GFLOP/s")
+            ax.plot([p.intensity], [p.gflops], marker=marker_of[p.op], color=color_of[p.label], linestyle="none",
+                    markersize=5, gid=gid)
+        handles += [Line2D([], [], color="#555", marker=marker_of[op], linestyle="none", label=f"op {op}")
+                    for op in ops]
+        if any(any(peaks.get(str(lab), (None, None))) for lab in labels):
+            handles += [Line2D([], [], color="#555", linestyle="-", label="memory roof: measured peak"),
+                        Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="memory roof: spec peak")]
+        else:
+            handles.append(Line2D([], [], color="none", label="memory roof: no peak recorded"))
+        handles.append(Line2D([], [], color="none", label="compute roof: not known (no peak FLOP/s recorded)"))
         ax.set_xscale("log")
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("bytes moved per call")
-        ax.set_ylabel("achieved GB/s")
-        ax.set_title(f"{op}: roofline (achieved GB/s against bytes moved; lines: measured peak, dashed: spec)")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_xlabel("arithmetic intensity (flop per byte moved)")
+        ax.set_ylabel("achieved GFLOP/s (10^9 flop/s)")
+        ax.set_title("roofline: achieved GFLOP/s against arithmetic intensity (hover a point)", fontsize="medium")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="xx-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
-        return _svg(fig)
+        ax.legend(handles=handles, fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+        return _titled_svg(fig, titles), note
 
 
 def _env_section(runs: Sequence[Run]) -> str:
@@ -210,10 +440,11 @@ def _env_section(runs: Sequence[Run]) -> str:
         out.append("</dl>")
         backends = m.get("backends") or {}
         if backends:
-            out.append("<table><tr><th class='l'>backend</th><th class='l'>device</th><th class='l'>flavour</th>"
+            out.append(_filter_box("backends") + "<table class='sortable'><thead><tr><th class='l'>backend</th>"
+                       "<th class='l'>device</th><th class='l'>flavour</th>"
                        "<th>memory GiB</th><th>L2 / LLC MiB</th><th>SMs / cores</th><th>measured peak GB/s</th>"
                        "<th>spec peak GB/s</th><th>timer floor us</th>"
-                       "<th class='l'>driver</th><th class='l'>toolkit</th></tr>")
+                       "<th class='l'>driver</th><th class='l'>toolkit</th></tr></thead><tbody>")
             for name, b in backends.items():
                 info = b.get("device_info") or {}
                 peak = b.get("peak") or {}
@@ -239,18 +470,18 @@ def _env_section(runs: Sequence[Run]) -> str:
                     f"{_fmt(floor * 1e3 if floor is not None else None, '.3g')}</td>"
                     f"<td class='l'>{_e(str(info.get('driver_version', '')))}</td>"
                     f"<td class='l'>{_e(str(info.get('toolkit', '')))}</td></tr>")
-            out.append("</table>")
+            out.append("</tbody></table>")
     return "\n".join(out)
 
 
 def _summary_section(rows: pd.DataFrame) -> str:
-    out = ["<h2>Summary</h2><table id='summary'><tr><th class='l'>backend</th>"
-           + "".join(f"<th>{s}</th>" for s in STATUSES) + "</tr>"]
+    out = ["<h2>Summary</h2>" + _filter_box("backends") + "<table id='summary' class='sortable'><thead><tr>"
+           "<th class='l'>backend</th>" + "".join(f"<th>{s}</th>" for s in STATUSES) + "</tr></thead><tbody>"]
     for label, part in rows.groupby("label", sort=False):
         counts = part["status"].value_counts()
         cells = "".join(f"<td class='{s if counts.get(s, 0) else ''}'>{int(counts.get(s, 0))}</td>" for s in STATUSES)
         out.append(f"<tr><td class='l'>{_e(str(label))}</td>{cells}</tr>")
-    out.append("</table>")
+    out.append("</tbody></table>")
     return "\n".join(out)
 
 
@@ -261,19 +492,62 @@ def _kernel_parts(r: Any) -> tuple[str, str]:
     return f"; kernel {r.kernel}", f"<small class='kernel'>{_e(str(r.kernel))}</small>"
 
 
+# What each per-backend column of an op table holds (the header's tooltip).
+_COLUMN_HELP = {
+    "median ms": "median of the timed samples, ms; p10-p90 under it",
+    "GB/s": "bytes moved / median, 10^9 B/s",
+    "% peak": "GB/s against the backend's measured (calibrated) copy bandwidth",
+    "% spec": "GB/s against the device's spec bandwidth",
+    "speedup": "baseline median / this median",
+    "CI ±%": "half-width of the median's 95% confidence interval, % of the median (stopped by: in the tooltip)",
+    "n": "timed samples",
+    "max abs err": "max |out - ref| against the float64 reference (max relative error in the tooltip); "
+                   "an ok row is within the op's error budget",
+    "max rel err": "max |out - ref| / |ref| over elements with ref != 0",
+    "status": "row status",
+}
+
+
+def _filter_box(what: str) -> str:
+    """The text box that filters the table after it (the inline script hides the rows not matching)."""
+    return (f"<input type='search' class='filter' placeholder='filter {_e(what)} (all words must match)' "
+            f"aria-label='filter the {_e(what)} of the next table'>")
+
+
+def _num(value: Any) -> str:
+    """A number as the sort key of its cell (``data-v``); empty (sorted last) when missing."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"  # as the script's Number() reads it
+    return "" if math.isnan(v) else repr(v)
+
+
+def _err_cell(r: Any) -> str:
+    return (f"<td data-v='{_num(r.max_abs_err)}' title='max rel err {_fmt(r.max_rel_err, '.3g')}'>"
+            f"{_fmt(r.max_abs_err, '.2g')}</td>")
+
+
 def _op_table(op: str, rows: pd.DataFrame) -> str:
+    """One op's rows: a line per (case, dtype), the backends side by side; sortable by any column below a
+    backend's name (click its header) and filtered by the box above it."""
     labels = list(dict.fromkeys(rows["label"]))
     timed = rows["median_ms"].notna().any()
     peak = rows["pct_of_peak"].notna().any()
     pspec = rows["pct_of_spec"].notna().any()
     speed = rows["speedup"].notna().any()
     sub = (["median ms", "GB/s"] + (["% peak"] if peak else []) + (["% spec"] if pspec else [])
-           + (["speedup"] if speed else [])) if timed else ["status", "max rel err"]
-    head1 = "<tr><th class='l' rowspan='2'>case</th><th class='l' rowspan='2'>shape</th>" \
-            "<th class='l' rowspan='2'>dtype</th>" + "".join(
+           + (["speedup"] if speed else []) + ["CI ±%", "n", "max abs err"]) if timed \
+        else ["status", "max abs err", "max rel err"]
+    head1 = "<tr><th class='l' rowspan='2' data-col='0'>case</th><th class='l' rowspan='2' data-col='1'>shape</th>" \
+            "<th class='l' rowspan='2' data-col='2'>dtype</th>" + "".join(
                 f"<th colspan='{len(sub)}'>{_e(str(lab))}</th>" for lab in labels) + "</tr>"
-    head2 = "<tr>" + "".join(f"<th>{s}</th>" for _ in labels for s in sub) + "</tr>"
-    out = [f"<table class='op' data-op='{_e(op)}'>", head1, head2]
+    head2 = "<tr>" + "".join(f"<th data-col='{3 + i * len(sub) + j}' title='{_e(_COLUMN_HELP[s])}'>{s}</th>"
+                             for i, _ in enumerate(labels) for j, s in enumerate(sub)) + "</tr>"
+    out = [_filter_box(f"{op} rows"), f"<table class='op sortable' data-op='{_e(op)}'>", "<thead>", head1, head2,
+           "</thead><tbody>"]
     keyed: dict[tuple[Any, Any, Any], Any] = {(r.case, r.dtype, r.label): r for r in rows.itertuples(index=False)}
     for case, dtype in dict.fromkeys(zip(rows["case"], rows["dtype"])):
         first = next(r for r in rows.itertuples(index=False) if r.case == case and r.dtype == dtype)
@@ -282,36 +556,41 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
         for label in labels:
             r = keyed.get((case, dtype, label))
             if r is None:
-                cells.append(f"<td colspan='{len(sub)}'></td>")
+                cells.append(f"<td colspan='{len(sub)}' data-v=''></td>")
             elif r.status != "ok" or not timed:
                 # a failed or untimed row keeps the kernel it ran (which kernel got the numbers wrong)
                 note, kernel = _kernel_parts(r)
                 title = (str(r.message) + note).removeprefix("; ")
                 if timed:
-                    cells.append(f"<td class='{_e(r.status)}' colspan='{len(sub)}' title='{_e(title)}'>"
+                    cells.append(f"<td class='{_e(r.status)}' colspan='{len(sub)}' data-v='' title='{_e(title)}'>"
                                  f"{_e(r.status)}{kernel}</td>")
                 else:
                     cells.append(f"<td class='{_e(r.status)}' title='{_e(title)}'>{_e(r.status)}{kernel}</td>"
-                                 f"<td>{_fmt(r.max_rel_err, '.2e')}</td>")
+                                 f"{_err_cell(r)}<td data-v='{_num(r.max_rel_err)}'>{_fmt(r.max_rel_err, '.2e')}</td>")
             else:
                 note, kernel = _kernel_parts(r)
                 spread = f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}" + note
                 marks = _markers(r.flags)
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
-                             f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}'>"
+                             f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}' "
+                             f"data-v='{_num(r.median_ms)}'>"
                              f"{_fmt(r.median_ms, '.4g')}{marks}<br>"
                              f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small>{kernel}</td>"
-                             f"<td>{_fmt_gbps(r.gbps)}</td>")
+                             f"<td data-v='{_num(r.gbps)}'>{_fmt_gbps(r.gbps)}</td>")
                 if peak:
-                    cells.append(f"<td>{_fmt(r.pct_of_peak, '.1f')}</td>")
+                    cells.append(f"<td data-v='{_num(r.pct_of_peak)}'>{_fmt(r.pct_of_peak, '.1f')}</td>")
                 if pspec:
-                    cells.append(f"<td>{_fmt(r.pct_of_spec, '.1f')}</td>")
+                    cells.append(f"<td data-v='{_num(r.pct_of_spec)}'>{_fmt(r.pct_of_spec, '.1f')}</td>")
                 if speed:
                     s = r.speedup
                     cls = "" if s != s else ("faster" if s > 1.05 else "slower" if s < 0.95 else "")
-                    cells.append(f"<td class='{cls}'>{_fmt(s, '.2f')}</td>")
+                    cells.append(f"<td class='{cls}' data-v='{_num(s)}'>{_fmt(s, '.2f')}</td>")
+                ci = r.ci_rel * 100 if r.ci_rel == r.ci_rel else None
+                cells.append(f"<td data-v='{_num(ci)}' title='stopped by {_e(str(r.stopped_by) or '?')}'>"
+                             f"{_fmt(ci, '.2g')}</td><td data-v='{_num(r.samples)}'>{_fmt(r.samples, '.0f')}</td>"
+                             + _err_cell(r))
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</table>")
+    out.append("</tbody></table>")
     return "\n".join(out)
 
 
@@ -321,25 +600,77 @@ def _problem_section(rows: pd.DataFrame) -> str:
     if bad.empty:
         out.append("<p>None: every row is ok or unsupported.</p>")
     else:
-        out.append("<table id='failures-table'><tr><th class='l'>op</th><th class='l'>case</th><th class='l'>dtype</th>"
-                   "<th class='l'>backend</th><th class='l'>status</th><th class='l'>message</th></tr>")
+        out.append(_filter_box("failures") + "<table id='failures-table' class='sortable'><thead><tr>"
+                   "<th class='l'>op</th><th class='l'>case</th><th class='l'>dtype</th><th class='l'>backend</th>"
+                   "<th class='l'>status</th><th class='l'>message</th></tr></thead><tbody>")
         r: Any  # a row of the frame (itertuples): its cells are str after normalize_rows
         for r in bad.itertuples(index=False):
             out.append(f"<tr><td class='l'>{_e(r.op)}</td><td class='l'>{_e(r.case)}</td><td class='l'>{_e(r.dtype)}"
                        f"</td><td class='l'>{_e(r.label)}</td><td class='l {_e(r.status)}'>{_e(r.status)}</td>"
                        f"<td class='l'><code>{_e(str(r.message))}</code></td></tr>")
-        out.append("</table>")
+        out.append("</tbody></table>")
     unsup = rows[rows["status"] == "unsupported"]
     if not unsup.empty:
-        out.append(f"<details><summary>Unsupported ({len(unsup)})</summary><table><tr><th class='l'>op</th>"
-                   "<th class='l'>case</th>"
-                   "<th class='l'>dtype</th><th class='l'>backend</th><th class='l'>reason</th></tr>")
+        out.append(f"<details><summary>Unsupported ({len(unsup)})</summary>" + _filter_box("unsupported rows")
+                   + "<table class='sortable'><thead><tr><th class='l'>op</th><th class='l'>case</th>"
+                   "<th class='l'>dtype</th><th class='l'>backend</th><th class='l'>reason</th></tr></thead><tbody>")
         u: Any
         for u in unsup.itertuples(index=False):
             out.append(f"<tr><td class='l'>{_e(u.op)}</td><td class='l'>{_e(u.case)}</td><td class='l'>{_e(u.dtype)}"
                        f"</td><td class='l'>{_e(u.label)}</td><td class='l'>{_e(str(u.message))}</td></tr>")
-        out.append("</table></details>")
+        out.append("</tbody></table></details>")
     return "\n".join(out)
+
+
+# Sorting and filtering, inline (the report fetches nothing). A header with data-col (or any header of a one-row
+# head) sorts its table's body by that column on click or Enter, ascending then descending; a cell's data-v, where
+# set, is its sort key, else its text; numbers compare as numbers, empty keys sort last. The search box before a
+# table hides the body rows whose text lacks any of its words.
+SCRIPT = """
+(function(){
+function key(row, col){
+  let c = 0;
+  for (const td of row.cells){ c += td.colSpan; if (c > col) return td.dataset.v ?? td.textContent.trim(); }
+  return '';
+}
+function cmp(a, b){
+  const x = Number(a), y = Number(b);
+  return (!isNaN(x) && !isNaN(y)) ? x - y : a.localeCompare(b, undefined, {numeric: true});
+}
+document.querySelectorAll('table.sortable').forEach(t => {
+  const one = t.tHead.rows.length === 1;
+  t.tHead.querySelectorAll('th').forEach(th => {
+    const col = th.dataset.col !== undefined ? Number(th.dataset.col) : (one ? th.cellIndex : -1);
+    if (col < 0) return;
+    th.classList.add('sort'); th.tabIndex = 0;
+    const go = () => {
+      const dir = th.dataset.dir === 'asc' ? 'desc' : 'asc';
+      t.tHead.querySelectorAll('th').forEach(h => delete h.dataset.dir);
+      th.dataset.dir = dir;
+      const body = t.tBodies[0], rows = Array.from(body.rows);
+      rows.sort((a, b) => {
+        const p = key(a, col), q = key(b, col);
+        if (p === '' || q === '') return (p === '') - (q === '');
+        return dir === 'asc' ? cmp(p, q) : cmp(q, p);
+      });
+      rows.forEach(r => body.appendChild(r));
+    };
+    th.addEventListener('click', go);
+    th.addEventListener('keydown', e => { if (e.key === 'Enter') go(); });
+  });
+});
+document.querySelectorAll('input.filter').forEach(box => {
+  const t = box.nextElementSibling;
+  box.addEventListener('input', () => {
+    const words = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    for (const r of t.tBodies[0].rows){
+      const text = r.textContent.toLowerCase();
+      r.hidden = !words.every(w => text.includes(w));
+    }
+  });
+});
+})();
+"""
 
 
 def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
@@ -350,7 +681,9 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
              f"<h1>{_e(title)}</h1><p><small>generated {utc_now().strftime('%Y-%m-%d %H:%M:%S')} UTC from "
              f"{len(runs)} run(s), {len(rows)} row(s). Times are medians in milliseconds; speedup = baseline median / "
              f"row median; GB/s from the op's ideal bytes moved; % peak against the backend's measured "
-             f"device-to-device copy bandwidth, % spec against its spec peak.</small></p>",
+             f"device-to-device copy bandwidth, % spec against its spec peak; CI ±% is the half-width of the "
+             f"median's 95% confidence interval. Click a column header to sort, type in the box above a table to "
+             f"filter its rows; hover a plotted point for its case.</small></p>",
              _env_section(runs)]
     if rows.empty:
         parts.append("<p>No rows were measured.</p>")
@@ -359,14 +692,23 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
         if rows["median_ms"].notna().any():
             parts.append(_legend_section(rows))
         peaks = backend_peaks(runs)
+        svg, note = _roofline_plot(rows, peaks)
+        if svg or note:
+            parts.append("<h2 id='roofline'>Roofline</h2><p><small>Achieved GFLOP/s (the op spec's flops per call "
+                         "/ median) against arithmetic intensity (flops / bytes moved), a point per timed row. "
+                         "Below a memory roof (GFLOP/s = GB/s x flop/B: each backend's measured peak solid, its spec "
+                         "peak dashed) the kernel is bandwidth-bound. No compute roof is drawn: run.json records "
+                         f"no peak FLOP/s. {_e(note)}</small></p>")
+            if svg:
+                parts.append(f"<div class='plot roofline' id='roofline-chart'>{svg}</div>")
         for i, (op, part) in enumerate(rows.groupby("op", sort=False)):
             parts.append(f"<h2 id='op-{_e(str(op))}'>{_e(str(op))}</h2>")
             parts.append(_op_table(str(op), part))
-            svg = _roofline_plot(str(op), part, i, peaks)
+            svg = _bandwidth_plot(str(op), part, i, peaks)
             if svg:
-                parts.append(f"<div class='plot roofline' id='roofline-{_e(str(op))}'>{svg}</div>")
+                parts.append(f"<div class='plot bandwidth' id='bandwidth-{_e(str(op))}'>{svg}</div>")
         parts.append(_problem_section(rows))
-    parts.append("</body></html>")
+    parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(parts)
 
 

@@ -9,16 +9,18 @@ row and the report kept. :func:`rebuild_report` is ``oprt-bench report``.
 from __future__ import annotations
 
 import signal
+import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TextIO, TypeVar
 
 from oprt_core import Registry
 
+from .calcache import CalibrationCache
 from .errors import UsageError, one_line
 from .model import Plan, Row, SweepOptions
 from .plan import make_plan
@@ -41,21 +43,24 @@ from .results import (
     write_json,
 )
 from .resume import ResumeState, check_provenance, load_resume, resume_options
-from .runners import Runners
+from .runners import Prestarted, Runners
 from .sweep import calibrate_plan, reusable_calibrations, run_sweep
 
 __all__ = ["RunOutcome", "sweep", "rebuild_report", "PROG"]
 
 PROG = "oprt-bench"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a sweep ended: the exit code, the summary line, and the signal that interrupted it (if one did)."""
+    """How a sweep ended: the exit code, the summary line, the signal that interrupted it (if one did), and the
+    run's rows (resumed ones included) for the results table."""
 
     code: int
     summary: str
     interrupted_by: str | None = None
+    rows: Sequence[Mapping[str, Any]] = ()
 
 
 class _Interrupted(BaseException):  # noqa: N818 - like KeyboardInterrupt: no `except Exception` swallows it
@@ -78,27 +83,57 @@ def _set_handlers(handler: Any) -> dict[int, Any]:
     return old
 
 
+class Phases:
+    """Seconds spent in each phase of a run (plan, workers, calibration, rows, report): run.json's ``phases_s``,
+    printed by ``--verbose``."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def time(self, name: str, fn: Callable[[], _T]) -> _T:
+        t0 = time.monotonic()
+        try:
+            return fn()
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.monotonic() - t0, 3)
+
+
 def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path | None = None,
           resume: Path | None = None, explicit: set[str] | frozenset[str] = frozenset(), quiet: bool = False,
-          verbose: bool = False) -> RunOutcome:
+          verbose: bool = False, progress_out: TextIO | None = None) -> RunOutcome:
     """Run the sweep ``opts`` describes into the run folder ``out`` (default: a new one under results/), or
-    continue the run in ``resume`` (options not in ``explicit`` default to that run's). A user mistake raises
+    continue the run in ``resume`` (options not in ``explicit`` default to that run's). Progress goes to
+    ``progress_out`` (default: a bar on a terminal stderr, else lines on stdout). A user mistake raises
     UsageError (or another OprtError) before anything is written."""
+    state = None
     if resume is not None:
         if out is not None:
             raise UsageError("--out and --resume exclude each other: --resume continues the run in its own folder")
         state = load_resume(resume)
         opts = resume_options(opts, state.meta, set(explicit))
-        plan = make_plan(registry, opts)
-        return _run(registry, plan, opts, argv, resume, quiet, verbose, state)
-    plan = make_plan(registry, opts)
-    out = out if out is not None else default_run_dir()
-    check_out_dir(out)
-    return _run(registry, plan, opts, argv, out, quiet, verbose)
+    phases = Phases()
+    # the workers start while this process checks every backend's availability (both import the runtimes)
+    prestarted = Prestarted.for_options(registry, opts)
+    finished = False
+    try:
+        plan = phases.time("plan", lambda: make_plan(registry, opts))
+        if resume is None:
+            out = out if out is not None else default_run_dir()
+            check_out_dir(out)
+        folder = resume if resume is not None else out
+        assert folder is not None
+        outcome = _run(registry, plan, opts, argv, folder, quiet, verbose, phases, state, progress_out=progress_out,
+                       prestarted=prestarted)
+        finished = True
+        return outcome
+    finally:
+        if prestarted is not None:
+            prestarted.close(wait=finished)
 
 
 def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,
-         verbose: bool, resume: ResumeState | None = None) -> RunOutcome:
+         verbose: bool, phases: Phases, resume: ResumeState | None = None,
+         progress_out: TextIO | None = None, prestarted: Prestarted | None = None) -> RunOutcome:
     options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
     fresh = provenance(argv, plan.seed, options)
     fresh["plan"] = plan.to_dict()
@@ -134,23 +169,33 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
         progress.row(row)
 
     todo = plan.n_rows - (resume.count_skipped(plan) if resume is not None else 0)
-    progress = make_progress(todo, quiet, verbose)
+    progress = make_progress(todo, quiet, verbose, out=progress_out)
     old = _set_handlers(_raise_interrupt)
     try:
-        with progress, Runners(plan) as runners:
+        with progress, Runners(plan, prestarted) as runners:
             for note in plan.notes:
                 progress.note(f"note: {note}")
             for name, reason in plan.skipped_backends.items():
                 progress.note(f"note: backend {name!r} skipped: {reason}")
             if resume is not None:
                 progress.note(f"note: resuming {out}: {plan.n_rows - todo} rows already measured are kept")
+            if todo:
+                progress.start("starting workers")
+                starts = phases.time("workers", runners.start_all)
+                if verbose and starts:
+                    progress.note("time: workers started in parallel: " + ", ".join(
+                        f"{name} {secs:.1f} s" for name, secs in starts.items()))
             if plan.calibrate and todo:
                 reuse = reusable_calibrations(meta.get("backends")) if resume is not None else {}
-                calibrate_plan(plan, progress.note, on_start=progress.start, runners=runners, reuse=reuse)
-                meta["backends"] = (meta.get("backends") or {}) | {e.name: e.to_dict() for e in plan.backends
-                                                                   if e.name not in reuse}
+                cache = CalibrationCache()
+                sources = phases.time("calibration", lambda: calibrate_plan(
+                    plan, progress.note, on_start=progress.start, runners=runners, reuse=reuse, cache=cache,
+                    refresh=opts.recalibrate))
+                meta["backends"] = (meta.get("backends") or {}) | {
+                    e.name: e.to_dict() | {"calibration_source": sources.get(e.name, "")} for e in plan.backends
+                    if e.name not in reuse}
                 write_json(out / RUN_JSON, meta)
-            run_sweep(plan, emit, on_start=progress.start, runners=runners, skip=skip)
+            phases.time("rows", lambda: run_sweep(plan, emit, on_start=progress.start, runners=runners, skip=skip))
     except _Interrupted as exc:
         interrupted = exc.signum
     except BaseException as exc:
@@ -172,17 +217,24 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
             meta.update(finished_utc=utc_now().isoformat(), status=status, counts=dict(counts), exit_code=code,
                         elapsed_s=round(time.monotonic() - started, 3))
             write_json(out / RUN_JSON, meta)
+            meta["phases_s"] = phases.seconds
+            write_json(out / RUN_JSON, meta)
             if "json" in plan.formats:
                 write_json(out / RESULTS_JSON, {"run": meta, "rows": writer.rows})
             if "html" in plan.formats:
-                write_report([Run(out, normalize_rows(writer.rows), meta)], out / REPORT_HTML)
+                phases.time("report", lambda: write_report([Run(out, normalize_rows(writer.rows), meta)],
+                                                           out / REPORT_HTML))
+                write_json(out / RUN_JSON, meta)  # with the report's time
         finally:
             for signum, handler in old.items():
                 signal.signal(signum, handler)
+    if verbose:
+        print("time: " + ", ".join(f"{name} {secs:.1f} s" for name, secs in phases.seconds.items()), file=sys.stderr)
     total = sum(counts.values())
     summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "unsupported", "failed", "error") if counts[s])
     line = f"{PROG}: {total} rows ({summary or 'none'}) in {meta['elapsed_s']:.1f} s -> {out}"
-    return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None)
+    return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None,
+                      writer.rows)
 
 
 def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "oprt-bench report") -> Path:

@@ -6,7 +6,8 @@ from (``--seed``, op, case, dtype) -- so a row does not depend on what else the 
 and the float64 reference is computed once; then each backend, the baseline first, is checked
 and timed on copies of those inputs. Under process isolation (the default) each backend's rows run
 in its own worker process (:mod:`oprt_bench.worker`, :class:`~oprt_bench.runners.Runners`), which
-draws the same inputs from the same seed. See docs/measurement.md and docs/reliability.md.
+draws the same inputs from the same seed, or, when several workers run the case, maps the parent's copy
+(:mod:`oprt_bench.shared_case`). See docs/measurement.md and docs/reliability.md.
 
 The names a script needs to run a sweep (:class:`SweepOptions`, :func:`make_plan`, :func:`run_sweep`)
 are importable from here.
@@ -19,9 +20,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from oprt_core.spec import Case
+from oprt_core.spec import Case, OpSpec
 
 from .availability import call_with_timeout
+from .calcache import CalibrationCache, cache_key
 from .calibrate import Calibration, TimerCheck, is_host
 from .errors import one_line
 from .execute import CasePreparer
@@ -59,39 +61,61 @@ def reusable_calibrations(backends: dict[str, Any] | None) -> dict[str, tuple[Ca
 
 def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
                    on_start: Callable[[str], None] | None = None, runners: Runners | None = None,
-                   reuse: dict[str, tuple[Calibration, TimerCheck]] | None = None) -> None:
+                   reuse: dict[str, tuple[Calibration, TimerCheck]] | None = None,
+                   cache: CalibrationCache | None = None, refresh: bool = False) -> dict[str, str]:
     """Calibrate every backend of ``plan`` once (measured peak, spec peak, timer floor), in place.
 
     ``entry.peak`` becomes the measured peak (``pct_of_peak``), ``entry.timer`` the floor of the
     ``launch-bound`` flag. Progress goes to ``note``. A backend that cannot be calibrated keeps
     ``peak`` none and says why; the sweep goes on. Under process isolation it runs in the
     backend's worker (``runners``; a private set is made and stopped when not given). A backend in
-    ``reuse`` (``--resume``: the resumed run's calibration) is not measured again.
+    ``reuse`` (``--resume``: the resumed run's calibration) is not measured again. With a ``cache``
+    (:mod:`oprt_bench.calcache`) a backend calibrated recently on the same device and build reuses that
+    calibration, unless ``refresh`` (``--recalibrate``); what is measured is stored there.
+
+    Returns where each backend's calibration came from: ``measured``, ``resumed run`` or ``cache``.
     """
     if runners is None:
         with Runners(plan) as own:
-            return calibrate_plan(plan, note, on_start, own, reuse)
+            return calibrate_plan(plan, note, on_start, own, reuse, cache, refresh)
+    sources: dict[str, str] = {}
     for entry in plan.backends:
         if reuse and entry.name in reuse:
             entry.calibration, entry.timer = reuse[entry.name]
             entry.peak = entry.calibration.peak
             entry.spec = entry.calibration.spec
+            sources[entry.name] = "resumed run"
             if note is not None:
                 note(f"  {entry.name}: calibration of the resumed run kept: {entry.calibration.describe()}")
+            continue
+        # the empty launch timed like the rows: cold on a device when the run is cold (a synchronous host
+        # backend gains nothing from a flush but time)
+        cold = plan.timing.cold and not is_host(entry.device_info)
+        key = cache_key(entry.name, entry.device_info, cold, plan.timing.flush) if cache is not None else ""
+        cached = cache.get(key) if cache is not None and not refresh and "error" not in entry.device_info else None
+        if cached is not None:
+            entry.calibration, entry.timer = cached.calibration, cached.timer
+            entry.peak = entry.calibration.peak
+            entry.spec = entry.calibration.spec
+            sources[entry.name] = "cache"
+            if note is not None:
+                note(f"  {entry.name}: calibration measured {cached.age_s() / 60:.0f} min ago reused "
+                     f"(--recalibrate measures again): {entry.calibration.describe()}")
             continue
         if on_start is not None:
             on_start(f"calibrating {entry.name}")
         if note is not None:
             note(f"calibrating {entry.name} ({entry.device}): device-to-device copy, timer floor...")
-        # the empty launch timed like the rows: cold on a device when the run is cold (a synchronous host
-        # backend gains nothing from a flush but time)
-        entry.calibration, entry.timer = runners.calibrate(entry, plan.timing.cold and not is_host(entry.device_info),
-                                                           plan.timing.flush)
+        entry.calibration, entry.timer = runners.calibrate(entry, cold, plan.timing.flush)
         entry.peak = entry.calibration.peak
         entry.spec = entry.calibration.spec
+        sources[entry.name] = "measured"
+        if cache is not None and "error" not in entry.device_info:
+            cache.put(key, entry.calibration, entry.timer)
         if note is not None:
             note(f"  {entry.name}: {entry.calibration.describe()}")
             note(f"  {entry.name}: {entry.timer.describe()}")
+    return sources
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -124,27 +148,38 @@ def run_sweep(plan: Plan, emit: Callable[[Row], None],
         else:
             base_error = ""
         prepared = CasePreparer(spec, case, dtype, seed)
+        try:
+            _run_case(plan, spec, case, dtype, seed, nbytes, flops, base_error, prepared, emit, on_start, runners,
+                      skip)
+        finally:
+            prepared.release()
 
-        baseline_median: float | None = None
-        for entry in plan.backends:
-            row = Row(op=spec.name, case=case.name, shape=case.shape_str, dtype=dtype, params=_params_text(case),
-                      mode=plan.mode, seed=seed, baseline=plan.baseline or "",
-                      timing="" if plan.mode == "test" else plan.timing.label, flags="", bytes=nbytes, flops=flops,
-                      backend=entry.name, device=entry.device, flavour=entry.device_info.get("flavour", ""))
-            old = skip(row) if skip is not None else None
-            if old is not None:  # measured by the run being resumed: its baseline time still counts
-                if entry.name == plan.baseline and old.get("status") == "ok" and old.get("median_ms"):
-                    baseline_median = float(old["median_ms"])
-                continue
-            if on_start is not None:
-                on_start(f"{spec.name} {case.name} {dtype} {entry.name}")
-            if base_error:
-                row.status, row.message = "error", base_error
-            else:
-                row = runners.run_row(entry, spec, case, dtype, row, prepared)
-            median = row.median_ms
-            if entry.name == plan.baseline and row.status == "ok" and median:
-                baseline_median = median
-            if baseline_median and row.status == "ok" and median:
-                row.speedup = baseline_median / median
-            emit(row)
+
+def _run_case(plan: Plan, spec: OpSpec, case: Case, dtype: str, seed: int, nbytes: int | None, flops: int | None,
+              base_error: str, prepared: CasePreparer, emit: Callable[[Row], None],
+              on_start: Callable[[str], None] | None, runners: Runners,
+              skip: Callable[[Row], Mapping[str, Any] | None] | None) -> None:
+    """Every backend's row of one (case, dtype), the baseline first."""
+    baseline_median: float | None = None
+    for entry in plan.backends:
+        row = Row(op=spec.name, case=case.name, shape=case.shape_str, dtype=dtype, params=_params_text(case),
+                  mode=plan.mode, seed=seed, baseline=plan.baseline or "",
+                  timing="" if plan.mode == "test" else plan.timing.label, flags="", bytes=nbytes, flops=flops,
+                  backend=entry.name, device=entry.device, flavour=entry.device_info.get("flavour", ""))
+        old = skip(row) if skip is not None else None
+        if old is not None:  # measured by the run being resumed: its baseline time still counts
+            if entry.name == plan.baseline and old.get("status") == "ok" and old.get("median_ms"):
+                baseline_median = float(old["median_ms"])
+            continue
+        if on_start is not None:
+            on_start(f"{spec.name} {case.name} {dtype} {entry.name}")
+        if base_error:
+            row.status, row.message = "error", base_error
+        else:
+            row = runners.run_row(entry, spec, case, dtype, row, prepared)
+        median = row.median_ms
+        if entry.name == plan.baseline and row.status == "ok" and median:
+            baseline_median = median
+        if baseline_median and row.status == "ok" and median:
+            row.speedup = baseline_median / median
+        emit(row)

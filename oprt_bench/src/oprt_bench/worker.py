@@ -34,6 +34,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import time
 import traceback
 import types
@@ -127,6 +128,9 @@ def describe_exit(exitcode: int | None) -> str:
             name = f"signal {-exitcode}"
         return f"killed by {name} (signal {-exitcode})"
     return f"exited with status {exitcode}"
+
+
+_START_LOCK = threading.Lock()  # sys.modules["__main__"] is swapped while a process starts: one start at a time
 
 
 @contextlib.contextmanager
@@ -229,7 +233,8 @@ def _do_calibrate(backend: Any, registry: Any, task: CalibrationTask) -> tuple[C
 
 def _do_row(backend: Any, registry: Any, task: RowTask) -> Row:
     entry = replace(task.entry, backend=backend)
-    return run_row_here(entry, registry.get_op(task.op), task.case, task.dtype, task.row, task.mode, task.timing)
+    return run_row_here(entry, registry.get_op(task.op), task.case, task.dtype, task.row, task.mode, task.timing,
+                        task.shared)
 
 
 _HANDLERS: dict[str, Callable[[Any, Any, Any], Any]] = {"calibrate": _do_calibrate, "row": _do_row}
@@ -256,12 +261,23 @@ class BackendWorker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()
 
+    def start(self) -> float:
+        """Start the worker now if it is not running (a failure is kept for the first call to report);
+        returns the seconds it took."""
+        t0 = time.monotonic()
+        if not self.alive and not self.start_error:
+            try:
+                self._start()
+            except WorkerFailure:
+                pass  # start_error says why; the backend's first call raises it as its row's reason
+        return time.monotonic() - t0
+
     def _start(self) -> None:
         parent, child = self.ctx.Pipe(duplex=True)
         proc = self.ctx.Process(target=_worker_main, args=(child, self.source, dict(os.environ), self.prime_flush),
                                 daemon=True,
                                 name=f"oprt-bench worker {self.source.backend}")
-        with _main_module_hidden():
+        with _START_LOCK, _main_module_hidden():  # workers start from several threads (Runners.start_all)
             proc.start()
         child.close()
         self.proc, self.conn = proc, parent

@@ -26,6 +26,7 @@ import functools
 import math
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from .cabi import STATUS_NAMES, check_abi
 from .core_ops import CORE_SPECS
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
+from .dlpack import KDL_CUDA
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
 from .errors import (
     AbiMismatchError,
@@ -69,7 +71,8 @@ STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
     9: E.DeviceOutOfMemoryError,
     10: E.NoDeviceError,
     11: E.BadDeviceError,
-    12: E.DeviceFaultError,
+    12: E.OverlapError,
+    13: E.DeviceFaultError,
 }
 assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
 
@@ -314,6 +317,19 @@ def _cuda_device_of(obj: Any) -> int | None:
     return dev if isinstance(dev, int) and not isinstance(dev, bool) and dev >= 0 else None
 
 
+def _torch_bf16_cai(obj: Any) -> dict[str, Any] | None:
+    """The ``__cuda_array_interface__`` of a torch bfloat16 CUDA tensor whose torch has no typestr for bfloat16:
+    its int16 view's, with oprt's bf16 typestr; None for anything else."""
+    if str(getattr(obj, "dtype", "")) != "torch.bfloat16" or not callable(getattr(obj, "view", None)):
+        return None
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    cai = dict(obj.view(torch.int16).__cuda_array_interface__)
+    cai["typestr"] = BF16_TYPESTR
+    return cai
+
+
 class CompiledBackend:
     """A backend over any library implementing oprt.h (see the module docstring).
 
@@ -327,11 +343,17 @@ class CompiledBackend:
         None without it
     :param driver: the vendor's driver, for availability reasons that say what is missing (default: from
         ``DRIVER_HINTS`` by the library's flavour, else by the backend's name)
+    :param dlpack_device_type: the DLPack device type of the library's memory, which its DeviceArrays export
+        with ``__dlpack__`` (default: kDLCUDA, 2, when ``cuda_interop``; else none, and ``__dlpack__`` raises
+        BufferError: MACA memory of metax's mxcc build has no DLPack device type; a host library passes kDLCPU, 1)
     """
 
     def __init__(self, name: str, loader: Callable[[], Any], *, vendor: str = "", cuda_interop: bool = False,
-                 device: int = 0, last_launch: Callable[[], str] | None = None, driver: DriverHint | None = None):
+                 device: int = 0, last_launch: Callable[[], str] | None = None, driver: DriverHint | None = None,
+                 dlpack_device_type: int | None = None):
         self.name = name
+        self.dlpack_device_type = dlpack_device_type if dlpack_device_type is not None else (
+            KDL_CUDA if cuda_interop else None)
         self.driver = driver
         self._last_launch = last_launch
         self.vendor = vendor
@@ -564,7 +586,12 @@ class CompiledBackend:
 
     def _device_array(self, ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: DType, owner: Any
                       ) -> DeviceArray:
-        return DeviceArray(self, ptr, shape, strides, dtype, owner, cuda_interop=self.cuda_interop)
+        return DeviceArray(self, ptr, shape, strides, dtype, owner, cuda_interop=self.cuda_interop,
+                           dlpack_device=self._dlpack_device())
+
+    def _dlpack_device(self) -> tuple[int, int] | None:
+        """(DLPack device type, device index) of memory allocated now, or None when it has no DLPack type."""
+        return None if self.dlpack_device_type is None else (self.dlpack_device_type, self.device)
 
     def empty(self, shape: Sequence[int], dtype: str | DType) -> DeviceArray:
         """An uninitialised contiguous device array."""
@@ -642,6 +669,9 @@ class CompiledBackend:
         except RuntimeError as exc:  # torch, for a tensor that requires grad: its own words say what to do
             raise InvalidArgumentError(f"backend {self.name!r} cannot use this {type(obj).__name__}: {exc}") from exc
         except KeyError as exc:  # torch, for a dtype its typestr table lacks (float8 and others)
+            cai = _torch_bf16_cai(obj)  # torch before bfloat16 had a typestr ("<V2", as oprt's)
+            if cai is not None:
+                return self._from_cai(obj, cai)
             raise InvalidArgumentError(
                 f"backend {self.name!r} cannot use this {type(obj).__name__}: its __cuda_array_interface__ has no "
                 f"typestr for dtype {exc.args[0] if exc.args else '?'} (supported: f32, f16, bf16)") from exc
@@ -683,7 +713,7 @@ class CompiledBackend:
                                            f"the {dt.name} itemsize {dt.itemsize}")
             strides = tuple(s // dt.itemsize for s in byte_strides)
         return DeviceArray(self, int(ptr or 0), shape, strides, dt, obj, cuda_interop=self.cuda_interop,
-                           readonly=bool(readonly))
+                           readonly=bool(readonly), dlpack_device=self._dlpack_device())
 
     def _as_output(self, obj: Any) -> DeviceArray:
         if isinstance(obj, (np.ndarray, np.generic)):

@@ -23,18 +23,29 @@ computed from the same, already-rounded inputs):
   2*eps(dtype) + 128*eps(f32); atol covers outputs below the dtype's subnormal
   range, where relative error has no meaning.
 
+Aliasing (``inplace``): ``out`` may be exactly ``x`` for copy, relu and softmax, and exactly ``a`` or ``b`` for
+vector_add (each element, or each softmax slice, is read before it is written); reduce_sum allows no aliasing. Any
+other overlap of ``out`` and an input is refused.
+
 Bytes moved (``bytes_fn``, the numerator of GB/s) count the logical elements each op reads and writes,
 not DRAM traffic: an input of layout ``broadcast0`` (full shape, stride 0 on dim 0) is charged for every
 element read, though it occupies, and is fetched from DRAM as, a single row (the rest are cache hits).
 GB/s on those broadcast edge cases therefore overstates DRAM bandwidth; compare them only with each
 other, not with the dense cases or the device's peak. (vector_add's shape broadcasting, a smaller
 operand such as (N,) + (M, N), is charged once at the operand's own size.)
+
+Flops (``flops_fn``, the numerator of TFLOP/s and of the report's roofline) count the floating-point operations
+an ideal kernel does per call, each operation 1 (an exp or a division too): copy 0; relu 1 per element (the
+compare; the leaky multiply is not counted apart); vector_add 1 per output element; reduce_sum 1 per input
+element; softmax 5 per element (max, subtract, exp, sum, divide).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import ml_dtypes
@@ -94,6 +105,7 @@ copy_spec = OpSpec(
     doc="out = x; any input strides (transposed, stepped, broadcast, reversed).",
     n_inputs=1,
     input_names=("x",),
+    inplace=("x",),
     reference_fn=_copy_ref,
     bytes_fn=_rw_bytes,
     flops_fn=lambda case: 0,
@@ -132,6 +144,7 @@ relu_spec = OpSpec(
     doc="out = x > 0 ? x : x * negative_slope (leaky relu when negative_slope != 0).",
     n_inputs=1,
     input_names=("x",),
+    inplace=("x",),
     params=(Param("negative_slope", (float, int), 0.0, "slope applied to negative inputs"),),
     reference_fn=_relu_ref,
     bytes_fn=_rw_bytes,
@@ -177,6 +190,7 @@ vector_add_spec = OpSpec(
     doc="out = a + b with numpy broadcasting; any strides.",
     n_inputs=2,
     input_names=("a", "b"),
+    inplace=("a", "b"),
     reference_fn=lambda a, b: a + b,
     output_shape_fn=lambda shapes, params: _broadcast_shape(shapes),
     param_check_fn=lambda shapes, params: _check_broadcast(shapes),
@@ -291,9 +305,32 @@ reduce_sum_spec = OpSpec(
 def _softmax_ref(x: np.ndarray, axis: int = -1) -> np.ndarray:
     if x.size == 0:
         return x.copy()
-    m = np.max(x, axis=axis, keepdims=True)
-    e = np.exp(x - m)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    out = np.empty(x.shape, np.float64)
+    axis %= x.ndim
+    # independent slices along another axis on threads for large inputs (numpy releases the GIL): a vocabulary-
+    # wide softmax of a few thousand rows is ~200 M float64 elements
+    split = next((d for d in range(x.ndim) if d != axis and x.shape[d] > 1), None)
+    pieces = min(os.cpu_count() or 1, 16, x.size >> 20, x.shape[split]) if split is not None else 1
+    if pieces <= 1:
+        _softmax_into(x, axis, out)
+        return out
+    bounds = np.linspace(0, x.shape[split], pieces + 1).astype(int)
+    parts = [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+    def run(span: tuple[int, int]) -> None:
+        index = (slice(None),) * split + (slice(*span),)
+        _softmax_into(x[index], axis, out[index])
+
+    with ThreadPoolExecutor(len(parts), thread_name_prefix="oprt-softmax-ref") as pool:
+        list(pool.map(run, parts))
+    return out
+
+
+def _softmax_into(x: np.ndarray, axis: int, out: np.ndarray) -> None:
+    """out = softmax(x) along ``axis``, in place (one temporary: the maxima and the sums)."""
+    np.subtract(x, np.max(x, axis=axis, keepdims=True), out=out)
+    np.exp(out, out=out)
+    out /= np.sum(out, axis=axis, keepdims=True)
 
 
 def _softmax_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]:
@@ -306,6 +343,7 @@ softmax_spec = OpSpec(
     doc="Numerically stable softmax over one axis (negative allowed).",
     n_inputs=1,
     input_names=("x",),
+    inplace=("x",),
     params=(Param("axis", (int,), -1, "axis along which the outputs sum to 1, negative counts from the end"),),
     reference_fn=_softmax_ref,
     param_check_fn=lambda shapes, p: _check_axis("softmax", shapes[0], p["axis"], False),

@@ -14,12 +14,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .dlpack import KDL_CUDA, export
 from .dtypes import DType, get_dtype
 from .errors import InvalidArgumentError
 
 __all__ = ["DeviceArray", "ArrayBackend", "RawBuffer", "BF16_TYPESTR", "element_span", "contiguous_strides"]
 
-# bfloat16 has no standard __cuda_array_interface__ typestr; oprt uses '<V2' (a 2-byte opaque void)
+# bfloat16 has no standard __cuda_array_interface__ typestr; oprt uses '<V2' (a 2-byte opaque void), as torch
+# (its bfloat16 tensors) and ml_dtypes (np.dtype(bfloat16).str) do. No consumer reads it back as bfloat16 but oprt:
+# DLPack (kDLBfloat) is the hand-over that keeps the dtype
 BF16_TYPESTR = "<V2"
 
 
@@ -61,15 +64,23 @@ class DeviceArray:
     is freed with ``oprt_free`` when the last reference goes, or a foreign object
     (a CuPy array, a torch tensor) whose memory this array views.
 
-    On CUDA-like backends (``cuda_interop=True``) it exposes
+    It exports DLPack (``__dlpack__``, ``__dlpack_device__``) wherever its memory has a DLPack device type
+    (``dlpack_device``: ``(device_type, device_id)``; kDLCUDA on the CUDA-like backends, by default
+    ``(2, backend.device)`` when ``cuda_interop``): ``torch.from_dlpack``, ``cupy.from_dlpack`` and
+    ``jax.dlpack.from_dlpack`` view it without a copy, bf16 included (kDLBfloat, 16 bits); the consumer's
+    tensor keeps this array (and its allocation) alive. See :mod:`oprt_core.dlpack` for streams.
+
+    On CUDA-like backends (``cuda_interop=True``) it also exposes
     ``__cuda_array_interface__`` (version 3) so ``cupy.asarray`` and
     ``torch.as_tensor`` view it zero-copy. bfloat16 has no standard typestr there:
-    oprt exports it as ``'<V2'`` and reads ``'<V2'`` back as bfloat16.
+    oprt exports it as ``'<V2'`` (as torch does for its own bfloat16 tensors) and reads ``'<V2'`` back as
+    bfloat16, but ``torch.as_tensor`` and CuPy cannot read it: hand a bf16 array over through DLPack
+    (``torch.from_dlpack(a)``).
     """
 
     def __init__(self, backend: ArrayBackend, ptr: int, shape: Sequence[int], strides: Sequence[int],
                  dtype: DType | str | np.dtype, owner: Any = None, *, cuda_interop: bool = False,
-                 readonly: bool = False):
+                 readonly: bool = False, dlpack_device: tuple[int, int] | None = None):
         self.backend = backend
         self.ptr = int(ptr)
         self._shape = tuple(int(s) for s in shape)
@@ -80,6 +91,9 @@ class DeviceArray:
         self.owner = owner
         self.cuda_interop = cuda_interop
         self.readonly = readonly
+        if dlpack_device is None and cuda_interop:
+            dlpack_device = (KDL_CUDA, int(getattr(backend, "device", 0)))
+        self.dlpack_device = dlpack_device
 
     # -- numpy-like properties ------------------------------------------------------------------
     @property
@@ -159,6 +173,21 @@ class DeviceArray:
             # oprt launches on the NULL stream: the legacy default stream, 1 in the CAI v3 convention
             "stream": 1,
         }
+
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        if self.dlpack_device is None:
+            raise BufferError(f"backend {self.backend.name!r} has memory DLPack has no device type for (not "
+                              "CUDA-like): copy the array to the host with .get()")
+        return self.dlpack_device
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:
+        """A DLPack capsule viewing this array (no copy); see :func:`oprt_core.dlpack.export` for ``stream``."""
+        device = self.__dlpack_device__()
+        return export(self.ptr if self.size else 0, self._shape, self._strides, self.dtype_info, self, device,
+                      readonly=self.readonly, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy,
+                      synchronize=getattr(self.backend, "synchronize", None))
 
 
 class RawBuffer:

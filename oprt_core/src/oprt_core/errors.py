@@ -28,6 +28,7 @@ __all__ = [
     "DeviceOutOfMemoryError",
     "NoDeviceError",
     "BadDeviceError",
+    "OverlapError",
     "AbiMismatchError",
 ]
 
@@ -147,6 +148,11 @@ class NoDeviceError(BackendError, BackendUnavailable):
 
 class BadDeviceError(BackendError, InvalidArgumentError):
     """OPRT_STATUS_BAD_DEVICE: a device index out of range."""
+
+
+class OverlapError(BackendError, InvalidArgumentError):
+    """OPRT_STATUS_OVERLAP: ``out`` shares memory with an input in a way the op does not allow (anything but
+    exactly that input, where the op runs in place). Python-side checks raise it too, with ``status`` None."""
 
 
 class AbiMismatchError(OprtError, ImportError):

@@ -24,7 +24,7 @@ from .backend import Availability, DeviceInfo, Support
 from .core_ops import CORE_SPECS
 from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
-from .validate import check_call, check_output_layout
+from .validate import check_call, check_output_layout, check_overlap
 
 __all__ = ["NumpyBackend", "NumpyEvent", "cpu_name", "llc_bytes"]
 
@@ -185,6 +185,7 @@ class NumpyBackend:
         _, full = check_call(spec, [x.shape for x in inputs], [x.dtype for x in inputs], output.shape, output.dtype,
                              params)
         check_output_layout(output.shape, output.strides, output.flags.writeable)
+        check_overlap(spec, output, inputs, self.name)
         impl = self.impls[op]
         layout = [(x.shape, x.dtype) for x in inputs], (output.shape, output.dtype)
 
@@ -197,6 +198,7 @@ class NumpyBackend:
                 if got != layout:
                     raise InvalidArgumentError(f"{op}: prepared for {layout}, called with {got}")
                 check_output_layout(new_output.shape, new_output.strides, new_output.flags.writeable)
+                check_overlap(spec, new_output, new_inputs, "numpy")
                 impl(new_inputs, new_output, full)
 
         return _Launcher()

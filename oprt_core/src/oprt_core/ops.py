@@ -5,7 +5,10 @@
 
 On GPU backends the inputs may be the backend's own arrays, CuPy arrays or torch
 tensors (zero-copy through ``__cuda_array_interface__``; on the backend's CUDA device: one on another
-device is refused); numpy arrays are copied to the device. An ``out`` must be writable in place: on a
+device is refused); numpy arrays are copied to the device. Without an ``out``, what goes in comes out: torch
+tensors give a torch tensor (on their device), CuPy arrays a CuPy array, numpy arrays (and Python lists) a numpy
+array, the backend's own arrays one of its own; with mixed inputs the first input that is an array decides (see
+"what goes in comes out" below; no copy on the device). An ``out`` must be writable in place: on a
 GPU backend a numpy ``out`` is refused (it would be copied and the caller's array never written).
 Prepared descriptors are cached per (backend object, op, shapes, strides, dtype, params), so repeated
 calls pay only the launch; the cache is shared by threads (a lock guards it).
@@ -33,6 +36,7 @@ bool (convert them yourself: ``x.astype(np.float32)``).
 from __future__ import annotations
 
 import struct
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -42,8 +46,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .device_array import DeviceArray
+from .dlpack import host_view
+from .dtypes import DTYPES
 from .errors import BackendUnavailable, InvalidArgumentError
 from .plugins import Registry, get_registry
+from .validate import check_overlap
 
 __all__ = ["run", "copy", "vector_add", "relu", "reduce_sum", "softmax", "clear_cache"]
 
@@ -202,7 +209,8 @@ def clear_cache() -> None:
 def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None, *, backend: str = "numpy",
         out: Any | None = None, registry: Registry | None = None) -> Any:
     """Run ``op`` (a registered op's name: a core op or a plugin's) on ``inputs`` with ``backend``; returns
-    ``out`` as given (a CuPy array stays one), or the backend's new array when ``out`` is None.
+    ``out`` as given (a CuPy array stays one), or, when ``out`` is None, a new array of the first input's kind
+    (torch, CuPy, numpy, else the backend's own), as the op functions do.
 
     ``params``: the op's params by name (defaults filled in). Inputs, ``out`` and the errors raised are as for
     the op functions (:func:`softmax` and the others): an input that is not an array of one of the op's dtypes
@@ -232,6 +240,7 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     spec = reg.get_op(op)
     be = reg.get_backend(backend)
     names = spec.input_names
+    like = _result_kind(inputs) if out is None else None
     inputs = [_check_array(spec, names[i] if i < len(names) else f"input {i}", x) for i, x in enumerate(inputs)]
     if out is not None:
         _check_array(spec, "out", out, is_out=True)
@@ -246,10 +255,11 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     arrays = [be.asarray(x) for x in inputs]
     full = spec.validate_params(params, [tuple(a.shape) for a in arrays])
     if out is None:
-        out = be.empty(spec.output_shape([a.shape for a in arrays], full), _dtype_name(arrays[0]))
-        caller_out = out
+        caller_out, out = _new_out(be, like, spec.output_shape([a.shape for a in arrays], full),
+                                   _dtype_name(arrays[0]))
     else:
         out = _as_out(be, backend, out)
+        check_overlap(spec, out, arrays, backend)  # compiled libraries check again at each launch, the fast path's too
     # id(be): two registries may hold different backends of one name; the cached entry keeps ``be``
     # alive, so its id is not reused while the entry exists
     key = (backend, op, tuple(_layout_key(a) for a in arrays), _layout_key(out), _params_key(full), id(be))
@@ -272,7 +282,95 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
             _fast[fast] = (reg, launcher, launcher.backend, launcher.ptr_call())
             while len(_fast) > _FAST_MAX:  # oldest first (dicts keep insertion order)
                 del _fast[next(iter(_fast))]
+    if like is not None:
+        return _hand_over(caller_out, like)
     return caller_out  # the caller's own object when an out was given, on either path
+
+
+# -- what goes in comes out ------------------------------------------------------------------------------------
+# Without an ``out``, the result is of the first input's kind: a torch tensor for torch tensors, a CuPy array for
+# CuPy arrays, a numpy array for numpy arrays (and for Python lists and scalars), and the backend's own array for
+# anything else (a DeviceArray for a DeviceArray). Only the first input that is an array decides: Python lists and
+# scalars count only when every input is one. No copy on the device, by one of two routes:
+#
+# * where the backend can write into the input library's memory (a CUDA-like compiled backend and a torch CUDA
+#   tensor or CuPy array on its device), the output is allocated by that library (``torch.empty`` /
+#   ``cupy.empty``, so its caching pool, not a cudaMalloc and a synchronising cudaFree per call) and passed to
+#   the backend as its ``out``: the result is the library's own array, with nothing to hand over;
+# * otherwise the backend's new array is handed over without a copy where both sides are on one device:
+#   DLPack for a DeviceArray or a torch tensor, ``torch.from_numpy`` (DLPack for bf16, which torch.from_numpy
+#   cannot take) for a host numpy result. A numpy input on a GPU backend gets a numpy result: copied back to the
+#   host, as the input was copied to the device.
+
+_KIND_MODULES = {"torch": "Tensor", "cupy": "ndarray"}
+
+
+def _kind_of(x: Any) -> str:
+    t = type(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return "numpy"
+    root = t.__module__.partition(".")[0]
+    if root in _KIND_MODULES and any(c.__name__ == _KIND_MODULES[root] for c in t.__mro__):
+        return root
+    return "native"
+
+
+def _result_kind(inputs: Sequence[Any]) -> tuple[str, Any]:
+    """(kind, the input that decides it) of a call without ``out``: the first input that is not a Python list,
+    tuple or scalar; ("numpy", None) when all are."""
+    for x in inputs:
+        if not isinstance(x, (list, tuple, float, int, bool)):
+            return _kind_of(x), x
+    return "numpy", None
+
+
+def _new_out(be: Any, like: tuple[str, Any] | None, shape: Sequence[int], dtype: str) -> tuple[Any, Any]:
+    """(the caller's result, the backend's view of it): the output allocated by the input's library where the
+    backend writes into that library's memory (see above), else by the backend."""
+    kind, x = like if like is not None else ("native", None)
+    if x is not None and kind in ("torch", "cupy") and getattr(be, "cuda_interop", False) and _on_cuda(kind, x):
+        lib = sys.modules[kind]
+        if kind == "torch":
+            new = lib.empty(tuple(shape), dtype=x.dtype, device=x.device)
+        else:
+            with x.device:
+                new = lib.empty(tuple(shape), dtype=x.dtype)
+        return new, be.asarray(new)
+    out = be.empty(shape, dtype)
+    return out, out
+
+
+def _on_cuda(kind: str, x: Any) -> bool:
+    return bool(x.is_cuda) if kind == "torch" else True  # a CuPy array is always device memory
+
+
+def _hand_over(result: Any, like: tuple[str, Any]) -> Any:
+    """The backend's ``result`` as the input's kind (see above): as is when it already is one."""
+    kind, x = like
+    if kind == "native" or _kind_of(result) == kind:
+        return result
+    if kind == "numpy":
+        if isinstance(result, DeviceArray):
+            return result.get()
+        to_host = getattr(result, "get", None) or getattr(result, "cpu", None)  # CuPy / torch arrays
+        return _to_numpy(to_host() if to_host is not None else result)
+    lib = sys.modules[kind]
+    if isinstance(result, np.ndarray):
+        if kind == "torch":
+            if result.dtype == DTYPES["bf16"].numpy:
+                return lib.from_dlpack(host_view(result))
+            return lib.from_numpy(result)
+        return lib.asarray(result)  # CuPy in, a host result: copied to CuPy's current device
+    return lib.from_dlpack(result)
+
+
+def _to_numpy(a: Any) -> np.ndarray:
+    """A host array as numpy; a torch bf16 tensor through its int16 bits (torch's .numpy() refuses bfloat16)."""
+    if isinstance(a, np.ndarray):
+        return a
+    if str(getattr(a, "dtype", "")) == "torch.bfloat16":
+        return a.view(sys.modules["torch"].int16).numpy().view(DTYPES["bf16"].numpy)
+    return a.numpy() if hasattr(a, "numpy") else np.asarray(a)
 
 
 def _as_out(be: Any, backend: str, out: Any) -> Any:
@@ -365,12 +463,14 @@ def _must(spec: Any, name: str, is_out: bool) -> str:
 
 
 def _dtype_name(array: Any) -> str:
+    """The oprt name of an array's dtype: numpy's, torch's (``torch.float32``: no ``name``, and numpy cannot read
+    it) or a string."""
     from .dtypes import get_dtype
 
     dt = array.dtype
-    if hasattr(dt, "itemsize") or isinstance(dt, str):
-        return get_dtype(dt if not hasattr(dt, "name") or not str(dt).startswith("torch.") else str(dt)[6:]).name
-    return get_dtype(str(dt).replace("torch.", "")).name
+    if isinstance(dt, np.dtype):
+        return get_dtype(dt).name
+    return get_dtype(_dtype_label(dt)).name
 
 
 # The op functions try the fast path themselves, on a params key of their own (``_value_key`` of each param, in
@@ -383,10 +483,11 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _CALL_DOC = """
 
     ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
-    a plugin's. ``out``: None for a new array of the backend (a numpy array for numpy, a DeviceArray for the
-    compiled backends), or an array of the output's shape and of the inputs' dtype that is written and
-    returned (any strides whose elements are distinct; on a GPU backend a device array: a numpy ``out`` is
-    refused there). {aliasing}
+    a plugin's. ``out``: None for a new array of the first input's kind (a torch tensor on its device for torch
+    tensors, a CuPy array for CuPy arrays, a numpy array for numpy arrays and Python lists, else the backend's
+    own array: a DeviceArray for a DeviceArray), or an array of the output's shape and of the inputs' dtype
+    that is written and returned (any strides whose elements are distinct; on a GPU backend a device array: a
+    numpy ``out`` is refused there). {aliasing}
 
     Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
     naming the op, the argument and the dtypes accepted:
@@ -395,13 +496,15 @@ _CALL_DOC = """
     :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
     missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
     """
-_IN_PLACE = """In place: ``out`` may be an input itself (the same array; each element is read before it is
-    written)."""
+_IN_PLACE = """In place: ``out`` may be an input itself (the same memory, shape and strides; each element is read
+    before it is written); any other overlap of ``out`` and an input is refused
+    (:class:`~oprt_core.errors.OverlapError`)."""
 
 
 def _call_doc(op: str, arg: str, in_place: bool) -> Callable[[_F], _F]:
     """Ends an op function's docstring with :data:`_CALL_DOC` for ``op`` (``arg``: the input its example names)."""
-    aliasing = _IN_PLACE if in_place else "``out`` must not overlap ``x``."
+    aliasing = _IN_PLACE if in_place else ("``out`` must not share memory with ``x``, not even be ``x`` itself "
+                                           "(refused: :class:`~oprt_core.errors.OverlapError`).")
 
     def decorate(fn: _F) -> _F:
         fn.__doc__ = (fn.__doc__ or "").rstrip() + _CALL_DOC.format(op=op, arg=arg, aliasing=aliasing)
@@ -477,7 +580,7 @@ def reduce_sum(x: Any, axis: int | None = -1, keepdims: bool = False, *, backend
     return _full("reduce_sum", (x,), {"axis": axis, "keepdims": keepdims}, backend, out, None, fast)
 
 
-@_call_doc("softmax", "x", in_place=False)
+@_call_doc("softmax", "x", in_place=True)
 def softmax(x: Any, axis: int = -1, *, backend: str = "numpy", out: Any | None = None) -> Any:
     """Softmax over one axis: ``exp(x - max) / sum(exp(x - max))`` along ``axis``, so the outputs along it are
     in [0, 1] and sum to 1; computed in f32 and rounded once to ``x``'s dtype. A slice holding +inf, or only

@@ -10,8 +10,10 @@ registered through the ``oprt_register_ops`` hook; the five core ops live in
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,6 +183,16 @@ class OpSpec:
     param_check_fn: Callable[[list[tuple[int, ...]], dict[str, Any]], None] | None = None
     custom_case_fn: Callable[[tuple[int, ...], dict[str, Any]], Case] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The inputs ``out`` may be exactly (the same memory, shape, strides and dtype): the op runs in place on them.
+    #: Any other overlap of ``out`` and an input is refused (:func:`oprt_core.validate.check_overlap`, and
+    #: oprt_validate.h's ``oprt_check_alias`` for compiled backends). Default: none.
+    inplace: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.inplace if name not in self.input_names]
+        if unknown:
+            raise InvalidArgumentError(f"{self.name}: inplace names {', '.join(map(repr, unknown))}, which are not "
+                                       f"inputs (inputs: {', '.join(self.input_names)})")
 
     # -- params -----------------------------------------------------------------
     def validate_params(self, params: Mapping[str, Any] | None = None, shapes: Sequence[Sequence[int]] | None = None
@@ -228,7 +240,7 @@ class OpSpec:
     def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> np.ndarray:
         """The float64 reference result of the op on ``inputs`` (cast to float64 first)."""
         params = self.validate_params(params, [np.shape(x) for x in inputs])
-        inputs64 = [np.asarray(x).astype(np.float64) for x in inputs]
+        inputs64 = [to_float64(x) for x in inputs]
         return np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
 
     # -- cost model ---------------------------------------------------------------------
@@ -269,15 +281,18 @@ class OpSpec:
         return b.atol, b.rtol
 
     def check(self, out: np.ndarray, inputs: Sequence[np.ndarray], dtype: str | DType,
-              params: Mapping[str, Any] | None = None, ref: np.ndarray | None = None) -> CheckResult:
+              params: Mapping[str, Any] | None = None, ref: np.ndarray | None = None,
+              inputs64: Sequence[np.ndarray] | None = None) -> CheckResult:
         """Compare a backend's output (host array) with the float64 reference within budget. A NaN output
-        matches a NaN reference (so a test of NaN inputs must poison its output with something else)."""
+        matches a NaN reference (so a test of NaN inputs must poison its output with something else).
+        ``inputs64``: the inputs already in float64 (a caller checking several outputs converts them once)."""
         dt = get_dtype(dtype)
         params = self.validate_params(params, [np.shape(x) for x in inputs])
-        inputs64 = [np.asarray(x).astype(np.float64) for x in inputs]
+        if inputs64 is None:
+            inputs64 = [to_float64(x) for x in inputs]
         if ref is None:
             ref = np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
-        out64 = np.asarray(out).astype(np.float64)
+        out64 = to_float64(out)
         # one layout for both (a reference of a transposed view is transposed too): mixed-order elementwise
         # passes below would otherwise walk one operand across the cache, several times slower
         ref, out64 = np.ascontiguousarray(ref), np.ascontiguousarray(out64)
@@ -291,32 +306,21 @@ class OpSpec:
         if atol.ndim:  # per output element (reduce_sum)
             atol = np.ascontiguousarray(np.broadcast_to(atol, ref.shape)).reshape(-1)
         flat_ref, flat_out = ref.reshape(-1), out64.reshape(-1)
-        # compared in cache-sized chunks: ~15 elementwise passes over whole float64 arrays cost seconds and
-        # several times the output's memory on the default and large cases
-        chunk = 1 << 16
-        abs_max, rel_max, nbad, worst, worst_at = [], [], 0, -np.inf, -1
-        for start in range(0, flat_ref.size, chunk):
-            r, o = flat_ref[start:start + chunk], flat_out[start:start + chunk]
-            a = atol[start:start + chunk] if atol.ndim else atol
-            with np.errstate(invalid="ignore", over="ignore"):
-                err = np.abs(o - r)
-                err[np.isnan(o) & ~np.isnan(r)] = np.inf
-                # inf == inf and NaN where the reference is NaN (a NaN input propagated) are exact
-                same_inf = (np.isinf(r) & (o == r)) | (np.isnan(r) & np.isnan(o))
-                err[same_inf] = 0.0
-                abs_r = np.abs(r)
-                rel = err / np.maximum(abs_r, np.finfo(np.float64).tiny)
-                allowed = a + rtol * abs_r
-                bad = ~(err <= allowed) & ~same_inf  # inf == inf is exact even where rtol * inf is nan
-                abs_max.append(np.max(err))
-                rel_max.append(np.max(np.where(abs_r > 0, rel, 0.0)))
-                n = int(np.count_nonzero(bad))
-                if n:
-                    nbad += n
-                    excess = np.where(bad, err - allowed, -np.inf)
-                    j = int(np.argmax(excess))
-                    if worst_at < 0 or not excess[j] <= worst:  # NaN ranks first, as np.argmax does
-                        worst, worst_at = excess[j], start + j
+        # compared in cache-sized chunks (~15 elementwise passes over whole float64 arrays cost seconds and
+        # several times the output's memory), spans of chunks on threads for large outputs (numpy releases the GIL)
+        spans = _spans(flat_ref.size)
+        if len(spans) == 1:
+            parts = [_compare(flat_ref, flat_out, atol, rtol, *spans[0])]
+        else:
+            with ThreadPoolExecutor(len(spans), thread_name_prefix="oprt-check") as pool:
+                parts = list(pool.map(lambda span: _compare(flat_ref, flat_out, atol, rtol, *span), spans))
+        abs_max = [p.abs_max for p in parts]
+        rel_max = [p.rel_max for p in parts]
+        nbad, worst, worst_at = 0, -np.inf, -1
+        for part in parts:  # in index order, ranked as within a span: the first of equal excesses, NaN first
+            nbad += part.nbad
+            if part.nbad and (worst_at < 0 or not part.worst <= worst):
+                worst, worst_at = part.worst, part.worst_at
         max_abs = float(np.max(abs_max))
         max_rel = float(np.max(rel_max))
         if nbad == 0:
@@ -327,6 +331,85 @@ class OpSpec:
             f"{nbad} of {ref.size} elements outside budget (rtol={rtol:.3g}); worst at {tuple(int(i) for i in idx)}: "
             f"got {out64[idx]!r}, expected {ref[idx]!r}",
         )
+
+
+_CHUNK = 1 << 16  # elements compared at once: a few float64 arrays of it stay in the L2
+_PARALLEL_MIN = 1 << 22  # outputs from this many elements are checked on several threads
+
+
+def _spans(n: int) -> list[tuple[int, int]]:
+    """[lo, hi) element spans of whole chunks, one per thread (a single span below ``_PARALLEL_MIN``)."""
+    if n < _PARALLEL_MIN:
+        return [(0, n)]
+    threads = min(os.cpu_count() or 1, 16, n // (_PARALLEL_MIN // 4))
+    step = -(-n // threads // _CHUNK) * _CHUNK
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+@dataclass
+class _Compared:
+    abs_max: float
+    rel_max: float
+    nbad: int
+    worst: float
+    worst_at: int
+
+
+def _compare(flat_ref: np.ndarray, flat_out: np.ndarray, atol: np.ndarray, rtol: float, lo: int,
+             hi: int) -> _Compared:
+    """The error statistics of elements [lo, hi) (see :meth:`OpSpec.check`)."""
+    abs_max, rel_max, nbad, worst, worst_at = [0.0], [0.0], 0, -np.inf, -1
+    for start in range(lo, hi, _CHUNK):
+        stop = min(hi, start + _CHUNK)
+        r, o = flat_ref[start:stop], flat_out[start:stop]
+        a = atol[start:stop] if atol.ndim else atol
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(o - r)
+            err[np.isnan(o) & ~np.isnan(r)] = np.inf
+            # inf == inf and NaN where the reference is NaN (a NaN input propagated) are exact
+            same_inf = (np.isinf(r) & (o == r)) | (np.isnan(r) & np.isnan(o))
+            err[same_inf] = 0.0
+            abs_r = np.abs(r)
+            rel = err / np.maximum(abs_r, np.finfo(np.float64).tiny)
+            allowed = a + rtol * abs_r
+            bad = ~(err <= allowed) & ~same_inf  # inf == inf is exact even where rtol * inf is nan
+            abs_max.append(np.max(err))
+            rel_max.append(np.max(np.where(abs_r > 0, rel, 0.0)))
+            n = int(np.count_nonzero(bad))
+            if n:
+                nbad += n
+                excess = np.where(bad, err - allowed, -np.inf)
+                j = int(np.argmax(excess))
+                if worst_at < 0 or not excess[j] <= worst:  # NaN ranks first, as np.argmax does
+                    worst, worst_at = excess[j], start + j
+    return _Compared(float(np.max(abs_max)), float(np.max(rel_max)), nbad, worst, worst_at)
+
+
+def to_float64(x: Any) -> np.ndarray:
+    """``x`` as a float64 array (its layout kept; no copy when it is one already). 16-bit floats go through
+    float32 (exact; bfloat16 ~10x faster than ml_dtypes' direct cast); large contiguous arrays convert on threads."""
+    a = np.asarray(x)
+    if a.dtype == np.float64:
+        return a
+    spans = _spans(a.size) if a.flags.c_contiguous else [(0, a.size)]
+    if len(spans) == 1:
+        return _f64(a)
+    out = np.empty(a.shape, np.float64)
+    src, dst = a.reshape(-1), out.reshape(-1)
+
+    def convert(span: tuple[int, int]) -> None:
+        dst[span[0]:span[1]] = _f64(src[span[0]:span[1]])
+
+    with ThreadPoolExecutor(len(spans), thread_name_prefix="oprt-f64") as pool:
+        list(pool.map(convert, spans))
+    return out
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    # 16-bit floats through float32: exact, and numpy / ml_dtypes convert to float32 several times faster
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
+        return a.astype(np.float32).astype(np.float64)
+    return a.astype(np.float64)
 
 
 def _type_names(p: Param) -> str:

@@ -507,6 +507,7 @@ oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t wor
     const char *names[1] = {"x"};
     int64_t n = desc ? desc->plan.numel : 0;
     OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
+    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "copy", out, ins, names));
     host_elementwise(&desc->plan, EW_COPY, 0.0f, (char *)out, (const char *)x, NULL);
     return OPRT_STATUS_SUCCESS;
 }
@@ -550,6 +551,7 @@ oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace
     const char *names[2] = {"a", "b"};
     int64_t n = desc ? desc->plan.numel : 0;
     OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 2, stream));
+    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "vector_add", out, ins, names));
     host_elementwise(&desc->plan, EW_ADD, 0.0f, (char *)out, (const char *)a, (const char *)b);
     return OPRT_STATUS_SUCCESS;
 }
@@ -595,6 +597,7 @@ oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t wor
     const char *names[1] = {"x"};
     int64_t n = desc ? desc->plan.numel : 0;
     OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
+    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "relu", out, ins, names));
     host_elementwise(&desc->plan, EW_RELU, desc->negative_slope, (char *)out, (const char *)x, NULL);
     return OPRT_STATUS_SUCCESS;
 }
@@ -645,6 +648,7 @@ oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace
     size_t need = desc ? host_reduce_workspace(desc) : 0;
     OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, need, workspace, desc ? desc->plan.numel_out : 0,
                                  out, desc ? desc->plan.numel_in : 0, ins, names, 1, stream));
+    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "reduce_sum", out, ins, names));
     const oprt_axis_plan_t *p = &desc->plan;
     const int32_t dt = p->dtype, nd = p->ndim;
     /* f64 accumulators: a sequential f32 sum errs by ~n eps, beyond the spec's log2(n) eps budget (which a
@@ -733,6 +737,7 @@ oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size
     const char *names[1] = {"x"};
     int64_t n = desc ? desc->plan.numel_in : 0;
     OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
+    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "softmax", out, ins, names));
     const oprt_axis_plan_t *p = &desc->plan;
     if (p->numel_in == 0) return OPRT_STATUS_SUCCESS;
     const int32_t dt = p->dtype, nd = p->ndim, ax = p->axis;

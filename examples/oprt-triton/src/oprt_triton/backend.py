@@ -7,7 +7,9 @@ in :mod:`oprt_triton.kernels`, imported by the first ``prepare``.
 
 Layouts: any strides up to 4 dims after merging (elementwise) or 3 outer dims plus the reduced one
 (reduce_sum, softmax); broadcasting through zero strides. Refused, as ``unsupported`` with the reason:
-negative strides (torch tensors cannot hold a ``reversed`` view) and layouts that need more dims.
+negative strides (torch tensors cannot hold a ``reversed`` view) and layouts that need more dims. An ``out``
+with a zero or overlapping stride (an expanded tensor) is refused with InvalidArgumentError, as the compiled
+backends refuse it.
 
 Ops from other packages: ``add_op(spec, impl)`` (called by the registry for ``oprt_register_impls``)
 teaches the backend an op; ``impl(inputs, out, params)`` enqueues it on torch's current stream with
@@ -35,7 +37,7 @@ from oprt_bench.baselines import (
 from oprt_core import Availability, DeviceInfo, InvalidArgumentError, Support, UnknownNameError, get_dtype
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.errors import UnsupportedCase
-from oprt_core.validate import check_call
+from oprt_core.validate import check_call, check_output_layout
 
 from .layout import case_strides, contiguous_strides, plan_elementwise, plan_rows
 
@@ -181,6 +183,8 @@ class TritonBackend(TorchBackend):
                 raise InvalidArgumentError(f"{op}: the {self.name} backend takes torch tensors, got {type(t).__name__}")
             if t.device != self._dev:
                 raise InvalidArgumentError(f"{op}: tensor on {t.device}, the {self.name} backend runs on {self._dev}")
+        # an expanded (stride-0) or self-overlapping out would have one element written by several programs
+        check_output_layout(tuple(output.shape), tuple(output.stride()), name=f"{op}: out")
         if op in self.extra_impls:
             impl = self.extra_impls[op]
 

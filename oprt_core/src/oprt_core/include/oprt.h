@@ -22,6 +22,10 @@
  *    elements (negative and zero strides allowed for inputs); no data pointer,
  *    so an op descriptor is reusable across buffers of the same layout.
  *  - Pointers passed to ops point at element [0,...,0] of the tensor.
+ *  - Aliasing: an op launch refuses (OPRT_STATUS_OVERLAP) an out whose bytes
+ *    intersect an input's, unless out is exactly that input (same pointer,
+ *    shape and strides) and the op runs in place on it: copy, relu and
+ *    vector_add (either input) and softmax do; reduce_sum does not.
  */
 #ifndef OPRT_H_
 #define OPRT_H_
@@ -51,7 +55,8 @@ typedef enum {
     OPRT_STATUS_OUT_OF_MEMORY = 9,
     OPRT_STATUS_NO_DEVICE = 10,
     OPRT_STATUS_BAD_DEVICE = 11,
-    OPRT_STATUS_DEVICE_FAULT = 12       /* a sticky device error: the context is unusable (see below) */
+    OPRT_STATUS_OVERLAP = 12,
+    OPRT_STATUS_DEVICE_FAULT = 13       /* a sticky device error: the context is unusable (see below) */
 } oprt_status_t;
 
 typedef enum {

@@ -13,6 +13,9 @@
  *    merged, and a flag for the all-contiguous fast path;
  *  - axis ops (reduce_sum, softmax): the tensor seen as [outer, reduce, inner]
  *    when contiguous, and per-dim strides of x and out otherwise.
+ * Every plan also holds the byte spans of out and the inputs (oprt_alias_t): a
+ * descriptor has no data pointers, so the launch decides overlap with
+ * oprt_check_alias() on the pointers it is given.
  */
 #ifndef OPRT_VALIDATE_H_
 #define OPRT_VALIDATE_H_
@@ -182,9 +185,92 @@ static inline oprt_status_t oprt_check_same_dtype(const oprt_tensor_desc_t *out,
 }
 
 /* ------------------------------------------------------------------------- */
-/* Elementwise plans                                                          */
+/* Aliasing of out and the inputs                                             */
 
 #define OPRT_MAX_INPUTS 2
+
+/* What a launch needs to decide whether out may share memory with an input. An op allows out to be exactly
+ * input k (inplace[k]: it runs in place on it) or nothing; a plan leaves every inplace[k] 0 (no aliasing) and
+ * the core ops that run in place set theirs. */
+typedef struct {
+    int32_t ninputs;
+    int32_t inplace[OPRT_MAX_INPUTS];     /* out may be exactly input k */
+    int32_t same_layout[OPRT_MAX_INPUTS]; /* input k has out's shape and strides (those of extent-1 dims aside) */
+    int64_t out_lo, out_hi;               /* out's bytes are [out + out_lo, out + out_hi); empty when equal */
+    int64_t in_lo[OPRT_MAX_INPUTS], in_hi[OPRT_MAX_INPUTS];
+} oprt_alias_t;
+
+/* The bytes a validated tensor covers, from its pointer: [lo, hi) (lo <= 0 < hi), or [0, 0) when it is empty.
+ * Saturated at +-2^61 bytes (no real tensor is that large), so oprt_spans_intersect cannot overflow. */
+static inline void oprt_byte_span(const oprt_tensor_desc_t *t, int64_t *lo, int64_t *hi) {
+    const int64_t cap = (int64_t)1 << 61, size = (int64_t)oprt_dtype_size(t->dtype);
+    int64_t l = 0, h = 0;
+    *lo = *hi = 0;
+    if (oprt_numel(t) == 0) return;
+    for (int32_t i = 0; i < t->ndim; ++i) {
+        if (t->shape[i] <= 1) continue;
+        const int64_t reach = (t->shape[i] - 1) * t->strides[i]; /* bounded by oprt_check_tensor */
+        if (reach < 0) l = l + reach < -cap ? -cap : l + reach;
+        else h = h + reach > cap ? cap : h + reach;
+    }
+    *lo = l <= -cap / size ? -cap : l * size;
+    *hi = h >= cap / size ? cap : (h + 1) * size;
+}
+
+/* Whether [a + alo, a + ahi) and [b + blo, b + bhi) share a byte; spans from oprt_byte_span. */
+static inline int oprt_spans_intersect(uintptr_t a, int64_t alo, int64_t ahi, uintptr_t b, int64_t blo,
+                                       int64_t bhi) {
+    if (alo == ahi || blo == bhi) return 0;
+    /* with a <= b: b's span starts before a's ends iff b - a < ahi - blo (it cannot end before a's starts,
+     * since alo <= 0 < bhi); symmetric otherwise */
+    return a <= b ? (uint64_t)(b - a) < (uint64_t)(ahi - blo) : (uint64_t)(a - b) < (uint64_t)(bhi - alo);
+}
+
+static inline int oprt_same_layout(const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
+    if (a->dtype != b->dtype || !oprt_same_shape(a, b)) return 0;
+    for (int32_t i = 0; i < a->ndim; ++i)
+        if (a->shape[i] > 1 && a->strides[i] != b->strides[i]) return 0;
+    return 1;
+}
+
+/* Fills an alias record for validated tensors; inplace left 0 (the op's plan sets what it allows). */
+static inline void oprt_plan_alias(oprt_alias_t *alias, const oprt_tensor_desc_t *out,
+                                   const oprt_tensor_desc_t *const *inputs, int32_t ninputs) {
+    memset(alias, 0, sizeof *alias);
+    alias->ninputs = ninputs;
+    oprt_byte_span(out, &alias->out_lo, &alias->out_hi);
+    for (int32_t k = 0; k < ninputs; ++k) {
+        oprt_byte_span(inputs[k], &alias->in_lo[k], &alias->in_hi[k]);
+        alias->same_layout[k] = oprt_same_layout(out, inputs[k]);
+    }
+}
+
+/* At launch: refuses (OPRT_STATUS_OVERLAP) an out that shares a byte with an input, unless it is exactly that
+ * input (same pointer and layout) and the op runs in place on it. Pointers only: device memory is not read. */
+static inline oprt_status_t oprt_check_alias(const oprt_alias_t *alias, const char *op, const void *out,
+                                             const void *const *inputs, const char *const *names) {
+    for (int32_t k = 0; k < alias->ninputs; ++k) {
+        if (!oprt_spans_intersect((uintptr_t)out, alias->out_lo, alias->out_hi, (uintptr_t)inputs[k],
+                                  alias->in_lo[k], alias->in_hi[k]))
+            continue;
+        const int exact = out == inputs[k] && alias->same_layout[k];
+        if (exact && alias->inplace[k]) continue;
+        if (exact)
+            return oprt_set_error(OPRT_STATUS_OVERLAP,
+                                  "%s: out is input %s itself, and %s cannot run in place; use a separate output",
+                                  op, names[k], op);
+        return oprt_set_error(OPRT_STATUS_OVERLAP, "%s: out overlaps input %s (%s); use a separate output%s%s%s", op,
+                              names[k],
+                              out == inputs[k] ? "the same memory in another layout"
+                                               : "partial overlap of the same memory",
+                              alias->inplace[k] ? ", or " : "", alias->inplace[k] ? names[k] : "",
+                              alias->inplace[k] ? " itself as out (in place)" : "");
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Elementwise plans                                                          */
 
 typedef struct {
     int32_t dtype;
@@ -195,6 +281,7 @@ typedef struct {
     int64_t shape[OPRT_MAX_NDIM];
     int64_t out_strides[OPRT_MAX_NDIM];
     int64_t in_strides[OPRT_MAX_INPUTS][OPRT_MAX_NDIM]; /* 0 on broadcast dims */
+    oprt_alias_t alias;
 } oprt_elementwise_plan_t;
 
 /* Broadcasts each input to out's shape (numpy rules: align trailing dims, an
@@ -231,6 +318,7 @@ static inline oprt_status_t oprt_plan_elementwise(oprt_elementwise_plan_t *plan,
         }
     }
     memset(plan, 0, sizeof *plan);
+    oprt_plan_alias(&plan->alias, out, inputs, ninputs);
     plan->dtype = out->dtype;
     plan->ninputs = ninputs;
     plan->numel = oprt_numel(out);
@@ -288,7 +376,9 @@ static inline oprt_status_t oprt_plan_copy(oprt_elementwise_plan_t *plan, const 
     }
     const oprt_tensor_desc_t *ins[1] = {x};
     const char *names[1] = {"x"};
-    return oprt_plan_elementwise(plan, out, ins, 1, names);
+    OPRT_CHECK(oprt_plan_elementwise(plan, out, ins, 1, names));
+    plan->alias.inplace[0] = 1; /* each element is read before it is written */
+    return OPRT_STATUS_SUCCESS;
 }
 
 static inline oprt_status_t oprt_plan_vector_add(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
@@ -316,7 +406,9 @@ static inline oprt_status_t oprt_plan_vector_add(oprt_elementwise_plan_t *plan, 
         return oprt_set_error(OPRT_STATUS_BAD_SHAPE,
                               "shape mismatch: a %s and b %s do not broadcast to out %s", sa, sb, so);
     }
-    return oprt_plan_elementwise(plan, out, ins, 2, names);
+    OPRT_CHECK(oprt_plan_elementwise(plan, out, ins, 2, names));
+    plan->alias.inplace[0] = plan->alias.inplace[1] = 1;
+    return OPRT_STATUS_SUCCESS;
 }
 
 static inline oprt_status_t oprt_plan_relu(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
@@ -341,6 +433,7 @@ typedef struct {
     int64_t shape[OPRT_MAX_NDIM];   /* x's shape */
     int64_t x_strides[OPRT_MAX_NDIM];
     int64_t out_strides[OPRT_MAX_NDIM]; /* out's strides mapped onto x's dims; 0 on reduced dims (reduce_sum) */
+    oprt_alias_t alias;
 } oprt_axis_plan_t;
 
 static inline oprt_status_t oprt_normalize_axis(int32_t axis, int32_t ndim, int32_t *normalized, const char *op) {
@@ -403,6 +496,7 @@ static inline oprt_status_t oprt_plan_reduce_sum(oprt_axis_plan_t *plan, const o
         plan->out_strides[map[j]] = out->shape[j] == 1 ? 0 : out->strides[j];
     plan->numel_out = oprt_numel(out);
     plan->contiguous = oprt_is_contiguous(x) && oprt_is_contiguous(out);
+    oprt_plan_alias(&plan->alias, out, &x, 1); /* never in place: a sum may land on x while others still read it */
     return OPRT_STATUS_SUCCESS;
 }
 
@@ -426,6 +520,8 @@ static inline oprt_status_t oprt_plan_softmax(oprt_axis_plan_t *plan, const oprt
     for (int32_t i = 0; i < x->ndim; ++i) plan->out_strides[i] = out->strides[i];
     plan->numel_out = plan->numel_in;
     plan->contiguous = oprt_is_contiguous(x) && oprt_is_contiguous(out);
+    oprt_plan_alias(&plan->alias, out, &x, 1);
+    plan->alias.inplace[0] = 1; /* a slice's elements are read (max, sum) before any of them is written */
     return OPRT_STATUS_SUCCESS;
 }
 
@@ -485,6 +581,7 @@ const char *oprt_status_string(oprt_status_t status) {
     case OPRT_STATUS_OUT_OF_MEMORY: return "out of memory";
     case OPRT_STATUS_NO_DEVICE: return "no device";
     case OPRT_STATUS_BAD_DEVICE: return "bad device index";
+    case OPRT_STATUS_OVERLAP: return "out overlaps an input";
     case OPRT_STATUS_DEVICE_FAULT: return "device fault (sticky: the device context is unusable)";
     }
     return "unknown status";

@@ -190,7 +190,9 @@ oprt_status_t check_pointers(const char *op, const EwDesc &d, const void *out, c
     if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: out is NULL", op);
     if (a == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: %s is NULL", op, d.plan.ninputs == 2 ? "a" : "x");
     if (d.plan.ninputs == 2 && b == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: b is NULL", op);
-    return OPRT_STATUS_SUCCESS;
+    const void *ins[2] = {a, b};
+    static const char *const unary[1] = {"x"}, *const binary[2] = {"a", "b"};
+    return oprt_check_alias(&d.plan.alias, op, out, ins, d.plan.ninputs == 2 ? binary : unary);
 }
 
 template <typename D> oprt_status_t get_size(D *desc, size_t *size) {

@@ -590,6 +590,8 @@ oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace
     if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "reduce_sum: out is NULL");
     if (x == NULL && desc->plan.numel_in > 0) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "reduce_sum: x is NULL");
     OPRT_CHECK(check_workspace("reduce_sum", desc->workspace, workspace, workspace_size));
+    static const char *const names[1] = {"x"};
+    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "reduce_sum", out, &x, names));
     return dispatch_dtype(desc->plan.dtype, [&](auto tag) {
         return launch_reduce<decltype(tag)>(*desc, workspace, out, x, (gpuStream_t)stream);
     });

@@ -765,6 +765,8 @@ oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size
     if (out == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "softmax: out is NULL");
     if (x == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "softmax: x is NULL");
     OPRT_CHECK(check_workspace("softmax", desc->workspace, workspace, workspace_size));
+    static const char *const names[1] = {"x"};
+    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "softmax", out, &x, names));
     return dispatch_dtype(desc->plan.dtype, [&](auto tag) {
         return launch_softmax<decltype(tag)>(*desc, desc->workspace ? workspace : nullptr, desc->workspace, out, x,
                                              (gpuStream_t)stream);

@@ -1,0 +1,235 @@
+"""The HTML report's plots and tables, parsed without a browser, on the committed H200 run (results/h200/default):
+GB/s plots whose lines never join two case shapes, hover titles on every point, the roofline chart with the
+measured and spec roofs, error and noise columns, sortable and filterable tables."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from oprt_bench.report import bandwidth_series, case_family, joinable, render_report, roofline_points
+from oprt_bench.results import Run, load_run, normalize_rows
+
+H200 = Path(__file__).resolve().parents[2] / "results" / "h200" / "default"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def h200() -> Run:
+    return load_run(H200)
+
+
+@pytest.fixture(scope="module")
+def h200_html(h200) -> str:
+    return render_report([h200])
+
+
+def _svgs(html: str) -> dict[str, ET.Element]:
+    """Each plot's div id -> its parsed SVG (which must be well-formed after the titles went in)."""
+    found = re.findall(r"<div class='plot \w+' id='([\w-]+)'>(<svg\b.*?</svg>)", html, flags=re.S)
+    return {div: ET.fromstring(svg) for div, svg in found}
+
+
+def _point_titles(svg: ET.Element, prefix: str) -> dict[str, str]:
+    return {g.get("id", ""): (g.find(f"{SVG_NS}title").text or "") for g in svg.iter(f"{SVG_NS}g")
+            if g.get("id", "").startswith(prefix)}
+
+
+@pytest.mark.parametrize(("case", "shape", "family"), [
+    ("4096x4096", "4096x4096", "NxN"),
+    ("4096x4096-transposed", "4096x4096", "NxN-transposed"),
+    ("16777216", "16777216", "N"),
+    ("1048576", "1048576,1048576", "N"),
+    ("4096x4096+4096", "4096x4096,4096", "NxN+N"),
+    ("4096x4096-axis-1", "4096x4096", "NxN-axis-1"),
+    ("4096x4096-axis0", "4096x4096", "NxN-axis0"),
+    ("64x4096x64-axis1", "64x4096x64", "NxNxN-axis1"),
+    ("16777216-leaky", "16777216", "N-leaky"),
+    ("4x31-broadcast0+4x31-reversed", "4x31,4x31", "NxN-broadcast0+NxN-reversed"),
+    ("scalar", "scalar", "S"),
+    ("tiny", "8x8", "tiny"),  # a name that does not spell its shape stays as it is
+])
+def test_case_family_writes_extents_as_n(case, shape, family):
+    assert case_family(case, shape) == family
+
+
+def test_joinable_needs_distinct_sizes():
+    assert joinable([1e6, 4e6, 16e6])
+    assert not joinable([67_125_248, 67_174_400])  # 4096x4096 and 16384x1024 reduced: two shapes of one size
+    assert not joinable([8e6, 8e6])
+    assert not joinable([8e6])
+    assert joinable([1.05e6, 1e6])  # exactly the threshold apart, in any order
+
+
+def test_no_line_joins_two_shapes_on_the_h200_run(h200):
+    """copy 4096x4096 and 4096x4096-transposed move the same bytes at very different GB/s: they must not share a
+    line. Every series holds one case family; a series is joined only along distinct sizes."""
+    from oprt_bench.report import label_rows
+
+    rows = label_rows([h200])
+    for op, part in rows.groupby("op"):
+        series = bandwidth_series(part)
+        ok = part[part["status"] == "ok"]
+        assert sum(len(s.xs) for s in series) == len(ok), op  # every timed row plotted once
+        for s in series:
+            assert list(s.xs) == sorted(s.xs)
+            if s.joined:
+                assert all(b >= a * 1.05 for a, b in zip(s.xs, s.xs[1:])), (op, s)
+            families = {case_family(*re.match(r"\w+ (\S+) \((\S+)\)", t).groups()) for t in s.titles}
+            assert families == {s.family}, (op, s)
+    copy = bandwidth_series(rows[rows["op"] == "copy"])
+    by_family = {s.family for s in copy if s.label == "torch" and s.dtype == "f32"}
+    assert by_family == {"N", "NxN", "NxN-transposed"}
+    joined = [s for s in copy if s.joined]
+    assert joined and all(s.family == "N" for s in joined)  # 1048576 -> 16777216 only
+    softmax = [s for s in bandwidth_series(rows[rows["op"] == "softmax"]) if s.family == "NxN-axis-1"]
+    assert softmax and all(len(s.xs) == 5 and not s.joined for s in softmax)  # five shapes of 32 MiB: markers only
+
+
+def test_plotted_lines_are_only_the_joined_series(h200, monkeypatch):
+    """What reaches matplotlib: a line of several points only where the sizes are distinct, every point an
+    artist of its own with a gid (the hook of its hover title)."""
+    from matplotlib.axes import Axes
+
+    from oprt_bench.report import label_rows
+
+    calls: list[tuple[list[float], dict]] = []
+    original = Axes.plot
+
+    def spy(self, *args, **kwargs):
+        if len(args) >= 2:
+            calls.append((list(args[0]), kwargs))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "plot", spy)
+    render_report([h200])
+    lines = [(xs, kw) for xs, kw in calls if len(xs) > 1 and not str(kw.get("gid", "")).startswith("oprt-roof-")]
+    points = [(xs, kw) for xs, kw in calls if len(xs) == 1]
+    assert lines and all(joinable(xs) for xs, _ in lines)
+    ok = label_rows([h200]).query("status == 'ok'")
+    flop_rows = len(ok[ok["op"] != "copy"])
+    assert len(points) == len(ok) + flop_rows  # a point per row per bandwidth plot, and per row on the roofline
+    assert all(str(kw.get("gid", "")).startswith(("oprt-pt-", "oprt-roofpt-")) for _, kw in points)
+
+
+def test_every_point_has_a_hover_title_naming_its_case(h200, h200_html):
+    svgs = _svgs(h200_html)
+    assert set(svgs) == {"roofline-chart"} | {f"bandwidth-{op}" for op in
+                                             ("copy", "vector_add", "relu", "reduce_sum", "softmax")}
+    titles: dict[str, str] = {}
+    for div, svg in svgs.items():
+        if div.startswith("bandwidth-"):
+            titles.update(_point_titles(svg, "oprt-pt-"))
+    ok = h200.rows[h200.rows["status"] == "ok"]
+    assert len(titles) == len(ok) == 225
+    for r in ok.itertuples():
+        want = f"{r.op} {r.case} ({r.shape}) {r.dtype} on {r.backend}: median "
+        assert sum(t.startswith(want) for t in titles.values()) == 1, want
+    assert ("copy 4096x4096-transposed (4096x4096) f32 on torch: median 0.1244 ms, 1079 GB/s, 134217728 bytes"
+            in titles.values())
+    assert any("flags launch-bound" in t for t in titles.values())
+
+
+def test_bandwidth_plots_name_their_axes(h200_html):
+    for op in ("copy", "softmax"):
+        svg = h200_html.split(f"id='bandwidth-{op}'>")[1].split("</svg>")[0]
+        # matplotlib writes each text drawn as paths with its string in a comment
+        for text in ("bytes moved per call (B)", "achieved bandwidth (GB/s, 10^9 B/s)", "f32", "f16", "bf16",
+                     f"{op}: achieved GB/s against bytes moved per call", "measured peak", "spec peak"):
+            assert f"<!-- {text}" in svg, (op, text)
+    copy = h200_html.split("id='bandwidth-copy'>")[1].split("</svg>")[0]
+    assert "<!-- case NxN-transposed -->" in copy and "<!-- 64 MiB -->" in copy
+
+
+def test_roofline_chart_has_the_measured_and_spec_roofs(h200, h200_html):
+    svg = _svgs(h200_html)["roofline-chart"]
+    text = h200_html.split("id='roofline-chart'>")[1].split("</svg>")[0]
+    for label in ("arithmetic intensity (flop per byte moved)", "achieved GFLOP/s (10^9 flop/s)",
+                  "memory roof: measured peak", "memory roof: spec peak", "compute roof: not known"):
+        assert f"<!-- {label}" in text, label
+    roofs = _point_titles(svg, "oprt-roof-")
+    backends = h200.meta["backends"]
+    for name, b in backends.items():
+        measured = b["calibration"]["measured_peak_gbps"]
+        spec = b["calibration"]["spec_peak_gbps"]
+        assert f"{name} memory roof from its measured peak: {measured:.4g} GB/s x flop/B" in roofs.values()
+        assert f"{name} memory roof from its spec peak: {spec:.4g} GB/s x flop/B" in roofs.values()
+    points = _point_titles(svg, "oprt-roofpt-")
+    ok = h200.rows[(h200.rows["status"] == "ok") & (h200.rows["op"] != "copy")]
+    assert len(points) == len(ok)
+    assert any(t.startswith("relu 16777216 (16777216) f32 on nvidia:") and ", 0.125 flop/B, " in t
+               for t in points.values())
+    assert "Left out (0 flops: they only move data): copy." in h200_html
+
+
+def test_roofline_points_intensity_and_throughput(h200):
+    from oprt_bench.report import label_rows
+
+    pts = roofline_points(label_rows([h200]))
+    assert set(pts["op"]) == {"vector_add", "relu", "reduce_sum", "softmax"}
+    relu = pts[(pts["op"] == "relu") & (pts["case"] == "16777216") & (pts["dtype"] == "f32")]
+    assert list(relu["intensity"]) == [0.125] * 3  # 1 flop per element, 4 B read + 4 B written
+    r = relu.iloc[0]
+    assert r["gflops"] == pytest.approx(r["flops"] / (r["median_ms"] * 1e-3) / 1e9)
+    assert r["gflops"] == pytest.approx(r["gbps"] * r["intensity"])  # on its op's memory roof line family
+
+
+def test_roofline_takes_flops_from_the_spec_when_the_csv_has_none(h200):
+    """A results.csv without the flops column (or with it empty) still gets its roofline: the flops of each case
+    come from its op's spec, the same numbers the sweep wrote."""
+    from oprt_bench.report import label_rows
+
+    rows = label_rows([h200])
+    stripped = normalize_rows(rows.drop(columns=["flops"]))  # keeps the label column
+    assert stripped["flops"].isna().all()
+    want = roofline_points(rows)
+    got = roofline_points(stripped)
+    assert len(got) == len(want) > 0
+    pd.testing.assert_series_equal(got["flops"], want["flops"])
+    html = render_report([Run(H200, normalize_rows(h200.rows.drop(columns=["flops"])), h200.meta)])
+    assert "id='roofline-chart'" in html
+
+
+def test_roofline_leaves_out_unknown_ops_and_says_when_nothing_computes(tmp_path):
+    rows = normalize_rows([{"op": "copy", "case": "1000", "shape": "1000", "dtype": "f32", "backend": "b",
+                            "status": "ok", "median_ms": 0.01, "bytes": 8000, "gbps": 0.8, "flops": 0},
+                           {"op": "no_such_op", "case": "7", "shape": "7", "dtype": "f32", "backend": "b",
+                            "status": "ok", "median_ms": 0.01, "bytes": 56, "gbps": 0.0056}])
+    html = render_report([Run(tmp_path, rows, {})])
+    assert "id='roofline-chart'" not in html  # an op this install cannot count gets no flops, so no point
+    assert "Left out (0 flops: they only move data): copy, no_such_op." in html
+    assert roofline_points(rows.assign(label="b")).empty
+
+
+def test_op_tables_carry_error_and_noise_and_sort_keys(h200, h200_html):
+    table = h200_html.split("data-op='copy'>")[1].split("</table>")[0]
+    head = table.split("</thead>")[0]
+    for col in ("median ms", "GB/s", "% peak", "% spec", "speedup", "CI ±%", "n", "max abs err"):
+        assert head.count(f">{col}</th>") == 3, col  # under each of the three backends
+    cols = [int(c) for c in re.findall(r"data-col='(\d+)'", head)]
+    assert cols == list(range(3 + 3 * 8))  # every column sortable, numbered as the body's cells
+    r = h200.rows[(h200.rows["op"] == "copy") & (h200.rows["case"] == "4096x4096-transposed")
+                  & (h200.rows["dtype"] == "f32") & (h200.rows["backend"] == "torch")].iloc[0]
+    row = next(tr for tr in table.split("<tr>") if tr.startswith("<td class='l'>4096x4096-transposed</td>")
+               and "<td class='l'>f32</td>" in tr)
+    assert f"data-v='{float(r.median_ms)!r}'" in row
+    assert f"data-v='{float(r.samples)!r}'>{int(r.samples)}</td>" in row
+    ci = float(r.ci_rel) * 100
+    assert f"data-v='{ci!r}' title='stopped by {r.stopped_by}'>{ci:.2g}</td>" in row
+    vec = h200_html.split("data-op='vector_add'>")[1].split("</table>")[0]
+    assert "title='max rel err " in vec and ">6e-08</td>" in vec  # f32 adds: one rounding, shown
+
+
+def test_every_table_is_sortable_and_filterable(h200_html):
+    tables = re.findall(r"<table\b[^>]*>", h200_html)
+    assert len(tables) == 1 + 1 + 5  # backends, summary, five ops (no failures on this run)
+    assert all("sortable" in t for t in tables)
+    # each table follows its filter box, as the script expects (box.nextElementSibling)
+    assert len(re.findall(r"<input type='search' class='filter'[^>]*>\s*<table\b", h200_html)) == len(tables)
+    assert h200_html.count("<thead>") == len(tables) and h200_html.count("<tbody>") == len(tables)
+    assert h200_html.count("<script>") == 1 and "addEventListener('click', go)" in h200_html
+    assert not re.search(r"<script[^>]*\bsrc=", h200_html)
