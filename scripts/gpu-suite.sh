@@ -12,7 +12,9 @@
 #   launch    scripts/tune/launch_cost.cu: one launch's host time in C: launch-cost.log
 #   sweep     oprt-bench --mode test over OPRT_SUITE_SWEEP_SETS (default: smoke edge default large) on the GPU backends
 #             (OPRT_SUITE_SWEEP_DTYPES="f32 f16 bf16": one process per dtype, in parallel)
-#   isolation oprt-bench on nvidia beside the faulty test backend (segfault, hang, raise on chosen cases)
+#   isolation oprt-bench on nvidia beside the faulty test backend (segfault, hang, raise on chosen cases), then beside
+#             faultygpu (CuPy kernels that trap, write out of bounds and spin on the cases of OPRT_SUITE_GPU_FAULTS),
+#             checked by scripts/check_faults.py (isolation-gpu-check.log): faulting rows name the fault, others ok
 #   quick     a quick look (OPRT_SUITE_QUICK: oprt-bench options, default a 4-row softmax on nvidia and torch) three
 #             times, the first with --recalibrate: each run's phase times and wall time (quick-N.log)
 #   overhead  scripts/host_overhead.py (host time of one op call) and scripts/host_profile.py (its pieces)
@@ -127,6 +129,13 @@ if has isolation; then
     OPRT_FAULTY_PLAN=${OPRT_FAULTY_PLAN:-"copy/1000:segv,relu/1000:hang,softmax/64x1000-axis-1:raise"} \
         run_logged isolation oprt-bench --backends nvidia,faulty --baseline nvidia --cases smoke \
         --time-budget 0.05 --case-timeout 5 --out "$OUTDIR/isolation-nvidia-faulty"
+    # device faults: faultygpu (CuPy's kernels) traps, writes out of bounds and spins on the planned cases; each
+    # costs its rows, the worker is replaced, every other row (softmax after them: CuPy's own kernels) is ok
+    gpu_plan=${OPRT_SUITE_GPU_FAULTS:-"relu/1000:trap,copy/33x65-transposed:oob,reduce_sum/64x1000-axis0:gpuhang"}
+    OPRT_FAULTY_PLAN=$gpu_plan run_logged isolation-gpu oprt-bench --backends nvidia,faultygpu --baseline nvidia \
+        --cases smoke --dtypes f32,f16 --time-budget 0.05 --case-timeout 10 --out "$OUTDIR/isolation-nvidia-faultygpu"
+    run_logged isolation-gpu-check python scripts/check_faults.py "$OUTDIR/isolation-nvidia-faultygpu" \
+        --plan "$gpu_plan" --backend faultygpu
 fi
 
 if has quick; then

@@ -221,17 +221,19 @@ def test_a_sticky_device_error_replaces_the_worker(monkeypatch):
         worker = runners.workers["sticky"]
         assert worker.restarts_after_device_error == 1 and worker.starts == 2
     assert [r["status"] for r in rows] == ["error", "ok", "ok", "ok"]
-    assert rows[0]["message"].startswith("DeviceError:")
+    assert rows[0]["message"].startswith("illegal memory access (sticky device error; worker replaced): "
+                                         "DeviceFaultError: sticky [OPRT_STATUS_DEVICE_FAULT]: ")
 
 
 class StickyBackend(NumpyBackend):
-    """prepare of copy/1000/f32 raises the exception class of OPRT_STATUS_DEVICE_ERROR."""
+    """prepare of copy/1000/f32 raises the exception class of OPRT_STATUS_DEVICE_FAULT."""
 
     name = "sticky"
 
     def prepare(self, op, inputs, output, params):
-        from oprt_core.errors import DeviceError
+        from oprt_core.errors import DeviceFaultError
 
         if output.shape == (1000,) and output.dtype == np.float32:
-            raise DeviceError("sticky", 8, "an illegal memory access was encountered")
+            raise DeviceFaultError("sticky", 13, "an illegal memory access was encountered",
+                                   "OPRT_STATUS_DEVICE_FAULT")
         return super().prepare(op, inputs, output, params)

@@ -90,6 +90,17 @@ def _device_error(ffi, lib, mp):
     return lib.oprt_event_elapsed_ms(ffi.new("float *"), events[0], events[1])  # end never recorded
 
 
+def _device_fault(ffi, lib, mp):
+    """A planned fault of the host library (OPRT_HOST_FAULT_OPS): sticky until the variable is unset."""
+    x = np.arange(-3, 5, dtype=np.float32)
+    out = np.empty_like(x)
+    desc = ffi.new("oprt_relu_descriptor_t *")
+    assert lib.oprt_create_relu_descriptor(desc, tdesc(ffi, (8,)), tdesc(ffi, (8,)), 0.0) == 0
+    desc = ffi.gc(desc[0], lib.oprt_destroy_relu_descriptor)
+    mp.setenv("OPRT_HOST_FAULT_OPS", "relu")
+    return lib.oprt_relu(desc, ffi.NULL, 0, ffi.from_buffer(out), ffi.from_buffer(x), ffi.NULL)
+
+
 def _out_of_memory(ffi, lib, mp):
     p = ffi.new("void **")
     return lib.oprt_malloc(p, 1 << 62)
@@ -126,6 +137,7 @@ TRIGGERS = {
     "OPRT_STATUS_NO_DEVICE": _no_device,
     "OPRT_STATUS_BAD_DEVICE": _bad_device,
     "OPRT_STATUS_OVERLAP": _overlap,
+    "OPRT_STATUS_DEVICE_FAULT": _device_fault,
 }
 
 
@@ -554,3 +566,20 @@ def test_int64_min_stride_of_an_empty_tensor_is_rejected(host_raw, op):
     out = tdesc(ffi, (0,) if op == "reduce_sum" else (0, 5))
     extra = (-1, 0) if op == "reduce_sum" else ()
     assert _create(ffi, lib, op, out, x, extra=extra) == 3, last_error(ffi, lib)
+
+
+def test_a_device_fault_is_sticky_until_the_process_leaves(host_backend, host_raw, monkeypatch):
+    """After OPRT_STATUS_DEVICE_FAULT every device call fails with it too (as after CUDA's illegal address), and
+    the op API raises DeviceFaultError, a DeviceError; other statuses never stick."""
+    ffi, lib = host_raw.ffi, host_raw.lib
+    assert _device_fault(ffi, lib, monkeypatch) == 13
+    assert "illegal memory access" in last_error(ffi, lib)
+    assert lib.oprt_device_synchronize() == 13
+    assert lib.oprt_memset(ffi.from_buffer(np.empty(4, np.uint8)), 0, 4) == 13
+    with pytest.raises(E.DeviceFaultError) as info:
+        host_backend.synchronize()
+    assert isinstance(info.value, E.DeviceError) and info.value.status_name == "OPRT_STATUS_DEVICE_FAULT"
+    assert "sticky" in str(info.value)
+    monkeypatch.delenv("OPRT_HOST_FAULT_OPS")  # the host library's way out (a GPU context has none)
+    assert lib.oprt_device_synchronize() == 0
+    assert _device_error(ffi, lib, monkeypatch) == 8 and lib.oprt_device_synchronize() == 0

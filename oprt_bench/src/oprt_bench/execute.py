@@ -15,6 +15,7 @@ from oprt_core import UnsupportedCase
 from oprt_core.spec import Case, OpSpec, to_float64
 
 from .errors import one_line
+from .faults import sticky_error, sticky_message
 from .flags import row_flags
 from .model import BackendEntry, Row
 from .shared_case import SharedCase, SharedPrepared, attach
@@ -100,7 +101,8 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
     except UnsupportedCase as exc:
         row.status, row.message = "unsupported", one_line(exc)
     except Exception as exc:  # noqa: BLE001 - one broken case is a row, the sweep goes on
-        row.status, row.message = "error", one_line(exc)
+        sticky = sticky_error(exc)  # named first in the row: the device context is unusable after it
+        row.status, row.message = "error", sticky_message(sticky, one_line(exc)) if sticky else one_line(exc)
     finally:
         arrays.clear()
 

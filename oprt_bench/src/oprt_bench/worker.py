@@ -1,9 +1,10 @@
 """Fault isolation: each backend's work runs in a worker process of its own.
 
 A kernel that faults (segfault, illegal address, trap) kills the worker, not the sweep; one that
-hangs past the case timeout is killed. Either way the row becomes ``error`` with the reason, the
-worker is replaced (lazily, before the backend's next row) and the sweep goes on. See
-docs/reliability.md.
+hangs past the case timeout is killed; one that leaves the device context unusable (a sticky device
+error, :mod:`oprt_bench.faults`, or an error row after which the backend cannot synchronize) makes the
+worker leave. Either way the row becomes ``error`` with the reason, the worker is replaced (lazily,
+before the backend's next row) and the sweep goes on. See docs/reliability.md.
 
 Design:
 
@@ -46,23 +47,33 @@ from oprt_core.core_ops import CORE_SPECS
 from .calibrate import Calibration, TimerCheck, calibrate, timer_check
 from .errors import one_line
 from .execute import run_row_here
+from .faults import STICKY_TAG, error_in_text, is_sticky, sticky_error, sticky_message
 from .model import ISOLATIONS, CalibrationTask, Row, RowTask, WorkerSource
 from .timing import flush
 
 __all__ = ["ISOLATIONS", "WorkerSource", "WorkerFailure", "BackendWorker", "worker_source", "mp_context",
-           "describe_exit", "is_sticky"]
+           "describe_exit", "is_sticky", "broken_context"]
 
 START_TIMEOUT_S = 120.0  # spawning a worker and building its backend (imports, plugin loading)
 MAX_WAIT_S = 3600.0  # one wait's slice: the OS refuses huge timeouts, a longer one is waited for in slices
-# row messages after which the worker is replaced: the device context is unusable (sticky CUDA/MACA errors).
-# oprt's DeviceError starts the message; torch, cupy and triton raise RuntimeError & co. naming the CUDA error.
-STICKY_ERRORS = ("DeviceError:",)
-STICKY_MARKERS = ("CUDA error", "illegal memory access", "cudaErrorIllegalAddress")
 
 
-def is_sticky(message: str) -> bool:
-    """Whether a row's error message means the device context is broken (the worker must be replaced)."""
-    return message.startswith(STICKY_ERRORS) or any(m in message for m in STICKY_MARKERS)
+def broken_context(backend: Any, message: str) -> str | None:
+    """After an ``error`` row in a worker: the row's new message when the device context is unusable (the worker
+    must leave), else None. Sticky when the message names a sticky error (:mod:`oprt_bench.faults`), or when a
+    synchronize of the backend, the probe for errors the table does not know, fails."""
+    if is_sticky(message):
+        if STICKY_TAG + ")" in message:
+            return message.replace(STICKY_TAG + ")", STICKY_TAG + "; worker replaced)", 1)
+        named = error_in_text(message)
+        return f"{named.fault if named else 'device fault'} {STICKY_TAG}; worker replaced): {message}"
+    try:
+        backend.synchronize()
+    except Exception as exc:  # noqa: BLE001 - any failure: the context cannot be trusted with the next row
+        named = sticky_error(exc)
+        return (f"{named.fault if named else 'device context unusable'} {STICKY_TAG}, found by a synchronize "
+                f"after the error; worker replaced): {message}; then {one_line(exc)}")
+    return None
 
 
 def worker_source(registry: Any, name: str, op_names: list[str]) -> WorkerSource | str:
@@ -183,14 +194,35 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime
             return
         try:
             result = _HANDLERS[kind](backend, registry, payload)
-            if isinstance(result, Row) and result.status == "error" and is_sticky(result.message or ""):
-                # a device error is sticky (CUDA's illegal address, a trap): every later call in this context
-                # would fail too, so this worker leaves and the next row gets a fresh one
+            if _must_leave(backend, result):
+                # a sticky device error (an illegal address, a trap): every later call in this context would
+                # fail too, so this worker leaves and the next row gets a fresh one
                 conn.send(("ok-restart", result))
                 return
             conn.send(("ok", result))
-        except Exception as exc:  # noqa: BLE001 - the runner catches what a row may raise; this is a bug
-            conn.send(("error", one_line(exc) + " | " + "".join(traceback.format_exc(limit=5)).strip()))
+        except Exception as exc:  # noqa: BLE001 - the runner catches what a row may raise; calibration raises
+            text = one_line(exc) + " | " + "".join(traceback.format_exc(limit=5)).strip()
+            named = sticky_error(exc)
+            if named is not None:  # a calibration that met a sticky error: this worker cannot go on either
+                conn.send(("error-restart", sticky_message(named, text)))
+                return
+            conn.send(("error", text))
+
+
+def _must_leave(backend: Any, result: Any) -> bool:
+    """Whether the device context is unusable after ``result`` (an ``error`` row, a calibration or timer check
+    with an error): its message then says so (:func:`broken_context`)."""
+    if isinstance(result, Row):
+        parts: list[tuple[Any, str]] = [(result, "message")] if result.status == "error" else []
+    else:
+        found = result if isinstance(result, tuple) else ()
+        parts = [(part, "error") for part in found if getattr(part, "error", "")]
+    for part, field in parts:
+        broken = broken_context(backend, getattr(part, field) or "")
+        if broken is not None:
+            setattr(part, field, broken)
+            return True
+    return False
 
 
 def _do_calibrate(backend: Any, registry: Any, task: CalibrationTask) -> tuple[Calibration, TimerCheck]:
@@ -297,6 +329,10 @@ class BackendWorker:
             self._kill()
             self.restarts_after_device_error += 1
             return result
+        if status == "error-restart":
+            self._kill()
+            self.restarts_after_device_error += 1
+            raise WorkerFailure(f"worker error: {result}; worker replaced")
         if status != "ok":
             raise WorkerFailure(f"worker error: {result}")
         return result

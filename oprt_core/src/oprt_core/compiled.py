@@ -73,6 +73,7 @@ STATUS_EXCEPTIONS: dict[int, type[BackendError]] = {
     10: E.NoDeviceError,
     11: E.BadDeviceError,
     12: E.OverlapError,
+    13: E.DeviceFaultError,
 }
 assert set(STATUS_EXCEPTIONS) == set(STATUS_NAMES) - {0}, "oprt.h statuses and STATUS_EXCEPTIONS disagree"
 

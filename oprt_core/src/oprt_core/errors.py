@@ -24,6 +24,7 @@ __all__ = [
     "UnsupportedCaseError",
     "WorkspaceError",
     "DeviceError",
+    "DeviceFaultError",
     "DeviceOutOfMemoryError",
     "NoDeviceError",
     "BadDeviceError",
@@ -125,6 +126,12 @@ class WorkspaceError(BackendError, InvalidArgumentError):
 
 class DeviceError(BackendError):
     """OPRT_STATUS_DEVICE_ERROR: the runtime reported an error (its text is kept)."""
+
+
+class DeviceFaultError(DeviceError):
+    """OPRT_STATUS_DEVICE_FAULT: a sticky device error (illegal address or instruction, trap or other launch
+    failure, device-side assert, uncorrectable ECC...): the device context is unusable, every later call in
+    this process fails too; only a new process can use the device again (oprt-bench replaces its worker)."""
 
 
 class DeviceOutOfMemoryError(BackendError, MemoryError):

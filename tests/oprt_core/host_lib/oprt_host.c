@@ -16,6 +16,11 @@
  *                                 get_device_properties then return OPRT_STATUS_NO_DEVICE)
  *   OPRT_HOST_UNSUPPORTED_OPS=a,b oprt_create_<op>_descriptor of the listed ops
  *                                 returns OPRT_STATUS_UNSUPPORTED_CASE
+ *   OPRT_HOST_FAULT_OPS=a,b       a launch of the listed ops returns OPRT_STATUS_DEVICE_FAULT, as a
+ *                                 kernel's illegal address does on a GPU; the fault is sticky: from
+ *                                 then on every device call (synchronize, memory, streams, events,
+ *                                 launches) returns it too, while the variable stays set (unsetting it
+ *                                 ends the fault, so one test library serves the other tests)
  *
  * Kernels compute in f32 (f16/bf16 widened, one round-to-nearest-even back);
  * copy moves bytes unchanged; reduce_sum needs a workspace of one f32 per output
@@ -145,8 +150,8 @@ static int32_t host_device_count(void) {
     return n > 64 ? 64 : (int32_t)n;
 }
 
-static int host_op_unsupported(const char *op) {
-    const char *env = getenv("OPRT_HOST_UNSUPPORTED_OPS");
+static int host_env_names(const char *var, const char *op) {
+    const char *env = getenv(var);
     if (env == NULL) return 0;
     size_t n = strlen(op);
     const char *p = env;
@@ -160,6 +165,31 @@ static int host_op_unsupported(const char *op) {
     return 0;
 }
 
+static int host_op_unsupported(const char *op) { return host_env_names("OPRT_HOST_UNSUPPORTED_OPS", op); }
+
+/* the sticky fault of OPRT_HOST_FAULT_OPS: set by a faulting launch, lasting while the variable is set */
+static int host_faulted = 0;
+
+static oprt_status_t host_check_faulted(const char *func) {
+    const char *env = getenv("OPRT_HOST_FAULT_OPS");
+    if (env == NULL || *env == '\0') host_faulted = 0;
+    if (host_faulted)
+        return oprt_set_error(OPRT_STATUS_DEVICE_FAULT, "%s: an illegal memory access was encountered earlier "
+                              "(OPRT_HOST_FAULT_OPS; sticky: the device context is unusable)", func);
+    return OPRT_STATUS_SUCCESS;
+}
+
+static oprt_status_t host_fault_launch(const char *func) {
+    OPRT_CHECK(host_check_faulted(func));
+    const char *op = strncmp(func, "oprt_", 5) == 0 ? func + 5 : func;
+    if (host_env_names("OPRT_HOST_FAULT_OPS", op)) {
+        host_faulted = 1;
+        return oprt_set_error(OPRT_STATUS_DEVICE_FAULT, "%s: an illegal memory access was encountered "
+                              "(OPRT_HOST_FAULT_OPS; sticky: the device context is unusable)", func);
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
 #define HOST_CHECK_UNSUPPORTED(op)                                                                 \
     do {                                                                                           \
         if (host_op_unsupported(op))                                                               \
@@ -168,6 +198,7 @@ static int host_op_unsupported(const char *op) {
     } while (0)
 
 static oprt_status_t host_need_device(const char *func) {
+    OPRT_CHECK(host_check_faulted(func));
     if (host_device_count() == 0)
         return oprt_set_error(OPRT_STATUS_NO_DEVICE, "%s: no host device (OPRT_HOST_DEVICE_COUNT=0)", func);
     return OPRT_STATUS_SUCCESS;
@@ -277,6 +308,7 @@ oprt_status_t oprt_memcpy(void *dst, const void *src, size_t bytes, oprt_memcpy_
     if ((int)kind < OPRT_MEMCPY_HOST_TO_DEVICE || (int)kind > OPRT_MEMCPY_DEVICE_TO_DEVICE)
         return oprt_set_error(OPRT_STATUS_BAD_PARAM, "oprt_memcpy: unknown kind %d (valid: 0=h2d, 1=d2h, 2=d2d)",
                               (int)kind);
+    OPRT_CHECK(host_check_faulted(__func__));
     if (bytes == 0) return OPRT_STATUS_SUCCESS;
     OPRT_CHECK_NOT_NULL(dst);
     OPRT_CHECK_NOT_NULL(src);
@@ -285,6 +317,7 @@ oprt_status_t oprt_memcpy(void *dst, const void *src, size_t bytes, oprt_memcpy_
 }
 
 oprt_status_t oprt_memset(void *ptr, int32_t value, size_t bytes) {
+    OPRT_CHECK(host_check_faulted(__func__));
     if (bytes == 0) return OPRT_STATUS_SUCCESS;
     OPRT_CHECK_NOT_NULL(ptr);
     memset(ptr, value, bytes);
@@ -314,6 +347,7 @@ static double host_now_ms(void) {
 }
 
 static oprt_status_t host_check_stream(oprt_stream_t stream, const char *func) {
+    OPRT_CHECK(host_check_faulted(func));
     if (stream != NULL && ((host_stream_t *)stream)->magic != HOST_STREAM_MAGIC)
         return oprt_set_error(OPRT_STATUS_DEVICE_ERROR, "%s: invalid stream handle (invalid resource handle)", func);
     return OPRT_STATUS_SUCCESS;
@@ -406,7 +440,8 @@ static oprt_status_t host_check_launch(const void *desc, const char *func, size_
     for (int32_t k = 0; k < nin; ++k)
         if (numel_in > 0 && ins[k] == NULL)
             return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", func, in_names[k]);
-    return host_check_stream(stream, func);
+    OPRT_CHECK(host_check_stream(stream, func));
+    return host_fault_launch(func);  /* the "kernel": a planned fault (OPRT_HOST_FAULT_OPS) */
 }
 
 enum { EW_COPY, EW_ADD, EW_RELU };

@@ -12,6 +12,12 @@
  *    bad input never crashes the process. On failure the thread-local text of
  *    oprt_last_error_message() says what was wrong (and keeps the underlying
  *    runtime's own error text for OPRT_STATUS_DEVICE_ERROR).
+ *  - OPRT_STATUS_DEVICE_FAULT is a device error after which the device context
+ *    is unusable (illegal address or instruction, misaligned address, trap or
+ *    other launch failure, device-side assert, hardware stack error,
+ *    uncorrectable ECC or NVLink error): every later call in this process fails
+ *    too, so the caller must leave the process (oprt-bench replaces its worker).
+ *    OPRT_STATUS_DEVICE_ERROR is any other runtime error; the process may go on.
  *  - Tensor descriptors hold dtype, ndim, shape and strides counted in
  *    elements (negative and zero strides allowed for inputs); no data pointer,
  *    so an op descriptor is reusable across buffers of the same layout.
@@ -49,7 +55,8 @@ typedef enum {
     OPRT_STATUS_OUT_OF_MEMORY = 9,
     OPRT_STATUS_NO_DEVICE = 10,
     OPRT_STATUS_BAD_DEVICE = 11,
-    OPRT_STATUS_OVERLAP = 12
+    OPRT_STATUS_OVERLAP = 12,
+    OPRT_STATUS_DEVICE_FAULT = 13       /* a sticky device error: the context is unusable (see below) */
 } oprt_status_t;
 
 typedef enum {

@@ -582,6 +582,7 @@ const char *oprt_status_string(oprt_status_t status) {
     case OPRT_STATUS_NO_DEVICE: return "no device";
     case OPRT_STATUS_BAD_DEVICE: return "bad device index";
     case OPRT_STATUS_OVERLAP: return "out overlaps an input";
+    case OPRT_STATUS_DEVICE_FAULT: return "device fault (sticky: the device context is unusable)";
     }
     return "unknown status";
 }

@@ -55,8 +55,10 @@ static_assert(kMaxThreadsPerBlock / kWarp <= kWarp, "block_reduce: a block's war
 
 // ---- host side: status helpers (runtime.cu) ----------------------------------------------------
 
-// Maps a runtime error to a status, keeping the runtime's own text in oprt_last_error_message().
+// Maps a runtime error to a status, keeping the runtime's own text in oprt_last_error_message(); a sticky error
+// (gpu_error_is_sticky) is OPRT_STATUS_DEVICE_FAULT.
 oprt_status_t gpu_status(gpuError_t err, const char *what);
+bool gpu_error_is_sticky(gpuError_t err);
 // Checks the launch that just happened (gpuGetLastError) and maps a failure.
 oprt_status_t check_launch(const char *what);
 

@@ -28,8 +28,38 @@
 
 namespace oprt_kernels {
 
+// The runtime errors after which the context is unusable ("the process must be terminated and relaunched" in CUDA's
+// driver_types.h; uncorrectable ECC and NVLink errors too), by code: MACA numbers its mcError_t as CUDA numbers
+// cudaError_t (mcErrorIllegalAddress = 700, ...). docs/reliability.md lists them; oprt_bench/faults.py holds the same
+// table for the errors torch, cupy and triton raise.
+bool gpu_error_is_sticky(gpuError_t err) {
+    switch (static_cast<int>(err)) {
+    case 214:  // ECCUncorrectable
+    case 220:  // NvlinkUncorrectable
+    case 226:  // Contained
+    case 700:  // IllegalAddress
+    case 702:  // LaunchTimeout
+    case 709:  // ContextIsDestroyed
+    case 710:  // Assert
+    case 714:  // HardwareStackError
+    case 715:  // IllegalInstruction
+    case 716:  // MisalignedAddress
+    case 717:  // InvalidAddressSpace
+    case 718:  // InvalidPc
+    case 719:  // LaunchFailure
+    case 721:  // TensorMemoryLeak
+    case 810:  // MpsClientTerminated
+    case 911:  // ExternalDevice
+        return true;
+    default: return false;
+    }
+}
+
 oprt_status_t gpu_status(gpuError_t err, const char *what) {
     oprt_status_t status;
+    if (err != gpuSuccess && gpu_error_is_sticky(err))
+        return oprt_set_error(OPRT_STATUS_DEVICE_FAULT, "%s: %s (%s; sticky: the device context is unusable)", what,
+                              gpuGetErrorString(err), gpuGetErrorName(err));
     switch (err) {
     case gpuSuccess: return OPRT_STATUS_SUCCESS;
     case gpuErrorMemoryAllocation: status = OPRT_STATUS_OUT_OF_MEMORY; break;

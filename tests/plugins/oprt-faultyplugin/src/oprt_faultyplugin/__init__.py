@@ -1,4 +1,5 @@
-"""Backend ``faulty``: the numpy backend, except where ``OPRT_FAULTY_PLAN`` says to crash, hang or raise.
+"""Backend ``faulty``: the numpy backend, except where ``OPRT_FAULTY_PLAN`` says to crash, hang or raise;
+backend ``faultygpu`` (:mod:`oprt_faultyplugin.gpu`): CuPy on the GPU, with device faults (trap, oob, gpuhang) too.
 
 The plan is read at each call (not at import), so a test sets it in the environment of the
 process (or worker) that runs the backend. See this package's README.
@@ -17,10 +18,11 @@ import numpy as np
 from oprt_core import Availability, DeviceInfo, hookimpl
 from oprt_core.numpy_backend import NumpyBackend
 
-__all__ = ["PLAN_ENV", "FaultyBackend", "parse_plan", "oprt_register_backends"]
+__all__ = ["PLAN_ENV", "ACTIONS", "GPU_ACTIONS", "FaultyBackend", "parse_plan", "act", "oprt_register_backends"]
 
 PLAN_ENV = "OPRT_FAULTY_PLAN"
-ACTIONS = ("segv", "abort", "hang", "raise", "wrong")
+GPU_ACTIONS = ("trap", "oob", "gpuhang")  # faultygpu only: backend faulty ignores them
+ACTIONS = ("segv", "abort", "hang", "raise", "wrong", *GPU_ACTIONS)
 
 
 def parse_plan(text: str | None) -> dict[str, str]:
@@ -37,7 +39,8 @@ def parse_plan(text: str | None) -> dict[str, str]:
     return plan
 
 
-def _act(what: str, where: str) -> None:
+def act(what: str, where: str) -> None:
+    """Carry out a host action (segv, abort, hang, raise) in this process."""
     if what == "segv":
         os.kill(os.getpid(), signal.SIGSEGV)
         time.sleep(10)  # the signal is delivered before this returns
@@ -71,20 +74,20 @@ class FaultyBackend(NumpyBackend):
         op, case, dtype = self._current
         plan = self.plan()
         for where in (f"{op}/{case}/{dtype}", f"{op}/{case}"):
-            if where in plan:
+            if where in plan and plan[where] not in GPU_ACTIONS:
                 return plan[where], where
         return None
 
     def availability(self) -> Availability:
         what = self.plan().get("availability")
         if what:
-            _act(what, "availability")
+            act(what, "availability")
         return Availability(True, "numpy with planned faults", "faulty host")
 
     def device_info(self) -> DeviceInfo:
         what = self.plan().get("device_info")
         if what:
-            _act(what, "device_info")
+            act(what, "device_info")
         info = super().device_info()
         info.flavour = "faulty-" + info.flavour
         return info
@@ -92,7 +95,7 @@ class FaultyBackend(NumpyBackend):
     def copy_probe(self, nbytes: int):
         what = self.plan().get("calibration")
         if what:
-            _act(what, "calibration")
+            act(what, "calibration")
         return super().copy_probe(nbytes)
 
     def supports(self, op: str, dtype: str, case: Any | None = None):
@@ -112,11 +115,11 @@ class FaultyBackend(NumpyBackend):
                 if what == "wrong":
                     output[...] = 1
                 else:
-                    _act(what, where)
+                    act(what, where)
 
             def run(self, new_inputs: Sequence[np.ndarray], new_output: np.ndarray) -> None:
                 launch.run(new_inputs, new_output)
-                _act(what, where)
+                act(what, where)
 
         return FaultyLauncher()
 
@@ -124,3 +127,8 @@ class FaultyBackend(NumpyBackend):
 @hookimpl
 def oprt_register_backends(register) -> None:
     register(FaultyBackend())
+    try:  # oprt-bench's CuPy baseline underneath; without oprt-bench there is no faultygpu
+        from .gpu import FaultyGpuBackend
+    except ImportError:
+        return
+    register(FaultyGpuBackend())
