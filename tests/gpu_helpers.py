@@ -293,6 +293,9 @@ def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None
 
     if not backend.cuda_interop:
         pytest.skip(f"backend {backend.name!r}'s memory is not CUDA memory: no torch or CuPy arrays")
+    from oprt_core.plugins import get_registry
+
+    backend = get_registry().get_backend(backend.name)  # the op API's instance: its arrays are the ones ops.* takes
     odt = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}[dtype]
     if lib == "torch":
         torch = pytest.importorskip("torch")
@@ -385,6 +388,9 @@ def check_what_goes_in_comes_out(backend: Any, dtype: str, rng: Any) -> None:
 
     if not backend.cuda_interop:
         pytest.skip(f"backend {backend.name!r}'s memory is not CUDA memory: no torch or CuPy arrays")
+    from oprt_core.plugins import get_registry
+
+    backend = get_registry().get_backend(backend.name)  # the op API's instance: its arrays are the ones ops.* takes
     odt = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}[dtype]
     npdt = get_dtype(odt).numpy
     x_host = rng.uniform(-4, 4, (65, 300)).astype(npdt)

@@ -5,6 +5,8 @@ sizes that take every kernel family (multi-block elementwise, softmax rows, clus
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -54,11 +56,11 @@ def test_the_finding_on_torch_tensors(nvidia_backend):
     name = nvidia_backend.name
     x = torch.arange(4194305.0, device="cuda")
     before = x.clone()
-    with pytest.raises(OverlapError, match=PARTIAL.format(op="copy", name="x")):
+    with pytest.raises(OverlapError, match=re.escape(PARTIAL.format(op="copy", name="x"))):
         ops.copy(x[:-1], out=x[1:], backend=name)
     ops.copy(torch.ones(4194304, device="cuda"), out=torch.empty(4194304, device="cuda"), backend=name)
     assert ops._fast
-    with pytest.raises(OverlapError, match=PARTIAL.format(op="copy", name="x")) as info:
+    with pytest.raises(OverlapError, match=re.escape(PARTIAL.format(op="copy", name="x"))) as info:
         ops.copy(x[:-1], out=x[1:], backend=name)
     assert info.value.status == OVERLAP  # the library's launch refused it, on the fast path
     torch.cuda.synchronize()
@@ -103,9 +105,9 @@ def test_overlap_is_refused_on_device_arrays(nvidia_backend, rng):
     host = rng.uniform(-2, 2, n + 64).astype(np.float32)
     base = be.to_device(host)
     name = be.name
-    with pytest.raises(OverlapError, match=PARTIAL.format(op="copy", name="x")):
+    with pytest.raises(OverlapError, match=re.escape(PARTIAL.format(op="copy", name="x"))):
         ops.copy(_view(base, 0, (n,)), out=_view(base, 1, (n,)), backend=name)
-    with pytest.raises(OverlapError, match=PARTIAL.format(op="vector_add", name="b")):
+    with pytest.raises(OverlapError, match=re.escape(PARTIAL.format(op="vector_add", name="b"))):
         ops.vector_add(_view(base, 64, (n,)), _view(base, 32, (n,)), out=_view(base, 64, (n,)), backend=name)
     sq = _view(base, 0, (2048, 2048))
     with pytest.raises(OverlapError, match="copy: out overlaps input x \\(the same memory in another layout\\)"):
