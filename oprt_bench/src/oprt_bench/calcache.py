@@ -91,7 +91,7 @@ class CalibrationCache:
 
     def get(self, key: str, now: float | None = None) -> CachedCalibration | None:
         """The entry of ``key`` when it is complete and younger than ``max_age_s``; else None."""
-        raw = self._load().get(key)
+        raw: Any = self._load().get(key)
         try:
             found = CachedCalibration(Calibration(**_fields(Calibration, raw["calibration"])),
                                       TimerCheck(**_fields(TimerCheck, raw["timer"])), float(raw["measured_at"]))

@@ -80,8 +80,10 @@ class SharedCase:
         block = shared_memory.SharedMemory(create=True, size=max(nbytes, 1))
         self._blocks.append(block)
         if nbytes:
-            src = (ctypes.c_ubyte * nbytes).from_address(start)
-            np.frombuffer(block.buf, np.uint8, nbytes)[:] = np.frombuffer(src, np.uint8)
+            src = memoryview((ctypes.c_ubyte * nbytes).from_address(start)).cast("B")
+            dst = block.buf
+            assert dst is not None  # an open block
+            np.frombuffer(dst, np.uint8, nbytes)[:] = np.frombuffer(src, np.uint8)
         return SharedArray(block.name, a.ctypes.data - start, tuple(a.shape), tuple(a.strides), a.dtype)
 
     @property

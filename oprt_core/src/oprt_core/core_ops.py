@@ -344,8 +344,8 @@ def _softmax_ref(x: np.ndarray, axis: int = -1) -> np.ndarray:
     axis %= x.ndim
     # independent slices along another axis on threads for large inputs (numpy releases the GIL): a vocabulary-
     # wide softmax of a few thousand rows is ~200 M float64 elements
-    split = next((d for d in range(x.ndim) if d != axis and x.shape[d] > 1), None)
-    pieces = min(os.cpu_count() or 1, 16, x.size >> 20, x.shape[split]) if split is not None else 1
+    split = next((d for d in range(x.ndim) if d != axis and x.shape[d] > 1), -1)
+    pieces = min(os.cpu_count() or 1, 16, x.size >> 20, x.shape[split]) if split >= 0 else 1
     if pieces <= 1:
         _softmax_into(x, axis, out)
         return out
