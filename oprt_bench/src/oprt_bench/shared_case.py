@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from oprt_core.device_array import element_span
+
 __all__ = ["SharedArray", "SharedPrepared", "SharedCase", "attach", "Attached"]
 
 
@@ -50,12 +52,7 @@ def _span(a: np.ndarray) -> tuple[int, int]:
     """(address of the lowest byte, bytes spanned) of ``a``'s elements."""
     if a.size == 0:
         return a.ctypes.data, 0
-    lo = hi = 0
-    for n, s in zip(a.shape, a.strides):
-        if s > 0:
-            hi += (n - 1) * s
-        else:
-            lo += (n - 1) * s
+    lo, hi = element_span(a.shape, a.strides)
     return a.ctypes.data + lo, hi - lo + a.itemsize
 
 

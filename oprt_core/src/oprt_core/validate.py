@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .device_array import DeviceArray
+from .device_array import DeviceArray, element_span
 from .dtypes import DType, get_dtype
 from .errors import InvalidArgumentError, OverlapError, UnsupportedCase
 from .spec import OpSpec
@@ -103,14 +103,8 @@ def _byte_span(layout: Layout) -> tuple[int, int] | None:
     ptr, shape, strides, item = layout
     if 0 in shape:
         return None
-    lo = hi = ptr
-    for n, s in zip(shape, strides):
-        if n > 1:
-            if s < 0:
-                lo += (n - 1) * s
-            else:
-                hi += (n - 1) * s
-    return lo, hi + item
+    lo, hi = element_span(shape, strides)
+    return ptr + lo, ptr + hi + item
 
 
 def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = "python") -> None:
