@@ -38,7 +38,8 @@ def pytest_report_header(config) -> list[str]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _no_user_calibration_cache(tmp_path_factory):
-    """Runs made by fixtures shared across tests (set up before any test's own cache below) never read the user's cache."""
+    """Runs made by fixtures shared across tests (set up before any test's own cache below) never read the user's
+    cache."""
     old = os.environ.get("OPRT_CACHE_DIR")
     os.environ["OPRT_CACHE_DIR"] = str(tmp_path_factory.mktemp("oprt-cache-shared"))
     yield
