@@ -1,4 +1,4 @@
-"""examples/oprt-rmsnorm: the rms_norm spec, its numpy implementation, its registration and the sweep.
+"""examples/oprt-rmsnorm: the rms_norm_example spec, its numpy implementation, its registration and the sweep.
 
 Needs the distribution oprt-rmsnorm (``pip install ./examples/oprt-rmsnorm``; tox env ``rmsnorm``).
 The ``large`` case set runs only with ``OPRT_TEST_LARGE=1``.
@@ -35,10 +35,10 @@ def seed_of(*parts: object) -> int:
 
 
 def registry(*extra) -> Registry:
-    """numpy + rms_norm registered in-process (no entry points), plus ``extra`` (plugin, name) pairs."""
+    """numpy + rms_norm_example registered in-process (no entry points), plus ``extra`` (plugin, name) pairs."""
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register_plugin(numpy_plugin, "numpy", "oprt-core")
-    pm.register_plugin(rms_plugin, "rms_norm", "oprt-rmsnorm")
+    pm.register_plugin(rms_plugin, "rms_norm_example", "oprt-rmsnorm")
     for plugin, name in extra:
         pm.register_plugin(plugin, name)
     return Registry(pm)
@@ -86,11 +86,11 @@ def test_reference_properties():
 # -- the spec's shape, param, cost and case facts ---------------------------------------------------------------
 
 def test_spec_facts():
-    assert SPEC.name == "rms_norm" and SPEC.input_names == ("x", "weight") and SPEC.n_inputs == 2
+    assert SPEC.name == "rms_norm_example" and SPEC.input_names == ("x", "weight") and SPEC.n_inputs == 2
     assert SPEC.validate_params({}) == {"eps": 1e-6}
     assert set(SPEC.dtypes) == set(DTYPES) and set(SPEC.budgets) == set(DTYPES)
     assert set(SPEC.case_sets) == set(CASE_SETS)
-    case = Case("rms_norm", "c", (TensorCase((64, 1000)), TensorCase((1000,))), (("eps", 1e-6),))
+    case = Case("rms_norm_example", "c", (TensorCase((64, 1000)), TensorCase((1000,))), (("eps", 1e-6),))
     for dt in DTYPES.values():
         assert SPEC.bytes_moved(case, dt) == (2 * 64 * 1000 + 1000) * dt.itemsize
     assert SPEC.flops(case) == 4 * 64 * 1000 + 3 * 64
@@ -103,7 +103,7 @@ def test_spec_facts():
     ([(), (1,)], {}, "at least 1 dim"),
     ([(4, 8), (8,)], {"eps": -1.0}, "eps must be >= 0"),
     ([(4, 8), (8,)], {"eps": "1e-6"}, "must be float or int"),
-    ([(4, 8), (8,)], {"epsilon": 1e-6}, "unknown param of rms_norm 'epsilon'"),
+    ([(4, 8), (8,)], {"epsilon": 1e-6}, "unknown param of rms_norm_example 'epsilon'"),
 ])
 def test_spec_rejects_bad_calls(shapes, params, text):
     with pytest.raises(InvalidArgumentError, match=text):
@@ -126,13 +126,13 @@ def test_case_sets_cover_the_edges():
     assert any(c.param_dict["eps"] != 1e-6 for c in SPEC.cases("smoke"))
     for cs in CASE_SETS:
         for c in SPEC.cases(cs):
-            assert c.op == "rms_norm" and c.inputs[1].shape == c.inputs[0].shape[-1:]
+            assert c.op == "rms_norm_example" and c.inputs[1].shape == c.inputs[0].shape[-1:]
 
 
 # -- the budget is not vacuous ------------------------------------------------------------------------------------
 
 def _inputs(dtype: str, shape=(16, 64), eps=0.1):
-    case = Case("rms_norm", "b", (TensorCase(shape), TensorCase(shape[-1:])), (("eps", eps),))
+    case = Case("rms_norm_example", "b", (TensorCase(shape), TensorCase(shape[-1:])), (("eps", eps),))
     x, w = SPEC.make_inputs(case, dtype, np.random.default_rng(seed_of("budget", dtype, shape)))
     return x, w, eps
 
@@ -192,7 +192,7 @@ def test_budget_is_tight_in_f32_at_llm_widths():
     assert not SPEC.check(_wrong("mean-over-n+1", x, w, eps, "f32"), [x, w], "f32", {"eps": eps}).ok
 
 
-# -- the numpy backend, taught rms_norm through oprt_register_impls ------------------------------------------------
+# -- the numpy backend, taught rms_norm_example through oprt_register_impls ------------------------------------------------
 
 def _case_params():
     for case_set in CASE_SETS:
@@ -211,27 +211,27 @@ def numpy_backend():
 @pytest.mark.parametrize(("case_set", "case", "dtype"), list(_case_params()))
 def test_numpy_backend_every_case(numpy_backend, case_set, case, dtype):
     be = numpy_backend
-    assert be.supports("rms_norm", dtype, case).ok
+    assert be.supports("rms_norm_example", dtype, case).ok
     params = SPEC.validate_params(case.param_dict, [t.shape for t in case.inputs])
     inputs = SPEC.make_inputs(case, dtype, np.random.default_rng(seed_of(case_set, case.name, dtype)))
     out = be.empty(SPEC.output_shape([x.shape for x in inputs], params), dtype)
     be.fill_nan(out)
-    be.prepare("rms_norm", [be.to_device(x) for x in inputs], out, params)()
+    be.prepare("rms_norm_example", [be.to_device(x) for x in inputs], out, params)()
     res = SPEC.check(be.to_host(out), inputs, dtype, params)
     assert res.ok, f"{case_set}/{case.name}/{dtype}: {res.message}"
 
 
 def test_registration_in_process():
     reg = registry()
-    assert reg.owner[("op", "rms_norm")] == "rms_norm"
-    assert reg.owner[("impl", "rms_norm@numpy")] == "rms_norm"
-    row = {p.name: p for p in reg.plugins()}["rms_norm"]
-    assert row.ops == ["rms_norm"] and row.impls == ["rms_norm@numpy", "rms_norm@triton"] and row.error is None
+    assert reg.owner[("op", "rms_norm_example")] == "rms_norm_example"
+    assert reg.owner[("impl", "rms_norm_example@numpy")] == "rms_norm_example"
+    row = {p.name: p for p in reg.plugins()}["rms_norm_example"]
+    assert row.ops == ["rms_norm_example"] and row.impls == ["rms_norm_example@numpy", "rms_norm_example@triton"] and row.error is None
     # no triton backend in this registry: its implementation is unused, not an error
-    assert reg.unused_impls == {("triton", "rms_norm"): "backend 'triton' is not registered"}
+    assert reg.unused_impls == {("triton", "rms_norm_example"): "backend 'triton' is not registered"}
     x = np.random.default_rng(0).uniform(-1, 1, (3, 8)).astype(np.float32)
     w = np.linspace(0.5, 1.5, 8, dtype=np.float32)
-    got = ops.run("rms_norm", [x, w], {"eps": 1e-5}, backend="numpy", registry=reg)
+    got = ops.run("rms_norm_example", [x, w], {"eps": 1e-5}, backend="numpy", registry=reg)
     np.testing.assert_allclose(got, x / np.sqrt(np.mean(x * x, -1, keepdims=True) + 1e-5) * w, rtol=2e-6)
 
 
@@ -242,12 +242,12 @@ def test_other_backends_leave_rms_norm_unsupported():
     baselines = pytest.importorskip("oprt_bench.baselines", reason="oprt-bench is not installed")
     case = SPEC.cases("smoke")[0]
     for be in (baselines.TorchBackend(), baselines.CupyBackend()):
-        sup = be.supports("rms_norm", "f32", case)
-        assert not sup.ok and "rms_norm" in sup.reason
+        sup = be.supports("rms_norm_example", "f32", case)
+        assert not sup.ok and "rms_norm_example" in sup.reason
     full = Registry(get_plugin_manager())
     for name in ("nvidia", "metax", "torch", "cupy"):
         if name in full.backends:
-            sup = full.get_backend(name).supports("rms_norm", "f32", case)
+            sup = full.get_backend(name).supports("rms_norm_example", "f32", case)
             assert not sup.ok and sup.reason, name
 
 
@@ -267,13 +267,13 @@ def test_sweep_rows_unsupported_on_an_available_backend_without_it():
 
     reg = registry((TorchCpu(), "torch-cpu"))
     assert reg.get_backend("torch-cpu").availability().ok
-    plan = make_plan(reg, SweepOptions(ops="rms_norm", backends="numpy,torch-cpu", cases="smoke", mode="test"))
+    plan = make_plan(reg, SweepOptions(ops="rms_norm_example", backends="numpy,torch-cpu", cases="smoke", mode="test"))
     rows: list[dict] = []
     run_sweep(plan, rows.append)
     assert len(rows) == 2 * len(SPEC.cases("smoke")) * len(DTYPES)
     by = {(r["backend"], r["status"]) for r in rows}
     assert by == {("numpy", "ok"), ("torch-cpu", "unsupported")}
-    assert all("rms_norm" in r["message"] for r in rows if r["backend"] == "torch-cpu")
+    assert all("rms_norm_example" in r["message"] for r in rows if r["backend"] == "torch-cpu")
 
 
 def _installed(dist: str) -> bool:
@@ -286,12 +286,12 @@ def _installed(dist: str) -> bool:
 
 @pytest.mark.skipif(not _installed("oprt-bench"), reason="oprt-bench is not installed")
 def test_cli_sweep_rms_norm_numpy(tmp_path):
-    """``oprt-bench --ops rms_norm --backends numpy --cases smoke`` through the installed entry points."""
+    """``oprt-bench --ops rms_norm_example --backends numpy --cases smoke`` through the installed entry points."""
     import csv
 
     out = tmp_path / "run"
     # --baseline none: where torch is available it is the default baseline, and would add its rows
-    proc = subprocess.run([*OPRT_BENCH, "--ops", "rms_norm", "--backends", "numpy", "--baseline", "none",
+    proc = subprocess.run([*OPRT_BENCH, "--ops", "rms_norm_example", "--backends", "numpy", "--baseline", "none",
                            "--cases", "smoke", "--time-budget", "0.02", "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -299,9 +299,9 @@ def test_cli_sweep_rms_norm_numpy(tmp_path):
     assert files, proc.stdout
     rows = list(csv.DictReader(files[0].open()))
     assert len(rows) == len(SPEC.cases("smoke")) * len(DTYPES)
-    assert {r["status"] for r in rows} == {"ok"} and {r["op"] for r in rows} == {"rms_norm"}
-    # every other installed backend that is available reports rms_norm unsupported, never failed
-    proc = subprocess.run([*OPRT_BENCH, "--ops", "rms_norm", "--cases", "smoke",
+    assert {r["status"] for r in rows} == {"ok"} and {r["op"] for r in rows} == {"rms_norm_example"}
+    # every other installed backend that is available reports rms_norm_example unsupported, never failed
+    proc = subprocess.run([*OPRT_BENCH, "--ops", "rms_norm_example", "--cases", "smoke",
                            "--mode", "test", "--out", str(tmp_path / "all")], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -320,10 +320,10 @@ def test_the_committed_c_header_is_generated_from_the_spec():
 
     from oprt_core import cdecl
 
-    header = Path(__file__).resolve().parents[2] / "examples" / "oprt-rmsnorm" / "include" / "oprt_rms_norm.h"
+    header = Path(__file__).resolve().parents[2] / "examples" / "oprt-rmsnorm" / "include" / "oprt_rms_norm_example.h"
     assert header.read_text(encoding="utf-8") == cdecl.header([SPEC], "OPRT_RMS_NORM_H_"), (
         "stale: python -m oprt_core.cdecl --header oprt_rmsnorm.spec:rms_norm_spec > "
-        "examples/oprt-rmsnorm/include/oprt_rms_norm.h")
+        "examples/oprt-rmsnorm/include/oprt_rms_norm_example.h")
     text = header.read_text(encoding="utf-8")
     assert "const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,\n" in text
     assert "float eps);" in text and "const void *x, const void *weight, oprt_stream_t stream);" in text
@@ -333,13 +333,13 @@ def test_the_committed_c_header_is_generated_from_the_spec():
 
 
 def test_ops_has_a_function_for_the_plugin_op():
-    """``oprt_core.ops.rms_norm`` is made from the spec, as the core ops' functions are (installed plugin)."""
+    """``oprt_core.ops.rms_norm_example`` is made from the spec, as the core ops' functions are (installed plugin)."""
     import inspect
 
-    assert list(inspect.signature(ops.rms_norm).parameters) == ["x", "weight", "eps", "backend", "out"]
+    assert list(inspect.signature(ops.rms_norm_example).parameters) == ["x", "weight", "eps", "backend", "out"]
     rng = np.random.default_rng(5)
     x, w = rng.uniform(-1, 1, (4, 33)).astype(np.float32), rng.uniform(-1, 1, 33).astype(np.float32)
-    got = ops.rms_norm(x, w, eps=0.5)
-    np.testing.assert_array_equal(got, ops.run("rms_norm", [x, w], {"eps": 0.5}))
+    got = ops.rms_norm_example(x, w, eps=0.5)
+    np.testing.assert_array_equal(got, ops.run("rms_norm_example", [x, w], {"eps": 0.5}))
     assert SPEC.check(got, [x, w], "f32", {"eps": 0.5}).ok
-    assert not SPEC.check(ops.rms_norm(x, w), [x, w], "f32", {"eps": 0.5}).ok  # the default eps differs
+    assert not SPEC.check(ops.rms_norm_example(x, w), [x, w], "f32", {"eps": 0.5}).ok  # the default eps differs

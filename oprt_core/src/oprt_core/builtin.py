@@ -1,12 +1,14 @@
-"""The built-in plugin: the five core ops. The numpy backend is a separate entry point."""
+"""The built-in plugin: the five core ops and the model ops (:mod:`oprt_core.llm_ops`). The numpy backend is a
+separate entry point."""
 
 from __future__ import annotations
 
 from .core_ops import CORE_OPS
 from .hookspecs import hookimpl
+from .llm_ops import LLM_OPS
 
 
 @hookimpl
 def oprt_register_ops(register) -> None:
-    for spec in CORE_OPS:
+    for spec in (*CORE_OPS, *LLM_OPS):
         register(spec)

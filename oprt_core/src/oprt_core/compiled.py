@@ -42,6 +42,7 @@ from .core_ops import CORE_SPECS, OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
+from .llm_ops import LLM_SPECS
 from .errors import (
     AbiMismatchError,
     BackendError,
@@ -575,6 +576,9 @@ class CompiledBackend:
         self._specs[spec.name] = spec
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
+        if op in LLM_SPECS and op not in self._specs:  # a core op without a C ABI in oprt.h yet
+            return Support(False, f"no kernel for {op} in this build (backend {self.name!r}: oprt.h has no C ABI "
+                                  f"for {op} yet)")
         if op not in self._specs:
             what = "the core ops" if len(self._specs) == len(CORE_SPECS) else "the ops"
             return Support(False, f"backend {self.name!r} implements only {what} "
@@ -759,6 +763,8 @@ class CompiledBackend:
         """
         spec = self._specs.get(op)
         if spec is None:
+            if op in LLM_SPECS:
+                raise E.UnsupportedCase(self.supports(op, "f32").reason)
             raise UnknownNameError(f"op of backend {self.name!r}", op, self._specs)
         if len(inputs) != spec.n_inputs:
             raise InvalidArgumentError(f"{op} takes {spec.n_inputs} input(s) ({', '.join(spec.input_names)}), "

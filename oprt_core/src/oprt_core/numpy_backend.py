@@ -24,6 +24,7 @@ from .backend import Availability, DeviceInfo, Support
 from .core_ops import CORE_SPECS
 from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
+from .llm_ops import LLM_SPECS
 from .validate import check_call, check_output_layout, check_overlap
 
 __all__ = ["NumpyBackend", "NumpyEvent", "cpu_name", "llc_bytes"]
@@ -90,6 +91,35 @@ CORE_IMPLS: dict[str, Impl] = {
 }
 
 
+# -- the model ops (oprt_core.llm_ops): f32 arithmetic, one rounding to the output dtype; nothing to write for an
+# empty output (a row of 0 elements has no mean)
+
+@_quiet
+def _rms_norm(inputs, out, params) -> None:
+    if out.size:
+        x, w = (a.astype(_F32) for a in inputs)
+        r = _F32(1) / np.sqrt(np.mean(x * x, axis=-1, keepdims=True, dtype=_F32) + _F32(params["eps"]))
+        np.copyto(out, (x * r * w).astype(out.dtype))
+
+
+@_quiet
+def _layer_norm(inputs, out, params) -> None:
+    if out.size:
+        x, w, b = (a.astype(_F32) for a in inputs)
+        d = x - np.mean(x, axis=-1, keepdims=True, dtype=_F32)
+        r = _F32(1) / np.sqrt(np.mean(d * d, axis=-1, keepdims=True, dtype=_F32) + _F32(params["eps"]))
+        np.copyto(out, (d * r * w + b).astype(out.dtype))
+
+
+@_quiet
+def _silu_mul(inputs, out, params) -> None:
+    g, u = (a.astype(_F32) for a in inputs)
+    np.copyto(out, (g / (_F32(1) + np.exp(-g)) * u).astype(out.dtype))
+
+
+LLM_IMPLS: dict[str, Impl] = {"rms_norm": _rms_norm, "layer_norm": _layer_norm, "silu_mul": _silu_mul}
+
+
 class NumpyEvent:
     """A host timestamp (the numpy backend runs synchronously)."""
 
@@ -132,13 +162,14 @@ def llc_bytes() -> int | None:
 
 
 class NumpyBackend:
-    """The reference CPU backend (``numpy``): every core op, dtype and case."""
+    """The reference CPU backend (``numpy``): every core op and model op (rms_norm, layer_norm, silu_mul), dtype and
+    case."""
 
     name = "numpy"
 
     def __init__(self) -> None:
-        self.impls: dict[str, Impl] = dict(CORE_IMPLS)
-        self.specs = dict(CORE_SPECS)
+        self.impls: dict[str, Impl] = {**CORE_IMPLS, **LLM_IMPLS}
+        self.specs = {**CORE_SPECS, **LLM_SPECS}
         self._flush_buffer: np.ndarray | None = None
 
     def add_op(self, spec: Any, impl: Impl) -> None:

@@ -1,4 +1,4 @@
-"""oprt-rmsnorm: the ``rms_norm`` operator for oprt, with numpy and Triton implementations.
+"""oprt-rmsnorm: the ``rms_norm_example`` operator for oprt, with numpy and Triton implementations.
 
 Importing this package is cheap (numpy and oprt_core only); the Triton kernel lives in
 :mod:`oprt_rmsnorm.triton_impl`, imported when the triton backend first runs the op.

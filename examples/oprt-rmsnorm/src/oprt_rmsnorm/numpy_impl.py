@@ -1,4 +1,4 @@
-"""``rms_norm`` for the numpy backend: f32 arithmetic, one rounding to the output dtype at the end."""
+"""``rms_norm_example`` for the numpy backend: f32 arithmetic, one rounding to the output dtype at the end."""
 
 from __future__ import annotations
 

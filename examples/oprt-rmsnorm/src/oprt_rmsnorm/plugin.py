@@ -1,4 +1,4 @@
-"""Entry point ``rms_norm`` of the ``oprt`` group: the op spec and its implementations.
+"""Entry point ``rms_norm_example`` of the ``oprt`` group: the op spec and its implementations.
 
 Cheap: registering imports numpy and oprt_core only. The Triton implementation is a thin function
 that imports :mod:`oprt_rmsnorm.triton_impl` (and with it triton) when the triton backend first runs it.
@@ -31,5 +31,5 @@ def oprt_register_ops(register) -> None:
 
 @hookimpl
 def oprt_register_impls(register) -> None:
-    register("numpy", "rms_norm", rms_norm_numpy)
-    register("triton", "rms_norm", rms_norm_triton)
+    register("numpy", "rms_norm_example", rms_norm_numpy)
+    register("triton", "rms_norm_example", rms_norm_triton)

@@ -1,4 +1,4 @@
-"""The ``rms_norm`` operator specification.
+"""The ``rms_norm_example`` operator specification.
 
     out[..., j] = x[..., j] / sqrt(mean_k(x[..., k]**2) + eps) * weight[j]
 
@@ -50,15 +50,15 @@ def rms_norm_reference(x: np.ndarray, weight: np.ndarray, eps: float = 1e-6) -> 
 
 def _check_params(shapes: list[tuple[int, ...]], params: dict) -> None:
     if not shapes[0]:
-        raise InvalidArgumentError("rms_norm: x must have at least 1 dim (rows along its last axis), got a 0-d input")
+        raise InvalidArgumentError("rms_norm_example: x must have at least 1 dim (rows along its last axis), got a 0-d input")
     if params["eps"] < 0:
-        raise InvalidArgumentError(f"rms_norm: eps must be >= 0, got {params['eps']!r}")
+        raise InvalidArgumentError(f"rms_norm_example: eps must be >= 0, got {params['eps']!r}")
 
 
 def _output_shape(shapes: list[tuple[int, ...]], params: dict) -> tuple[int, ...]:
     x, w = shapes
     if tuple(w) != (x[-1],):
-        raise InvalidArgumentError(f"rms_norm: shape mismatch: weight has shape {tuple(w)}, expected ({x[-1]},) "
+        raise InvalidArgumentError(f"rms_norm_example: shape mismatch: weight has shape {tuple(w)}, expected ({x[-1]},) "
                                    f"for x of shape {tuple(x)} (one weight per element of the last axis)")
     return tuple(x)
 
@@ -95,14 +95,14 @@ def rms_norm_case(shape: tuple[int, ...], layout: str = "contiguous", eps: float
     label = name or ("x".join(map(str, shape)) + ("" if layout == "contiguous" else f"-{layout}")
                      + ("" if weight_layout == "contiguous" else f"-weight_{weight_layout}")
                      + ("" if eps == 1e-6 else f"-eps{eps:g}"))
-    return Case("rms_norm", label, (TensorCase(shape, layout), TensorCase(shape[-1:], weight_layout)),
+    return Case("rms_norm_example", label, (TensorCase(shape, layout), TensorCase(shape[-1:], weight_layout)),
                 (("eps", eps),))
 
 
 _c = rms_norm_case
 
 rms_norm_spec = OpSpec(
-    name="rms_norm",
+    name="rms_norm_example",
     doc="out = x / sqrt(mean(x**2 over the last axis) + eps) * weight; weight has shape (x.shape[-1],).",
     n_inputs=2,
     input_names=("x", "weight"),

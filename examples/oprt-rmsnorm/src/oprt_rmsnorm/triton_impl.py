@@ -1,4 +1,4 @@
-"""``rms_norm`` for the triton backend (examples/oprt-triton): one Triton kernel, f32 arithmetic.
+"""``rms_norm_example`` for the triton backend (examples/oprt-triton): one Triton kernel, f32 arithmetic.
 
 Imported on the first run (it imports triton). Each program normalises a [BLOCK_R, BLOCK_N] tile:
 BLOCK_R rows of x (indexed by up to 3 outer dims, any strides) by BLOCK_N of their elements. A row that
@@ -67,7 +67,7 @@ def _rms_norm_kernel(x_ptr, w_ptr, out_ptr, n_rows, n, eps, R1, R0, sx2, sx1, sx
 
 
 def rms_norm_triton(inputs: Sequence[Any], out: Any, params: Mapping[str, Any]) -> None:
-    """Enqueue rms_norm on torch's current stream: ``inputs = (x, weight)``, torch tensors on the GPU."""
+    """Enqueue rms_norm_example on torch's current stream: ``inputs = (x, weight)``, torch tensors on the GPU."""
     x, w = inputs
     shape = tuple(x.shape)
     if x.numel() == 0:

@@ -19,6 +19,7 @@ from oprt_core.backend import Availability, Support
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError
+from oprt_core.llm_ops import LLM_SPECS
 from oprt_core.validate import check_call
 
 __all__ = ["MiB", "Impl", "BaselineBackend", "CudaEvent", "Launcher", "is_installed", "import_library",
@@ -178,8 +179,9 @@ class BaselineBackend:
 
     def _check_call(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any],
                     dtype_name: Callable[[Any], str]) -> tuple[Any, dict[str, Any]]:
-        """``prepare``'s first checks: a core op, shapes and dtypes that fit its spec; the output dtype and params."""
+        """``prepare``'s first checks: a core op (or model op), shapes and dtypes that fit its spec; the output dtype and params."""
         if op not in self._impls:
             raise UnknownNameError(f"op of the {self._library} backend", op, self._impls)
-        return check_call(CORE_SPECS[op], [tuple(x.shape) for x in inputs], [dtype_name(x) for x in inputs],
+        spec = CORE_SPECS[op] if op in CORE_SPECS else LLM_SPECS[op]
+        return check_call(spec, [tuple(x.shape) for x in inputs], [dtype_name(x) for x in inputs],
                           tuple(output.shape), dtype_name(output), params)

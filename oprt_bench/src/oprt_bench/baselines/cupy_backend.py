@@ -22,6 +22,8 @@ softmax    CuPy has no softmax kernel; ``cupyx.scipy.special.softmax`` is
            the f32 workspace written twice and read three times)
 ========== ==========================================================================
 
+The model ops (rms_norm, layer_norm, silu_mul) are unsupported: CuPy has none of them.
+
 Strided inputs keep their layout, negative strides included (CuPy arrays may have
 them). bfloat16: supported where this CuPy can run the op on ``ml_dtypes.bfloat16``
 arrays (probed once per op on a tiny array); otherwise ``supports`` says
@@ -38,6 +40,7 @@ import numpy as np
 
 from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from oprt_core.core_ops import CORE_SPECS
+from oprt_core.llm_ops import LLM_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, UnsupportedCase
 
@@ -262,6 +265,9 @@ class CupyBackend(BaselineBackend):
         )
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
+        if op in LLM_SPECS:
+            return Support(False, f"CuPy has no {op} (a composition of its elementwise and reduction functions would "
+                                  "be several kernels, not the library's op)")
         dt, refused = self._op_dtype(op, dtype)
         if refused is not None:
             return refused

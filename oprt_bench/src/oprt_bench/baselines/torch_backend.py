@@ -1,7 +1,7 @@
 """TorchBackend: the PyTorch baseline (backend ``torch``).
 
-Every core op runs through torch's own kernels, writing straight into the
-output tensor (no extra copy):
+Every core op (and the model ops) runs through torch's own kernels, writing straight into the
+output tensor (no extra copy, except where said):
 
 ========== ==========================================================================
 op         torch call
@@ -18,6 +18,14 @@ reduce_sum ``torch.sum(x, dim, keepdim=..., out=out)`` (dim None = all; f16/bf16
 softmax    ``torch.ops.aten._softmax.out(x, dim, False, out=out)``, the kernel behind
            ``torch.softmax``; where that overload is missing, ``out.copy_(torch.softmax(x, dim))``
            (one extra read and write of the output)
+rms_norm   ``out.copy_(torch.nn.functional.rms_norm(x, (n,), weight, eps))`` (torch >= 2.4; unsupported
+           where it is missing): no ``out=`` variant, so one extra write and read of the output
+layer_norm ``torch.ops.aten.native_layer_norm.out(x, (n,), weight, bias, eps, out0=out, ...)`` (the
+           kernel behind ``torch.nn.functional.layer_norm``; the per-row mean and rstd go to small
+           buffers allocated once); where that overload is missing,
+           ``out.copy_(torch.nn.functional.layer_norm(...))``
+silu_mul   ``torch.mul(torch.nn.functional.silu(gate), up, out=out)``: the two kernels of eager
+           SwiGLU, with a full-size temporary
 ========== ==========================================================================
 
 Inputs keep their strides (transposed, stepped, offset and broadcast views are
@@ -129,12 +137,39 @@ def _softmax(torch, inputs, out, params) -> Callable[[], Any]:
     return lambda: out.copy_(softmax(x, dim))  # no out= in this torch: one extra write + read of the output
 
 
+def _rms_norm(torch, inputs, out, params) -> Callable[[], Any]:
+    x, w = inputs
+    shape, eps, rms_norm = (int(x.shape[-1]),), float(params["eps"]), torch.nn.functional.rms_norm
+    return lambda: out.copy_(rms_norm(x, shape, w, eps))  # no out= variant
+
+
+def _layer_norm(torch, inputs, out, params) -> Callable[[], Any]:
+    x, w, b = inputs
+    shape, eps = (int(x.shape[-1]),), float(params["eps"])
+    overload = getattr(getattr(torch.ops.aten, "native_layer_norm", None), "out", None)
+    if overload is None:
+        layer_norm = torch.nn.functional.layer_norm
+        return lambda: out.copy_(layer_norm(x, shape, w, b, eps))
+    # the stats buffers as this torch's kernel makes them (shape and dtype vary by device and version)
+    _, mean, rstd = (torch.empty_like(t) for t in torch.native_layer_norm(x, shape, w, b, eps))
+    return lambda: overload(x, shape, w, b, eps, out0=out, out1=mean, out2=rstd)
+
+
+def _silu_mul(torch, inputs, out, params) -> Callable[[], Any]:
+    gate, up = inputs
+    silu, mul = torch.nn.functional.silu, torch.mul
+    return lambda: mul(silu(gate), up, out=out)
+
+
 CORE_IMPLS: dict[str, Impl] = {
     "copy": _copy,
     "vector_add": _vector_add,
     "relu": _relu,
     "reduce_sum": _reduce_sum,
     "softmax": _softmax,
+    "rms_norm": _rms_norm,
+    "layer_norm": _layer_norm,
+    "silu_mul": _silu_mul,
 }
 
 
@@ -245,6 +280,8 @@ class TorchBackend(BaselineBackend):
             return Support(False, f"torch backend does not run {dt}")
         if case is not None and any(t.layout == "reversed" for t in getattr(case, "inputs", ())):
             return Support(False, NEGATIVE_STRIDES)
+        if op == "rms_norm" and self._lib is not None and not hasattr(self._lib.nn.functional, "rms_norm"):
+            return Support(False, f"torch {self._lib.__version__} has no torch.nn.functional.rms_norm (torch >= 2.4)")
         return Support(True)
 
     # -- memory -----------------------------------------------------------------------

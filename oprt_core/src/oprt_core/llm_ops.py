@@ -1,0 +1,346 @@
+"""The memory-bound operators of transformer models: rms_norm, layer_norm, silu_mul.
+
+Registered by the built-in plugin :mod:`oprt_core.builtin` next to the five core ops, with implementations in the
+numpy backend and the torch / cupy baselines. They have no C ABI in the core library yet (no kernel in
+oprt_nvidia or oprt_metax): they are not in oprt.h's generated region (:mod:`oprt_core.cdecl` writes only
+``CORE_OPS``), and a compiled backend reports them unsupported ("no kernel for rms_norm in this build"). Their
+``eps`` params declare ``ctype="float"`` all the same, so a kernel later gets its prototypes from these specs.
+
+Every op normalises (or gates) along the last axis; any leading shape, any strides. ``weight`` and ``bias`` have
+shape ``(n,)`` for ``x`` of shape ``(..., n)``, in ``x``'s dtype. Arithmetic in f32, one rounding to the
+output dtype at the end.
+
+Error budgets (|out - ref| <= atol + rtol * |ref| against a float64 reference computed from the same,
+already-rounded inputs); n is the length of the normalised axis:
+
+- rms_norm, ``y = x / sqrt(mean(x^2) + eps) * weight``: the sum of squares has only non-negative terms, so its
+  relative error is the accumulation's, at most ~log2(n + 1) * eps(f32) for a tree or blocked sum (a sequential
+  loop on random data stays well under it), plus half an ulp per square; the square root halves that relative
+  error; the add of eps, the rsqrt (~2 ulp on the GPUs' fast paths) and the two products x * r * weight add
+  ~4 ulp of f32. The result is rounded to the dtype: eps(dtype) covers a double rounding (f32 -> f16/bf16),
+  and also a kernel that rounds x * r to the dtype before the weight multiply (as torch's does):
+      rtol = eps(dtype) + (log2(n + 1) / 2 + 4) * eps(f32)
+  ~1.2e-6 in f32 at n = 4096: a row mean over n + 1 or n - 1 elements (a dropped element: ~x_i^2 / (2 n ms)
+  relative, 1e-4 at n = 4096) or an eps off by 10x (5e-6 / ms relative) falls outside it in f32; in f16/bf16,
+  whose eps dwarfs the f32 terms, only on short rows. atol: the dtype's smallest subnormal (f32: its smallest
+  normal), for outputs below the normal range where relative error means nothing.
+- layer_norm, ``y = (x - mean) / sqrt(var + eps) * weight + bias`` (biased variance, as torch): the mean errs by
+  log2(n + 1) * eps(f32) * mean|x| absolutely; the variance (two-pass, or one-pass on data of mean ~0) by
+  ~(log2(n + 1) + 2) * eps(f32) relatively, halved by the root. x - mean cancels where x is near the mean, so
+  the bound is absolute per element, taken by ``tolerance_fn`` from the float64 inputs:
+      atol_i = |weight_i| / sqrt(var + eps) * log2(n + 1) * eps(f32) * mean|x|      (the mean's error)
+               + |p_i| * (log2(n + 1) / 2 + 6) * eps(f32)     (p_i = (x_i - mean) / sqrt(var + eps) * weight_i)
+               + |bias_i| * eps(f32) + the dtype's smallest subnormal
+      rtol = eps(dtype)                                         (the rounding of y to the dtype)
+  p and bias may cancel, so p's relative error is charged on |p|, not on |y|.
+- silu_mul, ``out = gate * sigmoid(gate) * up``: exp to ~2 ulp of f32 (the GPUs' fast exp), the add and the
+  division one rounding each, the two products one each: rtol = eps(dtype) + 8 * eps(f32). atol: the dtype's
+  smallest subnormal, at least 3e-37: where gate < -88.7, exp(-gate) overflows f32 and a kernel computing
+  gate / (1 + exp(-gate)) returns -0 for a true value of magnitude below 88.7 * e^-88.7 ~ 2.6e-37.
+
+Bytes moved (ideal: each input read once, the output written once): rms_norm (2 numel + n) * itemsize,
+layer_norm (2 numel + 2 n) * itemsize, silu_mul 3 numel * itemsize. Flops, each operation 1 (an exp or an
+rsqrt too): rms_norm 4 per element (square, add, two products) + 3 per row (divide by n, add eps, rsqrt);
+layer_norm 7 per element (add for the mean, subtract, square, add for the variance, two products, add of the
+bias) + 4 per row; silu_mul 5 per element (exp, add, divide, two products).
+
+Not declared here yet: rms_norm's fused residual form (``h = x + residual`` written out as well as normalised)
+needs an op with two outputs, which an OpSpec cannot declare. silu_mul's packed form (one tensor ``[..., 2d]``
+split in halves) needs no op of its own: ``silu_mul(t[..., :d], t[..., d:])`` passes two strided views of the one
+buffer (any strides are accepted; nothing is copied).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+
+from .dtypes import DTYPES, DType
+from .errors import InvalidArgumentError
+from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
+
+__all__ = ["LLM_OPS", "LLM_SPECS", "rms_norm_spec", "layer_norm_spec", "silu_mul_spec", "norm_case",
+           "silu_mul_case"]
+
+_EPS32 = DTYPES["f32"].eps
+_TINY32 = float(np.finfo(np.float32).tiny)
+
+#: Hidden sizes of real models (Llama, Mistral, Qwen, GPT-style): the normalised axis of the default cases.
+HIDDEN_SIZES = (4096, 5120, 8192, 14336)
+
+
+def _subnormal(dt: DType) -> float:
+    """The dtype's smallest subnormal (f32: its smallest normal, what a flush-to-zero kernel can still give)."""
+    return _TINY32 if dt.name == "f32" else float(ml_dtypes.finfo(dt.numpy).smallest_subnormal)
+
+
+def _row_len(shape: tuple[int, ...]) -> int:
+    return shape[-1] if shape else 1
+
+
+# ---------------------------------------------------------------------------------------
+# shapes and params
+
+
+def _check_norm(op: str, n_vectors: int) -> Callable[[list[tuple[int, ...]], dict], None]:
+    """param_check_fn of a norm: x at least 1-d, eps >= 0, each of the ``n_vectors`` inputs after x of shape (n,)."""
+    names = ("weight", "bias")
+
+    def check(shapes: list[tuple[int, ...]], params: dict) -> None:
+        x = shapes[0]
+        if not x:
+            raise InvalidArgumentError(f"{op}: x must have at least 1 dim (rows along its last axis), got a 0-d input")
+        for name, shape in zip(names[:n_vectors], shapes[1:]):
+            if tuple(shape) != (x[-1],):
+                raise InvalidArgumentError(
+                    f"{op}: shape mismatch: {name} has shape {tuple(shape)}, expected ({x[-1]},) for x of shape "
+                    f"{tuple(x)} (one {name} per element of the last axis)")
+        if params["eps"] < 0:
+            raise InvalidArgumentError(f"{op}: eps must be >= 0, got {params['eps']!r}")
+
+    return check
+
+
+def _check_silu_mul(shapes: list[tuple[int, ...]], params: dict) -> None:
+    gate, up = shapes
+    if tuple(gate) != tuple(up):
+        raise InvalidArgumentError(f"silu_mul: shape mismatch: gate has shape {tuple(gate)} and up {tuple(up)}; "
+                                   "they must be equal (for one packed [..., 2d] tensor t pass t[..., :d], t[..., d:])")
+
+
+def _eps_param(default: float) -> Param:
+    return Param("eps", (float, int), default, "added to the variance (mean of squares) before the square root",
+                 ctype="float")
+
+
+# ---------------------------------------------------------------------------------------
+# references (float64; the spec casts the inputs first)
+
+
+def _rms_norm_ref(x: np.ndarray, weight: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    if x.size == 0:
+        return np.empty(x.shape, np.float64)
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def _layer_norm_parts(x: np.ndarray, weight: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(p, 1 / sqrt(var + eps)) with p = (x - mean) / sqrt(var + eps) * weight, in float64."""
+    mean = np.mean(x, axis=-1, keepdims=True)
+    d = x - mean
+    r = 1.0 / np.sqrt(np.mean(d * d, axis=-1, keepdims=True) + eps)
+    return d * r * weight, r
+
+
+def _layer_norm_ref(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    if x.size == 0:
+        return np.empty(x.shape, np.float64)
+    return _layer_norm_parts(x, weight, eps)[0] + bias
+
+
+def _silu_mul_ref(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):  # exp(-gate) overflows float64 only for gate < -709: sigmoid is 0 there
+        return gate / (1.0 + np.exp(-gate)) * up
+
+
+# ---------------------------------------------------------------------------------------
+# budgets
+
+
+def _rms_rtol(dt: DType, n: int) -> float:
+    return dt.eps + (math.log2(n + 1) / 2 + 4) * _EPS32
+
+
+def _rms_norm_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]:
+    return _subnormal(dt), _rms_rtol(dt, _row_len(inputs64[0].shape))
+
+
+def _layer_norm_tolerance(dt: DType, inputs64, ref, params) -> tuple[np.ndarray, float]:
+    x, weight, bias = inputs64
+    n = _row_len(x.shape)
+    p, r = _layer_norm_parts(x, weight, params["eps"])
+    lg = math.log2(n + 1)
+    mean_abs = np.mean(np.abs(x), axis=-1, keepdims=True)
+    atol = (np.abs(weight) * r * (lg * _EPS32 * mean_abs) + np.abs(p) * ((lg / 2 + 6) * _EPS32)
+            + np.abs(bias) * _EPS32 + _subnormal(dt))
+    return atol, dt.eps
+
+
+def _silu_atol(dt: DType) -> float:
+    return max(_subnormal(dt), 3e-37)
+
+
+# the budgets at n = 4096 (the tolerance_fns give each case's own)
+_BUDGETS = {
+    "rms_norm": {d: Budget(_rms_rtol(DTYPES[d], 4096), _subnormal(DTYPES[d])) for d in DTYPES},
+    "layer_norm": {d: Budget(DTYPES[d].eps, _subnormal(DTYPES[d])) for d in DTYPES},
+    "silu_mul": {d: Budget(DTYPES[d].eps + 8 * _EPS32, _silu_atol(DTYPES[d])) for d in DTYPES},
+}
+
+
+# ---------------------------------------------------------------------------------------
+# bytes and flops
+
+
+def _rows(case: Case) -> int:
+    x = case.inputs[0].shape
+    return math.prod(x[:-1]) if x else 1
+
+
+def _norm_bytes(case: Case, dt: DType) -> int:
+    return (2 * case.numel + sum(math.prod(t.shape) for t in case.inputs[1:])) * dt.itemsize
+
+
+# ---------------------------------------------------------------------------------------
+# cases
+
+
+def norm_case(op: str, shape: tuple[int, ...], layout: str = "contiguous", eps: float | None = None,
+              weight_layout: str = "contiguous", data: str = "uniform") -> Case:
+    """A case of rms_norm or layer_norm: x of ``shape`` laid out as ``layout``, weight (and bias) of shape
+    ``(shape[-1],)``; ``eps`` None: the op's default."""
+    shape = tuple(shape)
+    default = _DEFAULT_EPS[op]
+    eps = default if eps is None else eps
+    label = (format_shape(shape) + ("" if layout == "contiguous" else f"-{layout}")
+             + ("" if weight_layout == "contiguous" else f"-weight_{weight_layout}")
+             + ("" if eps == default else f"-eps{eps:g}"))
+    vec = TensorCase(shape[-1:], weight_layout)
+    vectors = (vec,) if op == "rms_norm" else (vec, vec)
+    return Case(op, label, (TensorCase(shape, layout), *vectors), (("eps", eps),), data)
+
+
+def silu_mul_case(shape: tuple[int, ...], layout: str = "contiguous", up_layout: str | None = None) -> Case:
+    """A case of silu_mul: gate of ``shape`` laid out as ``layout``, up of the same shape (``up_layout``, default
+    ``layout``)."""
+    shape = tuple(shape)
+    up_layout = layout if up_layout is None else up_layout
+    label = format_shape(shape) + ("" if layout == "contiguous" else f"-{layout}")
+    if up_layout != layout:
+        label += f"-up_{up_layout}"
+    return Case("silu_mul", label, (TensorCase(shape, layout), TensorCase(shape, up_layout)))
+
+
+_DEFAULT_EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}
+
+
+def _norm_case_sets(op: str) -> dict[str, list[Case]]:
+    c = lambda shape, layout="contiguous", **kw: norm_case(op, shape, layout, **kw)  # noqa: E731
+    return {
+        "smoke": [c((4, 64)), c((3, 5, 33), eps=0.1), c((17, 65), "transposed")],
+        # tokens x hidden size of real models (Llama 7B 4096, 13B 5120, 70B 8192; an MLP width 14336)
+        "default": [c((4096, 4096)), c((8192, 5120)), c((4096, 8192)), c((2048, 14336)), c((16384, 8192))],
+        "large": [c((32768, 4096)), c((32768, 8192)), c((16384, 14336))],
+        "edge": [
+            c((1,)), c((7,)), c((1, 1)), c((7, 1)), c((0, 5)), c((5, 0)), c((3, 1001)), c((1, 4099)),
+            c((2, 3, 5, 33)), c((37, 129), "transposed"), c((129, 255), "step2"), c((999,), "offset1"),
+            c((17, 31), "reversed"), c((5, 31), "broadcast0"), c((33, 65), weight_layout="step2"),
+            c((19, 77), weight_layout="reversed"), c((9, 300), eps=0), c((2, 20000)),
+        ],
+    }
+
+
+def _silu_case_sets() -> dict[str, list[Case]]:
+    c = silu_mul_case
+    return {
+        "smoke": [c((4, 64)), c((3, 5, 33), "step2")],
+        # tokens x intermediate size (Llama 7B 11008, Mistral / Llama 3 8B 14336)
+        "default": [c((4096, 4096)), c((2048, 14336)), c((4096, 11008)), c((16384, 8192))],
+        "large": [c((16384, 14336)), c((32768, 8192))],
+        "edge": [
+            c((1,)), c((0,)), c((7,)), c((0, 5)), c((1000003,)), c((3, 5, 7)), c((37, 129), "transposed"),
+            c((129, 255), "step2"), c((999,), "offset1"), c((17, 31), "reversed"), c((5, 31), "broadcast0"),
+            c((33, 65), "contiguous", "step2"),
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# the specs
+
+_INPUT_DOC = """x: an array of f32, f16 or bf16 (numpy, or on a GPU backend its own arrays, CuPy arrays or torch
+            tensors) of shape ``(..., n)``, at least 1-d, any strides; a Python list is converted by
+            ``numpy.asarray``, Python floats to f32."""
+
+rms_norm_spec = OpSpec(
+    name="rms_norm",
+    doc="out = x / sqrt(mean(x**2 over the last axis) + eps) * weight; weight has shape (x.shape[-1],).",
+    api_doc=f"""RMSNorm over the last axis: ``x / sqrt(mean(x**2) + eps) * weight``, each row on its own; computed in
+    f32 and rounded once to ``x``'s dtype.
+
+    Args:
+        {_INPUT_DOC}
+        weight: an array of ``x``'s dtype and shape ``(n,)``.
+        eps: a finite float >= 0 added to the mean of squares.
+    """,
+    n_inputs=2,
+    input_names=("x", "weight"),
+    params=(_eps_param(_DEFAULT_EPS["rms_norm"]),),
+    reference_fn=_rms_norm_ref,
+    param_check_fn=_check_norm("rms_norm", 1),
+    bytes_fn=_norm_bytes,
+    flops_fn=lambda case: 4 * case.numel + 3 * _rows(case),
+    budgets=_BUDGETS["rms_norm"],
+    tolerance_fn=_rms_norm_tolerance,
+    case_sets=_norm_case_sets("rms_norm"),
+    custom_case_fn=lambda shape, params: norm_case("rms_norm", shape, eps=params["eps"]),
+)
+
+layer_norm_spec = OpSpec(
+    name="layer_norm",
+    doc="out = (x - mean) / sqrt(var + eps) * weight + bias over the last axis (biased variance); weight and bias "
+        "have shape (x.shape[-1],).",
+    api_doc=f"""LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * weight + bias`` with the biased
+    variance (as ``torch.nn.functional.layer_norm``), each row on its own; computed in f32 and rounded once to
+    ``x``'s dtype.
+
+    Args:
+        {_INPUT_DOC}
+        weight: an array of ``x``'s dtype and shape ``(n,)``.
+        bias: an array of ``x``'s dtype and shape ``(n,)``.
+        eps: a finite float >= 0 added to the variance.
+    """,
+    n_inputs=3,
+    input_names=("x", "weight", "bias"),
+    params=(_eps_param(_DEFAULT_EPS["layer_norm"]),),
+    reference_fn=_layer_norm_ref,
+    param_check_fn=_check_norm("layer_norm", 2),
+    bytes_fn=_norm_bytes,
+    flops_fn=lambda case: 7 * case.numel + 4 * _rows(case),
+    budgets=_BUDGETS["layer_norm"],
+    tolerance_fn=_layer_norm_tolerance,
+    case_sets=_norm_case_sets("layer_norm"),
+    custom_case_fn=lambda shape, params: norm_case("layer_norm", shape, eps=params["eps"]),
+)
+
+silu_mul_spec = OpSpec(
+    name="silu_mul",
+    doc="out = silu(gate) * up = gate / (1 + exp(-gate)) * up, elementwise (the SwiGLU gate); any strides.",
+    api_doc="""The SwiGLU gate: ``silu(gate) * up = gate / (1 + exp(-gate)) * up`` elementwise; computed in f32 and
+    rounded once to the inputs' dtype. For one packed tensor ``t`` of shape ``(..., 2d)`` (gate and up
+    projections side by side) pass ``t[..., :d], t[..., d:]``: strided views, nothing is copied.
+
+    Args:
+        gate, up: arrays of one dtype (f32, f16 or bf16) and one shape, any strides; a Python list is converted by
+            ``numpy.asarray``, Python floats to f32.
+    """,
+    n_inputs=2,
+    input_names=("gate", "up"),
+    inplace=("gate", "up"),
+    reference_fn=_silu_mul_ref,
+    param_check_fn=_check_silu_mul,
+    bytes_fn=lambda case, dt: 3 * case.numel * dt.itemsize,
+    flops_fn=lambda case: 5 * case.numel,
+    budgets=_BUDGETS["silu_mul"],
+    tolerance_fn=lambda dt, inputs64, ref, params: (_silu_atol(dt), dt.eps + 8 * _EPS32),
+    case_sets=_silu_case_sets(),
+    custom_case_fn=lambda shape, params: silu_mul_case(shape),
+)
+
+#: The model ops, in the order they are listed.
+LLM_OPS: tuple[OpSpec, ...] = (rms_norm_spec, layer_norm_spec, silu_mul_spec)
+
+#: The model ops by name.
+LLM_SPECS: dict[str, OpSpec] = {s.name: s for s in LLM_OPS}
