@@ -85,23 +85,31 @@ def _row_len(shape: tuple[int, ...]) -> int:
 # shapes and params
 
 
-def _check_norm(op: str, n_vectors: int) -> Callable[[list[tuple[int, ...]], dict], None]:
-    """param_check_fn of a norm: x at least 1-d, eps >= 0, each of the ``n_vectors`` inputs after x of shape (n,)."""
-    names = ("weight", "bias")
+def _check_norm(op: str) -> Callable[[list[tuple[int, ...]], dict], None]:
+    """param_check_fn of a norm: x at least 1-d, eps >= 0 (the vectors' shapes: ``_norm_output_shape``)."""
 
     def check(shapes: list[tuple[int, ...]], params: dict) -> None:
-        x = shapes[0]
-        if not x:
+        if not shapes[0]:
             raise InvalidArgumentError(f"{op}: x must have at least 1 dim (rows along its last axis), got a 0-d input")
-        for name, shape in zip(names[:n_vectors], shapes[1:]):
-            if tuple(shape) != (x[-1],):
-                raise InvalidArgumentError(
-                    f"{op}: shape mismatch: {name} has shape {tuple(shape)}, expected ({x[-1]},) for x of shape "
-                    f"{tuple(x)} (one {name} per element of the last axis)")
         if params["eps"] < 0:
             raise InvalidArgumentError(f"{op}: eps must be >= 0, got {params['eps']!r}")
 
     return check
+
+
+def _norm_output_shape(op: str) -> Callable[[list[tuple[int, ...]], dict], tuple[int, ...]]:
+    """output_shape_fn of a norm: x's shape, once each input after x (weight, bias) has shape (n,)."""
+
+    def shape_of(shapes: list[tuple[int, ...]], params: dict) -> tuple[int, ...]:
+        x = tuple(shapes[0])
+        for name, shape in zip(("weight", "bias"), shapes[1:]):
+            if tuple(shape) != (x[-1],):
+                raise InvalidArgumentError(
+                    f"{op}: shape mismatch: {name} has shape {tuple(shape)}, expected ({x[-1]},) for x of shape "
+                    f"{x} (one {name} per element of the last axis)")
+        return x
+
+    return shape_of
 
 
 def _check_silu_mul(shapes: list[tuple[int, ...]], params: dict) -> None:
@@ -279,7 +287,8 @@ rms_norm_spec = OpSpec(
     input_names=("x", "weight"),
     params=(_eps_param(_DEFAULT_EPS["rms_norm"]),),
     reference_fn=_rms_norm_ref,
-    param_check_fn=_check_norm("rms_norm", 1),
+    param_check_fn=_check_norm("rms_norm"),
+    output_shape_fn=_norm_output_shape("rms_norm"),
     bytes_fn=_norm_bytes,
     flops_fn=lambda case: 4 * case.numel + 3 * _rows(case),
     budgets=_BUDGETS["rms_norm"],
@@ -306,7 +315,8 @@ layer_norm_spec = OpSpec(
     input_names=("x", "weight", "bias"),
     params=(_eps_param(_DEFAULT_EPS["layer_norm"]),),
     reference_fn=_layer_norm_ref,
-    param_check_fn=_check_norm("layer_norm", 2),
+    param_check_fn=_check_norm("layer_norm"),
+    output_shape_fn=_norm_output_shape("layer_norm"),
     bytes_fn=_norm_bytes,
     flops_fn=lambda case: 7 * case.numel + 4 * _rows(case),
     budgets=_BUDGETS["layer_norm"],
