@@ -858,7 +858,7 @@ class CompiledBackend:
 
 
 def c_abi_impl(*_args: Any) -> None:
-    """The implementation a plugin registers for a compiled backend, ``register("nvidia", "rms_norm", c_abi_impl)``:
+    """The implementation a plugin registers for a compiled backend, ``register("nvidia", "square", c_abi_impl)``:
     the op runs through the backend library's own entry points (:meth:`CompiledBackend.add_op`). A marker, never
     called."""
     raise TypeError("c_abi_impl marks an op a compiled backend runs through its library; it is not called")
