@@ -21,7 +21,15 @@ from oprt_core import cdecl
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import DTYPES
 from oprt_core.errors import InvalidArgumentError, UnsupportedCase
-from oprt_core.llm_ops import LLM_OPS, LLM_SPECS, layer_norm_spec, norm_case, rms_norm_spec, silu_mul_case, silu_mul_spec
+from oprt_core.llm_ops import (
+    LLM_OPS,
+    LLM_SPECS,
+    layer_norm_spec,
+    norm_case,
+    rms_norm_spec,
+    silu_mul_case,
+    silu_mul_spec,
+)
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import get_registry
 

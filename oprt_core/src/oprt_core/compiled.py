@@ -42,7 +42,6 @@ from .core_ops import CORE_SPECS, OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
-from .llm_ops import LLM_SPECS
 from .errors import (
     AbiMismatchError,
     BackendError,
@@ -51,6 +50,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCase,
 )
+from .llm_ops import LLM_SPECS
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
            "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason",

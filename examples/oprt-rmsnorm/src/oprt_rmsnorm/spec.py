@@ -50,7 +50,8 @@ def rms_norm_reference(x: np.ndarray, weight: np.ndarray, eps: float = 1e-6) -> 
 
 def _check_params(shapes: list[tuple[int, ...]], params: dict) -> None:
     if not shapes[0]:
-        raise InvalidArgumentError("rms_norm_example: x must have at least 1 dim (rows along its last axis), got a 0-d input")
+        raise InvalidArgumentError("rms_norm_example: x must have at least 1 dim (rows along its last axis), "
+                                   "got a 0-d input")
     if params["eps"] < 0:
         raise InvalidArgumentError(f"rms_norm_example: eps must be >= 0, got {params['eps']!r}")
 
@@ -58,8 +59,8 @@ def _check_params(shapes: list[tuple[int, ...]], params: dict) -> None:
 def _output_shape(shapes: list[tuple[int, ...]], params: dict) -> tuple[int, ...]:
     x, w = shapes
     if tuple(w) != (x[-1],):
-        raise InvalidArgumentError(f"rms_norm_example: shape mismatch: weight has shape {tuple(w)}, expected ({x[-1]},) "
-                                   f"for x of shape {tuple(x)} (one weight per element of the last axis)")
+        raise InvalidArgumentError(f"rms_norm_example: shape mismatch: weight has shape {tuple(w)}, expected "
+                                   f"({x[-1]},) for x of shape {tuple(x)} (one weight per element of the last axis)")
     return tuple(x)
 
 

@@ -179,7 +179,8 @@ class BaselineBackend:
 
     def _check_call(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any],
                     dtype_name: Callable[[Any], str]) -> tuple[Any, dict[str, Any]]:
-        """``prepare``'s first checks: a core op (or model op), shapes and dtypes that fit its spec; the output dtype and params."""
+        """``prepare``'s first checks: a core op (or model op), shapes and dtypes that fit its spec; the output dtype
+        and params."""
         if op not in self._impls:
             raise UnknownNameError(f"op of the {self._library} backend", op, self._impls)
         spec = CORE_SPECS[op] if op in CORE_SPECS else LLM_SPECS[op]

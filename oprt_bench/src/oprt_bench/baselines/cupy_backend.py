@@ -40,9 +40,9 @@ import numpy as np
 
 from oprt_core.backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from oprt_core.core_ops import CORE_SPECS
-from oprt_core.llm_ops import LLM_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, UnsupportedCase
+from oprt_core.llm_ops import LLM_SPECS
 
 from .base import (
     BaselineBackend,
