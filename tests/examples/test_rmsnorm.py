@@ -322,7 +322,7 @@ def test_the_committed_c_header_is_generated_from_the_spec():
     from oprt_core import cdecl
 
     header = Path(__file__).resolve().parents[2] / "examples" / "oprt-rmsnorm" / "include" / "oprt_rms_norm_example.h"
-    assert header.read_text(encoding="utf-8") == cdecl.header([SPEC], "OPRT_RMS_NORM_H_"), (
+    assert header.read_text(encoding="utf-8") == cdecl.header([SPEC], "OPRT_RMS_NORM_EXAMPLE_H_"), (
         "stale: python -m oprt_core.cdecl --header oprt_rmsnorm.spec:rms_norm_spec > "
         "examples/oprt-rmsnorm/include/oprt_rms_norm_example.h")
     text = header.read_text(encoding="utf-8")

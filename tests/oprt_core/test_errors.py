@@ -19,13 +19,14 @@ from oprt_core.errors import (
     UnknownNameError,
     UnsupportedCase,
 )
+from oprt_core.llm_ops import LLM_SPECS
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import Registry, get_plugin_manager
 from oprt_core.spec import TensorCase, parse_shape
 from oprt_core.validate import check_call
 
 X = np.ones((3, 4), np.float32)
-CORE_CHOICES = "copy, reduce_sum, relu, softmax, vector_add"
+CORE_CHOICES = "copy, layer_norm, reduce_sum, relu, rms_norm, silu_mul, softmax, vector_add"  # the built-in ops
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_unknown_op(reg):
     with raises(UnknownNameError, "unknown op 'matmul'; valid choices: " + CORE_CHOICES) as info:
         reg.get_op("matmul")
     assert info.value.kind == "op" and info.value.name == "matmul"
-    assert info.value.choices == sorted(CORE_SPECS)
+    assert info.value.choices == sorted([*CORE_SPECS, *LLM_SPECS])
     with raises(UnknownNameError, "unknown op 'matmul'; valid choices: " + CORE_CHOICES):
         ops.run("matmul", [X], registry=reg)
     for bad in (None, ["copy"], 3):

@@ -32,7 +32,8 @@ from oprt_core.plugins import (
 
 TESTS = Path(__file__).resolve().parents[1]
 FAKE_DIR = TESTS / "plugins" / "fake"
-CORE_OPS = ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
+# the built-in plugin "core" registers the five core ops and the model ops
+CORE_OPS = ["copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "layer_norm", "silu_mul"]
 ENV_VARS = ("OPRT_DISABLE_PLUGIN_AUTOLOAD", "OPRT_PLUGINS", "OPRT_DISABLED_PLUGINS")
 
 
