@@ -26,6 +26,7 @@ from oprt_core.errors import (
     UnknownNameError,
     UnsupportedCase,
 )
+from oprt_core.llm_ops import LLM_OPS, LLM_SPECS
 from oprt_core.plugins import Registry, get_plugin_manager
 from oprt_core.spec import TensorCase, make_tensor
 
@@ -42,7 +43,8 @@ from oprt_bench.baselines import CupyBackend, TorchBackend, cupy_plugin, host_sp
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 DTYPES = ("f32", "f16", "bf16")
-SWEEP = [(spec.name, case_set, case) for spec in CORE_OPS for case_set in ("smoke", "edge")
+SPECS = {**CORE_SPECS, **LLM_SPECS}  # the core ops and the model ops (torch runs both; CuPy has no model op)
+SWEEP = [(spec.name, case_set, case) for spec in (*CORE_OPS, *LLM_OPS) for case_set in ("smoke", "edge")
          for case in spec.cases(case_set)]
 SWEEP_IDS = [f"{case_set}-{case.name}" for _, case_set, case in SWEEP]
 LAYOUTS = ("contiguous", "transposed", "step2", "offset1", "broadcast0")
@@ -58,7 +60,7 @@ def run_and_check(be, op: str, case, dtype: str) -> None:
     if not support:
         assert support.reason
         pytest.skip(f"unsupported on {be.name}: {support.reason}")
-    spec = CORE_SPECS[op]
+    spec = SPECS[op]
     params = case.param_dict
     rng = np.random.default_rng(_seed(op, case.name, dtype))
     inputs = spec.make_inputs(case, dtype, rng)
@@ -113,6 +115,13 @@ def test_torch_cpu_sweep(torch_cpu, op, case_set, case, dtype):
 @pytest.mark.parametrize(("op", "case_set", "case"), SWEEP, ids=SWEEP_IDS)
 def test_gpu_sweep(kind, op, case_set, case, dtype):
     run_and_check(_gpu_backend(kind), op, case, dtype)
+
+
+@pytest.mark.parametrize("op", list(LLM_SPECS))
+def test_model_ops_torch_runs_them_cupy_has_none(op):
+    assert op in TorchBackend._impls
+    sup = CupyBackend().supports(op, "f32", LLM_SPECS[op].cases("smoke")[0])
+    assert not sup.ok and sup.reason.startswith(f"CuPy has no {op}")
 
 
 # -- layouts --------------------------------------------------------------------------------------------------
