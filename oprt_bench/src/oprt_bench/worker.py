@@ -43,6 +43,7 @@ from dataclasses import replace
 from typing import Any
 
 from oprt_core.core_ops import CORE_SPECS
+from oprt_core.llm_ops import LLM_SPECS
 
 from .calibrate import Calibration, TimerCheck, calibrate, timer_check
 from .errors import one_line
@@ -83,9 +84,10 @@ def worker_source(registry: Any, name: str, op_names: list[str]) -> WorkerSource
     default = plugins.get_registry.cache_info().currsize and registry is plugins.get_registry()
     if default:
         return WorkerSource(name, "entrypoints")
-    missing = [op for op in op_names if op not in CORE_SPECS]
+    # the built-in ops (core and model ops) are in every worker's registry
+    missing = [op for op in op_names if op not in CORE_SPECS and op not in LLM_SPECS]
     if missing:
-        return f"ops {', '.join(missing)} are not core ops and the registry is not the installed one"
+        return f"ops {', '.join(missing)} are not built-in ops and the registry is not the installed one"
     backend = registry.get_backend(name)
     try:
         payload = pickle.dumps(backend)
