@@ -56,9 +56,9 @@ def test_faults_become_error_rows_in_process_registry(tmp_path, monkeypatch):
     assert time.monotonic() - started < 60
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows)
-    assert "24 rows (21 ok, 3 error)" in r.stdout
+    assert "40 rows (37 ok, 3 error)" in r.stdout
     meta = json.loads((out / "run.json").read_text())
-    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": 21, "error": 3}
+    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": 37, "error": 3}
     assert meta["plan"]["isolation"] == "process" and meta["plan"]["case_timeout_s"] == 2.0
     assert meta["plan"]["in_process"] == []
     html = (out / "report.html").read_text()
@@ -75,7 +75,7 @@ def test_faults_from_the_installed_plugin_console_script(tmp_path):
     assert "Traceback" not in p.stderr
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows, ("f32", "bf16"))
-    assert "48 rows (42 ok, 6 error)" in p.stdout and "timed out after 1 s running the case" in p.stdout
+    assert "80 rows (74 ok, 6 error)" in p.stdout and "timed out after 1 s running the case" in p.stdout
     assert (out / "report.html").exists() and json.loads((out / "run.json").read_text())["exit_code"] == 1
 
 

@@ -51,7 +51,7 @@ def test_smoke_sweep_end_to_end(smoke_run):
     assert len(doc["rows"]) == len(rows) and doc["run"]["status"] == "complete"
 
     html = (smoke_run / "report.html").read_text()
-    assert html.count("<table class='op sortable'") == 5 and html.count("<svg") == 6  # 5 ops' GB/s, the roofline
+    assert html.count("<table class='op sortable'") == 8 and html.count("<svg") == 9  # 8 ops' GB/s, the roofline
     # nothing to fetch: no external src/href/url(), one inline script, no stylesheets links, no @import
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)|url\(\s*["']?(https?:|//)|@import""", html)
     assert html.count("<script") == 1 and "<script>" in html and "<link" not in html and "<img" not in html
