@@ -326,8 +326,8 @@ def test_the_committed_c_header_is_generated_from_the_spec():
         "stale: python -m oprt_core.cdecl --header oprt_rmsnorm.spec:rms_norm_spec > "
         "examples/oprt-rmsnorm/include/oprt_rms_norm_example.h")
     text = header.read_text(encoding="utf-8")
-    assert "const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,\n" in text
-    assert "float eps);" in text and "const void *x, const void *weight, oprt_stream_t stream);" in text
+    assert "const oprt_tensor_desc_t *x,\n" in text and "const oprt_tensor_desc_t *weight, float eps);" in text
+    assert "const void *x, const void *weight,\n" in text and "oprt_stream_t stream);" in text
     from oprt_core.cdecl import c_params
 
     assert c_params(SPEC, SPEC.validate_params({"eps": 1})) == (1.0,)
