@@ -18,6 +18,7 @@ from oprt_core import OprtError, Registry
 
 from . import __version__
 from .compare import judge, parse_threshold, timing_mismatch
+from .merge import ON_DUPLICATE, merge_runs
 from .model import AVAILABILITY_TIMEOUT_S, FORMATS, ISOLATIONS, MODES, SweepOptions
 from .plan import check_seconds
 from .results import load_run
@@ -274,6 +275,23 @@ def report_cmd(runs: tuple[Path, ...], out: Path | None, title: str) -> int:
     """Rebuild report.html from run folders (results.csv, else results.json, and run.json), as the sweep writes
     it; several runs (e.g. from several machines) merge into one comparison."""
     click.echo(str(rebuild_report(runs, out, title)))
+    return 0
+
+
+@cli.command("merge")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR...")
+@click.option("--out", type=click.Path(path_type=Path), required=True, metavar="FOLDER",
+              help="The merged run folder (new or empty).")
+@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE), default="error", show_default=True,
+              help="A row (op, case, dtype, backend) in two runs: refuse, keep the first or last run's, or rename "
+                   "both runs' backend to backend@host.")
+@click.option("--title", default="oprt-bench report", show_default=True)
+def merge_cmd(runs: tuple[Path, ...], out: Path, on_duplicate: str, title: str) -> int:
+    """Merge runs made separately (e.g. on an H200 host and a MetaX host) into one run folder and one report, with
+    each source run's provenance in run.json; compare and report read it as any run."""
+    folder, counts = merge_runs(list(runs), out, on_duplicate, sys.argv, title)
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    click.echo(f"{PROG} merge: {sum(counts.values())} rows ({summary or 'none'}) from {len(runs)} runs -> {folder}")
     return 0
 
 
