@@ -101,7 +101,7 @@ def merge_runs(paths: Sequence[Path], out: Path, on_duplicate: str = "error", ar
 
     rows = list(kept.values())
     counts = dict(Counter(str(r.get("status")) for r in rows))
-    plans = [r.meta.get("plan") if isinstance(r.meta.get("plan"), dict) else {} for r in runs]
+    plans: list[dict[str, Any]] = [r.meta["plan"] if isinstance(r.meta.get("plan"), dict) else {} for r in runs]
     statuses = [str(r.meta.get("status") or "unknown (no run.json)") for r in runs]
     unfinished = [f"{r.path}: {s}" for r, s in zip(runs, statuses) if s != "complete"]
     meta = provenance(argv, _common([r.meta.get("seed") for r in runs]), {"merge": [str(p) for p in paths],
