@@ -148,8 +148,8 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
                 except OprtError as exc:
                     raise UsageError(f"--shape {text} does not fit op {spec.name}: {exc}") from None
     if opts.shapes_file:
-        entries = load_shapes_file(opts.shapes_file)
-        for op, found in file_cases(opts.shapes_file, entries, specs, list(registry.ops)).items():
+        file_entries = load_shapes_file(opts.shapes_file)
+        for op, found in file_cases(opts.shapes_file, file_entries, specs, list(registry.ops)).items():
             cases[op].extend(found)
     if not opts.shapes and not opts.shapes_file:
         cases = {s.name: list(s.case_sets.get(opts.cases, ())) for s in specs}

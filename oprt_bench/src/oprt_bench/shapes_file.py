@@ -154,7 +154,7 @@ def file_cases(path: Path | str, entries: Sequence[Mapping[str, Any]], specs: Se
             if op not in known_ops:
                 raise UsageError(f"{label}: unknown op {op!r}; valid: {', '.join(known_ops)}")
         refusals: list[str] = []
-        for op in (ops if named else list(swept)):
+        for op in (ops if ops is not None else list(swept)):
             if op not in swept:
                 continue  # named, but not in --ops: left out of this sweep
             try:

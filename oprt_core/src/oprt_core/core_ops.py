@@ -51,8 +51,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from .dtypes import DTYPES, DType
 from . import model_shapes
+from .dtypes import DTYPES, DType
 from .errors import InvalidArgumentError
 from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
 
