@@ -22,7 +22,8 @@ from oprt_rmsnorm import plugin as rms_plugin  # noqa: E402
 from oprt_rmsnorm import rms_norm_numpy, rms_norm_reference, rms_norm_spec  # noqa: E402
 
 from oprt_core import DTYPES, InvalidArgumentError, Registry, get_plugin_manager, numpy_plugin, ops  # noqa: E402
-from oprt_core.spec import CASE_SETS, Case, TensorCase  # noqa: E402
+from oprt_core.spec import REQUIRED_CASE_SETS as CASE_SETS  # noqa: E402
+from oprt_core.spec import Case, TensorCase  # noqa: E402
 
 OPRT_BENCH = [sys.executable, "-c", "import sys; from oprt_bench.cli import main; sys.argv[0] = 'oprt-bench'; main()"]
 RUN_LARGE = os.environ.get("OPRT_TEST_LARGE") == "1"

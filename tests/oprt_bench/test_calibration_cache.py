@@ -149,3 +149,13 @@ def test_verbose_reports_where_the_time_goes(tmp_path):
     assert set(phases) == {"plan", "workers", "calibration", "rows", "report"}
     assert all(v >= 0 for v in phases.values()) and phases["rows"] > 0
     assert "workers started in parallel: numpy" in proc.stdout + proc.stderr
+
+
+def test_workers_started_before_a_refused_plan_do_not_hold_the_error_back(tmp_path):
+    """The workers of the named backends start before the plan; an option the plan refuses is still a one-line
+    error with exit status 2, and nothing is written."""
+    out = tmp_path / "run"
+    proc = run_script("--backends", "numpy", "--ops", "no_such_op", "--out", str(out))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "no_such_op" in proc.stderr
+    assert not out.exists()

@@ -19,8 +19,15 @@ LAYOUTS = ("contiguous", "transposed", "step2", "offset1", "reversed", "broadcas
 SHM = Path("/dev/shm")
 
 
-def _blocks() -> set[str]:
-    return {p.name for p in SHM.glob("psm_*")} if SHM.is_dir() else set()
+def _names(desc) -> set[str]:
+    """The shared-memory blocks a case description refers to."""
+    arrays = [*(desc.inputs or ()), *(desc.inputs64 or ()), *([desc.reference] if desc.reference else [])]
+    return {a.block.lstrip("/") for a in arrays}
+
+
+def _alive(names: set[str]) -> set[str]:
+    """Those of ``names`` that still exist (other processes' blocks are never looked at: tests run in parallel)."""
+    return {n for n in names if (SHM / n).exists()} if SHM.is_dir() else set()
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -31,8 +38,8 @@ def test_a_shared_case_maps_back_identical_views(layout, dtype):
     prepared = prepare_case(spec, case, dtype, seed=11)
     inputs, ref, error, inputs64 = prepared
     assert not error and inputs is not None
-    before = _blocks()
     shared = SharedCase(prepared)
+    names = _names(shared.description)
     try:
         assert shared.nbytes > 0
         mapped = attach(shared.description)
@@ -47,24 +54,25 @@ def test_a_shared_case_maps_back_identical_views(layout, dtype):
         mapped.close()
     finally:
         shared.close()
-    assert _blocks() <= before, "a shared-memory block outlived the case"
+    assert not _alive(names), "a shared-memory block outlived the case"
 
 
 def test_the_preparer_frees_its_case():
     spec = CORE_SPECS["relu"]
     prep = CasePreparer(spec, spec.custom_case((1000,)), "f32", seed=3)
-    before = _blocks()
     desc = prep.shared()
     assert prep.shared() is desc  # made once per case
-    assert len(_blocks() - before) == 3  # input, reference, float64 input
+    names = _names(desc)
+    assert len(names) == 3  # input, reference, float64 input
+    if SHM.is_dir():
+        assert _alive(names) == names
     prep.release()
-    assert _blocks() <= before and prep.value is None
+    assert not _alive(names) and prep.value is None
 
 
 def test_two_workers_share_the_case_and_measure_what_a_lone_worker_does(tmp_path, monkeypatch):
     """numpy beside the faulty test backend (numpy again, without a plan): the parent draws each case once;
     each numpy row's error equals the one of a run where numpy's worker drew the case itself."""
-    before = _blocks()
     both, alone = tmp_path / "both", tmp_path / "alone"
     common = ["--ops", "softmax,vector_add", "--cases", "smoke", "--mode", "test", "--baseline", "none"]
     env_plugins = {"OPRT_PLUGINS": "numpy,faulty", "OPRT_FAULTY_PLAN": ""}
@@ -83,7 +91,6 @@ def test_two_workers_share_the_case_and_measure_what_a_lone_worker_does(tmp_path
     assert {key(r): r["max_abs_err"] for r in numpy_both} == errors_alone
     faulty = {key(r): r["max_abs_err"] for r in rows_both if r["backend"] == "faulty"}
     assert faulty == errors_alone  # the same inputs reached the second worker
-    assert _blocks() <= before
 
 
 def test_the_parent_shares_only_when_several_workers_run_the_case(monkeypatch):

@@ -141,7 +141,7 @@ def test_numpy_backend_within_budget(op, case_set, case, dtype):
 
 def test_every_case_set_and_real_hidden_sizes():
     for spec in LLM_OPS:
-        for cs in ("smoke", "default", "large", "edge"):
+        for cs in ("smoke", "default", "large", "edge", "models"):
             assert spec.cases(cs) and all(c.op == spec.name for c in spec.cases(cs))
         assert max(c.numel for c in spec.cases("smoke")) <= 1 << 12  # smoke stays tiny
         widths = {c.shape[-1] for c in spec.cases("default")}

@@ -30,7 +30,7 @@ def axis_of(case: Case):
 
 def test_core_ops_and_case_set_names():
     assert list(CORE_SPECS) == ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
-    assert CASE_SETS == ("smoke", "default", "large", "edge")
+    assert CASE_SETS == ("smoke", "default", "large", "edge", "models")
 
 
 @pytest.mark.parametrize("op", list(CORE_SPECS))

@@ -18,6 +18,7 @@ from oprt_core import OprtError, Registry
 
 from . import __version__
 from .compare import judge, parse_threshold, timing_mismatch
+from .merge import ON_DUPLICATE, merge_runs
 from .model import AVAILABILITY_TIMEOUT_S, FORMATS, ISOLATIONS, MODES, SweepOptions
 from .plan import check_seconds
 from .results import load_run
@@ -85,10 +86,14 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--backends", default="all", show_default=True, metavar="all|NAME,...",
               help="Backends to sweep; 'all' = every available one. A named backend must be available.")
 @click.option("--dtypes", default="all", show_default=True, metavar="all|f32,f16,bf16", help="Dtypes to sweep.")
-@click.option("--cases", default="default", show_default=True, metavar="smoke|default|large|edge",
-              help="Case set of every op.")
+@click.option("--cases", default="default", show_default=True, metavar="smoke|default|large|edge|models",
+              help="Case set of every op (models: shapes of published models, docs/cases.md; an op without the "
+                   "set has no rows).")
 @click.option("--shape", "shapes", multiple=True, metavar="SHAPE",
               help="A contiguous case of this shape (e.g. 4096x4096) instead of the case set; repeatable.")
+@click.option("--shapes", "shapes_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Cases from a JSON (or, with PyYAML installed, YAML) file instead of the case set: a list of "
+                   "{name, op, shape, axis, layout, params} (docs/cases.md).")
 @click.option("--mode", type=click.Choice(MODES), default="all", show_default=True,
               help="test: correctness only; bench: correctness gate then timing; all: gate, timing, re-check.")
 @click.option("--baseline", default=None, metavar="NAME|none",
@@ -140,7 +145,8 @@ def _registry(ctx: click.Context) -> Registry:
                    "a format named: stdout has the table alone (progress and the summary line go to stderr).")
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @click.pass_context
-def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...], mode: str,
+def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...],
+        shapes_file: Path | None, mode: str,
         baseline: str | None, cold: bool, flush: str, calibrate: bool, recalibrate: bool, time_budget: float | None,
         target_ci: float,
         min_samples: int, seed: int,
@@ -152,13 +158,16 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     Examples:
       oprt-bench --backends numpy --cases smoke
       oprt-bench --ops softmax --shape 4096x4096 --shape 65536x128 --dtypes f16
+      oprt-bench --cases models --ops softmax,reduce_sum
+      oprt-bench --shapes my-model.json --backends nvidia,torch
       oprt-bench compare results/OLD results/NEW --fail-on-regression
       oprt-bench table results/RUN --format markdown
     """
     if ctx.invoked_subcommand is not None:
         return None
     check_seconds("--availability-timeout", availability_timeout)
-    opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes, mode=mode,
+    opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes,
+                        shapes_file=str(shapes_file) if shapes_file is not None else None, mode=mode,
                         baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, target_ci=target_ci,
                         min_samples=min_samples, seed=seed,
                         formats=formats, calibrate=calibrate, recalibrate=recalibrate, isolation=isolation,
@@ -274,6 +283,23 @@ def report_cmd(runs: tuple[Path, ...], out: Path | None, title: str) -> int:
     """Rebuild report.html from run folders (results.csv, else results.json, and run.json), as the sweep writes
     it; several runs (e.g. from several machines) merge into one comparison."""
     click.echo(str(rebuild_report(runs, out, title)))
+    return 0
+
+
+@cli.command("merge")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR...")
+@click.option("--out", type=click.Path(path_type=Path), required=True, metavar="FOLDER",
+              help="The merged run folder (new or empty).")
+@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE), default="error", show_default=True,
+              help="A row (op, case, dtype, backend) in two runs: refuse, keep the first or last run's, or rename "
+                   "both runs' backend to backend@host.")
+@click.option("--title", default="oprt-bench report", show_default=True)
+def merge_cmd(runs: tuple[Path, ...], out: Path, on_duplicate: str, title: str) -> int:
+    """Merge runs made separately (e.g. on an H200 host and a MetaX host) into one run folder and one report, with
+    each source run's provenance in run.json; compare and report read it as any run."""
+    folder, counts = merge_runs(list(runs), out, on_duplicate, sys.argv, title)
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    click.echo(f"{PROG} merge: {sum(counts.values())} rows ({summary or 'none'}) from {len(runs)} runs -> {folder}")
     return 0
 
 

@@ -41,6 +41,7 @@ class SweepOptions:
     dtypes: str = "all"
     cases: str = "default"
     shapes: Sequence[str] = ()
+    shapes_file: str | None = None  # --shapes FILE: the user's own cases (shapes_file.py)
     mode: str = "all"
     baseline: str | None = None  # None: plan.default_baseline(); "none": no baseline
     cold: bool = True

@@ -21,6 +21,7 @@ from .errors import UsageError
 from .model import FORMATS, ISOLATIONS, MODES, BackendEntry, Plan, SweepOptions, WorkerSource
 from .peaks import Peak, spec_peak
 from .runners import default_case_timeout
+from .shapes_file import file_cases, load_shapes_file
 from .timing import FLUSHES, TimingConfig, flush_supports_clean
 from .worker import worker_source
 
@@ -132,7 +133,8 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
 
     if opts.cases not in CASE_SETS:
         raise UnknownNameError("case set", opts.cases, CASE_SETS)
-    cases: dict[str, list[Case]] = {}
+    cases: dict[str, list[Case]] = {s.name: [] for s in specs}
+    notes: list[str] = []
     if opts.shapes:
         shapes = [parse_shape(s) for s in opts.shapes]
         for text, shape in zip(opts.shapes, shapes):
@@ -140,14 +142,23 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
                 raise UsageError(f"--shape {text} is too large: {math.prod(shape)} elements (at most "
                                  f"{MAX_SHAPE_BYTES // 8} float64 elements, each extent below 2**63)")
         for spec in specs:
-            cases[spec.name] = []
             for text, shape in zip(opts.shapes, shapes):
                 try:
                     cases[spec.name].append(spec.custom_case(shape))
                 except OprtError as exc:
                     raise UsageError(f"--shape {text} does not fit op {spec.name}: {exc}") from None
-    else:
+    if opts.shapes_file:
+        file_entries = load_shapes_file(opts.shapes_file)
+        for op, found in file_cases(opts.shapes_file, file_entries, specs, list(registry.ops)).items():
+            cases[op].extend(found)
+    if not opts.shapes and not opts.shapes_file:
         cases = {s.name: list(s.case_sets.get(opts.cases, ())) for s in specs}
+        # an op without the set (a third-party op with no models set) has no rows, and the run says so
+        lacking = [s.name for s in specs if opts.cases not in s.case_sets]
+        if len(lacking) == len(specs):
+            raise UsageError(f"no op of --ops has a {opts.cases!r} case set (ops: {', '.join(lacking)})")
+        for name in lacking:
+            notes.append(f"op {name!r} has no {opts.cases!r} case set: no rows for it")
 
     all_backends = list(registry.backends)
     explicit = "all" not in split_names(opts.backends)
@@ -188,7 +199,6 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
     baseline: str | None = opts.baseline if opts.baseline is not None else default_baseline(registry, avail)
     if baseline == "none":
         baseline = None
-    notes: list[str] = []
     if baseline is not None:
         if baseline not in registry.backends:
             if opts.baseline is not None:

@@ -114,7 +114,6 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
     phases = Phases()
     # the workers start while this process checks every backend's availability (both import the runtimes)
     prestarted = Prestarted.for_options(registry, opts)
-    finished = False
     try:
         plan = phases.time("plan", lambda: make_plan(registry, opts))
         if resume is None:
@@ -122,13 +121,11 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
             check_out_dir(out)
         folder = resume if resume is not None else out
         assert folder is not None
-        outcome = _run(registry, plan, opts, argv, folder, quiet, verbose, phases, state, progress_out=progress_out,
-                       prestarted=prestarted)
-        finished = True
-        return outcome
+        return _run(registry, plan, opts, argv, folder, quiet, verbose, phases, state, progress_out=progress_out,
+                    prestarted=prestarted)
     finally:
         if prestarted is not None:
-            prestarted.close(wait=finished)
+            prestarted.close()
 
 
 def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,

@@ -88,17 +88,11 @@ class Prestarted:
         self._taken.add(name)
         return worker, self.futures[name]
 
-    def close(self, wait: bool = True) -> None:
-        """Stop every worker no :class:`Runners` adopted, once its start (in a thread) is over. ``wait=False``
-        (the run ends in an error) leaves them to die with this process (daemonic, and killed with their parent)."""
-        if not wait:
-            return
+    def close(self) -> None:
+        """Stop every worker no :class:`Runners` adopted whose start is over; one still starting (a backend the plan
+        refused, whose import hangs) is left to die with this process: daemonic, and killed with its parent."""
         for name, worker in self.workers.items():
-            if name not in self._taken:
-                try:
-                    self.futures[name].result()
-                except Exception:  # noqa: BLE001 - a worker that could not start has nothing to stop
-                    pass
+            if name not in self._taken and self.futures[name].done():
                 worker.close()
 
 

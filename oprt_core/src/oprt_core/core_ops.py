@@ -51,6 +51,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from . import model_shapes
 from .dtypes import DTYPES, DType
 from .errors import InvalidArgumentError
 from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
@@ -98,6 +99,7 @@ def _copy_cases(op: str = "copy", params=()) -> dict[str, list[Case]]:
             c((37, 129), "transposed"), c((129, 255), "step2"), c((999,), "offset1"), c((513, 3), "reversed"),
             c((5, 31), "broadcast0"), c((2, 3, 5, 7, 11), "transposed"),
         ],
+        "models": [c(m.shape, name=m.name) for m in model_shapes.ELEMENTWISE],
     }
 
 
@@ -234,6 +236,9 @@ vector_add_spec = OpSpec(
             _binary_case((37, 129), (129,)), _binary_case((37, 1), (1, 129)), _binary_case((5, 1, 7), (3, 1)),
             _binary_case((4, 31), (4, 31), "broadcast0", "reversed"), _binary_case((0, 3), (3,)),
         ],
+        # a residual add of two such tensors, and a bias broadcast onto each token (or each channel's map)
+        "models": [_binary_case(m.shape, m.shape, name=m.name) for m in model_shapes.ELEMENTWISE]
+        + [_binary_case(m.shape, m.bias, name=m.name) for m in model_shapes.BIAS_ADD if m.bias is not None],
     },
 )
 
@@ -280,13 +285,15 @@ def _reduce_bytes(case: Case, dt: DType) -> int:
     return (case.numel + math.prod(out)) * dt.itemsize
 
 
-def _rc(shape, axis=-1, layout="contiguous", keepdims=False, data="uniform", op="reduce_sum") -> Case:
+def _rc(shape, axis=-1, layout="contiguous", keepdims=False, data="uniform", op="reduce_sum",
+        name: str | None = None) -> Case:
     ax = "all" if axis is None else str(axis)
     label = f"{format_shape(shape)}-axis{ax}" + ("" if layout == "contiguous" else f"-{layout}")
     label += "-keepdims" if keepdims else ""
     params = (("axis", axis), ("keepdims", keepdims)) if op == "reduce_sum" else (("axis", axis),)
     if data != "uniform":
         label += f"-{data}"
+    label = name or label
     return Case(op, label, (TensorCase(tuple(shape), layout),), params, data)
 
 
@@ -329,6 +336,7 @@ reduce_sum_spec = OpSpec(
             _rc((129, 255), 1, "step2"), _rc((999,), 0, "offset1"), _rc((17, 31), -1, "reversed"),
             _rc((4, 2, 3, 5, 7, 11), 3), _rc((1, 1, 1), None),
         ],
+        "models": [_rc(m.shape, m.axis, name=m.name) for m in model_shapes.REDUCE_SUM],
     },
     custom_case_fn=lambda shape, params: _rc(shape, params["axis"], keepdims=params["keepdims"]),
 )
@@ -415,6 +423,7 @@ softmax_spec = OpSpec(
             _rc((8, 1000), data="large", op="softmax"), _rc((8, 33), 0, data="large", op="softmax"),
             _rc((4, 3, 2, 5, 7, 11), 2, op="softmax"),
         ],
+        "models": [_rc(m.shape, m.axis, op="softmax", name=m.name) for m in model_shapes.SOFTMAX],
     },
     custom_case_fn=lambda shape, params: _rc(shape, params["axis"], op="softmax"),
 )

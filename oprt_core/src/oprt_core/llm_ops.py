@@ -58,6 +58,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 
+from . import model_shapes
 from .dtypes import DTYPES, DType
 from .errors import InvalidArgumentError
 from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
@@ -206,28 +207,30 @@ def _norm_bytes(case: Case, dt: DType) -> int:
 
 
 def norm_case(op: str, shape: tuple[int, ...], layout: str = "contiguous", eps: float | None = None,
-              weight_layout: str = "contiguous", data: str = "uniform") -> Case:
+              weight_layout: str = "contiguous", data: str = "uniform", name: str | None = None) -> Case:
     """A case of rms_norm or layer_norm: x of ``shape`` laid out as ``layout``, weight (and bias) of shape
-    ``(shape[-1],)``; ``eps`` None: the op's default."""
+    ``(shape[-1],)``; ``eps`` None: the op's default; ``name`` the case's name (default: from its shape)."""
     shape = tuple(shape)
     default = _DEFAULT_EPS[op]
     eps = default if eps is None else eps
-    label = (format_shape(shape) + ("" if layout == "contiguous" else f"-{layout}")
-             + ("" if weight_layout == "contiguous" else f"-weight_{weight_layout}")
-             + ("" if eps == default else f"-eps{eps:g}"))
+    label = name or (format_shape(shape) + ("" if layout == "contiguous" else f"-{layout}")
+                     + ("" if weight_layout == "contiguous" else f"-weight_{weight_layout}")
+                     + ("" if eps == default else f"-eps{eps:g}"))
     vec = TensorCase(shape[-1:], weight_layout)
     vectors = (vec,) if op == "rms_norm" else (vec, vec)
     return Case(op, label, (TensorCase(shape, layout), *vectors), (("eps", eps),), data)
 
 
-def silu_mul_case(shape: tuple[int, ...], layout: str = "contiguous", up_layout: str | None = None) -> Case:
+def silu_mul_case(shape: tuple[int, ...], layout: str = "contiguous", up_layout: str | None = None,
+                  name: str | None = None) -> Case:
     """A case of silu_mul: gate of ``shape`` laid out as ``layout``, up of the same shape (``up_layout``, default
-    ``layout``)."""
+    ``layout``); ``name`` the case's name (default: from its shape and layouts)."""
     shape = tuple(shape)
     up_layout = layout if up_layout is None else up_layout
     label = format_shape(shape) + ("" if layout == "contiguous" else f"-{layout}")
     if up_layout != layout:
         label += f"-up_{up_layout}"
+    label = name or label
     return Case("silu_mul", label, (TensorCase(shape, layout), TensorCase(shape, up_layout)))
 
 
@@ -247,6 +250,8 @@ def _norm_case_sets(op: str) -> dict[str, list[Case]]:
             c((17, 31), "reversed"), c((5, 31), "broadcast0"), c((33, 65), weight_layout="step2"),
             c((19, 77), weight_layout="reversed"), c((9, 300), eps=0), c((2, 20000)),
         ],
+        # the hidden states of published models at 1, 128 and 4096 tokens (oprt_core.model_shapes)
+        "models": [c(m.shape, name=m.name) for m in model_shapes.ELEMENTWISE if m.kind in model_shapes.HIDDEN_KINDS],
     }
 
 
@@ -262,6 +267,8 @@ def _silu_case_sets() -> dict[str, list[Case]]:
             c((129, 255), "step2"), c((999,), "offset1"), c((17, 31), "reversed"), c((5, 31), "broadcast0"),
             c((33, 65), "contiguous", "step2"),
         ],
+        # MLP and MoE expert activations of published models at 1, 128 and 4096 tokens (oprt_core.model_shapes)
+        "models": [c(m.shape, name=m.name) for m in model_shapes.ELEMENTWISE if m.kind in ("mlp", "expert")],
     }
 
 

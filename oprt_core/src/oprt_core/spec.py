@@ -2,7 +2,8 @@
 
 An :class:`OpSpec` holds the op's params (validated), its float64 numpy reference,
 bytes moved and flops as functions of a :class:`Case`, a per-dtype error budget,
-and named case sets (``smoke``, ``default``, ``large``, ``edge``). Specs are
+and named case sets (``smoke``, ``default``, ``large``, ``edge``; optionally ``models``, shapes of published
+models from :mod:`oprt_core.model_shapes`). Specs are
 registered through the ``oprt_register_ops`` hook; the five core ops live in
 :mod:`oprt_core.core_ops`.
 """
@@ -31,11 +32,14 @@ __all__ = [
     "CheckResult",
     "OpSpec",
     "CASE_SETS",
+    "REQUIRED_CASE_SETS",
     "parse_shape",
     "format_shape",
 ]
 
-CASE_SETS = ("smoke", "default", "large", "edge")
+CASE_SETS = ("smoke", "default", "large", "edge", "models")
+#: The case sets every op declares; ``models`` is optional: an op without it has no rows in a ``models`` sweep.
+REQUIRED_CASE_SETS = ("smoke", "default", "large", "edge")
 
 # How an input tensor is laid out in memory; the op always sees the logical shape.
 #  contiguous  row-major

@@ -1,0 +1,139 @@
+"""Tensor shapes of published models: the data of every op's ``models`` case set.
+
+Each entry is named ``<model>/<tensor>`` after the public configuration it comes from (the Hugging Face
+repository's ``config.json`` field, or the architecture's paper), with the token or batch count as a last part
+where one tensor is swept over several (``llama3-8b/vocab/4096tok``, ``vit-b16/attn/b128``). The op specs turn
+them into cases (:mod:`oprt_core.core_ops`); a third-party op may use them too (examples/oprt-rmsnorm does).
+
+Widths are the configs' own, many of them not powers of two (50257, 151936, 3584, 18944, 77, 197, 577).
+Row counts are realistic uses: 1-8 tokens (decoding), 128-512 (a short prompt), 4096 (a long prompt or a
+training micro-batch); attention rows batch x heads x queries of the model's sequence length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS"]
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """One case of the ``models`` set: its name, the input's shape, the axis an op reduces over (softmax,
+    reduce_sum), a second input's shape (vector_add's broadcast bias), the tensor's kind (``hidden``, ``mlp``,
+    ``expert``, ``vocab``, ``attention``, ``conv``, ``probe``) and the public config it comes from."""
+
+    name: str
+    shape: tuple[int, ...]
+    source: str
+    kind: str
+    axis: int = -1
+    bias: tuple[int, ...] | None = None
+
+
+# -- widths of LLM tensors, each swept over token counts ----------------------------------------------------------
+# (name, width, kind, source)
+VOCABS = (
+    ("gpt2/vocab", 50257, "vocab", "openai-community/gpt2 config.json vocab_size"),
+    ("llama3-8b/vocab", 128256, "vocab", "meta-llama/Meta-Llama-3-8B config.json vocab_size"),
+    ("qwen2-1.5b/vocab", 151936, "vocab", "Qwen/Qwen2-1.5B config.json vocab_size"),
+    ("gemma-7b/vocab", 256000, "vocab", "google/gemma-7b config.json vocab_size"),
+)
+VOCAB_TOKENS = (1, 8, 512, 4096)
+
+WIDTHS = (
+    ("qwen2-7b/hidden", 3584, "hidden", "Qwen/Qwen2-7B config.json hidden_size"),
+    ("llama3-8b/hidden", 4096, "hidden", "meta-llama/Meta-Llama-3-8B config.json hidden_size"),
+    ("llama2-13b/hidden", 5120, "hidden", "meta-llama/Llama-2-13b-hf config.json hidden_size (Qwen2.5-14B too)"),
+    ("deepseek-v3/hidden", 7168, "hidden", "deepseek-ai/DeepSeek-V3 config.json hidden_size"),
+    ("llama3-70b/hidden", 8192, "hidden", "meta-llama/Meta-Llama-3-70B config.json hidden_size"),
+    ("deepseek-v3/expert", 2048, "expert", "deepseek-ai/DeepSeek-V3 config.json moe_intermediate_size"),
+    ("llama3-8b/mlp", 14336, "mlp", "meta-llama/Meta-Llama-3-8B config.json intermediate_size"),
+    ("qwen2-7b/mlp", 18944, "mlp", "Qwen/Qwen2-7B config.json intermediate_size"),
+)
+WIDTH_TOKENS = (1, 128, 4096)
+
+#: the kinds a per-token normalisation (rms_norm, layer norm) sees: the hidden states
+HIDDEN_KINDS = ("hidden",)
+
+# -- attention score rows: (batch, heads, queries, keys), softmax over the keys ------------------------------------
+# (name, heads, sequence length, batches, source)
+ATTENTION = (
+    ("clip-vit-l14/text-attn", 12, 77, (8, 256),
+     "openai/clip-vit-large-patch14 text_config: 12 heads, max_position_embeddings 77"),
+    ("vit-b16/attn", 12, 197, (8, 128),
+     "google/vit-base-patch16-224: 12 heads, (224/16)^2 patches + 1 class token"),
+    ("clip-vit-l14-336/attn", 16, 577, (1, 32),
+     "openai/clip-vit-large-patch14-336 vision_config: 16 heads, (336/14)^2 patches + 1 class token"),
+)
+
+# -- convolutional activations (N, C, H, W), batch 64 -------------------------------------------------------------
+RESNET50 = "ResNet-50 (He et al. 2015, torchvision resnet50) at 224x224"
+CONV = (
+    ModelShape("resnet50/input/b64", (64, 3, 224, 224), RESNET50 + ": the RGB input", "conv", 1),
+    ModelShape("resnet50/conv1/b64", (64, 64, 112, 112), RESNET50 + ": conv1's output", "conv", 1),
+    ModelShape("resnet50/stage1/b64", (64, 256, 56, 56), RESNET50 + ": layer1's output", "conv", 1),
+    ModelShape("resnet50/stage4/b64", (64, 2048, 7, 7), RESNET50 + ": layer4's output", "conv", 1),
+)
+
+
+def _tokens(name: str, width: int, kind: str, source: str, counts: tuple[int, ...], axis: int = -1,
+            bias: bool = False) -> tuple[ModelShape, ...]:
+    """``name`` at each token count: ``(tokens, width)``, named ``<name>/<tokens>tok``."""
+    return tuple(ModelShape(f"{name}{'+bias' if bias else ''}/{t}tok", (t, width), source, kind, axis,
+                            (width,) if bias else None) for t in counts)
+
+
+def _attention() -> tuple[ModelShape, ...]:
+    return tuple(ModelShape(f"{name}/b{b}", (b, heads, seq, seq), source, "attention")
+                 for name, heads, seq, batches, source in ATTENTION for b in batches)
+
+
+def _conv(name: str) -> ModelShape:
+    return next(m for m in CONV if m.name == name)
+
+
+#: softmax: LLM logits over the vocabulary, attention rows, and middle axes (a 4-D tensor over its channels)
+SOFTMAX: tuple[ModelShape, ...] = (
+    *(m for v in VOCABS for m in _tokens(*v, VOCAB_TOKENS)),
+    *_attention(),
+    _conv("resnet50/input/b64"),  # over the 3 colour channels: a middle axis with a long inner extent
+    # per-pixel class probabilities: 150 ADE20K classes at 1/4 of a 512x512 input, over axis 1
+    ModelShape("segformer-b0-ade20k/logits/b8", (8, 150, 128, 128),
+               "nvidia/segformer-b0-finetuned-ade-512-512 config.json num_labels 150; logits at 1/4 resolution",
+               "conv", 1),
+    # not a model: a middle axis whose inner extent (50) is shorter than a warp's loads
+    ModelShape("probe/cube50", (50, 50, 50, 50), "a 4-D cube over its third axis", "probe", 2),
+)
+
+#: reduce_sum: row sums of hidden states and logits, column sums over a batch's tokens (bias and norm-weight
+#: gradients), means over tokens and channels
+REDUCE_SUM: tuple[ModelShape, ...] = (
+    ModelShape("llama2-13b/hidden/16384tok", (16384, 5120), WIDTHS[2][3], "hidden"),
+    *(ModelShape(f"{name}/4096tok", (4096, width), source, kind)
+      for name, width, kind, source in WIDTHS if kind == "hidden" and width != 5120),
+    *(ModelShape(f"{name}/2048tok-axis0", (2048, width), source, kind, 0) for name, width, kind, source in WIDTHS),
+    ModelShape("gpt2/vocab/512tok", (512, 50257), VOCABS[0][3], "vocab"),
+    ModelShape("llama3-8b/vocab/512tok", (512, 128256), VOCABS[1][3], "vocab"),
+    # sentence-embedding mean pooling: the sum over 512 tokens of 768 channels, a middle axis
+    ModelShape("bert-base/mean-pool/b64", (64, 512, 768), "google-bert/bert-base-uncased config.json hidden_size "
+               "768, max_position_embeddings 512", "hidden", 1),
+    _conv("resnet50/input/b64"),  # over the 3 colour channels
+    _conv("resnet50/stage4/b64"),  # over 2048 channels of a 7x7 map: a middle axis with a short inner extent
+    ModelShape("probe/cube50", (50, 50, 50, 50), "a 4-D cube over its third axis", "probe", 2),
+)
+
+#: copy and relu (and vector_add of two such tensors, a residual add): hidden states, MLP and MoE expert
+#: activations at 1, 128 and 4096 tokens, and convolutional activations
+ELEMENTWISE: tuple[ModelShape, ...] = (
+    *(m for w in WIDTHS for m in _tokens(*w, WIDTH_TOKENS)),
+    _conv("resnet50/conv1/b64"),
+    _conv("resnet50/stage1/b64"),
+)
+
+#: vector_add broadcasting a bias: a row of ``width`` onto every token, a per-channel (C, 1, 1) onto a feature map
+BIAS_ADD: tuple[ModelShape, ...] = (
+    *(m for w in WIDTHS for m in _tokens(*w, WIDTH_TOKENS, bias=True)),
+    *(ModelShape(m.name.replace("/b64", "+bias/b64"), m.shape, m.source, "conv", bias=(m.shape[1], 1, 1))
+      for m in ELEMENTWISE if m.kind == "conv"),
+)
