@@ -79,7 +79,8 @@ def test_unknown_names_through_the_default_registry():
 
 
 def test_unknown_case_set_and_layout():
-    with raises(UnknownNameError, "unknown case set of softmax 'huge'; valid choices: default, edge, large, models, smoke"):
+    with raises(UnknownNameError,
+                "unknown case set of softmax 'huge'; valid choices: default, edge, large, models, smoke"):
         CORE_SPECS["softmax"].cases("huge")
     with raises(InvalidArgumentError, "unknown layout 'diagonal'; valid: contiguous, transposed"):
         TensorCase((3, 3), "diagonal")
