@@ -39,15 +39,16 @@ def test_two_hosts_become_one_run(smoke_run, tmp_path):
     a = _variant(smoke_run, tmp_path / "a", "nvidia", "h200-host")
     b = _variant(smoke_run, tmp_path / "b", "metax", "metax-host", scale=1.5)
     out = tmp_path / "merged"
+    n = len(load_run(smoke_run).rows)
     r = _merge(str(a), str(b), "--out", str(out))
     assert r.exit_code == 0, r.output
-    assert f"{2 * 36} rows ({2 * 36} ok) from 2 runs" in r.output
+    assert f"{2 * n} rows ({2 * n} ok) from 2 runs" in r.output
     merged = load_run(out)
-    assert len(merged.rows) == 72 and set(merged.rows["backend"]) == {"nvidia", "metax"}
+    assert len(merged.rows) == 2 * n and set(merged.rows["backend"]) == {"nvidia", "metax"}
     meta = merged.meta
     assert meta["merged"] is True and meta["status"] == "complete"
     assert [s["name"] for s in meta["sources"]] == ["h200-host", "metax-host"]
-    assert [s["rows"] for s in meta["sources"]] == [36, 36]
+    assert [s["rows"] for s in meta["sources"]] == [n, n]
     assert meta["backends"]["nvidia"]["source"] == str(a) and meta["backends"]["metax"]["source"] == str(b)
     assert meta["plan"]["backends"] == ["metax", "nvidia"] and meta["plan"]["dtypes"] == ["bf16", "f16", "f32"]
     assert meta["plan"]["mode"] == "all" and meta["plan"]["timing"]["cold"] is True
@@ -66,6 +67,7 @@ def test_two_hosts_become_one_run(smoke_run, tmp_path):
 def test_a_row_in_two_runs_is_refused_unless_told_which(smoke_run, tmp_path):
     a = _variant(smoke_run, tmp_path / "a", "torch", "host-a")
     b = _variant(smoke_run, tmp_path / "b", "torch", "host-b", scale=2.0)
+    n = len(load_run(smoke_run).rows)
     r = _merge(str(a), str(b), "--out", str(tmp_path / "m"))
     assert r.exit_code == 2 and "is in" in r.output and "--on-duplicate" in r.output
     assert not (tmp_path / "m").exists()
@@ -74,13 +76,13 @@ def test_a_row_in_two_runs_is_refused_unless_told_which(smoke_run, tmp_path):
         out = tmp_path / choice
         assert _merge(str(a), str(b), "--out", str(out), "--on-duplicate", choice).exit_code == 0
         rows = load_run(out).rows
-        assert len(rows) == 36
+        assert len(rows) == n
         times[choice] = rows["median_ms"].sum()
     assert times["last"] == pytest.approx(2 * times["first"], rel=1e-6)
     out = tmp_path / "renamed"
     assert _merge(str(a), str(b), "--out", str(out), "--on-duplicate", "rename").exit_code == 0
     merged = load_run(out)
-    assert set(merged.rows["backend"]) == {"torch@host-a", "torch@host-b"} and len(merged.rows) == 72
+    assert set(merged.rows["backend"]) == {"torch@host-a", "torch@host-b"} and len(merged.rows) == 2 * n
     assert set(merged.meta["backends"]) == {"torch@host-a", "torch@host-b"}
 
 

@@ -64,7 +64,7 @@ def test_models_sweep_of_small_cases_on_numpy(registry, tmp_path, monkeypatch):
         monkeypatch.setitem(spec.case_sets, "models", small[name])
     out = tmp_path / "run"
     r = invoke(registry, "--cases", "models", "--mode", "test", "--dtypes", "f32,bf16", "--backends", "numpy",
-               "--isolation", "none", "--format", "csv", "--out", str(out), "-q")
+               "--ops", ",".join(CORE_SPECS), "--isolation", "none", "--format", "csv", "--out", str(out), "-q")
     assert r.exit_code == 0, r.output
     rows = list(csv.DictReader((out / "results.csv").open()))
     assert {(row["op"], row["case"]) for row in rows} == {(op, c.name) for op, cs in small.items() for c in cs}
@@ -86,7 +86,7 @@ def test_shapes_file_sweep_end_to_end(registry, tmp_path):
     f.write_text(json.dumps(SHAPES))
     out = tmp_path / "run"
     r = invoke(registry, "--shapes", str(f), "--mode", "test", "--dtypes", "f32", "--backends", "numpy",
-               "--isolation", "none", "--format", "csv", "--out", str(out), "-q")
+               "--ops", ",".join(CORE_SPECS), "--isolation", "none", "--format", "csv", "--out", str(out), "-q")
     assert r.exit_code == 0, r.output
     rows = {(row["op"], row["case"]): row for row in csv.DictReader((out / "results.csv").open())}
     expect = {("softmax", "mine/logits"), ("vector_add", "mine/bias"), ("reduce_sum", "mine/mid"),

@@ -84,7 +84,7 @@ def test_unsupported_dtype_and_backend_reason(registry):
     ({"backends": "nope"}, "unknown backend 'nope'; valid choices: all, ghost, numpy"),
     ({"backends": "ghost"}, "backend 'ghost' is unavailable: no device"),
     ({"dtypes": "f64"}, "unknown dtype 'f64'; valid choices: all, bf16, f16, f32"),
-    ({"cases": "huge"}, "unknown case set 'huge'; valid choices: default, edge, large, smoke"),
+    ({"cases": "huge"}, "unknown case set 'huge'; valid choices: default, edge, large, models, smoke"),
     ({"shapes": ["12by4"]}, "malformed shape '12by4'"),
     ({"shapes": ["scalar"], "ops": "softmax"}, "--shape scalar does not fit op softmax"),
     ({"formats": "csv,pdf"}, "unknown format 'pdf'; valid choices: csv, html, json"),
