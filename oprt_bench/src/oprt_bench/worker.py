@@ -173,6 +173,14 @@ def _worker_main(conn: Any, source: WorkerSource, environ: dict[str, str], prime
     os.environ.clear()
     os.environ.update(environ)
     try:
+        _serve(conn, source, prime_flush)
+    except (BrokenPipeError, ConnectionResetError, EOFError):
+        # the parent went away (a run refused after its workers started, Ctrl-C): nothing to report, no traceback
+        return
+
+
+def _serve(conn: Any, source: WorkerSource, prime_flush: str | None) -> None:
+    try:
         backend, registry = source.load()
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
         conn.send(("init-error", one_line(exc)))
