@@ -1,6 +1,7 @@
 """NumpyBackend passes every case of every case set of every core op in every dtype, as the runner drives it.
 
-The ``large`` set (up to 2^28 elements) runs only with ``OPRT_TEST_LARGE=1``.
+The ``large`` set (up to 2^28 elements) and the ``models`` set (published models' shapes, up to GBs a case) run
+only with ``OPRT_TEST_LARGE=1``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ DTYPES = ("f32", "f16", "bf16")
 def _params():
     for spec in CORE_OPS:
         for case_set in CASE_SETS:
-            marks = [] if case_set != "large" or RUN_LARGE else [
-                pytest.mark.skip(reason="large case set: set OPRT_TEST_LARGE=1 to run it")]
+            marks = [] if case_set not in ("large", "models") or RUN_LARGE else [
+                pytest.mark.skip(reason=f"{case_set} case set: set OPRT_TEST_LARGE=1 to run it")]
             for case in spec.cases(case_set):
                 for dtype in spec.dtypes:
                     yield pytest.param(spec.name, case_set, case, dtype, marks=marks,
