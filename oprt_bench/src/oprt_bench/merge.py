@@ -27,6 +27,7 @@ from .results import (
     Run,
     check_out_dir,
     create_run_dir,
+    frame_records,
     load_run,
     normalize_rows,
     provenance,
@@ -42,11 +43,6 @@ ON_DUPLICATE = ("error", "first", "last", "rename")
 
 def _source_name(run: Run) -> str:
     return str((run.meta.get("host") or {}).get("hostname") or run.path.name)
-
-
-def _records(run: Run) -> list[dict[str, Any]]:
-    frame = run.rows.astype(object).where(run.rows.notna(), None)
-    return list(frame.to_dict("records"))
 
 
 def _common(values: list[Any]) -> Any:
@@ -72,15 +68,15 @@ def merge_runs(paths: Sequence[Path], out: Path, on_duplicate: str = "error", ar
     if on_duplicate == "rename" and len(set(names)) < len(names):  # two runs of one host: tell them by folder
         names = [f"{n}/{r.path.name}" for n, r in zip(names, runs)]
 
-    records = [_records(r) for r in runs]
+    rows_of = [frame_records(r.rows) for r in runs]
     owns = [(r.meta.get("backends") or {}) if isinstance(r.meta.get("backends"), dict) else {} for r in runs]
     # backends more than one source has: renamed in every source (``rename``)
-    seen = Counter(b for rows, own in zip(records, owns) for b in {str(r["backend"]) for r in rows} | set(own))
+    seen = Counter(b for rows, own in zip(rows_of, owns) for b in {str(r["backend"]) for r in rows} | set(own))
     clashing = {b for b, n in seen.items() if n > 1}
     kept: dict[tuple[str, ...], dict[str, Any]] = {}
     origin: dict[tuple[str, ...], int] = {}
     backends: dict[str, Any] = {}
-    for i, (run, rows, own) in enumerate(zip(runs, records, owns)):
+    for i, (run, rows, own) in enumerate(zip(runs, rows_of, owns)):
         for row in rows:
             backend = str(row["backend"])
             if on_duplicate == "rename" and backend in clashing:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help` stays quick
     import pandas as pd
@@ -264,6 +264,11 @@ def load_run(path: Path | str) -> Run:
         raise UsageError(f"{str(path)!r} is not a run: its rows lack the column(s) {', '.join(missing)} "
                          f"(a run has {', '.join(KEY_COLUMNS)})")
     return Run(folder, normalize_rows(rows), meta)
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The frame's rows as dicts, empty cells (NaN) as None."""
+    return cast(list[dict[str, Any]], frame.astype(object).where(frame.notna(), None).to_dict("records"))
 
 
 def normalize_rows(rows: pd.DataFrame | Sequence[Mapping[str, Any]]) -> pd.DataFrame:

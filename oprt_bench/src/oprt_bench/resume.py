@@ -22,10 +22,10 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from .errors import UsageError
-from .results import COLUMNS, CSV_NAME, RUN_JSON, SCHEMA_VERSION, normalize_rows
+from .results import COLUMNS, CSV_NAME, RUN_JSON, SCHEMA_VERSION, frame_records, normalize_rows
 
 __all__ = ["ResumeState", "load_resume", "resume_options", "provenance_key", "check_provenance"]
 
@@ -94,7 +94,7 @@ def load_resume(path: Path) -> ResumeState:
     rows: list[dict[str, Any]] = []
     if records:
         table = normalize_rows(records)
-        rows = cast(list[dict[str, Any]], table.astype(object).where(table.notna(), None).to_dict("records"))
+        rows = frame_records(table)
     done = {tuple(str(r[k]) for k in _KEY): r for r in rows}
     return ResumeState(path, meta, rows, done, cut if cut < len(data) else None)
 

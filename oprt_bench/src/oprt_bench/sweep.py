@@ -59,6 +59,12 @@ def reusable_calibrations(backends: dict[str, Any] | None) -> dict[str, tuple[Ca
     return out
 
 
+def _set_calibration(entry: BackendEntry, calibration: Calibration, timer: TimerCheck) -> None:
+    """The entry's calibration and timer check, and the peaks its rows divide by."""
+    entry.calibration, entry.timer = calibration, timer
+    entry.peak, entry.spec = calibration.peak, calibration.spec
+
+
 def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
                    on_start: Callable[[str], None] | None = None, runners: Runners | None = None,
                    reuse: dict[str, tuple[Calibration, TimerCheck]] | None = None,
@@ -81,12 +87,11 @@ def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
     sources: dict[str, str] = {}
     for entry in plan.backends:
         if reuse and entry.name in reuse:
-            entry.calibration, entry.timer = reuse[entry.name]
-            entry.peak = entry.calibration.peak
-            entry.spec = entry.calibration.spec
+            cal, timer = reuse[entry.name]
+            _set_calibration(entry, cal, timer)
             sources[entry.name] = "resumed run"
             if note is not None:
-                note(f"  {entry.name}: calibration of the resumed run kept: {entry.calibration.describe()}")
+                note(f"  {entry.name}: calibration of the resumed run kept: {cal.describe()}")
             continue
         # the empty launch timed like the rows: cold on a device when the run is cold (a synchronous host
         # backend gains nothing from a flush but time)
@@ -94,27 +99,25 @@ def calibrate_plan(plan: Plan, note: Callable[[str], None] | None = None,
         key = cache_key(entry.name, entry.device_info, cold, plan.timing.flush) if cache is not None else ""
         cached = cache.get(key) if cache is not None and not refresh and "error" not in entry.device_info else None
         if cached is not None:
-            entry.calibration, entry.timer = cached.calibration, cached.timer
-            entry.peak = entry.calibration.peak
-            entry.spec = entry.calibration.spec
+            cal, timer = cached.calibration, cached.timer
+            _set_calibration(entry, cal, timer)
             sources[entry.name] = "cache"
             if note is not None:
                 note(f"  {entry.name}: calibration measured {cached.age_s() / 60:.0f} min ago reused "
-                     f"(--recalibrate measures again): {entry.calibration.describe()}")
+                     f"(--recalibrate measures again): {cal.describe()}")
             continue
         if on_start is not None:
             on_start(f"calibrating {entry.name}")
         if note is not None:
             note(f"calibrating {entry.name} ({entry.device}): device-to-device copy, timer floor...")
-        entry.calibration, entry.timer = runners.calibrate(entry, cold, plan.timing.flush)
-        entry.peak = entry.calibration.peak
-        entry.spec = entry.calibration.spec
+        cal, timer = runners.calibrate(entry, cold, plan.timing.flush)
+        _set_calibration(entry, cal, timer)
         sources[entry.name] = "measured"
         if cache is not None and "error" not in entry.device_info:
-            cache.put(key, entry.calibration, entry.timer)
+            cache.put(key, cal, timer)
         if note is not None:
-            note(f"  {entry.name}: {entry.calibration.describe()}")
-            note(f"  {entry.name}: {entry.timer.describe()}")
+            note(f"  {entry.name}: {cal.describe()}")
+            note(f"  {entry.name}: {timer.describe()}")
     return sources
 
 

@@ -13,7 +13,7 @@ from oprt_core import Registry
 
 from .availability import availability, device_info
 from .model import AVAILABILITY_TIMEOUT_S
-from .results import json_safe
+from .results import frame_records, json_safe
 
 if TYPE_CHECKING:  # pandas and rich are imported where they are used: `oprt-bench --help` stays quick
     from rich.console import Console
@@ -105,7 +105,7 @@ def comparison_json(cmp: Comparison, threshold: float, warning: str, kernels: in
                        "kernel_changes": kernels, "unjudged": cmp.unjudged,
                        "problems": [p.to_dict() for p in cmp.problems], "notes": cmp.notes,
                        "passed": not cmp.failed(),
-                       "rows": json_safe(table.astype(object).where(table.notna(), None).to_dict("records"))},
+                       "rows": json_safe(frame_records(table))},
                       indent=2, default=str)
 
 
