@@ -7,7 +7,8 @@
 //    of squares; layer: the mean, then the sum of squared deviations from the registers, an exact two-pass
 //    variance), scaled and written: one read and one write per element, the vectors read through L1/L2.
 //    Rows of up to 32 packs take G = 1..32 lanes of a warp (several rows a block); longer rows a block of
-//    ceil(packs / P) threads (rounded to a warp) with P packs each: P = 2 up to 512 packs, 4 up to 2048, 8 beyond.
+//    ceil(packs / P) threads (rounded to a warp) with P packs each: P = 2 up to 512 packs, 4 up to 2048, 8 beyond
+//    (OPRT_NVIDIA_NORM_P and OPRT_NVIDIA_NORM_RAW override it, for tuning: NormConfig).
 //  - generic (norm_generic_kernel): any layout: a warp per row (rows of up to 1024 elements) or a block of 256
 //    threads per row, scalar loads at the plan's strides, f32 sums; layer_norm makes three passes over the row
 //    (mean, variance, write), rms_norm two. Rows past the registers' reach (n > kRowsMaxPacks packs) read x again
@@ -32,11 +33,12 @@ struct NormRowsArgs {
 
 // G threads per row (G <= kWarp: a group of lanes, kBlock / G rows a block; G == 0: the block is the row, of
 // blockDim.x threads), P packs of V elements each per thread. kLayer: layer norm (mean subtracted, bias added).
-// kRaw (16-bit rows of 8 packs a thread, 1024 threads: 64 floats would pass the 64-register cap) keeps the loaded
-// 16-byte packs (4 registers each) and converts them again in each pass.
+// kRaw (16-bit only) keeps the loaded 16-byte packs (4 registers each, against 8 for their floats) and converts
+// them again in each pass: 16-bit rows of 8 packs a thread at 1024 threads need it (64 floats would pass the
+// 64-register cap); elsewhere it halves the registers a row holds, for more rows in flight.
 template <int G, int P> constexpr int rows_threads() { return G != 0 ? kBlock : P <= 2 ? 256 : P <= 4 ? 512 : 1024; }
 
-template <typename T, int G, int P, bool kLayer>
+template <typename T, int G, int P, bool kLayer, bool kRaw>
 __global__ void __launch_bounds__(rows_threads<G, P>())
 norm_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
                  NormRowsArgs a) {
@@ -57,7 +59,7 @@ norm_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__restri
         else return fast_row_reduce<G, false>(v, smem);
     };
 
-    constexpr bool kRaw = sizeof(T) == 2 && P >= 8;
+    static_assert(!kRaw || sizeof(T) == 2, "raw packs: 16-bit rows");
     uint4 raw[kRaw ? P : 1] = {};  // (each pack is stored before it is read: the zeros are optimised away)
     float v[kRaw ? 1 : P][V];
     // pack p's floats: from the registers, or converted again from the raw pack
@@ -164,10 +166,32 @@ norm_generic_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__res
     }
 }
 
+// The block rows' packs a thread (0: by width, see the file comment) and whether 16-bit rows keep raw packs at
+// fewer than 8 packs a thread: OPRT_NVIDIA_NORM_P=2|4|8 and OPRT_NVIDIA_NORM_RAW=0|1, read when a descriptor is
+// created (the tune switches of the rows path).
+struct NormConfig {
+    int p = 0;
+    bool raw = false;
+};
+
+struct NormState {
+    oprt_rows_plan_t plan;
+    NormConfig config;
+};
+
+NormConfig norm_config() {
+    NormConfig c;
+    if (const char *p = getenv("OPRT_NVIDIA_NORM_P")) c.p = atoi(p) == 2 || atoi(p) == 4 || atoi(p) == 8 ? atoi(p) : 0;
+    if (const char *r = getenv("OPRT_NVIDIA_NORM_RAW")) c.raw = strcmp(r, "1") == 0;
+    return c;
+}
+
 // The rows path's configuration for rows of np packs (see the file comment); false where it does not apply.
 template <typename T, bool kLayer>
-bool launch_rows(gpuStream_t stream, T *out, const T *x, const T *w, const T *b, const NormRowsArgs &a) {
+bool launch_rows(gpuStream_t stream, T *out, const T *x, const T *w, const T *b, const NormRowsArgs &a,
+                 const NormConfig &cfg) {
     constexpr int V = Pack<T>::N;
+    constexpr bool k16 = sizeof(T) == 2;
     const int64_t np = a.n / V;
     if (np > kRowsMaxPacks || a.rows > 0x7fffffff) return false;
     auto warp_rows = [&](auto kernel, int g) {
@@ -178,22 +202,30 @@ bool launch_rows(gpuStream_t stream, T *out, const T *x, const T *w, const T *b,
         const int threads = (int)((np + p - 1) / p + kWarp - 1) / kWarp * kWarp;
         kernel<<<(unsigned)a.rows, threads, 0, stream>>>(out, x, w, b, a);
     };
-    if (np <= 1) warp_rows(norm_rows_kernel<T, 1, 1, kLayer>, 1);
-    else if (np <= 2) warp_rows(norm_rows_kernel<T, 2, 1, kLayer>, 2);
-    else if (np <= 4) warp_rows(norm_rows_kernel<T, 4, 1, kLayer>, 4);
-    else if (np <= 8) warp_rows(norm_rows_kernel<T, 8, 1, kLayer>, 8);
-    else if (np <= 16) warp_rows(norm_rows_kernel<T, 16, 1, kLayer>, 16);
-    else if (np <= 32) warp_rows(norm_rows_kernel<T, 32, 1, kLayer>, 32);
-    else if (np <= 64) warp_rows(norm_rows_kernel<T, 32, 2, kLayer>, 32);
-    else if (np <= 512) block_rows(norm_rows_kernel<T, 0, 2, kLayer>, 2);
-    else if (np <= 2048) block_rows(norm_rows_kernel<T, 0, 4, kLayer>, 4);
-    else block_rows(norm_rows_kernel<T, 0, 8, kLayer>, 8);
+    if (np <= 1) warp_rows(norm_rows_kernel<T, 1, 1, kLayer, false>, 1);
+    else if (np <= 2) warp_rows(norm_rows_kernel<T, 2, 1, kLayer, false>, 2);
+    else if (np <= 4) warp_rows(norm_rows_kernel<T, 4, 1, kLayer, false>, 4);
+    else if (np <= 8) warp_rows(norm_rows_kernel<T, 8, 1, kLayer, false>, 8);
+    else if (np <= 16) warp_rows(norm_rows_kernel<T, 16, 1, kLayer, false>, 16);
+    else if (np <= 32) warp_rows(norm_rows_kernel<T, 32, 1, kLayer, false>, 32);
+    else if (np <= 64) warp_rows(norm_rows_kernel<T, 32, 2, kLayer, false>, 32);
+    else {
+        int p = np <= 512 ? 2 : np <= 2048 ? 4 : 8;
+        if (cfg.p != 0 && np <= (int64_t)kMaxThreadsPerBlock * cfg.p && np >= (int64_t)kWarp * cfg.p) p = cfg.p;
+        const bool raw = k16 && (p == 8 || cfg.raw);
+        if (p == 2 && raw) block_rows(norm_rows_kernel<T, 0, 2, kLayer, k16>, 2);
+        else if (p == 2) block_rows(norm_rows_kernel<T, 0, 2, kLayer, false>, 2);
+        else if (p == 4 && raw) block_rows(norm_rows_kernel<T, 0, 4, kLayer, k16>, 4);
+        else if (p == 4) block_rows(norm_rows_kernel<T, 0, 4, kLayer, false>, 4);
+        else block_rows(norm_rows_kernel<T, 0, 8, kLayer, k16>, 8);
+    }
     return true;
 }
 
 template <typename T, bool kLayer>
-oprt_status_t launch_norm(const oprt_rows_plan_t *p, void *out_, const void *x_, const void *w_, const void *b_,
+oprt_status_t launch_norm(const NormState *st, void *out_, const void *x_, const void *w_, const void *b_,
                           gpuStream_t stream, const char *name) {
+    const oprt_rows_plan_t *p = &st->plan;
     note_launch("none");
     if (p->numel == 0) return OPRT_STATUS_SUCCESS;
     T *out = static_cast<T *>(out_);
@@ -207,7 +239,7 @@ oprt_status_t launch_norm(const oprt_rows_plan_t *p, void *out_, const void *x_,
     const int64_t xrs = p->ndim == 1 ? p->x_strides[0] : 0, ors = p->ndim == 1 ? p->out_strides[0] : 0;
     const bool rows = unit && p->ndim <= 1 && n % V == 0 && (xrs * S) % 16 == 0 && (ors * S) % 16 == 0 &&
                       aligned16(x) && aligned16(out) && aligned16(w) && aligned16(b);
-    if (rows && launch_rows<T, kLayer>(stream, out, x, w, b, NormRowsArgs{p->rows, n, xrs, ors, p->eps})) {
+    if (rows && launch_rows<T, kLayer>(stream, out, x, w, b, NormRowsArgs{p->rows, n, xrs, ors, p->eps}, st->config)) {
         note_launch(n / V <= 64 ? "norm_rows_warp" : "norm_rows_block");
         return check_launch(name);
     }
@@ -236,29 +268,31 @@ oprt_status_t launch_norm(const oprt_rows_plan_t *p, void *out_, const void *x_,
     return check_launch(name);
 }
 
-oprt_status_t plan_rms_norm(oprt_rows_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+oprt_status_t plan_rms_norm(NormState *s, size_t *workspace, const oprt_tensor_desc_t *out,
                             const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight, float eps) {
     *workspace = 0;
-    return oprt_plan_rms_norm(s, out, x, weight, eps);
+    s->config = norm_config();
+    return oprt_plan_rms_norm(&s->plan, out, x, weight, eps);
 }
 
-oprt_status_t run_rms_norm(const oprt_rows_plan_t *s, void *, void *out, const void *x, const void *weight,
+oprt_status_t run_rms_norm(const NormState *s, void *, void *out, const void *x, const void *weight,
                            oprt_stream_t stream) {
-    return dispatch_dtype(s->dtype, [&](auto tag) {
+    return dispatch_dtype(s->plan.dtype, [&](auto tag) {
         return launch_norm<decltype(tag), false>(s, out, x, weight, nullptr, (gpuStream_t)stream, "rms_norm kernel");
     });
 }
 
-oprt_status_t plan_layer_norm(oprt_rows_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+oprt_status_t plan_layer_norm(NormState *s, size_t *workspace, const oprt_tensor_desc_t *out,
                               const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,
                               const oprt_tensor_desc_t *bias, float eps) {
     *workspace = 0;
-    return oprt_plan_layer_norm(s, out, x, weight, bias, eps);
+    s->config = norm_config();
+    return oprt_plan_layer_norm(&s->plan, out, x, weight, bias, eps);
 }
 
-oprt_status_t run_layer_norm(const oprt_rows_plan_t *s, void *, void *out, const void *x, const void *weight,
+oprt_status_t run_layer_norm(const NormState *s, void *, void *out, const void *x, const void *weight,
                              const void *bias, oprt_stream_t stream) {
-    return dispatch_dtype(s->dtype, [&](auto tag) {
+    return dispatch_dtype(s->plan.dtype, [&](auto tag) {
         return launch_norm<decltype(tag), true>(s, out, x, weight, bias, (gpuStream_t)stream, "layer_norm kernel");
     });
 }
@@ -266,6 +300,6 @@ oprt_status_t run_layer_norm(const oprt_rows_plan_t *s, void *, void *out, const
 }  // namespace
 
 extern "C" {
-OPRT_DEFINE_OP(rms_norm, oprt_rows_plan_t, plan_rms_norm, run_rms_norm)
-OPRT_DEFINE_OP(layer_norm, oprt_rows_plan_t, plan_layer_norm, run_layer_norm)
+OPRT_DEFINE_OP(rms_norm, NormState, plan_rms_norm, run_rms_norm)
+OPRT_DEFINE_OP(layer_norm, NormState, plan_layer_norm, run_layer_norm)
 }  // extern "C"
