@@ -21,11 +21,6 @@ import numpy as np
 import pytest
 from bench_helpers import make_registry
 
-from oprt_core.core_ops import CORE_OPS
-from oprt_core.llm_ops import LLM_OPS, LLM_SPECS, norm_case, silu_mul_case
-from oprt_core.numpy_backend import NumpyBackend
-from oprt_core.plugins import Registry, get_plugin_manager
-
 from oprt_bench.baselines import liger_plugin, plugin, torch_compile_plugin
 from oprt_bench.baselines.liger_backend import LIGER_IMPLS, MAX_ROW, AllocInto, LigerBackend, row_refusal
 from oprt_bench.baselines.torch_compile_backend import (
@@ -39,6 +34,10 @@ from oprt_bench.report import render_report
 from oprt_bench.results import COLUMNS, SCHEMA_VERSION, RowWriter, load_run
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
 from oprt_bench.table import build_table, render
+from oprt_core.core_ops import CORE_OPS
+from oprt_core.llm_ops import LLM_OPS, LLM_SPECS, norm_case, silu_mul_case
+from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.plugins import Registry, get_plugin_manager
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 _BENCH_SRC = Path(__file__).resolve().parents[2] / "oprt_bench" / "src"

@@ -494,7 +494,7 @@ def _kernel_parts(r: Any) -> tuple[str, str]:
 
 def _compile_note(r: Any) -> str:
     """"; compiled in N s" for a row whose prepare compiled the case (the ``compile_s`` column), else ""."""
-    value = getattr(r, "compile_s", None)
+    value: Any = getattr(r, "compile_s", None)
     try:
         seconds = float(value)
     except (TypeError, ValueError):

@@ -170,7 +170,7 @@ def _git_commit() -> dict[str, Any] | None:
 
 def _versions() -> dict[str, str]:
     names = ["oprt-core", "oprt-bench", "numpy", "ml_dtypes", "pluggy", "click", "pandas", "matplotlib", "rich",
-             "cffi", "torch", "cupy", "cupy-cuda12x", "cupy-cuda13x"]
+             "cffi", "torch", "triton", "liger-kernel", "cupy", "cupy-cuda12x", "cupy-cuda13x"]
     out = {"python": platform.python_version()}
     for name in names:
         try:

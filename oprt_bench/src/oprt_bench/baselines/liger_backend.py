@@ -33,11 +33,12 @@ calibration probes are torch's.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from oprt_core.backend import Availability, Support
+from oprt_core.backend import Availability, DeviceInfo, Support
 from oprt_core.errors import UnsupportedCase
 
 from .base import Impl, Launcher, import_library
@@ -114,7 +115,8 @@ def _liger_impl(op: str, function_name: str) -> Impl:
         if out.numel() == 0:
             return lambda: "none"
         function = getattr(ops, function_name)
-        apply, module, torch = function.apply, sys.modules[function.__module__], sys.modules["torch"]
+        apply, torch = function.apply, sys.modules["torch"]
+        module: Any = sys.modules[function.__module__]  # Liger's op module: its ``torch`` name is swapped per call
         args = (*inputs, float(params["eps"])) if "eps" in params else tuple(inputs)
 
         def run() -> str:
@@ -178,6 +180,10 @@ class LigerBackend(TorchBackend):
             return support
         why = row_refusal(op, case.inputs[0].shape, case.param_dict)
         return Support(False, why) if why else support
+
+    def device_info(self) -> DeviceInfo:
+        """torch's, its flavour ``liger-<liger-kernel version>``."""
+        return dataclasses.replace(super().device_info(), flavour=f"liger-{_version()}")
 
     def last_launch(self) -> str | None:
         """``liger OP`` (Liger's kernel, writing into oprt's output), ``liger OP + copy`` (its output copied into

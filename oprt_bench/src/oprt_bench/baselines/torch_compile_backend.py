@@ -19,13 +19,14 @@ Available where torch sees a CUDA device and Triton imports (inductor's GPU code
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from oprt_core.backend import Availability
+from oprt_core.backend import Availability, DeviceInfo
 
 from .base import Launcher, import_library
 from .torch_backend import FUNCTIONAL, TorchBackend, tensor_dtype_name, tensor_layout
@@ -106,6 +107,11 @@ class TorchCompileBackend(TorchBackend):
             return Availability(False, f"torch {version}: cannot set dynamo's recompile limit: "
                                        f"{type(exc).__name__}: {exc}")
         return Availability(True, reason, found.device)
+
+    def device_info(self) -> DeviceInfo:
+        """torch's, its flavour ``torch-compile-<torch version>``."""
+        info = super().device_info()
+        return dataclasses.replace(info, flavour=f"torch-compile-{self._require().__version__}")
 
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
         torch = self._require()
