@@ -21,6 +21,7 @@ from oprt_core.errors import UnsupportedCase
 from oprt_core.include import oprt_build
 
 SRC = Path(__file__).resolve().parents[2] / "oprt_core" / "src" / "oprt_core"
+ABI_OPS = cdecl.c_abi_ops()  # oprt.h's ops: the core ops, then the model ops
 
 
 def square_spec(params=()) -> OpSpec:
@@ -36,9 +37,29 @@ def square_spec(params=()) -> OpSpec:
 def test_oprt_h_op_region_is_the_specs_own():
     assert cdecl.main(["--check"]) == 0
     text = header_text()
-    assert cdecl.regenerate(text, CORE_OPS) == text
+    assert cdecl.regenerate(text, ABI_OPS) == text
     stale = text.replace("float negative_slope", "double negative_slope")
-    assert stale != text and cdecl.regenerate(stale, CORE_OPS) == text  # --check would fail on the stale one
+    assert stale != text and cdecl.regenerate(stale, ABI_OPS) == text  # --check would fail on the stale one
+
+
+def test_oprt_entry_h_is_the_specs_own(tmp_path, monkeypatch):
+    entry = Path(include_dir()) / "oprt_entry.h"
+    assert entry.read_text() == cdecl.entry_header(ABI_OPS)
+    # one macro per op, its launch checking the op's own inputs and setting the in-place inputs it declares
+    text = entry.read_text()
+    for spec in ABI_OPS:
+        macro = cdecl.entry_macro(spec)
+        assert f"#define OPRT_DEFINE_OP_{spec.name}(State, plan_fn, launch_fn)" in macro
+        assert macro.count("d_->common.alias.inplace[") == len(spec.inplace)
+        assert f"static const char *const names_[{spec.n_inputs}]" in macro
+    assert text.count("#define OPRT_DEFINE_OP_") == len(ABI_OPS)
+    # --check fails on a stale header, --write repairs it
+    copy = tmp_path / "include"
+    shutil.copytree(include_dir(), copy)
+    monkeypatch.setattr(cdecl, "_oprt_h", lambda: copy / "oprt.h")
+    (copy / "oprt_entry.h").write_text(text.replace("free(d_);", "", 1))
+    assert cdecl.main(["--check"]) == 1
+    assert cdecl.main(["--write"]) == 0 and (copy / "oprt_entry.h").read_text() == text
 
 
 def test_every_op_declaration_of_oprt_h_is_generated():
@@ -47,7 +68,7 @@ def test_every_op_declaration_of_oprt_h_is_generated():
     start, end = text.index(cdecl.OPS_BEGIN), text.index(cdecl.OPS_END)
     outside = text[:start] + text[end:]
     assert not re.search(r"descriptor_t|oprt_create_", outside)
-    for spec in CORE_OPS:
+    for spec in ABI_OPS:
         for name in cdecl.entry_points(spec.name):
             assert len(re.findall(rf"\b{name}\(", text[start:end])) == 1, name
 
@@ -61,7 +82,7 @@ def test_prototypes_follow_the_declared_c_types():
     assert re.search(r"\*x,\s+float eps\);", cdecl.prototypes(eps))
     # the launch functions keep the form oprt_build's pointer entry points read
     decls, _ = oprt_build.pointer_entry_points(cdef())
-    assert re.findall(r"oprt_ptrs_(\w+)\(", decls) == [s.name for s in CORE_OPS]
+    assert re.findall(r"oprt_ptrs_(\w+)\(", decls) == [s.name for s in ABI_OPS]
 
 
 def test_an_op_without_c_types_has_no_c_abi():

@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 import oprt_core.errors as E
+from oprt_core import cdecl
 from oprt_core.backend import Availability, Backend, DeviceInfo, Launcher
 from oprt_core.cabi import abi_version
 from oprt_core.compiled import FLUSH_MIN_BYTES, CompiledBackend, CompiledEvent, DeviceArray
-from oprt_core.core_ops import CORE_OPS, CORE_SPECS
+from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import DTYPES
+from oprt_core.plugins import get_registry
 
 DTYPE_NAMES = tuple(DTYPES)
 
@@ -40,7 +42,7 @@ DEFAULT_MAX_NUMEL = 1 << 20  # the default sets' larger cases take seconds each 
 
 
 def _case_params():
-    for spec in CORE_OPS:
+    for spec in cdecl.c_abi_ops():
         for case_set in ("smoke", "edge", "default"):
             for case in spec.cases(case_set):
                 if case_set == "default" and case.numel > DEFAULT_MAX_NUMEL:
@@ -52,7 +54,7 @@ def _case_params():
 @pytest.mark.parametrize("op, case, dtype", list(_case_params()))
 def test_case_sets(host_backend, op, case, dtype):
     assert host_backend.supports(op, dtype, case)
-    result, *_ = run_case(host_backend, CORE_SPECS[op], case, dtype)
+    result, *_ = run_case(host_backend, get_registry().get_op(op), case, dtype)
     assert result.ok, result.message
 
 
@@ -571,7 +573,9 @@ def test_param_types_are_checked_in_python(host_backend):
         b.prepare("reduce_sum", [x], b.empty((), "f32"), {"axis": None, "keepdims": 1})
     with pytest.raises(E.InvalidArgumentError, match="int32"):
         b.prepare("softmax", [x], out, {"axis": 1 << 40})
-    with pytest.raises(E.UnknownNameError, match="valid choices: copy, reduce_sum, relu, softmax, vector_add"):
+    with pytest.raises(E.UnknownNameError,
+                       match="valid choices: copy, layer_norm, reduce_sum, relu, rms_norm, silu_mul, softmax, "
+                             "vector_add"):
         b.prepare("gelu", [x], out, {})
     with pytest.raises(E.InvalidArgumentError, match="takes 2 input"):
         b.prepare("vector_add", [x], out, {})

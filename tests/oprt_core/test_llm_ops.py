@@ -2,7 +2,7 @@
 
 References against element-by-element float64 formulas (math.fsum), the numpy backend within budget on every
 smoke and edge case, budgets that refuse a dropped element, a wrong eps and a few ulps too many, the generated
-op functions, and the compiled host library reporting the ops unsupported (no kernel yet).
+op functions, and the compiled host library (oprt.h's C entry points): results, validation and aliasing.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 
 import oprt_core
+import oprt_core.errors as E
 import oprt_core.ops as ops
 from oprt_core import cdecl
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import DTYPES
-from oprt_core.errors import InvalidArgumentError, UnsupportedCase
+from oprt_core.errors import InvalidArgumentError
 from oprt_core.llm_ops import (
     LLM_OPS,
     LLM_SPECS,
@@ -271,29 +272,77 @@ def test_op_functions_signatures_and_results():
         ops.rms_norm(x, w[:7])
 
 
-def test_registered_with_the_core_ops_but_not_in_oprt_h():
+def test_registered_with_the_core_ops_and_declared_in_oprt_h():
     reg = get_registry()
+    header = (Path(oprt_core.__file__).parent / "include" / "oprt.h").read_text()
+    entry = (Path(oprt_core.__file__).parent / "include" / "oprt_entry.h").read_text()
     for spec in LLM_OPS:
-        assert reg.get_op(spec.name) is spec and spec.has_c_abi  # eps declares its ctype, for a later kernel
+        assert reg.get_op(spec.name) is spec and spec.has_c_abi
+        assert cdecl.prototypes(spec) in header
+        assert cdecl.entry_macro(spec) in entry
     assert not set(LLM_SPECS) & set(CORE_SPECS)
-    assert all(f"oprt_create_{op}_descriptor" in cdecl.prototypes(LLM_SPECS[op]) for op in LLM_SPECS)
+    assert [s.name for s in cdecl.c_abi_ops()][-3:] == list(LLM_SPECS)
 
 
-def test_oprt_h_declares_none_of_them():
-    header = Path(oprt_core.__file__).parent / "include" / "oprt.h"
-    text = header.read_text()
-    for op in LLM_SPECS:
-        assert f"oprt_create_{op}_descriptor" not in text
+# -- the host C library: the plans' validation and the generated entry points' checks ------------------------------
+
+def _dev(backend, rng, *shape):
+    return backend.to_device(_rand(rng, *shape).astype(np.float32))
 
 
-# -- compiled backends: no kernel yet ------------------------------------------------------------------------------
+def test_host_library_runs_them_on_strided_views(host_backend):
+    rng = np.random.default_rng(11)
+    x = _rand(rng, 6, 40).astype(np.float32)[:, ::2]  # (6, 20), inner stride 2
+    w, b = (_rand(rng, 40).astype(np.float32)[::2] for _ in range(2))
+    for op, inputs, params in (("rms_norm", [x, w], {"eps": 1e-3}), ("layer_norm", [x, w, b], {"eps": 1e-3}),
+                               ("silu_mul", [x, x[::-1]], {})):
+        out = host_backend.empty(x.shape, "f32")
+        host_backend.fill_nan(out)
+        host_backend.prepare(op, [host_backend.to_device(a) for a in inputs], out, params)()
+        result = LLM_SPECS[op].check(host_backend.to_host(out), inputs, "f32", params)
+        assert result.ok, (op, result.message)
 
-@pytest.mark.parametrize("op", list(LLM_SPECS))
-def test_compiled_host_library_reports_unsupported(host_backend, op):
-    sup = host_backend.supports(op, "f32", LLM_SPECS[op].cases("smoke")[0])
-    assert not sup.ok and sup.reason.startswith(f"no kernel for {op} in this build")
-    x = host_backend.to_device(np.ones((2, 8), np.float32) * 0.5)
-    w = host_backend.to_device(np.ones((8,), np.float32) * 0.5)
-    inputs = {"rms_norm": [x, w], "layer_norm": [x, w, w], "silu_mul": [x, x]}[op]
-    with pytest.raises(UnsupportedCase, match=f"no kernel for {op}"):
-        host_backend.prepare(op, inputs, host_backend.empty((2, 8), "f32"), {})
+
+def test_host_library_refuses_bad_input(host_backend):
+    b, rng = host_backend, np.random.default_rng(12)
+    x, w = _dev(b, rng, 4, 8), _dev(b, rng, 8)
+    out = b.empty((4, 8), "f32")
+    with pytest.raises(E.ShapeError, match=r"rms_norm: shape mismatch: weight has shape \(7,\), expected \(8,\)"):
+        b.prepare("rms_norm", [x, _dev(b, rng, 7)], out, {})
+    with pytest.raises(E.ShapeError, match="layer_norm: shape mismatch: bias has shape"):
+        b.prepare("layer_norm", [x, w, _dev(b, rng, 4, 8)], out, {})
+    with pytest.raises(E.ShapeError, match="rms_norm needs out"):
+        b.prepare("rms_norm", [x, w], b.empty((4, 9), "f32"), {})
+    with pytest.raises(E.ShapeError, match="silu_mul needs up"):
+        b.prepare("silu_mul", [x, _dev(b, rng, 1, 8)], out, {})
+    with pytest.raises(E.UnsupportedDtypeError, match="weight is f16"):
+        b.prepare("rms_norm", [x, b.to_device(np.ones(8, np.float16))], out, {})
+    with pytest.raises(E.InvalidArgumentError, match="'eps' must be finite"):  # Python, before the library
+        b.prepare("rms_norm", [x, w], out, {"eps": float("nan")})
+    desc = b.ffi.new("oprt_rms_norm_descriptor_t *")
+    tds = [b._tensor_desc(a, n) for a, n in ((out, "out"), (x, "x"), (w, "weight"))]
+    for eps in (-1.0, float("inf")):  # the library's own check
+        with pytest.raises(E.ParamError, match=f"rms_norm: eps must be finite and >= 0, got {eps:g}"):
+            b.check(b.lib.oprt_create_rms_norm_descriptor(desc, *tds, eps))
+
+
+def test_host_library_aliasing_follows_the_declarations(host_backend):
+    b, rng = host_backend, np.random.default_rng(13)
+    g = b.to_device(_rand(rng, 4, 8).astype(np.float32))
+    u = b.to_device(_rand(rng, 4, 8).astype(np.float32))
+    want = _silu_mul_f64(b.to_host(g), b.to_host(u))
+    b.prepare("silu_mul", [g, u], g, {})()  # in place on gate: allowed by the declaration
+    assert np.allclose(b.to_host(g), want, rtol=1e-6, atol=1e-7)
+    x, w = _dev(b, rng, 4, 8), _dev(b, rng, 8)
+    launcher = b.prepare("rms_norm", [x, w], b.empty((4, 8), "f32"), {})
+    with pytest.raises(E.OverlapError, match="rms_norm: out is input x itself, and rms_norm cannot run in place"):
+        b.check(b.lib.oprt_rms_norm(launcher.desc, b.ffi.NULL, 0, b.ffi.cast("void *", x.ptr),
+                                    b.ffi.cast("void *", x.ptr), b.ffi.cast("void *", w.ptr), b.ffi.NULL))
+    with pytest.raises(E.NullPointerError, match="argument 'weight' is NULL"):
+        b.check(b.lib.oprt_rms_norm(launcher.desc, b.ffi.NULL, 0, b.ffi.cast("void *", x.ptr + 4096),
+                                    b.ffi.cast("void *", x.ptr), b.ffi.NULL, b.ffi.NULL))
+
+
+def _silu_mul_f64(g: np.ndarray, u: np.ndarray) -> np.ndarray:
+    g64 = g.astype(np.float64)
+    return g64 / (1 + np.exp(-g64)) * u

@@ -14,9 +14,11 @@ import pytest
 from gpu_helpers import check_op_api_fast_path, check_torch_inputs, check_what_goes_in_comes_out
 
 import oprt_core.ops as ops
+from oprt_core.cdecl import c_abi_ops
 from oprt_core.compiled import DeviceArray
 from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES
+from oprt_core.llm_ops import LLM_SPECS, norm_case, silu_mul_case
 
 CASE_SETS = ("smoke", "default", "edge") + (("large",) if os.environ.get("OPRT_TEST_LARGE") == "1" else ())
 
@@ -35,8 +37,11 @@ def run_case(backend, spec, case, dtype, rng):
 
 
 def _cases():
-    for spec in CORE_OPS:
-        for case_set in CASE_SETS:
+    for spec in c_abi_ops():
+        # the model ops' default sets (up to 134 M elements) are checked by the GPU suite's sweep, which runs every
+        # case through the same check
+        sets = CASE_SETS if spec in CORE_OPS else tuple(c for c in CASE_SETS if c not in ("default", "large"))
+        for case_set in sets:
             for case in spec.cases(case_set):
                 for dtype in DTYPES:
                     marks = [pytest.mark.slow] if case_set == "large" else []
@@ -48,8 +53,52 @@ def _cases():
 @pytest.mark.parametrize("op, case, dtype", list(_cases()))
 def test_case_sets(nvidia_backend, rng, op, case, dtype):
     assert nvidia_backend.supports(op, dtype, case)
-    result, *_ = run_case(nvidia_backend, CORE_SPECS[op], case, dtype, rng)
+    result, *_ = run_case(nvidia_backend, {**CORE_SPECS, **LLM_SPECS}[op], case, dtype, rng)
     assert result.ok, result.message
+
+
+# ---- the norms' and silu_mul's paths: every rows configuration (warp groups, block rows of 2/4/8 packs, 16-bit raw
+# packs), the generic kernels (odd widths, strided rows, rows past the registers), short and long rows --------------
+
+NORM_WIDTHS = (8, 24, 64, 128, 256, 512, 1000, 1024, 2048, 4096, 5120, 8192, 14336, 16384, 20480, 32768, 65536, 70000)
+
+
+def _norm_path_cases():
+    for op in ("rms_norm", "layer_norm"):
+        for n in NORM_WIDTHS:
+            yield pytest.param(norm_case(op, (3, n)), id=f"{op}-3x{n}")
+        yield pytest.param(norm_case(op, (5, 4, 4096), "transposed"), id=f"{op}-transposed")
+        yield pytest.param(norm_case(op, (65, 2048), "step2"), id=f"{op}-step2")
+    for shape, layout in (((1000, 4096), "contiguous"), ((333, 999), "contiguous"), ((64, 2048), "transposed")):
+        yield pytest.param(silu_mul_case(shape, layout), id=f"silu_mul-{shape}-{layout}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", list(_norm_path_cases()))
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_model_op_paths(nvidia_backend, rng, case, dtype):
+    import oprt_nvidia
+
+    result, *_ = run_case(nvidia_backend, LLM_SPECS[case.op], case, dtype, rng)
+    assert result.ok, result.message
+    kernel = oprt_nvidia.last_launch()
+    assert kernel.startswith("norm_" if case.op != "silu_mul" else "ew_"), kernel
+
+
+@pytest.mark.gpu
+def test_silu_mul_packed_halves_and_in_place(nvidia_backend, rng):
+    """One [..., 2d] tensor split in halves (strided views, nothing copied), and out = gate itself."""
+    b, spec = nvidia_backend, LLM_SPECS["silu_mul"]
+    t = rng.uniform(-4, 4, (257, 2 * 1536)).astype(np.float32)
+    dt = b.to_device(t)
+    gate = DeviceArray(b, dt.ptr, (257, 1536), (3072, 1), "f32", dt.owner)
+    up = DeviceArray(b, dt.ptr + 1536 * 4, (257, 1536), (3072, 1), "f32", dt.owner)
+    out = b.empty((257, 1536), "f32")
+    b.prepare("silu_mul", [gate, up], out, {})()
+    assert spec.check(b.to_host(out), [t[:, :1536], t[:, 1536:]], "f32", {}).ok
+    g = b.to_device(t[:, :1536].copy())
+    b.prepare("silu_mul", [g, b.to_device(t[:, 1536:].copy())], g, {})()
+    assert spec.check(b.to_host(g), [t[:, :1536], t[:, 1536:]], "f32", {}).ok
 
 
 # ---- extra layouts the case sets do not reach ---------------------------------------------------------

@@ -30,7 +30,8 @@ from typing import Any
 from .errors import InvalidArgumentError
 from .spec import OpSpec
 
-__all__ = ["entry_points", "prototypes", "ops_region", "header", "c_params", "OPS_BEGIN", "OPS_END", "main"]
+__all__ = ["entry_points", "prototypes", "ops_region", "header", "entry_macro", "entry_header", "c_params",
+           "c_abi_ops", "OPS_BEGIN", "OPS_END", "main"]
 
 OPS_BEGIN = "/* OPRT_OPS_BEGIN */"
 OPS_END = "/* OPRT_OPS_END */"
@@ -98,6 +99,7 @@ def ops_region(specs: Iterable[OpSpec]) -> str:
 def header(specs: Iterable[OpSpec], guard: str) -> str:
     """A header declaring third-party ops' entry points, to include after oprt.h: C and C++, its declarations
     between OPRT_CDEF markers (``oprt_build.parse_cdef`` reads them for cffi)."""
+    specs = list(specs)
     body = "\n".join(prototypes(s) for s in specs)
     return ("/* Generated from the op specs by oprt_core.cdecl (python -m oprt_core.cdecl --header); edit the specs,\n"
             " * not this. */\n"
@@ -105,7 +107,110 @@ def header(specs: Iterable[OpSpec], guard: str) -> str:
             "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
             f"/* OPRT_CDEF_BEGIN */\n{body}/* OPRT_CDEF_END */\n\n"
             "#ifdef __cplusplus\n}\n#endif\n\n"
-            f"#endif /* {guard} */\n")
+            "/* The entry points around a backend's plan and launch functions: OPRT_DEFINE_OP(<op>, State, plan_fn,\n"
+            " * launch_fn), with oprt_entry.h included first (it says how). */\n"
+            + "\n".join(entry_macro(s) for s in specs) +
+            f"\n#endif /* {guard} */\n")
+
+
+def _signature(name: str, args: Sequence[str]) -> list[str]:
+    """The lines of ``    oprt_status_t name(args) {`` wrapped under the open parenthesis (a macro body's)."""
+    return ["    " + line for line in (_function(name, args)[:-1] + " {").split("\n")]
+
+
+def entry_macro(spec: OpSpec) -> str:
+    """``OPRT_DEFINE_OP_<op>(State, plan_fn, launch_fn)``: a C macro defining ``spec``'s four entry points around a
+    backend's two functions, so the backend writes only those (oprt_entry.h says how)."""
+    if not spec.has_c_abi:
+        raise InvalidArgumentError(f"op {spec.name!r} has no C ABI")
+    op, ins, n = spec.name, spec.input_names, spec.n_inputs
+    desc_t, struct = f"oprt_{op}_descriptor_t", f"struct oprt_{op}_descriptor"
+    create, workspace, launch, destroy = entry_points(op)
+    tensors = ["const oprt_tensor_desc_t *out", *(f"const oprt_tensor_desc_t *{i}" for i in ins)]
+    params = [f"{p.ctype} {p.name}" for p in spec.params]
+    pnames = "".join(f", {p.name}" for p in spec.params)
+    inames = ", ".join(ins)
+    quoted = ", ".join(f'"{i}"' for i in ins)
+    inplace = [f"        d_->common.alias.inplace[{k}] = 1;" for k, i in enumerate(ins) if i in spec.inplace]
+    lines = [
+        f"#define OPRT_DEFINE_OP_{op}(State, plan_fn, launch_fn)",
+        f"    {struct} {{",
+        "        oprt_op_common_t common;",
+        "        State state;",
+        "    };",
+        *_signature(create, [f"{desc_t} *desc", *tensors, *params]),
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        *desc = NULL;",
+        f"        {struct} *d_ = ({struct} *)calloc(1, sizeof *d_);",
+        f'        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "{op}: out of host memory");',
+        f"        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, out, {inames}{pnames});",
+        "        if (s_ != OPRT_STATUS_SUCCESS) {",
+        "            free(d_);",
+        "            return s_;",
+        "        }",
+        f"        const oprt_tensor_desc_t *ins_[{n}] = {{{inames}}};",
+        f"        oprt_op_common_init(&d_->common, out, ins_, {n});",
+        *inplace,
+        "        *desc = d_;",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+        f"    oprt_status_t {workspace}({desc_t} desc, size_t *size) {{",
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        OPRT_CHECK_NOT_NULL(size);",
+        "        *size = desc->common.workspace_size;",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+        *_signature(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size", "void *out",
+                             *(f"const void *{i}" for i in ins), "oprt_stream_t stream"]),
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        f"        const void *ins_[{n}] = {{{inames}}};",
+        f"        static const char *const names_[{n}] = {{{quoted}}};",
+        f'        OPRT_CHECK(oprt_check_launch(&desc->common, "{op}", workspace, workspace_size, out, ins_, names_));',
+        f"        return launch_fn(&desc->state, workspace, out, {inames}, stream);",
+        "    }",
+        f"    oprt_status_t {destroy}({desc_t} desc) {{",
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        free(desc);",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+    ]
+    width = max(len(line) for line in lines) + 1
+    body = " \\\n".join(line.ljust(width) for line in lines[:-1]) + " \\\n" + lines[-1]
+    return f"/* {op}: launch_fn(const State *, void *workspace, void *out, const void *{', const void *'.join(ins)}, " \
+           f"oprt_stream_t) */\n{body}\n"
+
+
+ENTRY_PREAMBLE = """/*
+ * oprt_entry.h: the ops' C entry points, written around a backend's own two functions per op. Generated from the
+ * op specs by oprt_core.cdecl (python -m oprt_core.cdecl --write); edit the specs, not this.
+ *
+ * A backend source that includes oprt_validate.h and this header implements an op by
+ *     OPRT_DEFINE_OP(<op>, State, plan_fn, launch_fn)
+ * at file scope, inside extern "C" in C++, with
+ *     oprt_status_t plan_fn(State *state, size_t *workspace_size, const oprt_tensor_desc_t *out,
+ *                           const oprt_tensor_desc_t *<input>..., <ctype> <param>...);
+ *     oprt_status_t launch_fn(const State *state, void *workspace, void *out, const void *<input>...,
+ *                             oprt_stream_t stream);
+ * plan_fn validates (the oprt_plan_<op> of oprt_validate.h) and fills the state, a plain struct copied by value and
+ * freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor, its create, workspace
+ * size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and the aliasing the op
+ * declares (oprt_check_launch) before calling launch_fn.
+ */
+#ifndef OPRT_ENTRY_H_
+#define OPRT_ENTRY_H_
+
+#include <stdlib.h>
+
+#include "oprt_validate.h"
+
+#define OPRT_DEFINE_OP(op, State, plan_fn, launch_fn) OPRT_DEFINE_OP_##op(State, plan_fn, launch_fn)
+
+"""
+
+
+def entry_header(specs: Iterable[OpSpec]) -> str:
+    """oprt_entry.h: :func:`entry_macro` of each op."""
+    return ENTRY_PREAMBLE + "\n".join(entry_macro(s) for s in specs) + "\n#endif /* OPRT_ENTRY_H_ */\n"
 
 
 def _c_int32(value: int, what: str) -> int:
@@ -134,6 +239,14 @@ def c_params(spec: OpSpec, params: Mapping[str, Any]) -> tuple:
 
 
 # -- the command line: keep oprt.h's region and third-party headers in step with the specs ----------------------
+
+def c_abi_ops() -> tuple[OpSpec, ...]:
+    """The ops of oprt.h's C ABI, in its order: the core ops, then the model ops."""
+    from .core_ops import CORE_OPS
+    from .llm_ops import LLM_OPS
+
+    return (*CORE_OPS, *LLM_OPS)
+
 
 def _oprt_h() -> Path:
     return Path(__file__).resolve().parent / "include" / "oprt.h"
@@ -169,20 +282,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         specs = [_load_spec(ref) for ref in args.header]
         sys.stdout.write(header(specs, args.guard or f"OPRT_{specs[0].name.upper()}_H_"))
         return 0
-    from .core_ops import CORE_OPS
-
-    path = _oprt_h()
+    specs = c_abi_ops()
+    path, entry = _oprt_h(), _oprt_h().with_name("oprt_entry.h")
     text = path.read_text(encoding="utf-8")
-    fresh = regenerate(text, CORE_OPS)
+    fresh = regenerate(text, specs)
+    entry_text = entry.read_text(encoding="utf-8") if entry.exists() else ""
+    entry_fresh = entry_header(specs)
     if args.write:
         if fresh != text:
             path.write_text(fresh, encoding="utf-8")
+        if entry_fresh != entry_text:
+            entry.write_text(entry_fresh, encoding="utf-8")
         return 0
-    if fresh != text:
-        print(f"{path}: the region between OPRT_OPS_BEGIN/END is stale: run python -m oprt_core.cdecl --write",
-              file=sys.stderr)
-        return 1
-    return 0
+    stale = [f"{path}: the region between OPRT_OPS_BEGIN/END"] if fresh != text else []
+    stale += [str(entry)] if entry_fresh != entry_text else []
+    for what in stale:
+        print(f"{what} is stale: run python -m oprt_core.cdecl --write", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

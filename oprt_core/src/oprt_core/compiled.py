@@ -37,8 +37,8 @@ import numpy as np
 from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from .cabi import STATUS_NAMES, check_abi
-from .cdecl import c_params, entry_points
-from .core_ops import CORE_SPECS, OPRT_AXIS_ALL
+from .cdecl import c_abi_ops, c_params, entry_points
+from .core_ops import OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
@@ -50,7 +50,6 @@ from .errors import (
     UnknownNameError,
     UnsupportedCase,
 )
-from .llm_ops import LLM_SPECS
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
            "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason",
@@ -369,7 +368,7 @@ class CompiledBackend:
         self._flush: RawBuffer | None = None
         self._flush_value = 0
         self._flush_reader: CompiledLauncher | None = None  # flush_cache(clean=True)'s read of the buffer
-        self._specs: dict[str, Any] = dict(CORE_SPECS)  # the ops it drives: oprt.h's and those add_op added
+        self._specs: dict[str, Any] = {s.name: s for s in c_abi_ops()}  # oprt.h's ops and those add_op added
 
     def __repr__(self) -> str:
         return f"CompiledBackend({self.name!r})"
@@ -576,11 +575,8 @@ class CompiledBackend:
         self._specs[spec.name] = spec
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op in LLM_SPECS and op not in self._specs:  # a core op without a C ABI in oprt.h yet
-            return Support(False, f"no kernel for {op} in this build (backend {self.name!r}: oprt.h has no C ABI "
-                                  f"for {op} yet)")
         if op not in self._specs:
-            what = "the core ops" if len(self._specs) == len(CORE_SPECS) else "the ops"
+            what = "oprt.h's ops" if len(self._specs) == len(c_abi_ops()) else "the ops"
             return Support(False, f"backend {self.name!r} implements only {what} "
                                   f"({', '.join(self._specs)}), not {op!r}")
         try:
@@ -763,8 +759,6 @@ class CompiledBackend:
         """
         spec = self._specs.get(op)
         if spec is None:
-            if op in LLM_SPECS:
-                raise E.UnsupportedCase(self.supports(op, "f32").reason)
             raise UnknownNameError(f"op of backend {self.name!r}", op, self._specs)
         if len(inputs) != spec.n_inputs:
             raise InvalidArgumentError(f"{op} takes {spec.n_inputs} input(s) ({', '.join(spec.input_names)}), "

@@ -1,10 +1,10 @@
 """The memory-bound operators of transformer models: rms_norm, layer_norm, silu_mul.
 
 Registered by the built-in plugin :mod:`oprt_core.builtin` next to the five core ops, with implementations in the
-numpy backend and the torch / cupy baselines. They have no C ABI in the core library yet (no kernel in
-oprt_nvidia or oprt_metax): they are not in oprt.h's generated region (:mod:`oprt_core.cdecl` writes only
-``CORE_OPS``), and a compiled backend reports them unsupported ("no kernel for rms_norm in this build"). Their
-``eps`` params declare ``ctype="float"`` all the same, so a kernel later gets its prototypes from these specs.
+numpy backend and the torch / cupy baselines, and a C ABI of their own: their prototypes are in oprt.h's generated
+region and their entry-point macros in oprt_entry.h (:mod:`oprt_core.cdecl` writes both from these specs), their
+validation is ``oprt_plan_rms_norm`` / ``oprt_plan_layer_norm`` / ``oprt_plan_silu_mul`` in oprt_validate.h, and
+the shared kernel sources run them on the GPU backends (``norm.cu``, ``elementwise.cu``).
 
 Every op normalises (or gates) along the last axis; any leading shape, any strides. ``weight`` and ``bias`` have
 shape ``(n,)`` for ``x`` of shape ``(..., n)``, in ``x``'s dtype. Arithmetic in f32, one rounding to the

@@ -29,6 +29,7 @@
  */
 #define OPRT_IMPLEMENTATION
 #include "oprt_validate.h"
+#include "oprt_entry.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -774,3 +775,106 @@ oprt_status_t oprt_destroy_softmax_descriptor(oprt_softmax_descriptor_t desc) {
     free(desc);
     return OPRT_STATUS_SUCCESS;
 }
+
+/* ------------------------------------------------------------------------- */
+/* The model ops, through oprt_entry.h: a plan function and a launch function each */
+
+static oprt_status_t host_launch_prologue(oprt_stream_t stream, const char *func) {
+    OPRT_CHECK(host_check_stream(stream, func));
+    return host_fault_launch(func);  /* the "kernel": a planned fault (OPRT_HOST_FAULT_OPS) */
+}
+
+/* ---- rms_norm, layer_norm: per row, f32 sums in a sequential loop ---- */
+
+static void host_norm_rows(const oprt_rows_plan_t *p, int layer, char *out, const char *x, const char *w,
+                           const char *b) {
+    const int32_t dt = p->dtype;
+    for (int64_t r = 0; r < p->rows; ++r) {
+        int64_t xo, oo;
+        oprt_row_offsets(p, r, &xo, &oo);
+        float mean = 0.0f, ss = 0.0f;
+        if (layer) {
+            for (int64_t i = 0; i < p->n; ++i) mean += load_f(x, xo + i * p->x_inner, dt);
+            mean /= (float)p->n;
+        }
+        for (int64_t i = 0; i < p->n; ++i) {
+            const float d = load_f(x, xo + i * p->x_inner, dt) - mean;
+            ss += d * d;
+        }
+        const float rstd = 1.0f / sqrtf(ss / (float)p->n + p->eps);
+        for (int64_t i = 0; i < p->n; ++i) {
+            float y = (load_f(x, xo + i * p->x_inner, dt) - mean) * rstd * load_f(w, i * p->vec_strides[0], dt);
+            if (layer) y += load_f(b, i * p->vec_strides[1], dt);
+            store_f(out, oo + i * p->out_inner, dt, y);
+        }
+    }
+}
+
+static oprt_status_t host_plan_rms_norm(oprt_rows_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                        const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight, float eps) {
+    HOST_CHECK_UNSUPPORTED("rms_norm");
+    *workspace = 0;
+    return oprt_plan_rms_norm(s, out, x, weight, eps);
+}
+
+static oprt_status_t host_rms_norm(const oprt_rows_plan_t *s, void *workspace, void *out, const void *x,
+                                   const void *weight, oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_rms_norm"));
+    host_norm_rows(s, 0, (char *)out, (const char *)x, (const char *)weight, NULL);
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(rms_norm, oprt_rows_plan_t, host_plan_rms_norm, host_rms_norm)
+
+static oprt_status_t host_plan_layer_norm(oprt_rows_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,
+                                          const oprt_tensor_desc_t *bias, float eps) {
+    HOST_CHECK_UNSUPPORTED("layer_norm");
+    *workspace = 0;
+    return oprt_plan_layer_norm(s, out, x, weight, bias, eps);
+}
+
+static oprt_status_t host_layer_norm(const oprt_rows_plan_t *s, void *workspace, void *out, const void *x,
+                                     const void *weight, const void *bias, oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_layer_norm"));
+    host_norm_rows(s, 1, (char *)out, (const char *)x, (const char *)weight, (const char *)bias);
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(layer_norm, oprt_rows_plan_t, host_plan_layer_norm, host_layer_norm)
+
+/* ---- silu_mul ---- */
+
+static oprt_status_t host_plan_silu_mul(oprt_elementwise_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                        const oprt_tensor_desc_t *gate, const oprt_tensor_desc_t *up) {
+    HOST_CHECK_UNSUPPORTED("silu_mul");
+    *workspace = 0;
+    return oprt_plan_silu_mul(s, out, gate, up);
+}
+
+static oprt_status_t host_silu_mul(const oprt_elementwise_plan_t *p, void *workspace, void *out_, const void *gate,
+                                   const void *up, oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_silu_mul"));
+    const int32_t dt = p->dtype;
+    char *out = (char *)out_;
+    const char *g = (const char *)gate, *u = (const char *)up;
+    for (int64_t n = 0; n < p->numel; ++n) {
+        /* element n's offsets, walking the plan's merged dims */
+        int64_t oo = 0, og = 0, ou = 0, rest = n;
+        for (int32_t d = p->ndim - 1; d >= 0; --d) {
+            const int64_t q = rest % p->shape[d];
+            rest /= p->shape[d];
+            oo += q * p->out_strides[d];
+            og += q * p->in_strides[0][d];
+            ou += q * p->in_strides[1][d];
+        }
+        const float x = load_f(g, og, dt);
+        store_f(out, oo, dt, x / (1.0f + expf(-x)) * load_f(u, ou, dt));
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(silu_mul, oprt_elementwise_plan_t, host_plan_silu_mul, host_silu_mul)

@@ -24,8 +24,12 @@
  *  - Pointers passed to ops point at element [0,...,0] of the tensor.
  *  - Aliasing: an op launch refuses (OPRT_STATUS_OVERLAP) an out whose bytes
  *    intersect an input's, unless out is exactly that input (same pointer,
- *    shape and strides) and the op runs in place on it: copy, relu and
- *    vector_add (either input) and softmax do; reduce_sum does not.
+ *    shape and strides) and the op runs in place on it: copy, relu,
+ *    vector_add and silu_mul (either input) and softmax do; reduce_sum,
+ *    rms_norm and layer_norm do not.
+ *  - Backends write each op's four entry points with oprt_entry.h's
+ *    OPRT_DEFINE_OP (generated, like the op declarations below, from the
+ *    op specs by oprt_core.cdecl).
  */
 #ifndef OPRT_H_
 #define OPRT_H_
@@ -38,7 +42,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 2
+#define OPRT_ABI_VERSION 3
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
@@ -186,6 +190,39 @@ oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, si
 oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
                            const void *x, oprt_stream_t stream);
 oprt_status_t oprt_destroy_softmax_descriptor(oprt_softmax_descriptor_t desc);
+
+/* ---- rms_norm: out = x / sqrt(mean(x**2 over the last axis) + eps) * weight; weight has shape (x.shape[-1],) ----
+ * eps (float): added to the variance (mean of squares) before the square root */
+typedef struct oprt_rms_norm_descriptor *oprt_rms_norm_descriptor_t;
+oprt_status_t oprt_create_rms_norm_descriptor(oprt_rms_norm_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                              const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,
+                                              float eps);
+oprt_status_t oprt_get_rms_norm_workspace_size(oprt_rms_norm_descriptor_t desc, size_t *size);
+oprt_status_t oprt_rms_norm(oprt_rms_norm_descriptor_t desc, void *workspace, size_t workspace_size,
+                            void *out, const void *x, const void *weight, oprt_stream_t stream);
+oprt_status_t oprt_destroy_rms_norm_descriptor(oprt_rms_norm_descriptor_t desc);
+
+/* ---- layer_norm: out = (x - mean) / sqrt(var + eps) * weight + bias over the last axis (biased variance); weight and bias have shape (x.shape[-1],) ----
+ * eps (float): added to the variance (mean of squares) before the square root */
+typedef struct oprt_layer_norm_descriptor *oprt_layer_norm_descriptor_t;
+oprt_status_t oprt_create_layer_norm_descriptor(oprt_layer_norm_descriptor_t *desc,
+                                                const oprt_tensor_desc_t *out, const oprt_tensor_desc_t *x,
+                                                const oprt_tensor_desc_t *weight,
+                                                const oprt_tensor_desc_t *bias, float eps);
+oprt_status_t oprt_get_layer_norm_workspace_size(oprt_layer_norm_descriptor_t desc, size_t *size);
+oprt_status_t oprt_layer_norm(oprt_layer_norm_descriptor_t desc, void *workspace, size_t workspace_size,
+                              void *out, const void *x, const void *weight, const void *bias,
+                              oprt_stream_t stream);
+oprt_status_t oprt_destroy_layer_norm_descriptor(oprt_layer_norm_descriptor_t desc);
+
+/* ---- silu_mul: out = silu(gate) * up = gate / (1 + exp(-gate)) * up, elementwise (the SwiGLU gate); any strides ---- */
+typedef struct oprt_silu_mul_descriptor *oprt_silu_mul_descriptor_t;
+oprt_status_t oprt_create_silu_mul_descriptor(oprt_silu_mul_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                              const oprt_tensor_desc_t *gate, const oprt_tensor_desc_t *up);
+oprt_status_t oprt_get_silu_mul_workspace_size(oprt_silu_mul_descriptor_t desc, size_t *size);
+oprt_status_t oprt_silu_mul(oprt_silu_mul_descriptor_t desc, void *workspace, size_t workspace_size,
+                            void *out, const void *gate, const void *up, oprt_stream_t stream);
+oprt_status_t oprt_destroy_silu_mul_descriptor(oprt_silu_mul_descriptor_t desc);
 /* OPRT_OPS_END */
 /* OPRT_CDEF_END */
 

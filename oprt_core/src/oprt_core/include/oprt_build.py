@@ -41,7 +41,8 @@ __all__ = [
     "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS",
 ]
 
-HEADERS = ("oprt.h", "oprt_validate.h", "oprt_layout.h")  # what backend sources include; copied by sdist
+# what backend sources include; copied by sdist
+HEADERS = ("oprt.h", "oprt_validate.h", "oprt_layout.h", "oprt_entry.h")
 VENDORED = (*HEADERS, "oprt_build.py")  # what an sdist carries in _oprt_include/
 VENDOR_DIR = "_oprt_include"
 # The kernel sources every GPU backend compiles (nvcc for oprt_nvidia; mxcc or the nvcc-shim for oprt_metax), a folder

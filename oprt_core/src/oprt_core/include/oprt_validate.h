@@ -187,7 +187,7 @@ static inline oprt_status_t oprt_check_same_dtype(const oprt_tensor_desc_t *out,
 /* ------------------------------------------------------------------------- */
 /* Aliasing of out and the inputs                                             */
 
-#define OPRT_MAX_INPUTS 2
+#define OPRT_MAX_INPUTS 3
 
 /* What a launch needs to decide whether out may share memory with an input. An op allows out to be exactly
  * input k (inplace[k]: it runs in place on it) or nothing; a plan leaves every inplace[k] 0 (no aliasing) and
@@ -523,6 +523,176 @@ static inline oprt_status_t oprt_plan_softmax(oprt_axis_plan_t *plan, const oprt
     oprt_plan_alias(&plan->alias, out, &x, 1);
     plan->alias.inplace[0] = 1; /* a slice's elements are read (max, sum) before any of them is written */
     return OPRT_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Row plans (rms_norm, layer_norm): x of shape (..., n) taken row by row along its last axis, with per-element
+ * vectors (weight, bias) of shape (n,)                                        */
+
+typedef struct {
+    int32_t dtype;
+    int32_t nvec;                    /* the vectors after x: weight (and bias) */
+    int64_t rows, n;                 /* x seen as rows x n */
+    int64_t numel;
+    int32_t ndim;                    /* leading dims, extent-1 dims dropped and mergeable dims merged; rows is their
+                                      * product (0 dims: one row) */
+    int64_t shape[OPRT_MAX_NDIM];
+    int64_t x_strides[OPRT_MAX_NDIM], out_strides[OPRT_MAX_NDIM];
+    int64_t x_inner, out_inner;      /* strides along the last axis (0 where n == 1) */
+    int64_t vec_strides[2];          /* weight's and bias's strides */
+    float eps;
+} oprt_rows_plan_t;
+
+/* Validates x (..., n), out of x's shape and dtype, the `nvec` vectors of shape (n,) and eps (finite, >= 0), and
+ * plans the rows. `names` names x then the vectors. */
+static inline oprt_status_t oprt_plan_rows(oprt_rows_plan_t *plan, const char *op, const oprt_tensor_desc_t *out,
+                                           const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *const *vecs,
+                                           int32_t nvec, const char *const *names, float eps) {
+    OPRT_CHECK_NOT_NULL(plan);
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    OPRT_CHECK(oprt_check_tensor(x, names[0]));
+    OPRT_CHECK(oprt_check_same_dtype(out, x, names[0]));
+    if (x->ndim < 1)
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "%s: x must have at least 1 dim (rows along its last axis), "
+                              "got a 0-d tensor", op);
+    const int64_t n = x->shape[x->ndim - 1];
+    for (int32_t k = 0; k < nvec; ++k) {
+        OPRT_CHECK(oprt_check_tensor(vecs[k], names[k + 1]));
+        OPRT_CHECK(oprt_check_same_dtype(out, vecs[k], names[k + 1]));
+        if (vecs[k]->ndim != 1 || vecs[k]->shape[0] != n) {
+            char sv[160], sx[160];
+            oprt_format_shape(vecs[k], sv, sizeof sv);
+            oprt_format_shape(x, sx, sizeof sx);
+            return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "%s: shape mismatch: %s has shape %s, expected (%lld,) for "
+                                  "x of shape %s", op, names[k + 1], sv, (long long)n, sx);
+        }
+    }
+    if (!oprt_same_shape(out, x)) {
+        char so[160], sx[160];
+        oprt_format_shape(out, so, sizeof so);
+        oprt_format_shape(x, sx, sizeof sx);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "shape mismatch: %s needs out %s to equal x %s", op, so, sx);
+    }
+    if (!isfinite(eps) || eps < 0.0f)
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "%s: eps must be finite and >= 0, got %g", op, (double)eps);
+    OPRT_CHECK(oprt_check_output_strides(out, "out"));
+    memset(plan, 0, sizeof *plan);
+    plan->dtype = x->dtype;
+    plan->nvec = nvec;
+    plan->n = n;
+    plan->numel = oprt_numel(x);
+    plan->rows = 1;
+    for (int32_t i = 0; i < x->ndim - 1; ++i) plan->rows *= x->shape[i];
+    plan->x_inner = n > 1 ? x->strides[x->ndim - 1] : 0;
+    plan->out_inner = n > 1 ? out->strides[x->ndim - 1] : 0;
+    for (int32_t k = 0; k < nvec; ++k) plan->vec_strides[k] = n > 1 ? vecs[k]->strides[0] : 0;
+    plan->eps = eps;
+    int32_t m = 0;
+    for (int32_t i = 0; i < x->ndim - 1; ++i) {
+        if (x->shape[i] == 1) continue;
+        if (m > 0 && plan->x_strides[m - 1] == x->strides[i] * x->shape[i] &&
+            plan->out_strides[m - 1] == out->strides[i] * x->shape[i]) {
+            plan->shape[m - 1] *= x->shape[i];
+            plan->x_strides[m - 1] = x->strides[i];
+            plan->out_strides[m - 1] = out->strides[i];
+            continue;
+        }
+        plan->shape[m] = x->shape[i];
+        plan->x_strides[m] = x->strides[i];
+        plan->out_strides[m] = out->strides[i];
+        ++m;
+    }
+    plan->ndim = m;
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* Element offsets of row r's first element in x and out (r in [0, rows)). */
+static inline void oprt_row_offsets(const oprt_rows_plan_t *p, int64_t r, int64_t *xo, int64_t *oo) {
+    int64_t a = 0, b = 0;
+    for (int32_t i = p->ndim - 1; i >= 0; --i) {
+        const int64_t e = p->shape[i], q = r % e;
+        a += q * p->x_strides[i];
+        b += q * p->out_strides[i];
+        r /= e;
+    }
+    *xo = a;
+    *oo = b;
+}
+
+static inline oprt_status_t oprt_plan_rms_norm(oprt_rows_plan_t *plan, const oprt_tensor_desc_t *out,
+                                               const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,
+                                               float eps) {
+    static const char *const names[2] = {"x", "weight"};
+    const oprt_tensor_desc_t *vecs[1] = {weight};
+    return oprt_plan_rows(plan, "rms_norm", out, x, vecs, 1, names, eps);
+}
+
+static inline oprt_status_t oprt_plan_layer_norm(oprt_rows_plan_t *plan, const oprt_tensor_desc_t *out,
+                                                 const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,
+                                                 const oprt_tensor_desc_t *bias, float eps) {
+    static const char *const names[3] = {"x", "weight", "bias"};
+    const oprt_tensor_desc_t *vecs[2] = {weight, bias};
+    return oprt_plan_rows(plan, "layer_norm", out, x, vecs, 2, names, eps);
+}
+
+/* silu_mul: gate, up and out of one shape and dtype; any strides (an elementwise plan, no broadcasting). */
+static inline oprt_status_t oprt_plan_silu_mul(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
+                                               const oprt_tensor_desc_t *gate, const oprt_tensor_desc_t *up) {
+    static const char *const names[2] = {"gate", "up"};
+    const oprt_tensor_desc_t *ins[2] = {gate, up};
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    for (int32_t k = 0; k < 2; ++k) {
+        OPRT_CHECK(oprt_check_tensor(ins[k], names[k]));
+        if (!oprt_same_shape(out, ins[k])) {
+            char so[160], si[160];
+            oprt_format_shape(out, so, sizeof so);
+            oprt_format_shape(ins[k], si, sizeof si);
+            return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "shape mismatch: silu_mul needs %s %s to equal out %s "
+                                  "(gate, up and out of one shape)", names[k], si, so);
+        }
+    }
+    return oprt_plan_elementwise(plan, out, ins, 2, names);
+}
+
+/* ------------------------------------------------------------------------- */
+/* What the generated entry points (oprt_entry.h) keep beside a backend's own state                  */
+
+typedef struct {
+    size_t workspace_size;              /* bytes a launch needs (the backend's plan function sets it) */
+    int64_t numel_out;
+    int32_t ninputs;
+    int64_t numel_in[OPRT_MAX_INPUTS];
+    oprt_alias_t alias;
+} oprt_op_common_t;
+
+/* Fills `c` (but workspace_size) for validated tensors; alias.inplace left 0 (the generated code sets the
+ * inputs the op's declaration lets out be). */
+static inline void oprt_op_common_init(oprt_op_common_t *c, const oprt_tensor_desc_t *out,
+                                       const oprt_tensor_desc_t *const *inputs, int32_t ninputs) {
+    c->numel_out = oprt_numel(out);
+    c->ninputs = ninputs;
+    for (int32_t k = 0; k < ninputs; ++k) c->numel_in[k] = oprt_numel(inputs[k]);
+    oprt_plan_alias(&c->alias, out, inputs, ninputs);
+}
+
+/* The checks every launch makes before its kernel: workspace large enough (and not NULL where needed), out and
+ * each non-empty input not NULL, no overlap of out with an input beyond what the op allows. */
+static inline oprt_status_t oprt_check_launch(const oprt_op_common_t *c, const char *op, const void *workspace,
+                                              size_t workspace_size, const void *out, const void *const *inputs,
+                                              const char *const *names) {
+    if (workspace_size < c->workspace_size)
+        return oprt_set_error(OPRT_STATUS_INSUFFICIENT_WORKSPACE,
+                              "%s: workspace of %zu bytes is too small; this descriptor needs %zu bytes", op,
+                              workspace_size, c->workspace_size);
+    if (c->workspace_size > 0 && workspace == NULL)
+        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'workspace' is NULL but %zu bytes are needed",
+                              op, c->workspace_size);
+    if (c->numel_out > 0 && out == NULL)
+        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'out' is NULL", op);
+    for (int32_t k = 0; k < c->ninputs; ++k)
+        if (c->numel_in[k] > 0 && inputs[k] == NULL)
+            return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", op, names[k]);
+    return oprt_check_alias(&c->alias, op, out, inputs, names);
 }
 
 /* Element offset of the flat index `idx` (row-major over shape) given strides. */

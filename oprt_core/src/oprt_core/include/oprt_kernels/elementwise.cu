@@ -1,10 +1,11 @@
-// elementwise.cu: oprt.h's copy, vector_add and relu (descriptors, path choice, launches).
+// elementwise.cu: oprt.h's copy, vector_add, relu and silu_mul (descriptors, path choice, launches).
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <type_traits>
 
 #include "elementwise.cuh"
+#include "oprt_entry.h"
 
 using namespace oprt_kernels;
 
@@ -333,4 +334,25 @@ oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t wor
 
 oprt_status_t oprt_destroy_relu_descriptor(oprt_relu_descriptor_t desc) { return destroy(desc); }
 
+}  // extern "C"
+
+// ---- silu_mul (oprt_entry.h's entry points) ----
+namespace {
+oprt_status_t plan_silu_mul(EwDesc *d, size_t *workspace, const oprt_tensor_desc_t *out, const oprt_tensor_desc_t *gate,
+                            const oprt_tensor_desc_t *up) {
+    *workspace = 0;
+    OPRT_CHECK(oprt_plan_silu_mul(&d->plan, out, gate, up));
+    return plan_paths(d);
+}
+
+oprt_status_t run_silu_mul(const EwDesc *d, void *, void *out, const void *gate, const void *up, oprt_stream_t stream) {
+    note_launch("none");
+    return dispatch_dtype(d->plan.dtype, [&](auto tag) {
+        return launch<decltype(tag), 2>(*d, out, gate, up, (gpuStream_t)stream, SiluMulOp{}, "silu_mul kernel");
+    });
+}
+}  // namespace
+
+extern "C" {
+OPRT_DEFINE_OP(silu_mul, EwDesc, plan_silu_mul, run_silu_mul)
 }  // extern "C"

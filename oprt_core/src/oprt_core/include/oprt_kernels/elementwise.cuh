@@ -37,6 +37,14 @@ struct AddOp {
         return from_f<T>(to_f(a) + to_f(b));
     }
 };
+// silu(gate) * up = gate / (1 + exp(-gate)) * up in f32 (__expf: ex2.approx of a product, ~2 ulp; for gate < -88.7
+// exp overflows to inf and the quotient is -0, inside the op's atol).
+struct SiluMulOp {
+    template <typename T> __device__ __forceinline__ T operator()(T gate, T up) const {
+        const float g = to_f(gate);
+        return from_f<T>(g / (1.f + __expf(-g)) * to_f(up));
+    }
+};
 
 template <int NIn, typename T, typename Op>
 __device__ __forceinline__ Pack<T> apply_pack(const Op &op, const Pack<T> &a, const Pack<T> &b) {
