@@ -428,7 +428,7 @@ def test_torch_rms_norm_formula_without_f_rms_norm(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind", [TorchCompileBackend, LigerBackend])
+@pytest.mark.parametrize("kind", [TorchCompileBackend, LigerBackend], ids=["torch-compile", "liger"])
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize(("op", "case_set", "case"),
                          [(s.name, cs, c) for s in (*CORE_OPS, *LLM_OPS) for cs in ("smoke", "edge")
