@@ -5,7 +5,9 @@
 #
 # PHASES (default: install test sanitize bench), run in this order whatever the order given:
 #   install   wheels from .whl/ (python3 -m pip --no-index), then each of OPRT_SUITE_PACKAGES with
-#             pip install --no-index --no-build-isolation (one at a time: a failing backend does not stop the others)
+#             pip install --no-index --no-build-isolation (one at a time: a failing backend does not stop the others);
+#             the liger backend's Liger-Kernel comes from .whl/ too (liger_kernel-*.whl, with packaging-*.whl where
+#             the host lacks it): summary.txt says whether it imports
 #   test      pytest over OPRT_SUITE_TESTS (default: tests, so the nvidia and metax GPU tests run), junit XML + log
 #   tune      scripts/tune/build.sh, then each harness of OPRT_SUITE_TUNE_OPS (default: elementwise reduce softmax),
 #             OPRT_TUNE_FILTER its group filter: tune-OP.log each
@@ -25,6 +27,10 @@
 #   bench     oprt-bench sweeps beside torch: OPRT_SUITE_BENCH, space-separated [NAME=]CASESET:BACKENDS[:OPS[:DTYPES
 #             [:BASELINE]]], each into OUTDIR/NAME (default NAME: bench-CASESET-BACKENDS...); default: the default and
 #             large case sets on the GPU backends (+ torch, cupy on default)
+#   models    oprt-bench --cases models over OPRT_SUITE_MODELS_OPS (default rms_norm,layer_norm,silu_mul) on
+#             OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch, torch-compile, liger) and
+#             OPRT_SUITE_MODELS_DTYPES (default all), baseline torch, into OUTDIR/models-DTYPES (torch-compile's
+#             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800)
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -38,7 +44,8 @@ shift
 PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
-        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | compare) ;;
+        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | models \
+            | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -81,6 +88,8 @@ tests/plugins/oprt-faultyplugin examples/oprt-rmsnorm examples/oprt-triton"}
         OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} run_logged "install-$(basename "$pkg")" \
             python3 -m pip install -v --no-index --no-build-isolation --no-deps "./$pkg"
     done
+    note "liger-kernel: $(python3 -c 'import importlib.metadata as m, liger_kernel.ops; print(m.version("liger-kernel"))' \
+        2>&1 | tail -n 1)"
 fi
 
 if has test; then
@@ -195,6 +204,15 @@ if has bench; then
             --dtypes "${dtypes:-all}" --baseline "${baseline:-torch}" --out "$OUTDIR/$name" \
             --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
     done
+fi
+
+if has models; then
+    # torch-compile compiles every case (seconds each): a longer step limit than the others
+    mdt=${OPRT_SUITE_MODELS_DTYPES:-all}
+    OPRT_SUITE_STEP_TIMEOUT=${OPRT_SUITE_MODELS_TIMEOUT:-1800} run_logged "models-${mdt//,/-}" oprt-bench \
+        --backends "${OPRT_SUITE_MODELS_BACKENDS:-$GPU_BACKENDS,torch,torch-compile,liger}" --cases models \
+        --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,layer_norm,silu_mul}" --dtypes "$mdt" --baseline torch \
+        --out "$OUTDIR/models-${mdt//,/-}" --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
 fi
 
 if has compare; then

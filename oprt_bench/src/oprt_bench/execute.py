@@ -42,6 +42,13 @@ def _kernel_of(backend: Any) -> str | None:
         return "unknown (" + one_line(exc) + ")"
 
 
+def _compile_s_of(launch: Any) -> float | None:
+    """The seconds ``prepare`` spent compiling the launcher (a ``compile_s`` attribute: the torch-compile
+    backend's), None where it compiled nothing or cannot say."""
+    value = getattr(launch, "compile_s", None)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inputs: list[np.ndarray],
                  ref: np.ndarray, mode: str, timing: TimingConfig, row: Row,
                  inputs64: list[np.ndarray] | None = None) -> None:
@@ -59,6 +66,7 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         arrays.append(out)
         backend.fill_nan(out)
         launch = backend.prepare(spec.name, arrays[:-1], out, params)
+        row.compile_s = _compile_s_of(launch)
         try:
             launch()
         finally:  # a launch that raised keeps what the backend names for it (the kernels it tried)

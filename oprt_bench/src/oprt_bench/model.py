@@ -193,6 +193,7 @@ class Row(Mapping[str, Any]):
     flags: str = ""
     schema_version: int | None = None  # set by the writer
     kernel: str | None = None
+    compile_s: float | None = None  # the launcher's compile time (torch-compile), seconds
 
     def __getitem__(self, key: str) -> Any:
         if key not in _ROW_FIELDS:

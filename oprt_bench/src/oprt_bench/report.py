@@ -492,6 +492,16 @@ def _kernel_parts(r: Any) -> tuple[str, str]:
     return f"; kernel {r.kernel}", f"<small class='kernel'>{_e(str(r.kernel))}</small>"
 
 
+def _compile_note(r: Any) -> str:
+    """"; compiled in N s" for a row whose prepare compiled the case (the ``compile_s`` column), else ""."""
+    value: Any = getattr(r, "compile_s", None)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return f"; compiled in {seconds:.3g} s" if math.isfinite(seconds) else ""
+
+
 # What each per-backend column of an op table holds (the header's tooltip).
 _COLUMN_HELP = {
     "median ms": "median of the timed samples, ms; p10-p90 under it",
@@ -569,7 +579,8 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                                  f"{_err_cell(r)}<td data-v='{_num(r.max_rel_err)}'>{_fmt(r.max_rel_err, '.2e')}</td>")
             else:
                 note, kernel = _kernel_parts(r)
-                spread = f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}" + note
+                spread = (f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}"
+                          + note + _compile_note(r))
                 marks = _markers(r.flags)
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
                              f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}' "

@@ -7,7 +7,8 @@ error. Failed and errored rows come first: a failures table with their messages 
 an op the lines where some backend failed before the others.
 
 Narrow widths drop whole column kinds, least telling first (% of peak, then GB/s, then speedup; max rel err in
-a test run), until every op table fits; what still does not fit wraps inside its cells.
+a test run; the compile time, shown only for a backend that compiles at prepare, before all of them), until
+every op table fits; what still does not fit wraps inside its cells.
 """
 
 from __future__ import annotations
@@ -157,6 +158,8 @@ def build_table(rows: Iterable[Mapping[Any, Any]]) -> ResultsTable:
         else:
             columns += [Column(b, "status", "status", 0, "status"), Column(b, "max_rel_err", "max rel err", 1,
                                                                             "max_rel_err")]
+        # shown only where a backend compiles at prepare (torch-compile), dropped first when narrowing
+        columns.append(Column(b, "compile_s", "compile s", 4, "compile_s"))
     table = ResultsTable(backends, baseline, timed, columns)
     lines: dict[tuple[str, str, str], Line] = {}
     for r in rows:
@@ -179,10 +182,12 @@ def _short(message: Any) -> str:
 
 
 def legend(table: ResultsTable) -> str:
+    compiled = "; compile s = seconds its prepare spent compiling the case" if any(
+        c.key == "compile_s" for c in table.shown()) else ""
     if not table.timed:
-        return "correctness only (--mode test): each backend's status and max relative error"
+        return f"correctness only (--mode test): each backend's status and max relative error{compiled}"
     speed = f"; speedup = {table.baseline}'s median / the backend's (> 1: faster)" if table.baseline else ""
-    return f"median time in us, GB/s, % of the backend's calibrated peak{speed}"
+    return f"median time in us, GB/s, % of the backend's calibrated peak{speed}{compiled}"
 
 
 # -- rich and plain ------------------------------------------------------------------------------

@@ -1,19 +1,24 @@
-"""Vendor-library baseline backends, ``torch`` and ``cupy``, and the base a third-party backend may build on.
+"""Vendor-library baseline backends (``torch``, ``cupy``, ``torch-compile``, ``liger``), and the base a third-party
+backend may build on.
 
 ``oprt_bench.baselines`` is a public, stable package: the names in ``__all__`` keep their meaning across
 releases; its modules' other names are internal.
 
 The backends, registered through the ``oprt`` entry-point group (``torch =
-"oprt_bench.baselines.torch_plugin"``, ``cupy = "oprt_bench.baselines.cupy_plugin"``) and available
-where the library imports and sees a CUDA device. Importing this package (or registering the backends)
-never imports torch or cupy: they are imported lazily, on the first ``availability()`` or device call.
+"oprt_bench.baselines.torch_plugin"``, ``cupy = "oprt_bench.baselines.cupy_plugin"``, ``torch-compile``,
+``liger``) and available where the library imports and sees a CUDA device. Importing this package (or
+registering the backends) never imports torch, cupy, triton or liger_kernel: they are imported lazily, on the
+first ``availability()`` or device call.
 
 - :class:`TorchBackend`: every core op through torch's own kernels. Subclass it to run your own kernels
   on torch tensors: memory (``to_device`` keeps a host view's strides, offset and zero strides), CUDA
   events, cache flushing and device facts come with it; override discovery (``_probe``), ``supports``
   and ``prepare`` (``examples/oprt-triton`` does). ``TorchBackend(device="cpu")`` runs on torch's CPU
   kernels, for tests.
-- :class:`CupyBackend`: every core op through CuPy's functions.
+- :class:`CupyBackend`: every core op through CuPy's functions, and silu_mul as one elementwise kernel.
+- :class:`TorchCompileBackend`: ``torch.compile`` of the torch baseline's code, compiled per case at ``prepare``
+  (its launcher's ``compile_s``: oprt-bench's ``compile_s`` column); needs Triton on CUDA.
+- :class:`LigerBackend`: Liger-Kernel's Triton kernels for rms_norm, layer_norm, silu_mul and softmax.
 
 Building blocks (module :mod:`.base`), for a backend over another library:
 
@@ -58,6 +63,7 @@ from .base import (
 )
 from .cupy_backend import CupyBackend
 from .host_layout import HostSpan, element_strides, host_span
+from .liger_backend import LigerBackend
 from .torch_backend import (
     NEGATIVE_STRIDES,
     TorchBackend,
@@ -66,9 +72,10 @@ from .torch_backend import (
     tensor_layout,
     torch_dtype,
 )
+from .torch_compile_backend import TorchCompileBackend
 
 __all__ = [
-    "TorchBackend", "CupyBackend",
+    "TorchBackend", "CupyBackend", "TorchCompileBackend", "LigerBackend",
     "BaselineBackend", "Impl", "Launcher", "CudaEvent", "TorchEvent",
     "is_installed", "import_library", "spec_peak_gbps", "cuda_version_text", "flush_bytes", "MiB",
     "positive_nbytes",

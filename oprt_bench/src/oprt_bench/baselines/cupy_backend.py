@@ -20,9 +20,12 @@ softmax    CuPy has no softmax kernel; ``cupyx.scipy.special.softmax`` is
            ``subtract(x, m, dtype=float32, out=w)``, ``exp(w, out=w)``, ``sum(w, out=s)``,
            ``divide(w, s, out=out)``: 5 kernels moving ~5x the ideal bytes (x read twice,
            the f32 workspace written twice and read three times)
+silu_mul   a one-line ``cupy.ElementwiseKernel`` ``out = g / (1 + exp(-g)) * up`` in f32
+           (``g`` = gate in f32), one rounding to the dtype (CuPy has no silu); any strides
 ========== ==========================================================================
 
-The model ops (rms_norm, layer_norm, silu_mul) are unsupported: CuPy has none of them.
+rms_norm and layer_norm are unsupported: CuPy has neither (a composition of its reductions and
+elementwise functions would be several kernels and temporaries, not the library's op).
 
 Strided inputs keep their layout, negative strides included (CuPy arrays may have
 them). bfloat16: supported where this CuPy can run the op on ``ml_dtypes.bfloat16``
@@ -172,12 +175,29 @@ def _softmax(cp, inputs, out, params) -> Callable[[], Any]:
     return run
 
 
+_SILU_MUL_KERNELS: dict[int, Any] = {}
+
+
+def _silu_mul(cp, inputs, out, params) -> Callable[[], Any]:
+    gate, up = inputs
+    key = id(cp)
+    if key not in _SILU_MUL_KERNELS:
+        _SILU_MUL_KERNELS[key] = cp.ElementwiseKernel(
+            "T gate, T up", "T out",
+            "const float g = static_cast<float>(gate); "
+            "out = static_cast<T>(g / (1.0f + expf(-g)) * static_cast<float>(up))",
+            "oprt_silu_mul")
+    kernel = _SILU_MUL_KERNELS[key]
+    return lambda: kernel(gate, up, out)
+
+
 CORE_IMPLS: dict[str, Callable[..., Callable[[], Any]]] = {
     "copy": _copy,
     "vector_add": _vector_add,
     "relu": _relu,
     "reduce_sum": _reduce_sum,
     "softmax": _softmax,
+    "silu_mul": _silu_mul,
 }
 
 
@@ -265,7 +285,7 @@ class CupyBackend(BaselineBackend):
         )
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op in LLM_SPECS:
+        if op in LLM_SPECS and op not in CORE_IMPLS:
             return Support(False, f"CuPy has no {op} (a composition of its elementwise and reduction functions would "
                                   "be several kernels, not the library's op)")
         dt, refused = self._op_dtype(op, dtype)
@@ -287,8 +307,9 @@ class CupyBackend(BaselineBackend):
                 x = cp.asarray(np.linspace(-1, 1, 6, dtype=np.float32).astype(dt).reshape(2, 3))
                 out_shape = (2,) if op == "reduce_sum" else (2, 3)
                 out = cp.empty(out_shape, dt)
-                inputs = [x, x] if op == "vector_add" else [x]
-                params = CORE_SPECS[op].validate_params({"negative_slope": 0.5} if op == "relu" else {}, [(2, 3)])
+                inputs = [x, x] if op in ("vector_add", "silu_mul") else [x]
+                spec = CORE_SPECS[op] if op in CORE_SPECS else LLM_SPECS[op]
+                params = spec.validate_params({"negative_slope": 0.5} if op == "relu" else {}, [(2, 3)] * len(inputs))
                 CORE_IMPLS[op](cp, inputs, out, params)()
                 if op == "relu":
                     CORE_IMPLS[op](cp, inputs, out, {"negative_slope": 0.0})()

@@ -18,8 +18,10 @@ reduce_sum ``torch.sum(x, dim, keepdim=..., out=out)`` (dim None = all; f16/bf16
 softmax    ``torch.ops.aten._softmax.out(x, dim, False, out=out)``, the kernel behind
            ``torch.softmax``; where that overload is missing, ``out.copy_(torch.softmax(x, dim))``
            (one extra read and write of the output)
-rms_norm   ``out.copy_(torch.nn.functional.rms_norm(x, (n,), weight, eps))`` (torch >= 2.4; unsupported
-           where it is missing): no ``out=`` variant, so one extra write and read of the output
+rms_norm   ``out.copy_(torch.nn.functional.rms_norm(x, (n,), weight, eps))`` (torch >= 2.4: f32 math
+           inside for f16/bf16); where it is missing, the formula in f32,
+           ``x32 * rsqrt(mean(x32**2) + eps) * weight32``, rounded once by the copy: no
+           ``out=`` variant, so one extra write and read of the output
 layer_norm ``torch.ops.aten.native_layer_norm.out(x, (n,), weight, bias, eps, out0=out, ...)`` (the
            kernel behind ``torch.nn.functional.layer_norm``; the per-row mean and rstd go to small
            buffers allocated once); where that overload is missing,
@@ -67,7 +69,7 @@ from .base import (
 )
 from .host_layout import host_span
 
-__all__ = ["TorchBackend", "TorchEvent", "HostEvent", "CORE_IMPLS", "NEGATIVE_STRIDES", "torch_dtype",
+__all__ = ["TorchBackend", "TorchEvent", "HostEvent", "CORE_IMPLS", "FUNCTIONAL", "NEGATIVE_STRIDES", "torch_dtype",
            "tensor_dtype_name", "tensor_layout"]
 
 _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
@@ -137,10 +139,26 @@ def _softmax(torch, inputs, out, params) -> Callable[[], Any]:
     return lambda: out.copy_(softmax(x, dim))  # no out= in this torch: one extra write + read of the output
 
 
+def _rms_norm_fn(torch, params) -> Callable[..., Any]:
+    """``(x, weight) -> y``: ``torch.nn.functional.rms_norm`` (torch >= 2.4: f32 math inside for f16/bf16), else the
+    formula in f32, rounded once by the caller's ``copy_`` (the reference's order)."""
+    eps = float(params["eps"])
+    rms_norm = getattr(torch.nn.functional, "rms_norm", None)
+    if rms_norm is not None:
+        return lambda x, w: rms_norm(x, (int(x.shape[-1]),), w, eps)
+    rsqrt = torch.rsqrt
+
+    def formula(x, w):
+        xf = x.float()
+        return xf * rsqrt(xf.square().mean(-1, keepdim=True) + eps) * w.float()
+
+    return formula
+
+
 def _rms_norm(torch, inputs, out, params) -> Callable[[], Any]:
     x, w = inputs
-    shape, eps, rms_norm = (int(x.shape[-1]),), float(params["eps"]), torch.nn.functional.rms_norm
-    return lambda: out.copy_(rms_norm(x, shape, w, eps))  # no out= variant
+    rms_norm = _rms_norm_fn(torch, params)
+    return lambda: out.copy_(rms_norm(x, w))  # no out= variant: one extra write and read of the output
 
 
 def _layer_norm(torch, inputs, out, params) -> Callable[[], Any]:
@@ -170,6 +188,45 @@ CORE_IMPLS: dict[str, Impl] = {
     "rms_norm": _rms_norm,
     "layer_norm": _layer_norm,
     "silu_mul": _silu_mul,
+}
+
+
+# -- the same ops as functions returning the result: (torch, params) -> fn(*inputs) -> tensor --------------------
+# what the torch-compile backend compiles (``out.copy_(fn(*inputs))`` in one graph): torch's functional calls,
+# no ``out=`` (an out= argument splits a dynamo graph or is rejected by it)
+
+def _reduce_sum_fn(torch, params) -> Callable[..., Any]:
+    axis, keep, total = params["axis"], params["keepdims"], torch.sum
+    return lambda x: total(x, dim=axis, keepdim=keep)
+
+
+def _relu_fn(torch, params) -> Callable[..., Any]:
+    slope = float(params["negative_slope"])
+    if slope == 0.0:
+        return torch.relu
+    leaky = torch.nn.functional.leaky_relu
+    return lambda x: leaky(x, slope)
+
+
+def _layer_norm_fn(torch, params) -> Callable[..., Any]:
+    eps, layer_norm = float(params["eps"]), torch.nn.functional.layer_norm
+    return lambda x, w, b: layer_norm(x, (int(x.shape[-1]),), w, b, eps)
+
+
+def _silu_mul_fn(torch, params) -> Callable[..., Any]:
+    silu = torch.nn.functional.silu
+    return lambda gate, up: silu(gate) * up
+
+
+FUNCTIONAL: dict[str, Callable[[Any, Mapping[str, Any]], Callable[..., Any]]] = {
+    "copy": lambda torch, params: lambda x: x,
+    "vector_add": lambda torch, params: torch.add,
+    "relu": _relu_fn,
+    "reduce_sum": _reduce_sum_fn,
+    "softmax": lambda torch, params: lambda x: torch.softmax(x, params["axis"]),
+    "rms_norm": _rms_norm_fn,
+    "layer_norm": _layer_norm_fn,
+    "silu_mul": _silu_mul_fn,
 }
 
 
@@ -280,8 +337,6 @@ class TorchBackend(BaselineBackend):
             return Support(False, f"torch backend does not run {dt}")
         if case is not None and any(t.layout == "reversed" for t in getattr(case, "inputs", ())):
             return Support(False, NEGATIVE_STRIDES)
-        if op == "rms_norm" and self._lib is not None and not hasattr(self._lib.nn.functional, "rms_norm"):
-            return Support(False, f"torch {self._lib.__version__} has no torch.nn.functional.rms_norm (torch >= 2.4)")
         return Support(True)
 
     # -- memory -----------------------------------------------------------------------
@@ -338,14 +393,19 @@ class TorchBackend(BaselineBackend):
         torch = self._require()
         inputs = list(inputs)
         _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
+        self._check_tensors(op, inputs, output)
+        make = CORE_IMPLS[op]
+        return Launcher(lambda ins, out: make(torch, ins, out, full), inputs, output, tensor_layout,
+                        f"{op} on {self.name}")
+
+    def _check_tensors(self, op: str, inputs: Sequence[Any], output: Any) -> None:
+        """InvalidArgumentError unless every input and the output is a torch tensor on this backend's device."""
+        torch = self._require()
         for t in [*inputs, output]:
             if not isinstance(t, torch.Tensor):
                 raise InvalidArgumentError(f"{op}: the {self.name} backend takes torch tensors, got {type(t).__name__}")
             if t.device != self._dev:
                 raise InvalidArgumentError(f"{op}: tensor on {t.device}, the {self.name} backend runs on {self._dev}")
-        make = CORE_IMPLS[op]
-        return Launcher(lambda ins, out: make(torch, ins, out, full), inputs, output, tensor_layout,
-                        f"{op} on {self.name}")
 
     # -- timing -------------------------------------------------------------------------
     def synchronize(self) -> None:
