@@ -279,8 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--guard", default=None, help="include guard of --header (default OPRT_<OP>_H_)")
     args = parser.parse_args(argv)
     if args.header:
-        specs = [_load_spec(ref) for ref in args.header]
-        sys.stdout.write(header(specs, args.guard or f"OPRT_{specs[0].name.upper()}_H_"))
+        loaded = [_load_spec(ref) for ref in args.header]
+        sys.stdout.write(header(loaded, args.guard or f"OPRT_{loaded[0].name.upper()}_H_"))
         return 0
     specs = c_abi_ops()
     path, entry = _oprt_h(), _oprt_h().with_name("oprt_entry.h")
