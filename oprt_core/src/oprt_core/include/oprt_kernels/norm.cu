@@ -211,7 +211,8 @@ bool launch_rows(gpuStream_t stream, T *out, const T *x, const T *w, const T *b,
     else if (np <= 64) warp_rows(norm_rows_kernel<T, 32, 2, kLayer, false>, 32);
     else {
         int p = np <= 512 ? 2 : np <= 2048 ? 4 : 8;
-        if (cfg.p != 0 && np <= (int64_t)kMaxThreadsPerBlock * cfg.p && np >= (int64_t)kWarp * cfg.p) p = cfg.p;
+        const int64_t most = cfg.p == 2 ? rows_threads<0, 2>() : cfg.p == 4 ? rows_threads<0, 4>() : rows_threads<0, 8>();
+        if (cfg.p != 0 && np <= most * cfg.p && np >= (int64_t)kWarp * cfg.p) p = cfg.p;  // within its launch bounds
         const bool raw = k16 && (p == 8 || cfg.raw);
         if (p == 2 && raw) block_rows(norm_rows_kernel<T, 0, 2, kLayer, k16>, 2);
         else if (p == 2) block_rows(norm_rows_kernel<T, 0, 2, kLayer, false>, 2);
