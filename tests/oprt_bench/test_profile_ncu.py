@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from bench_helpers import make_registry
 from click.testing import CliRunner
 
-from bench_helpers import make_registry
 from oprt_bench import profile_ncu
 from oprt_bench.cli import cli
 from oprt_bench.errors import UsageError
@@ -20,17 +20,19 @@ from oprt_core import DeviceInfo
 from oprt_core.numpy_backend import NumpyBackend
 
 # `ncu --import R --csv --page raw --print-units base --metrics ...` of a launch of two kernels (trimmed columns)
-RAW_CSV = '''==PROF== Disconnected from process 4242
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Device","CC","dram__bytes.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"
+RAW_CSV = ('''==PROF== Disconnected from process 4242
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Device","CC","dram__bytes.sum",'''
+           '''"dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"
 "","","","","","","","","","byte","%","nsecond"
 "0","4242","python3","127.0.0.1","reduce_cols_band","1","7","0","9.0","33,554,432","80.5","30,000"
 "1","4242","python3","127.0.0.1","reduce_cols_band_finish","1","7","0","9.0","1,024","2.5","10,000"
-'''
+''')
 # the same metrics in ncu's default (scaled) units
-RAW_CSV_SCALED = '''"ID","Kernel Name","dram__bytes.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"
+RAW_CSV_SCALED = ('''"ID","Kernel Name","dram__bytes.sum",'''
+                  '''"dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"
 "","","Mbyte","%","usecond"
 "0","softmax","67.11","91.00","17.34"
-'''
+''')
 
 NVIDIA = {"device_info": {"vendor": "NVIDIA", "memory_bytes": 1 << 30}}
 META = {"backends": {"nvidia": NVIDIA, "torch": NVIDIA, "numpy": {"device_info": {"vendor": "x86_64"}}}}
