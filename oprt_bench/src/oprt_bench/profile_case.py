@@ -28,7 +28,7 @@ def case_options(options: dict[str, Any], op: str, dtype: str, backend: str) -> 
     from .model import SweepOptions
 
     fields = {f.name for f in dataclasses.fields(SweepOptions)}
-    kept = {k: (tuple(v) if k == "shapes" else v) for k, v in options.items() if k in fields}
+    kept: dict[str, Any] = {k: (tuple(v) if k == "shapes" else v) for k, v in options.items() if k in fields}
     return dataclasses.replace(SweepOptions(**kept), ops=op, dtypes=dtype, backends=backend, baseline="none",
                                mode="bench", calibrate=False, isolation="none", telemetry=False)
 

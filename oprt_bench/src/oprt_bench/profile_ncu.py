@@ -116,7 +116,7 @@ def _number(text: str) -> float | None:
     return _float(text.replace(",", "").strip()) if text.strip() not in ("", "n/a") else None
 
 
-def parse_raw_csv(text: str) -> dict[str, float | None]:
+def parse_raw_csv(text: str) -> dict[str, Any]:
     """``ncu --csv --page raw`` output (a header, a units line, one line per kernel) -> the row's
     ``ncu_time_ms`` (kernels' sum), ``ncu_dram_bytes`` (sum) and ``ncu_dram_pct`` (time-weighted mean).
     ValueError where the text holds no kernel with those metrics."""

@@ -205,7 +205,7 @@ def _reasons_fn(nvml: Any) -> Callable[[Any], int] | None:
     for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
         fn = getattr(nvml, name, None)
         if fn is not None:
-            return fn  # type: ignore[no-any-return]
+            return fn
     return None
 
 
@@ -246,7 +246,7 @@ class RowTelemetry:
                       _query(lambda: int(reasons(h))) if reasons is not None else None)
 
     def _energy(self) -> float | None:
-        return _query(lambda: float(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)))  # type: ignore[no-any-return]
+        return _query(lambda: float(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)))
 
     def _sample(self) -> None:
         while not self._stop.wait(self.interval_s):
