@@ -248,6 +248,13 @@ def test_sweep_fills_the_columns_and_run_json(use_nvml, tmp_path):
     assert all(x["sm_mhz_start"] == "" for x in csv.DictReader((off / "results.csv").open()))
 
 
+def test_schema_4_columns_come_after_schema_3s():
+    from oprt_bench.results import SCHEMA_VERSION
+
+    new = (*telemetry.COLUMNS, "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "ncu_report")
+    assert SCHEMA_VERSION == 4 and COLUMNS[COLUMNS.index("kernel") + 1:] == new
+
+
 def test_schema_doc_names_every_column():
     from pathlib import Path
 
