@@ -31,6 +31,10 @@
 #             OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch, torch-compile, liger) and
 #             OPRT_SUITE_MODELS_DTYPES (default all), baseline torch, into OUTDIR/models-DTYPES (torch-compile's
 #             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800)
+#   telemetry a small sweep (nvidia, core ops, smoke cases, f32 f16) with GPU telemetry (nvidia-ml-py: its wheel in
+#             .whl/ where the host lacks it) and --profile ncu:2 into OUTDIR/telemetry (results.csv, run.json,
+#             report.html, profiles/*.ncu-rep); telemetry-check.log counts the filled telemetry cells, clock drops
+#             and profiled rows
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -44,7 +48,7 @@ shift
 PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
-        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | models \
+        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | models | telemetry \
             | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
@@ -213,6 +217,33 @@ if has models; then
         --backends "${OPRT_SUITE_MODELS_BACKENDS:-$GPU_BACKENDS,torch,torch-compile,liger}" --cases models \
         --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,layer_norm,silu_mul}" --dtypes "$mdt" --baseline torch \
         --out "$OUTDIR/models-${mdt//,/-}" --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
+if has telemetry; then
+    python3 -c "import pynvml" 2>/dev/null || note "telemetry: nvidia-ml-py is not installed: the columns stay empty"
+    # ncu where the CUDA toolkit or Nsight Compute put it, when PATH lacks it
+    command -v ncu >/dev/null || for d in /usr/local/cuda/bin /opt/nvidia/nsight-compute/*; do
+        [ -x "$d/ncu" ] && { export PATH="$PATH:$d"; break; }
+    done
+    run_logged telemetry oprt-bench --backends nvidia --ops copy,vector_add,relu,reduce_sum,softmax --cases smoke \
+        --dtypes f32,f16 --baseline none --telemetry --profile ncu:2 --out "$OUTDIR/telemetry"
+    grep -h "profile" "$OUTDIR/telemetry.log" | sed 's/^/   /' | tee -a "$SUMMARY"
+    run_logged telemetry-check python3 - "$OUTDIR/telemetry" <<'PY'
+import csv, json, pathlib, sys
+run = pathlib.Path(sys.argv[1])
+rows = list(csv.DictReader((run / "results.csv").open()))
+timed = [r for r in rows if r["median_ms"]]
+filled = [r for r in timed if r["sm_mhz_start"] and r["power_w"] and r["energy_j"]]
+meta = json.loads((run / "run.json").read_text())
+print("telemetry:", json.dumps(meta["backends"]["nvidia"].get("telemetry")))
+print(f"{len(filled)} of {len(timed)} timed rows have telemetry; clock drops: "
+      f"{sum(r['clock_drop'] == '1' for r in timed)}; throttle reasons seen: "
+      f"{sorted({x for r in timed for x in r['throttle_reasons'].split(';') if x})}")
+profiled = [r for r in rows if r["ncu_report"]]
+for r in profiled:
+    print(f"profiled {r['op']} {r['case']} {r['dtype']}: {r['ncu_report']} DRAM {r['ncu_dram_bytes']} B "
+          f"{r['ncu_dram_pct']}% of peak, ncu {r['ncu_time_ms']} ms against the sweep's median {r['median_ms']} ms")
+print(f"{len(profiled)} rows profiled; report files: {sorted(p.name for p in (run / 'profiles').glob('*.ncu-rep'))}")
+sys.exit(0 if timed and len(filled) == len(timed) and len(profiled) == 2 else 1)
+PY
 fi
 
 if has compare; then

@@ -27,6 +27,7 @@ from oprt_bench.calibrate import (
 )
 from oprt_bench.cli import cli
 from oprt_bench.peaks import SpecEntry, spec_peak
+from oprt_bench.results import SCHEMA_VERSION
 from oprt_bench.sweep import SweepOptions, calibrate_plan, default_baseline, make_plan, run_sweep
 from oprt_bench.timing import TimingConfig
 from oprt_core import Availability, DeviceInfo
@@ -332,7 +333,7 @@ def test_sweep_and_run_json_record_calibration(tmp_path):
         gbps = float(row["gbps"])
         assert float(row["pct_of_peak"]) == pytest.approx(100 * gbps / cal["measured_peak_gbps"])
         assert float(row["pct_of_spec"]) == pytest.approx(100 * gbps / 1000.0)
-        assert row["schema_version"] == "4"
+        assert row["schema_version"] == str(SCHEMA_VERSION)
 
 
 def test_no_calibrate_leaves_pct_of_peak_empty_but_keeps_pct_of_spec(tmp_path):

@@ -117,3 +117,29 @@ def test_failures_report_renders(tmp_path):
     dom = _open(tmp_path, out / "report.html")
     assert 'id="failures-table"' in dom and "kernel launch failed: test double" in dom
     assert "<svg" in dom
+
+
+def test_telemetry_report_renders(tmp_path):
+    """A run with telemetry and an ncu profile: the GPU section, the clock-drop marker and the ncu line render."""
+    import csv
+
+    from oprt_bench.results import COLUMNS
+
+    out = tmp_path / "run"
+    r = CliRunner().invoke(cli, ["--no-calibrate", "--ops", "copy", "--backends", "numpy", "--dtypes", "f32",
+                                 "--cases", "smoke", "--time-budget", "0.01", "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0].update(sm_mhz_start="1980", sm_mhz_end="1500", sm_mhz_min="1500", mem_mhz_start="3201", power_w="500.0",
+                   clock_drop="1", ncu_dram_bytes="8000000", ncu_dram_pct="70.0", ncu_time_ms="0.01",
+                   ncu_report="profiles/x.ncu-rep")
+    with open(out / "results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    r = CliRunner().invoke(cli, ["report", str(out)])
+    assert r.exit_code == 0, r.output
+    dom = _open(tmp_path, out / "report.html")
+    assert 'id="gpu"' in dom and 'id="profiles-table"' in dom and "flag-clock-drop" in dom and "ncu 8.0 MB" in dom
+    _check_rendered(tmp_path, out / "report.html")

@@ -233,3 +233,49 @@ def test_every_table_is_sortable_and_filterable(h200_html):
     assert h200_html.count("<thead>") == len(tables) and h200_html.count("<tbody>") == len(tables)
     assert h200_html.count("<script>") == 1 and "addEventListener('click', go)" in h200_html
     assert not re.search(r"<script[^>]*\bsrc=", h200_html)
+
+
+def _gpu_rows(tmp_path: Path) -> Run:
+    """Two backends' copy rows with telemetry (one row's clocks dropped) and one row profiled under ncu."""
+    base = {"op": "copy", "shape": "1048576", "dtype": "f32", "status": "ok", "bytes": 8388608, "p10_ms": 0.01,
+            "p90_ms": 0.012, "samples": 50, "mem_mhz_start": 3201, "mem_mhz_end": 3201, "power_w": 480.0,
+            "energy_j": 0.5, "energy_source": "counter"}
+    rows = [base | {"case": "1m", "backend": "nvidia", "median_ms": 0.011, "sm_mhz_start": 1980, "sm_mhz_end": 1755,
+                    "sm_mhz_min": 1410, "throttle_reasons": "sw_power_cap", "clock_drop": 1,
+                    "ncu_time_ms": 0.0102, "ncu_dram_bytes": 8401920, "ncu_dram_pct": 71.25,
+                    "ncu_report": "profiles/copy-1m-f32-nvidia.ncu-rep"},
+            base | {"case": "4m", "backend": "nvidia", "median_ms": 0.03, "sm_mhz_start": 1980, "sm_mhz_end": 1980,
+                    "sm_mhz_min": 1980, "throttle_reasons": "", "clock_drop": 0},
+            {"op": "copy", "case": "1m", "shape": "1048576", "dtype": "f32", "status": "ok", "backend": "numpy",
+             "median_ms": 0.5, "bytes": 8388608}]
+    return Run(tmp_path, normalize_rows(rows), {})
+
+
+def test_telemetry_and_ncu_figures_in_the_report(tmp_path):
+    page = render_report([_gpu_rows(tmp_path)])
+    summary = page.split("id='summary'")[1].split("</table>")[0]
+    assert ">clock drops</th>" in summary
+    assert "<td class='l'>nvidia</td><td class='ok'>2</td>" in summary
+    assert summary.count("<td class='slower'>1</td>") == 1
+    table = page.split("data-op='copy'>")[1].split("</table>")[0]
+    dropped = next(tr for tr in table.split("<tr>") if tr.startswith("<td class='l'>1m</td>"))
+    assert "class='flag flag-clock-drop'" in dropped and "SM 1980-1755 MHz (min 1410), mem 3201 MHz, 480 W, 0.5 J, " \
+        "throttle sw_power_cap" in dropped
+    assert "<small class='ncu' title='Nsight Compute: profiles/copy-1m-f32-nvidia.ncu-rep, kernels 0.0102 ms'>" \
+           "ncu 8.4 MB, 71.2% DRAM peak</small>" in dropped
+    steady = next(tr for tr in table.split("<tr>") if tr.startswith("<td class='l'>4m</td>"))
+    assert "flag-clock-drop'>" not in steady and "SM 1980-1980 MHz, " in steady and "ncu " not in steady
+    gpu = page.split("<h2 id='gpu'>")[1].split("<h2")[0]
+    tel = gpu.split("id='telemetry'")[1].split("</table>")[0]
+    assert "<td class='l'>nvidia</td><td>2</td><td class='slower'>1</td><td>1410</td><td>1980</td><td>480</td>" \
+           "<td class='l'>sw_power_cap</td>" in tel and "numpy" not in tel
+    prof = gpu.split("id='profiles-table'")[1].split("</table>")[0]
+    assert "<td>8.4</td><td>71.2</td>" in prof and "profiles/copy-1m-f32-nvidia.ncu-rep" in prof
+    tables = re.findall(r"<table\b[^>]*>", page)
+    assert all("sortable" in t for t in tables)
+    assert len(re.findall(r"<input type='search' class='filter'[^>]*>\s*<table\b", page)) == len(tables)
+
+
+def test_no_telemetry_no_gpu_section_or_column(h200_html):
+    assert "id='gpu'" not in h200_html and ">clock drops</th>" not in h200_html
+    assert "flag-clock-drop'>" not in h200_html and "class='ncu'" not in h200_html

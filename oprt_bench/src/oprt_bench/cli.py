@@ -21,6 +21,7 @@ from .compare import judge, parse_threshold, timing_mismatch
 from .merge import ON_DUPLICATE, merge_runs
 from .model import AVAILABILITY_TIMEOUT_S, FORMATS, ISOLATIONS, MODES, SweepOptions
 from .plan import check_seconds
+from .profile_ncu import parse_profile, parse_row_names, profile_run
 from .results import load_run
 from .run import PROG, rebuild_report, sweep
 from .table import TABLE_FORMATS, print_table
@@ -143,6 +144,15 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--table", "table_format", type=click.Choice(TABLE_FORMATS), default="auto", show_default=True,
               help="The results table after the sweep. auto: rich on a terminal, plain text otherwise, none with -q; "
                    "a format named: stdout has the table alone (progress and the summary line go to stderr).")
+@click.option("--telemetry/--no-telemetry", default=True, show_default=True,
+              help="Record the GPU's clocks, throttle reasons, power and energy while each row is timed (NVML, "
+                   "nvidia-ml-py: the telemetry extra); columns stay empty, with the reason in run.json, where "
+                   "unavailable.")
+@click.option("--profile", "profile", default=None, metavar="ncu[:N]",
+              help="After the sweep, re-run the N (default 2) rows lowest against their roofline (% of peak) under "
+                   "Nsight Compute: report in the run folder's profiles/, DRAM bytes and throughput in the rows.")
+@click.option("--profile-rows", "profile_rows", default=None, metavar="OP/CASE[/DTYPE[/BACKEND]],...",
+              help="The rows --profile re-runs, instead of the lowest (implies --profile ncu).")
 @click.version_option(__version__, "-V", "--version", prog_name=PROG)
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...],
@@ -151,7 +161,8 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
         target_ci: float,
         min_samples: int, seed: int,
         out: Path | None, resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
-        formats: str, quiet: bool, verbose: bool, table_format: str) -> int | None:
+        formats: str, quiet: bool, verbose: bool, table_format: str, telemetry: bool, profile: str | None,
+        profile_rows: str | None) -> int | None:
     """Check and time oprt operators on every backend; write CSV, JSON and HTML reports.
 
     \b
@@ -166,13 +177,15 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     if ctx.invoked_subcommand is not None:
         return None
     check_seconds("--availability-timeout", availability_timeout)
+    profile_count = parse_profile(profile or "ncu") if profile or profile_rows else None
+    profile_names = parse_row_names(profile_rows) if profile_rows else []
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes,
                         shapes_file=str(shapes_file) if shapes_file is not None else None, mode=mode,
                         baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, target_ci=target_ci,
                         min_samples=min_samples, seed=seed,
                         formats=formats, calibrate=calibrate, recalibrate=recalibrate, isolation=isolation,
                         case_timeout_s=case_timeout,
-                        availability_timeout_s=availability_timeout)
+                        availability_timeout_s=availability_timeout, telemetry=telemetry)
     table_only = table_format not in ("auto", "none")  # stdout carries the table alone
     outcome = sweep(_registry(ctx), opts, sys.argv, out=out, resume=resume, explicit=_explicit(ctx), quiet=quiet,
                     verbose=verbose, progress_out=sys.stderr if table_only else None)
@@ -183,6 +196,9 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
                    err=True)
     else:
         click.echo(outcome.summary, err=table_only)
+        if profile_count is not None and outcome.folder is not None:
+            for line in profile_run(outcome.folder, profile_count, profile_names).lines:
+                click.echo(f"{PROG}: {line}", err=True)
     return outcome.code
 
 

@@ -19,6 +19,7 @@ from .faults import sticky_error, sticky_message
 from .flags import row_flags
 from .model import BackendEntry, Row
 from .shared_case import SharedCase, SharedPrepared, attach
+from .telemetry import RowTelemetry
 from .timing import TimingConfig, measure
 
 __all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "run_row_here"]
@@ -81,7 +82,9 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         if mode == "test":
             row.status = "ok"
             return
-        m = measure(backend, launch, timing)
+        with RowTelemetry(entry.telemetry) as telemetry:  # clocks and power while the row is timed
+            m = measure(backend, launch, timing)
+        telemetry.fill(row)
         s = m.summary
         row.status = "ok"
         row.median_ms, row.p10_ms, row.p90_ms, row.min_ms = s.median_ms, s.p10_ms, s.p90_ms, s.min_ms

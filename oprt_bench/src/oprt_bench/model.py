@@ -56,6 +56,7 @@ class SweepOptions:
     isolation: str = "process"  # process: each backend in a worker process (fault isolation); none: in-process
     case_timeout_s: float | None = None  # None: runners.default_case_timeout(time budget); process isolation only
     availability_timeout_s: float = AVAILABILITY_TIMEOUT_S
+    telemetry: bool = True  # NVML clocks, throttle reasons, power per row where available (telemetry.py)
 
 
 @dataclass
@@ -74,16 +75,17 @@ class BackendEntry:
     spec: Peak = field(default_factory=lambda: Peak(None, "none"))
     calibration: Calibration | None = None
     timer: TimerCheck | None = None
+    telemetry: dict[str, Any] | None = None  # telemetry.describe_device(): the NVML device, or why none
 
     def detached(self) -> BackendEntry:
         return BackendEntry(self.name, None, self.device, self.device_info, self.peak, self.spec, self.calibration,
-                            self.timer)
+                            self.timer, self.telemetry)
 
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "device_info": self.device_info, "peak": self.peak.to_dict(),
                 "spec_peak": self.spec.to_dict(),
                 "calibration": self.calibration.to_dict() if self.calibration else None,
-                "timer": self.timer.to_dict() if self.timer else None}
+                "timer": self.timer.to_dict() if self.timer else None, "telemetry": self.telemetry}
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,22 @@ class Row(Mapping[str, Any]):
     schema_version: int | None = None  # set by the writer
     kernel: str | None = None
     compile_s: float | None = None  # the launcher's compile time (torch-compile), seconds
+    # GPU telemetry while the row was timed (telemetry.py)
+    sm_mhz_start: int | None = None
+    sm_mhz_end: int | None = None
+    sm_mhz_min: int | None = None
+    mem_mhz_start: int | None = None
+    mem_mhz_end: int | None = None
+    throttle_reasons: str | None = None
+    power_w: float | None = None
+    energy_j: float | None = None
+    energy_source: str | None = None
+    clock_drop: int | None = None
+    # Nsight Compute figures of a profiled row (--profile ncu, profile_ncu.py)
+    ncu_time_ms: float | None = None
+    ncu_dram_bytes: int | None = None
+    ncu_dram_pct: float | None = None
+    ncu_report: str | None = None
 
     def __getitem__(self, key: str) -> Any:
         if key not in _ROW_FIELDS:

@@ -7,9 +7,10 @@ roofs), per op a table with the backends side by side (median, p10-p90, GB/s, % 
 of the spec peak, speedup against the baseline, CI, samples, max error, flag markers) and a bandwidth
 plot (achieved GB/s against bytes moved, a panel per dtype, a colour per backend, a line only along
 the sizes of one case family, each point titled for hover), then failures and errors with their
-messages, and unsupported cases. Every table sorts by a click on a column header and filters by the
-text box above it. Several runs (e.g. from several machines) merge into one report: their backends
-then read ``backend@host``.
+messages, and unsupported cases; with GPU telemetry or ncu profiles, clock-drop markers, a
+clock-drop count in the summary and a GPU section (:mod:`oprt_bench.report_gpu`). Every table
+sorts by a click on a column header and filters by the text box above it. Several runs (e.g. from
+several machines) merge into one report: their backends then read ``backend@host``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help
     import pandas as pd
 
 from .flags import FLAGS, split_flags
+from .report_gpu import GPU_CSS, cell_marker, cell_ncu, cell_note, clock_drops, gpu_section
 from .results import STATUSES, Run, utc_now
 
 __all__ = ["render_report", "write_report", "label_rows", "backend_peaks", "case_family", "joinable", "Series",
@@ -475,11 +477,17 @@ def _env_section(runs: Sequence[Run]) -> str:
 
 
 def _summary_section(rows: pd.DataFrame) -> str:
+    drops = clock_drops(rows) is not None  # a clock-drop count per backend where any row has telemetry
     out = ["<h2>Summary</h2>" + _filter_box("backends") + "<table id='summary' class='sortable'><thead><tr>"
-           "<th class='l'>backend</th>" + "".join(f"<th>{s}</th>" for s in STATUSES) + "</tr></thead><tbody>"]
+           "<th class='l'>backend</th>" + "".join(f"<th>{s}</th>" for s in STATUSES)
+           + ("<th title='rows timed while the clocks dropped (GPU telemetry)'>clock drops</th>" if drops else "")
+           + "</tr></thead><tbody>"]
     for label, part in rows.groupby("label", sort=False):
         counts = part["status"].value_counts()
         cells = "".join(f"<td class='{s if counts.get(s, 0) else ''}'>{int(counts.get(s, 0))}</td>" for s in STATUSES)
+        if drops:
+            n = clock_drops(part)
+            cells += f"<td class='{'slower' if n else ''}'>{'' if n is None else n}</td>"
         out.append(f"<tr><td class='l'>{_e(str(label))}</td>{cells}</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
@@ -581,12 +589,14 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                 note, kernel = _kernel_parts(r)
                 spread = (f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}"
                           + note + _compile_note(r))
-                marks = _markers(r.flags)
+                spread += cell_note(r)  # the GPU's clocks and power while the row was timed
+                marks = _markers(r.flags) + cell_marker(r)
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
                              f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}' "
                              f"data-v='{_num(r.median_ms)}'>"
                              f"{_fmt(r.median_ms, '.4g')}{marks}<br>"
-                             f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small>{kernel}</td>"
+                             f"<small>{_fmt(r.p10_ms, '.3g')}&ndash;{_fmt(r.p90_ms, '.3g')}</small>{kernel}"
+                             f"{cell_ncu(r)}</td>"
                              f"<td data-v='{_num(r.gbps)}'>{_fmt_gbps(r.gbps)}</td>")
                 if peak:
                     cells.append(f"<td data-v='{_num(r.pct_of_peak)}'>{_fmt(r.pct_of_peak, '.1f')}</td>")
@@ -688,7 +698,8 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
     """The whole report as one HTML document."""
     rows = label_rows(runs)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
-             f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{CSS}</style></head><body>",
+             f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{CSS}{GPU_CSS}</style>"
+             "</head><body>",
              f"<h1>{_e(title)}</h1><p><small>generated {utc_now().strftime('%Y-%m-%d %H:%M:%S')} UTC from "
              f"{len(runs)} run(s), {len(rows)} row(s). Times are medians in milliseconds; speedup = baseline median / "
              f"row median; GB/s from the op's ideal bytes moved; % peak against the backend's measured "
@@ -702,6 +713,7 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
         parts.append(_summary_section(rows))
         if rows["median_ms"].notna().any():
             parts.append(_legend_section(rows))
+        parts.append(gpu_section(rows, _filter_box))
         peaks = backend_peaks(runs)
         svg, note = _roofline_plot(rows, peaks)
         if svg or note:

@@ -48,6 +48,8 @@ COLUMNS = (
     "bytes", "gbps", "pct_of_peak", "pct_of_spec", "baseline", "speedup",
     "flops", "tflops", "mode", "timing", "stopped_by", "ci_rel", "seed", "device", "flavour", "flags",
     "schema_version", "kernel", "compile_s",
+    "sm_mhz_start", "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "throttle_reasons", "power_w",
+    "energy_j", "energy_source", "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "ncu_report",
 )
 
 
@@ -221,7 +223,8 @@ class Run:
 
 _NUMERIC = ("max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples", "bytes", "gbps",
             "pct_of_peak", "pct_of_spec", "speedup", "flops", "tflops", "ci_rel", "seed", "schema_version",
-            "compile_s")
+            "sm_mhz_start", "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "power_w", "energy_j",
+            "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "compile_s")
 
 
 def load_run(path: Path | str) -> Run:
@@ -245,7 +248,8 @@ def load_run(path: Path | str) -> Run:
         if csv_path.is_file():
             rows = pd.read_csv(csv_path, dtype={"case": str, "shape": str, "params": str, "message": str,
                                                 "flags": str, "baseline": str, "device": str, "flavour": str,
-                                                "kernel": str},
+                                                "kernel": str, "throttle_reasons": str, "energy_source": str,
+                                                "ncu_report": str},
                                keep_default_na=False, na_values={c: [""] for c in _NUMERIC})
         elif json_path.is_file():
             doc = json.loads(json_path.read_text(encoding="utf-8"))

@@ -45,6 +45,7 @@ from .results import (
 from .resume import ResumeState, check_provenance, load_resume, resume_options
 from .runners import Prestarted, Runners
 from .sweep import calibrate_plan, reusable_calibrations, run_sweep
+from .telemetry import describe_device
 
 __all__ = ["RunOutcome", "sweep", "rebuild_report", "PROG"]
 
@@ -55,12 +56,13 @@ _T = TypeVar("_T")
 @dataclass(frozen=True)
 class RunOutcome:
     """How a sweep ended: the exit code, the summary line, the signal that interrupted it (if one did), and the
-    run's rows (resumed ones included) for the results table."""
+    run's rows (resumed ones included) for the results table, and the run folder."""
 
     code: int
     summary: str
     interrupted_by: str | None = None
     rows: Sequence[Mapping[str, Any]] = ()
+    folder: Path | None = None  # the run folder
 
 
 class _Interrupted(BaseException):  # noqa: N818 - like KeyboardInterrupt: no `except Exception` swallows it
@@ -134,6 +136,8 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
     options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
     fresh = provenance(argv, plan.seed, options)
     fresh["plan"] = plan.to_dict()
+    for entry in plan.backends:  # the NVML device of each backend (or why none), before the workers get entries
+        entry.telemetry = describe_device(entry.device_info, opts.telemetry)
     fresh["backends"] = {e.name: e.to_dict() for e in plan.backends}
     fresh["plugins"] = [p.to_dict() for p in registry.plugins()]
     skip = None
@@ -231,7 +235,7 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
     summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "unsupported", "failed", "error") if counts[s])
     line = f"{PROG}: {total} rows ({summary or 'none'}) in {meta['elapsed_s']:.1f} s -> {out}"
     return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None,
-                      writer.rows)
+                      writer.rows, out)
 
 
 def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "oprt-bench report") -> Path:
