@@ -6,9 +6,11 @@ each sample as a sweep row's (the cold flush before it, an event pair around the
 medians' 95% intervals are within ``target_rel_ci`` (after ``min_samples`` pairs), at the time budget, or at
 ``max_samples`` pairs.
 
-speedup = median(A) / median(B) (above 1: B is faster); its 95% interval is a percentile bootstrap that resamples the
-pairs (seeded, ``resamples`` times). Verdict of B against A: ``same`` when the interval holds 1.0 or lies within
-+-:data:`SAME_WITHIN`, else ``faster`` or ``slower``. See docs/measurement.md.
+speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster): two samples taken next to each other
+share the host's and the device's state, so a load that comes and goes moves both and leaves their ratio; its 95%
+interval is a percentile bootstrap that resamples the pairs (seeded, ``resamples`` times). Verdict of B against A:
+``same`` when the interval holds 1.0 or lies within +-:data:`SAME_WITHIN`, else ``faster`` or ``slower``.
+See docs/measurement.md.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ AB_COLUMNS = ("op", "case", "shape", "dtype", "a", "b", "status", "message", "a_
 
 def bootstrap_ratio(a: Sequence[float], b: Sequence[float], resamples: int = MIN_RESAMPLES, seed: int = 0,
                     level: float = 0.95) -> tuple[float, float, float]:
-    """``(median(a) / median(b), low, high)``: the ratio of medians of paired samples and its percentile-bootstrap
+    """``(median of a_i / b_i, low, high)``: the median ratio of paired samples and its percentile-bootstrap
     interval at ``level``, resampling the pairs ``resamples`` times with a generator seeded by ``seed``."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or x.size == 0:
@@ -56,9 +58,10 @@ def bootstrap_ratio(a: Sequence[float], b: Sequence[float], resamples: int = MIN
         raise ValueError(f"bootstrap_ratio needs resamples >= 1 and 0 < level < 1, got {resamples} and {level}")
     if np.any(y <= 0) or np.any(x <= 0):
         raise ValueError("bootstrap_ratio needs positive times")
-    ratio = float(np.median(x) / np.median(y))
+    ratios = x / y
+    ratio = float(np.median(ratios))
     idx = np.random.default_rng(seed).integers(0, x.size, size=(int(resamples), x.size))
-    boots = np.median(x[idx], axis=1) / np.median(y[idx], axis=1)
+    boots = np.median(ratios[idx], axis=1)
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(boots, [tail, 100 - tail])
     return ratio, float(low), float(high)
@@ -250,7 +253,7 @@ def ab_meta(argv: Sequence[str], seed: int, options: dict[str, Any], entries: di
     """The A/B's provenance: as a sweep's run.json, with the two backends' devices and the bootstrap settings."""
     meta = provenance(argv, seed, options)
     meta["backends"] = {name: e.to_dict() for name, e in entries.items()}
-    meta["ab"] = {"speedup": "median(A) / median(B); above 1: B is faster", "resamples": resamples,
+    meta["ab"] = {"speedup": "median of the pairs' A / B; above 1: B is faster", "resamples": resamples,
                   "interval": "95% percentile bootstrap over the sample pairs", "same_within": SAME_WITHIN}
     return meta
 

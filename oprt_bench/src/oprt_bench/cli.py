@@ -308,7 +308,7 @@ def ab_cmd(ctx: click.Context, a: str, b: str, ops: str, dtypes: str, cases: str
            cold: bool, flush: str, time_budget: float, target_ci: float, min_pairs: int, resamples: int, seed: int,
            out: Path | None) -> int:
     """Time backends A and B interleaved in this process (sample pairs A,B / B,A on copies of the same inputs):
-    per case the speedup median(A)/median(B) with a bootstrap 95% interval and a verdict of B against A
+    per case the speedup (the median of the pairs' A/B) with a bootstrap 95% interval and a verdict of B against A
     (faster / slower / same). A and B may name one backend (a noise check) or one build installed twice.
 
     \b
@@ -337,7 +337,7 @@ def ab_cmd(ctx: click.Context, a: str, b: str, ops: str, dtypes: str, cases: str
     meta = ab_meta(sys.argv, seed, {**vars(opts), "a": a, "b": b, "shapes": list(shapes), "out": str(out)}, entries,
                    resamples)
     write_ab(out, rows, meta)
-    click.echo(f"{PROG} ab: A = {a}, B = {b}; speedup = A median / B median (above 1: B is faster)")
+    click.echo(f"{PROG} ab: A = {a}, B = {b}; speedup = median of the pairs' A / B (above 1: B is faster)")
     click.echo(format_table(rows))
     counts: dict[str, int] = {}
     for r in rows:

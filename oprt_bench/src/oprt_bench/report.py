@@ -377,7 +377,8 @@ def _speedup_plot(op: str, rows: pd.DataFrame, index: int) -> str:
             mine = pts[pts["label"] == label]
             values = mine["speedup"].astype(float).tolist()
             median = statistics.median(values)
-            ax.plot([median, median], [y - 0.3, y + 0.3], color=colors(y % 10), linewidth=2.5)
+            ax.plot([median, median], [y - 0.3, y + 0.3], color=colors(y % 10), linewidth=2.5,
+                    gid=f"oprt-spmed-{index}-{y}")
             for j, r in enumerate(mine.itertuples(index=False)):
                 gid = f"oprt-sp-{index}-{len(titles)}"
                 graph = str(getattr(r, "timer", "")) == "graph"
