@@ -25,6 +25,11 @@
 #   bench     oprt-bench sweeps beside torch: OPRT_SUITE_BENCH, space-separated [NAME=]CASESET:BACKENDS[:OPS[:DTYPES
 #             [:BASELINE]]], each into OUTDIR/NAME (default NAME: bench-CASESET-BACKENDS...); default: the default and
 #             large case sets on the GPU backends (+ torch, cupy on default)
+#   graph     the default case set of OPRT_SUITE_GRAPH_OPS (default the core ops) on nvidia and torch twice, with
+#             --timing graph (graph-default/) and with events (events-default/): graph rows say timer=graph, the
+#             events' median of launch-bound rows in event_median_ms
+#   ab        oprt-bench ab nvidia nvidia and nvidia metax (where metax is built) on OPRT_SUITE_AB_OPS (default
+#             softmax,reduce_sum) f32 default cases: ab-nvidia-nvidia/, ab-nvidia-metax/ (ab.csv, ab.json, ab.txt)
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -38,7 +43,8 @@ shift
 PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
-        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | compare) ;;
+        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | graph \
+            | ab | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -194,6 +200,25 @@ if has bench; then
         run_logged "$name" oprt-bench --backends "$backends" --cases "$cs" --ops "${ops:-all}" \
             --dtypes "${dtypes:-all}" --baseline "${baseline:-torch}" --out "$OUTDIR/$name" \
             --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
+    done
+fi
+
+if has graph; then
+    # one sweep per timing method on the same cases, so their medians compare row by row
+    for timing in graph events; do
+        run_logged "$timing-default" oprt-bench --backends nvidia,torch --baseline torch --cases default \
+            --ops "${OPRT_SUITE_GRAPH_OPS:-copy,vector_add,relu,reduce_sum,softmax}" --timing "$timing" \
+            --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --out "$OUTDIR/$timing-default"
+    done
+fi
+
+if has ab; then
+    for b in nvidia ${GPU_BACKENDS#nvidia}; do
+        b=${b#,}
+        [ -n "$b" ] || continue
+        run_logged "ab-nvidia-$b" oprt-bench ab nvidia "$b" --ops "${OPRT_SUITE_AB_OPS:-softmax,reduce_sum}" \
+            --cases default --dtypes f32 --out "$OUTDIR/ab-nvidia-$b"
+        cp "$OUTDIR/ab-nvidia-$b.log" "$OUTDIR/ab-nvidia-$b/ab.txt" 2>/dev/null
     done
 fi
 
