@@ -20,7 +20,7 @@ from .flags import row_flags
 from .graph import measure_graph
 from .model import BackendEntry, Row
 from .shared_case import SharedCase, SharedPrepared, attach
-from .timing import TimingConfig, measure
+from .timing import Measurement, TimingConfig, measure
 
 __all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "run_row_here"]
 
@@ -75,7 +75,7 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         if mode == "test":
             row.status = "ok"
             return
-        m = None
+        m: Measurement | None = None
         if timing.timer == "graph":
             m, row.timer_note = measure_graph(backend, launch, arrays[:-1], out, inputs, out_shape, dtype, timing,
                                               entry.device_info)

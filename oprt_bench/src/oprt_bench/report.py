@@ -395,7 +395,7 @@ def _speedup_plot(op: str, rows: pd.DataFrame, index: int) -> str:
         ax.grid(True, axis="x", which="both", alpha=0.3)
         handles = [Line2D([], [], color="#555", marker=marker_of[d], linestyle="none", label=d) for d in dtypes]
         handles.append(Line2D([], [], color="#555", linewidth=2.5, label="median"))
-        if (pts.get("timer") == "graph").any():
+        if "timer" in pts and (pts["timer"] == "graph").any():
             handles.append(Line2D([], [], color="#555", marker="o", linestyle="none", label="filled: graph-timed"))
         fig.suptitle(f"{op}: speedup distribution across cases (hover a point)", fontsize="medium")
         fig.legend(handles=handles, fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
