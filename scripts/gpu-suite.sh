@@ -35,6 +35,11 @@
 #             .whl/ where the host lacks it) and --profile ncu:2 into OUTDIR/telemetry (results.csv, run.json,
 #             report.html, profiles/*.ncu-rep); telemetry-check.log counts the filled telemetry cells, clock drops
 #             and profiled rows
+#   graph     the default case set of OPRT_SUITE_GRAPH_OPS (default the core ops) on nvidia and torch twice, with
+#             --timing graph (graph-default/) and with events (events-default/): graph rows say timer=graph, the
+#             events' median of launch-bound rows in event_median_ms
+#   ab        oprt-bench ab nvidia nvidia and nvidia metax (where metax is built) on OPRT_SUITE_AB_OPS (default
+#             softmax,reduce_sum) f32 default cases: ab-nvidia-nvidia/, ab-nvidia-metax/ (ab.csv, ab.json, ab.txt)
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -49,7 +54,7 @@ PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
         install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | models | telemetry \
-            | compare) ;;
+            | graph | ab | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -217,6 +222,8 @@ if has models; then
         --backends "${OPRT_SUITE_MODELS_BACKENDS:-$GPU_BACKENDS,torch,torch-compile,liger}" --cases models \
         --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,layer_norm,silu_mul}" --dtypes "$mdt" --baseline torch \
         --out "$OUTDIR/models-${mdt//,/-}" --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
+fi
+
 if has telemetry; then
     python3 -c "import pynvml" 2>/dev/null || note "telemetry: nvidia-ml-py is not installed: the columns stay empty"
     # ncu where the CUDA toolkit or Nsight Compute put it, when PATH lacks it
@@ -244,6 +251,25 @@ for r in profiled:
 print(f"{len(profiled)} rows profiled; report files: {sorted(p.name for p in (run / 'profiles').glob('*.ncu-rep'))}")
 sys.exit(0 if timed and len(filled) == len(timed) and len(profiled) == 2 else 1)
 PY
+fi
+
+if has graph; then
+    # one sweep per timing method on the same cases, so their medians compare row by row
+    for timing in graph events; do
+        run_logged "$timing-default" oprt-bench --backends nvidia,torch --baseline torch --cases default \
+            --ops "${OPRT_SUITE_GRAPH_OPS:-copy,vector_add,relu,reduce_sum,softmax}" --timing "$timing" \
+            --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --out "$OUTDIR/$timing-default"
+    done
+fi
+
+if has ab; then
+    for b in nvidia ${GPU_BACKENDS#nvidia}; do
+        b=${b#,}
+        [ -n "$b" ] || continue
+        run_logged "ab-nvidia-$b" oprt-bench ab nvidia "$b" --ops "${OPRT_SUITE_AB_OPS:-softmax,reduce_sum}" \
+            --cases default --dtypes f32 --out "$OUTDIR/ab-nvidia-$b"
+        cp "$OUTDIR/ab-nvidia-$b.log" "$OUTDIR/ab-nvidia-$b/ab.txt" 2>/dev/null
+    done
 fi
 
 if has compare; then

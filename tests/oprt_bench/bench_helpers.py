@@ -73,6 +73,23 @@ class FlakyBackend(NumpyBackend):
         self.impls["copy"] = flaky_copy
 
 
+class SlowBackend(NumpyBackend):
+    """numpy with every op run four times per launch: an A/B against numpy must call it slower."""
+
+    name = "slow"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def slowed(impl):
+            def run(inputs, out, params) -> None:
+                for _ in range(4):
+                    impl(inputs, out, params)
+            return run
+
+        self.impls = {op: slowed(impl) for op, impl in self.impls.items()}
+
+
 class _Plugin:
     def __init__(self, *backends):
         self.backends = backends

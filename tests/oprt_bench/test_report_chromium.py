@@ -105,7 +105,9 @@ def test_h200_report_sorts_filters_and_titles_points(tmp_path):
     assert probe["filtered"] == ["4096x4096-transposed bf16"] and probe["cleared"] == 12
     titles = re.findall(r"<title>([^<]*)</title>", dom)
     assert "copy 4096x4096-transposed (4096x4096) f32 on torch: median 0.1244 ms, 1079 GB/s, 134217728 bytes" in titles
-    assert sum(t.startswith("softmax ") for t in titles) == 2 * 18 * 3  # GB/s plot and roofline, 18 rows x 3
+    # GB/s plot and roofline: 18 rows x 3 backends; the speedup plot: the 18 rows of the 2 backends beside torch
+    assert sum(t.startswith("softmax ") for t in titles) == 2 * 18 * 3 + 18 * 2
+    assert sum(t.startswith("softmax ") and t.endswith(" against torch") for t in titles) == 18 * 2
 
 
 def test_failures_report_renders(tmp_path):

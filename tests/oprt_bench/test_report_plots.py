@@ -11,7 +11,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from oprt_bench.report import bandwidth_series, case_family, joinable, render_report, roofline_points
+from oprt_bench.report import (
+    bandwidth_series,
+    case_family,
+    joinable,
+    label_rows,
+    render_report,
+    roofline_points,
+    speedup_points,
+)
 from oprt_bench.results import Run, load_run, normalize_rows
 
 H200 = Path(__file__).resolve().parents[2] / "results" / "h200" / "default"
@@ -107,19 +115,22 @@ def test_plotted_lines_are_only_the_joined_series(h200, monkeypatch):
 
     monkeypatch.setattr(Axes, "plot", spy)
     render_report([h200])
-    lines = [(xs, kw) for xs, kw in calls if len(xs) > 1 and not str(kw.get("gid", "")).startswith("oprt-roof-")]
+    lines = [(xs, kw) for xs, kw in calls
+             if len(xs) > 1 and not str(kw.get("gid", "")).startswith(("oprt-roof-", "oprt-spmed-"))]
     points = [(xs, kw) for xs, kw in calls if len(xs) == 1]
     assert lines and all(joinable(xs) for xs, _ in lines)
     ok = label_rows([h200]).query("status == 'ok'")
     flop_rows = len(ok[ok["op"] != "copy"])
-    assert len(points) == len(ok) + flop_rows  # a point per row per bandwidth plot, and per row on the roofline
-    assert all(str(kw.get("gid", "")).startswith(("oprt-pt-", "oprt-roofpt-")) for _, kw in points)
+    sped = len(speedup_points(ok))
+    # a point per row per bandwidth plot, per row on the roofline, per non-baseline row on the speedup plots
+    assert sped and len(points) == len(ok) + flop_rows + sped
+    assert all(str(kw.get("gid", "")).startswith(("oprt-pt-", "oprt-roofpt-", "oprt-sp-")) for _, kw in points)
 
 
 def test_every_point_has_a_hover_title_naming_its_case(h200, h200_html):
     svgs = _svgs(h200_html)
-    assert set(svgs) == {"roofline-chart"} | {f"bandwidth-{op}" for op in
-                                             ("copy", "vector_add", "relu", "reduce_sum", "softmax")}
+    ops = ("copy", "vector_add", "relu", "reduce_sum", "softmax")
+    assert set(svgs) == {"roofline-chart"} | {f"bandwidth-{op}" for op in ops} | {f"speedup-{op}" for op in ops}
     titles: dict[str, str] = {}
     for div, svg in svgs.items():
         if div.startswith("bandwidth-"):
@@ -279,3 +290,50 @@ def test_telemetry_and_ncu_figures_in_the_report(tmp_path):
 def test_no_telemetry_no_gpu_section_or_column(h200_html):
     assert "id='gpu'" not in h200_html and ">clock drops</th>" not in h200_html
     assert "flag-clock-drop'>" not in h200_html and "class='ncu'" not in h200_html
+def test_every_op_with_speedups_has_a_speedup_distribution(h200, h200_html):
+    svgs = _svgs(h200_html)
+    labelled = label_rows([h200])
+    for op in set(h200.rows["op"]):
+        pts = speedup_points(labelled[labelled["op"] == op])
+        if pts.empty:
+            assert f"speedup-{op}" not in svgs
+            continue
+        titles = _point_titles(svgs[f"speedup-{op}"], "oprt-sp-")
+        assert len(titles) == len(pts), op  # a point per non-baseline timed row, each titled
+        baseline = str(pts["baseline"].iloc[0])
+        assert all(f"against {baseline}" in t and t.startswith(f"{op} ") for t in titles.values())
+        assert baseline not in set(pts["backend"])
+
+
+def _timed_rows(**extra):
+    base = {"op": "relu", "case": "1000", "shape": "1000", "dtype": "f32", "status": "ok", "bytes": 8000,
+            "gbps": 0.8, "baseline": "numpy"}
+    return normalize_rows([
+        base | {"backend": "numpy", "median_ms": 0.01, "speedup": 1.0, "timer": "events"},
+        base | {"backend": "gpu", "median_ms": 0.004, "speedup": 2.5, "timer": "graph",
+                "timer_note": "graph replay, 17 buffer sets x 0.0076 MiB > 2x L2 (0.0625 MiB)",
+                "event_median_ms": 0.009, "flags": ""},
+        base | {"case": "2000", "shape": "2000", "backend": "gpu", "median_ms": 0.02, "speedup": 0.5,
+                "timer": "events", "timer_note": "events: graph capture failed: RuntimeError: no"},
+        base | {"case": "2000", "shape": "2000", "backend": "numpy", "median_ms": 0.01, "speedup": 1.0,
+                "timer": "events"},
+    ] + [extra] * bool(extra))
+
+
+def test_graph_timed_rows_are_marked_with_their_rotation_and_events_figure(tmp_path):
+    html = render_report([Run(tmp_path, _timed_rows(), {})])
+    assert html.count("<span class='flag timer-graph' title='graph replay, 17 buffer sets x 0.0076 MiB &gt; 2x L2 "
+                      "(0.0625 MiB); events median 0.009 ms'>G</span>") == 1
+    assert html.count("<span class='flag timer-events' title='events: graph capture failed: RuntimeError: no'>E"
+                      "</span>") == 1
+    assert "<code>timer=graph</code> (1 rows)" in html and "<code>timer=events</code> (1 rows)" in html
+    titles = _point_titles(_svgs(html)["speedup-relu"], "oprt-sp-")
+    assert sorted(titles.values()) == [
+        "relu 1000 (1000) f32 on gpu: speedup 2.5 against numpy (graph-timed)",
+        "relu 2000 (2000) f32 on gpu: speedup 0.5 against numpy"]
+
+
+def test_an_events_run_has_no_timer_markers(tmp_path):
+    rows = _timed_rows().assign(timer="events", timer_note="")
+    html = render_report([Run(tmp_path, rows, {})])
+    assert "timer-graph'>" not in html.split("</style>")[1] and "timer=graph" not in html

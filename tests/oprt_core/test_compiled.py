@@ -470,6 +470,36 @@ def test_launcher_run_checks_layout(host_backend, make_other):
         launcher.run(inputs, out)
 
 
+def test_launcher_on_a_stream(host_backend):
+    """on_stream: the launch with a stream handle in place of the default stream, on the prepared buffers or on
+    others of the same layout; the library sees the handle (the host library refuses one it did not create)."""
+    ffi, lib = host_backend.ffi, host_backend.lib
+    made = ffi.new("oprt_stream_t *")
+    host_backend.check(lib.oprt_stream_create(made))
+    handle = int(ffi.cast("uintptr_t", made[0]))
+    try:
+        rng = np.random.default_rng(4)
+        x1, x2 = (rng.standard_normal((5, 7)).astype(np.float32) for _ in range(2))
+        d1, d2 = host_backend.to_device(x1), host_backend.to_device(x2)
+        o1, o2 = host_backend.empty((5, 7), "f32"), host_backend.empty((5, 7), "f32")
+        host_backend.fill_nan(o1)
+        launcher = host_backend.prepare("relu", [d1], o1, {})
+        launcher.on_stream(handle, [d2], o2)()
+        host_backend.check(lib.oprt_stream_synchronize(made[0]))
+        np.testing.assert_array_equal(host_backend.to_host(o2), np.maximum(x2, 0))
+        assert np.isnan(host_backend.to_host(o1)).all()  # the prepared output untouched
+        launcher.on_stream(handle)()
+        host_backend.check(lib.oprt_stream_synchronize(made[0]))
+        np.testing.assert_array_equal(host_backend.to_host(o1), np.maximum(x1, 0))
+        with pytest.raises(E.InvalidArgumentError, match="prepared for"):
+            launcher.on_stream(handle, [host_backend.to_device(np.ones((7, 5), np.float32))], o2)
+        not_a_stream = ffi.new("int[8]")
+        with pytest.raises(E.OprtError, match="invalid stream handle"):
+            launcher.on_stream(int(ffi.cast("uintptr_t", not_a_stream)))()
+    finally:
+        host_backend.check(lib.oprt_stream_destroy(made[0]))
+
+
 def test_views_odd_offset_negative_broadcast_outputs(host_backend):
     """Inputs and outputs that are views: odd element offset, negative strides, stepped, broadcast."""
     rng = np.random.default_rng(7)

@@ -25,7 +25,7 @@ from .profile_ncu import parse_profile, parse_row_names, profile_run
 from .results import load_run
 from .run import PROG, rebuild_report, sweep
 from .table import TABLE_FORMATS, print_table
-from .timing import FLUSHES, TimingConfig
+from .timing import FLUSHES, TIMERS, TimingConfig
 from .views import (
     backend_rows,
     backends_text,
@@ -106,6 +106,11 @@ def _registry(ctx: click.Context) -> Registry:
               help="Cold mode's flush (the calibration's too): dirty writes a buffer of 2x L2 (as triton's do_bench), "
                    "leaving L2 full of dirty lines the timed op writes back; clean then reads it back, so the op "
                    "starts with clean lines (rows say timing=cold-clean).")
+@click.option("--timing", "timing", type=click.Choice(TIMERS), default="events", show_default=True,
+              help="What brackets each sample: events (an event pair around the launch) or graph (an event pair "
+                   "around one CUDA-graph replay of the launch, input and output buffers rotated past 2x L2 so every "
+                   "sample reads cold memory; CUDA backends: nvidia, metax nvcc-shim, torch, cupy, triton; others "
+                   "fall back to events, the row's timer_note says why). See docs/measurement.md.")
 @click.option("--calibrate/--no-calibrate", default=True, show_default=True,
               help="Measure each backend's peak bandwidth (device-to-device copy) and timer floor first; "
                    "without it pct_of_peak and the launch-bound flag stay empty.")
@@ -157,7 +162,8 @@ def _registry(ctx: click.Context) -> Registry:
 @click.pass_context
 def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, shapes: tuple[str, ...],
         shapes_file: Path | None, mode: str,
-        baseline: str | None, cold: bool, flush: str, calibrate: bool, recalibrate: bool, time_budget: float | None,
+        baseline: str | None, cold: bool, flush: str, timing: str, calibrate: bool, recalibrate: bool,
+        time_budget: float | None,
         target_ci: float,
         min_samples: int, seed: int,
         out: Path | None, resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
@@ -181,7 +187,8 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
     profile_names = parse_row_names(profile_rows) if profile_rows else []
     opts = SweepOptions(ops=ops, backends=backends, dtypes=dtypes, cases=cases, shapes=shapes,
                         shapes_file=str(shapes_file) if shapes_file is not None else None, mode=mode,
-                        baseline=baseline, cold=cold, flush=flush, time_budget_s=time_budget, target_ci=target_ci,
+                        baseline=baseline, cold=cold, flush=flush, timer=timing, time_budget_s=time_budget,
+                        target_ci=target_ci,
                         min_samples=min_samples, seed=seed,
                         formats=formats, calibrate=calibrate, recalibrate=recalibrate, isolation=isolation,
                         case_timeout_s=case_timeout,
@@ -204,7 +211,7 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
 
 def _explicit(ctx: click.Context) -> set[str]:
     """The sweep options the user gave on the command line (the rest default to the resumed run's)."""
-    names = {"time_budget": "time_budget_s", "case_timeout": "case_timeout_s",
+    names = {"time_budget": "time_budget_s", "timing": "timer", "case_timeout": "case_timeout_s",
              "availability_timeout": "availability_timeout_s"}
     return {names.get(k, k) for k in ctx.params
             if ctx.get_parameter_source(k) not in (click.core.ParameterSource.DEFAULT, None)}
@@ -287,6 +294,74 @@ def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, 
     else:
         print_comparison(console(), result, f"{old} -> {new} (threshold {t:.1%})", show_all, kernels)
     return 1 if fail_on_regression and result.failed() else 0
+
+
+@cli.command("ab")
+@click.argument("a")
+@click.argument("b")
+@click.option("--ops", default="all", show_default=True, metavar="all|NAME,...", help="Ops to time.")
+@click.option("--dtypes", default="all", show_default=True, metavar="all|f32,f16,bf16", help="Dtypes to time.")
+@click.option("--cases", default="default", show_default=True, metavar="smoke|default|large|edge|models",
+              help="Case set of every op.")
+@click.option("--shape", "shapes", multiple=True, metavar="SHAPE",
+              help="A contiguous case of this shape instead of the case set; repeatable.")
+@click.option("--cold/--warm", default=True, show_default=True, help="Flush the device's cache before each sample.")
+@click.option("--flush", type=click.Choice(FLUSHES), default="dirty", show_default=True, help="Cold mode's flush.")
+@click.option("--time-budget", "time_budget", type=float, default=2.0, show_default=True, metavar="SECONDS",
+              help="Sampling time per case, both backends together.")
+@click.option("--target-ci", "target_ci", type=float, default=0.0025, show_default=True, metavar="FRACTION",
+              help="Stop once both medians' 95% confidence half-widths are below this fraction; 0 samples the whole "
+                   "budget.")
+@click.option("--min-pairs", "min_pairs", type=int, default=30, show_default=True, metavar="N",
+              help=f"Sample pairs every case takes (at most {TimingConfig.max_samples}).")
+@click.option("--resamples", type=int, default=2000, show_default=True, metavar="N",
+              help="Bootstrap resamples of the speedup's interval (at least 2000).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the inputs and of the bootstrap.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for ab.csv and ab.json (new or empty). [default: results/<UTC timestamp>-<host>-ab/]")
+@click.pass_context
+def ab_cmd(ctx: click.Context, a: str, b: str, ops: str, dtypes: str, cases: str, shapes: tuple[str, ...],
+           cold: bool, flush: str, time_budget: float, target_ci: float, min_pairs: int, resamples: int, seed: int,
+           out: Path | None) -> int:
+    """Time backends A and B interleaved in this process (sample pairs A,B / B,A on copies of the same inputs):
+    per case the speedup (the median of the pairs' A/B) with a bootstrap 95% interval and a verdict of B against A
+    (faster / slower / same). A and B may name one backend (a noise check) or one build installed twice.
+
+    \b
+    Examples:
+      oprt-bench ab nvidia metax --ops softmax --dtypes f32
+      oprt-bench ab nvidia nvidia --cases smoke
+    """
+    from .ab import ab_meta, format_table, run_ab, write_ab
+    from .results import check_out_dir, create_run_dir, default_run_dir
+
+    check_seconds("--time-budget", time_budget)
+    if out is None:
+        stamp = default_run_dir()
+        out = stamp.with_name(stamp.name + "-ab")
+    check_out_dir(out)
+    opts = SweepOptions(ops=ops, dtypes=dtypes, cases=cases, shapes=shapes, cold=cold, flush=flush,
+                        time_budget_s=time_budget, target_ci=target_ci, min_samples=min_pairs, seed=seed)
+    def emit(row: Any) -> None:
+        text = f"{row.op} {row.case} {row.dtype}: " + (
+            f"speedup {row.speedup:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}] {row.verdict}" if row.status == "ok"
+            else f"{row.status}: {row.message}")
+        click.echo(text, err=True)
+
+    rows, entries = run_ab(_registry(ctx), a, b, opts, resamples, emit=emit)
+    create_run_dir(out)
+    meta = ab_meta(sys.argv, seed, {**vars(opts), "a": a, "b": b, "shapes": list(shapes), "out": str(out)}, entries,
+                   resamples)
+    write_ab(out, rows, meta)
+    click.echo(f"{PROG} ab: A = {a}, B = {b}; speedup = median of the pairs' A / B (above 1: B is faster)")
+    click.echo(format_table(rows))
+    counts: dict[str, int] = {}
+    for r in rows:
+        key = r.verdict if r.status == "ok" else r.status
+        counts[key] = counts.get(key, 0) + 1
+    click.echo(f"{PROG} ab: {len(rows)} cases ({', '.join(f'{n} {k}' for k, n in counts.items()) or 'none'}) "
+               f"-> {out}")
+    return 1 if any(r.status in ("failed", "error") for r in rows) else 0
 
 
 @cli.command("report")

@@ -46,6 +46,7 @@ class SweepOptions:
     baseline: str | None = None  # None: plan.default_baseline(); "none": no baseline
     cold: bool = True
     flush: str = "dirty"  # cold mode's flush: dirty | clean (timing.FLUSHES)
+    timer: str = "events"  # --timing: events | graph (timing.TIMERS)
     time_budget_s: float | None = None  # None: plan.default_time_budget(cases)
     target_ci: float = TimingConfig.target_rel_ci  # stop once the median's 95% CI half-width is below this fraction
     min_samples: int = TimingConfig.min_samples  # samples always taken, whatever the budget and the CI
@@ -212,6 +213,9 @@ class Row(Mapping[str, Any]):
     ncu_dram_bytes: int | None = None
     ncu_dram_pct: float | None = None
     ncu_report: str | None = None
+    timer: str = ""  # events | graph: what bracketed each sample (empty for an untimed row)
+    timer_note: str = ""  # graph timing: the buffer rotation, or why the row fell back to events
+    event_median_ms: float | None = None  # graph rows under the events' launch-bound threshold: the events median
 
     def __getitem__(self, key: str) -> Any:
         if key not in _ROW_FIELDS:

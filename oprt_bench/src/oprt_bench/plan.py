@@ -22,7 +22,7 @@ from .model import FORMATS, ISOLATIONS, MODES, BackendEntry, Plan, SweepOptions,
 from .peaks import Peak, spec_peak
 from .runners import default_case_timeout
 from .shapes_file import file_cases, load_shapes_file
-from .timing import FLUSHES, TimingConfig, flush_supports_clean
+from .timing import FLUSHES, TIMERS, TimingConfig, flush_supports_clean
 from .worker import worker_source
 
 __all__ = ["make_plan", "check_seconds", "split_names", "default_time_budget", "default_baseline"]
@@ -227,8 +227,10 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
         if unable:
             raise UsageError(f"--flush clean: backend {unable[0]!r} cannot flush clean (its flush_cache() takes "
                              "no 'clean' argument); leave it out or use the default flush")
+    if opts.timer not in TIMERS:
+        raise UsageError(f"unknown timing {opts.timer!r}; choose {' or '.join(TIMERS)}")
     timing = TimingConfig(cold=opts.cold, flush=opts.flush, time_budget_s=float(budget), target_rel_ci=target_ci,
-                          min_samples=min_samples, warmup_s=min(0.05, 0.2 * float(budget)))
+                          min_samples=min_samples, warmup_s=min(0.05, 0.2 * float(budget)), timer=opts.timer)
     sources: dict[str, WorkerSource] = {}
     case_timeout: float | None = None
     if opts.isolation == "process":

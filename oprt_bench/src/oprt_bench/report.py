@@ -6,11 +6,13 @@ measured and spec peak, timer floor), a status summary, the legend of row flags,
 roofs), per op a table with the backends side by side (median, p10-p90, GB/s, % of the measured and
 of the spec peak, speedup against the baseline, CI, samples, max error, flag markers) and a bandwidth
 plot (achieved GB/s against bytes moved, a panel per dtype, a colour per backend, a line only along
-the sizes of one case family, each point titled for hover), then failures and errors with their
-messages, and unsupported cases; with GPU telemetry or ncu profiles, clock-drop markers, a
-clock-drop count in the summary and a GPU section (:mod:`oprt_bench.report_gpu`). Every table
-sorts by a click on a column header and filters by the text box above it. Several runs (e.g. from
-several machines) merge into one report: their backends then read ``backend@host``.
+the sizes of one case family, each point titled for hover) and, where a baseline gave speedups, a
+speedup-distribution plot (each backend's speedups against the baseline across the op's cases, a strip per
+backend, its median marked; graph-timed rows marked G in the table), then failures and errors with their
+messages, and unsupported cases; with GPU telemetry or ncu profiles, clock-drop markers, a clock-drop count in
+the summary and a GPU section (:mod:`oprt_bench.report_gpu`). Every table sorts by a click on a column header
+and filters by the text box above it. Several runs (e.g. from several machines) merge into one report: their
+backends then read ``backend@host``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import html
 import io
 import math
 import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +35,7 @@ from .report_gpu import GPU_CSS, cell_marker, cell_ncu, cell_note, clock_drops, 
 from .results import STATUSES, Run, utc_now
 
 __all__ = ["render_report", "write_report", "label_rows", "backend_peaks", "case_family", "joinable", "Series",
-           "bandwidth_series", "roofline_points"]
+           "bandwidth_series", "roofline_points", "speedup_points"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#222;max-width:110em}
@@ -46,7 +49,7 @@ small{color:#666}.plot svg{max-width:100%;height:auto}code{font-size:.9em}
 small.kernel{display:block;font-family:ui-monospace,monospace;font-size:.75em;color:#555;text-align:left}
 .flag{display:inline-block;font-size:.75em;font-weight:bold;padding:0 .25em;margin-left:.25em;border-radius:.2em;
 color:#fff;background:#8a5a00;vertical-align:super}.flag-launch-bound{background:#6b4fa0}
-.flag-fits-in-l2{background:#1f6f8b}.flag-above-peak{background:#b0281c}td.flagged{background:#fff7e0}
+.flag-fits-in-l2{background:#1f6f8b}.timer-graph{background:#2e7d32}.timer-events{background:#777}.flag-above-peak{background:#b0281c}td.flagged{background:#fff7e0}
 dl.legend{display:grid;grid-template-columns:max-content auto;gap:.2em 1em;font-size:.85em}
 dl.env{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.85em}dl.env dt{font-weight:bold}
 th.sort{cursor:pointer}th[data-dir=asc]::after{content:" \\25B2"}th[data-dir=desc]::after{content:" \\25BC"}
@@ -128,6 +131,19 @@ def _markers(flags: Any) -> str:
     return "".join(out)
 
 
+def _timer_mark(r: Any) -> str:
+    """A badge for a row the run asked to time with CUDA graphs: G (graph-timed: its rotation, and the events'
+    median of a launch-bound row, in the tooltip) or E (fell back to events: why); '' for an events run's row."""
+    timer, note = str(getattr(r, "timer", "") or ""), str(getattr(r, "timer_note", "") or "")
+    if timer == "graph":
+        events = getattr(r, "event_median_ms", None)
+        extra = f"; events median {_fmt(events, '.4g')} ms" if events == events and events is not None else ""
+        return f"<span class='flag timer-graph' title='{_e(note + extra)}'>G</span>"
+    if note:
+        return f"<span class='flag timer-events' title='{_e(note)}'>E</span>"
+    return ""
+
+
 def _legend_section(rows: pd.DataFrame) -> str:
     """What the flag markers mean, with how many rows carry each."""
     counts = {f: int(rows["flags"].map(lambda v, f=f: f in split_flags(v)).sum()) for f in FLAGS}
@@ -138,6 +154,14 @@ def _legend_section(rows: pd.DataFrame) -> str:
     for flag, (short, meaning) in FLAGS.items():
         out.append(f"<dt><span class='flag flag-{_e(flag)}'>{_e(short)}</span> <code>{_e(flag)}</code> "
                    f"({counts[flag]} row{'s' if counts[flag] != 1 else ''})</dt><dd>{_e(meaning)}</dd>")
+    graph = int((rows["timer"] == "graph").sum()) if "timer" in rows else 0
+    fallback = int(((rows["timer"] == "events") & (rows["timer_note"] != "")).sum()) if "timer_note" in rows else 0
+    if graph or fallback:
+        out.append(f"<dt><span class='flag timer-graph'>G</span> <code>timer=graph</code> ({graph} rows)</dt>"
+                   "<dd>timed by CUDA-graph replay (--timing graph): one replay per sample, buffers rotated past 2x "
+                   "L2; the tooltip gives the rotation and, for a launch-bound row, the events' median</dd>"
+                   f"<dt><span class='flag timer-events'>E</span> <code>timer=events</code> ({fallback} rows)</dt>"
+                   "<dd>asked for graph timing, timed with events: the tooltip says why</dd>")
     out.append("</dl>")
     return "\n".join(out)
 
@@ -320,6 +344,62 @@ def _bandwidth_plot(op: str, rows: pd.DataFrame, index: int,
                                   label="flagged row (see the flags legend)"))
         fig.suptitle(f"{op}: achieved GB/s against bytes moved per call (a panel per dtype; hover a point)",
                      fontsize="medium")
+        fig.legend(handles=handles, fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
+        return _titled_svg(fig, titles)
+
+
+def speedup_points(rows: pd.DataFrame) -> pd.DataFrame:
+    """One op's rows with a speedup against a baseline (the baseline's own rows, all 1.0, left out)."""
+    sped = rows[(rows["status"] == "ok") & (rows["speedup"] > 0)]
+    return sped[sped["backend"] != sped["baseline"]]
+
+
+def _speedup_plot(op: str, rows: pd.DataFrame, index: int) -> str:
+    """One op's speedup distribution: per backend a strip of its speedups against the baseline across the op's
+    cases and dtypes (log scale, a marker per dtype, graph-timed rows filled darker), its median a bar, 1.0 a
+    line; every point titled for hover. '' when no row has a speedup."""
+    pts = speedup_points(rows)
+    if pts.empty:
+        return ""
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    labels = list(dict.fromkeys(pts["label"]))
+    dtypes = sorted(set(pts["dtype"]), key=lambda d: (_DTYPE_ORDER + (d,)).index(d))
+    marker_of = {d: _MARKERS[i % len(_MARKERS)] for i, d in enumerate(dtypes)}
+    colors = matplotlib.colormaps["tab10"]
+    titles: dict[str, str] = {}
+    baseline = str(pts["baseline"].iloc[0])
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": f"oprt-speedup-{op}-{index}"}):
+        fig = Figure(figsize=(7.5, 0.6 + 0.55 * len(labels)))
+        ax = fig.subplots()
+        ax.axvline(1.0, color="#555", linewidth=1)
+        for y, label in enumerate(labels):
+            mine = pts[pts["label"] == label]
+            values = mine["speedup"].astype(float).tolist()
+            median = statistics.median(values)
+            ax.plot([median, median], [y - 0.3, y + 0.3], color=colors(y % 10), linewidth=2.5,
+                    gid=f"oprt-spmed-{index}-{y}")
+            for j, r in enumerate(mine.itertuples(index=False)):
+                gid = f"oprt-sp-{index}-{len(titles)}"
+                graph = str(getattr(r, "timer", "")) == "graph"
+                titles[gid] = (f"{r.op} {r.case} ({r.shape}) {r.dtype} on {r.label}: speedup {float(r.speedup):.3g} "
+                               f"against {r.baseline}" + (" (graph-timed)" if graph else ""))
+                jitter = ((j * 7) % 11 - 5) / 25  # spread points of about one speedup apart, deterministically
+                ax.plot([float(r.speedup)], [y + jitter], marker=marker_of[str(r.dtype)], linestyle="none",
+                        markersize=5, color=colors(y % 10), markerfacecolor=colors(y % 10) if graph else "none",
+                        gid=gid)
+        ax.set_xscale("log")
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set_ylim(-0.6, len(labels) - 0.4)
+        ax.set_xlabel(f"speedup against {baseline} (baseline median / row median; log scale, > 1 faster)")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        handles = [Line2D([], [], color="#555", marker=marker_of[d], linestyle="none", label=d) for d in dtypes]
+        handles.append(Line2D([], [], color="#555", linewidth=2.5, label="median"))
+        if "timer" in pts and (pts["timer"] == "graph").any():
+            handles.append(Line2D([], [], color="#555", marker="o", linestyle="none", label="filled: graph-timed"))
+        fig.suptitle(f"{op}: speedup distribution across cases (hover a point)", fontsize="medium")
         fig.legend(handles=handles, fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
         return _titled_svg(fig, titles)
 
@@ -590,7 +670,7 @@ def _op_table(op: str, rows: pd.DataFrame) -> str:
                 spread = (f"p10 {_fmt(r.p10_ms, '.4g')} / p90 {_fmt(r.p90_ms, '.4g')}, n={_fmt(r.samples, '.0f')}"
                           + note + _compile_note(r))
                 spread += cell_note(r)  # the GPU's clocks and power while the row was timed
-                marks = _markers(r.flags) + cell_marker(r)
+                marks = _markers(r.flags) + cell_marker(r) + _timer_mark(r)
                 cells.append(f"<td title='{_e(spread)}' class='{'flagged' if marks else ''}' "
                              f"data-flags='{_e(str(r.flags))}' data-kernel='{_e(str(r.kernel))}' "
                              f"data-v='{_num(r.median_ms)}'>"
@@ -730,6 +810,9 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
             svg = _bandwidth_plot(str(op), part, i, peaks)
             if svg:
                 parts.append(f"<div class='plot bandwidth' id='bandwidth-{_e(str(op))}'>{svg}</div>")
+            svg = _speedup_plot(str(op), part, i)
+            if svg:
+                parts.append(f"<div class='plot speedup' id='speedup-{_e(str(op))}'>{svg}</div>")
         parts.append(_problem_section(rows))
     parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(parts)

@@ -50,6 +50,7 @@ COLUMNS = (
     "schema_version", "kernel", "compile_s",
     "sm_mhz_start", "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "throttle_reasons", "power_w",
     "energy_j", "energy_source", "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "ncu_report",
+    "timer", "timer_note", "event_median_ms",
 )
 
 
@@ -224,7 +225,8 @@ class Run:
 _NUMERIC = ("max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples", "bytes", "gbps",
             "pct_of_peak", "pct_of_spec", "speedup", "flops", "tflops", "ci_rel", "seed", "schema_version",
             "sm_mhz_start", "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "power_w", "energy_j",
-            "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "compile_s")
+            "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "compile_s",
+            "event_median_ms")
 
 
 def load_run(path: Path | str) -> Run:

@@ -135,6 +135,7 @@ def provenance_key(meta: dict[str, Any]) -> dict[str, Any]:
     }
     timing = dict(plan.get("timing") or {})
     timing.setdefault("flush", "dirty")  # runs from before --flush had the dirty flush
+    timing.setdefault("timer", "events")  # runs from before --timing were timed with events
     for k in sorted(timing):
         key[f"timing {k}"] = timing[k]
     plugin_versions = _plugin_versions(meta)

@@ -17,10 +17,13 @@ from typing import Any
 
 from .stats import Summary, relative_ci_halfwidth, summarize
 
-__all__ = ["TimingConfig", "Measurement", "measure", "FLUSHES", "flush", "flush_supports_clean"]
+__all__ = ["TimingConfig", "Measurement", "measure", "FLUSHES", "TIMERS", "flush", "flush_supports_clean"]
 
 # the cold flushes: dirty (the default: a write of 2x L2, as triton's do_bench) and clean (then a read)
 FLUSHES = ("dirty", "clean")
+# what brackets a sample: events (an event pair around the launch) or graph (an event pair around one CUDA-graph
+# replay of the launch, buffers rotated past the L2: oprt_bench.graph)
+TIMERS = ("events", "graph")
 
 
 def flush(backend: Any, kind: str) -> None:
@@ -59,10 +62,13 @@ class TimingConfig:
     max_samples: int = 1000
     warmup_s: float = 0.05  # after at least ``warmup_calls`` calls
     warmup_calls: int = 1
+    timer: str = "events"  # events | graph (TIMERS)
 
     def __post_init__(self) -> None:
         if self.flush not in FLUSHES:
             raise ValueError(f"flush must be one of {', '.join(FLUSHES)}, got {self.flush!r}")
+        if self.timer not in TIMERS:
+            raise ValueError(f"timer must be one of {', '.join(TIMERS)}, got {self.timer!r}")
 
     @property
     def label(self) -> str:
@@ -90,8 +96,12 @@ def _should_check(n: int) -> bool:
 
 
 def measure(backend: Any, launch: Callable[[], None], config: TimingConfig,
-            clock: Callable[[], float] = time.perf_counter) -> Measurement:
-    """Time ``launch`` (a prepared launcher) on ``backend`` following ``config``."""
+            clock: Callable[[], float] = time.perf_counter,
+            sampler: Callable[[], float] | None = None) -> Measurement:
+    """Time ``launch`` (a prepared launcher) on ``backend`` following ``config``.
+
+    ``sampler``: takes one whole sample and returns its milliseconds, in place of the flush and the event pair
+    around ``launch`` (graph timing, :mod:`oprt_bench.graph`); the warm-up still calls ``launch``."""
     t0 = clock()
     calls = 0
     while calls < config.warmup_calls or (clock() - t0 < config.warmup_s and calls < config.max_samples):
@@ -104,13 +114,16 @@ def measure(backend: Any, launch: Callable[[], None], config: TimingConfig,
     t_start = clock()
     stopped_by = "max_samples"
     while len(samples) < config.max_samples:
-        if config.cold:
-            flush(backend, config.flush)
-        start.record()
-        launch()
-        end.record()
-        backend.synchronize()
-        samples.append(float(start.elapsed_ms(end)))
+        if sampler is not None:
+            samples.append(float(sampler()))
+        else:
+            if config.cold:
+                flush(backend, config.flush)
+            start.record()
+            launch()
+            end.record()
+            backend.synchronize()
+            samples.append(float(start.elapsed_ms(end)))
         n = len(samples)
         if n < config.min_samples:
             continue

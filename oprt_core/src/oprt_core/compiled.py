@@ -270,6 +270,30 @@ class CompiledLauncher:
         if status:
             self.backend.check(status)
 
+    def on_stream(self, stream: int, inputs: Sequence[Any] | None = None, output: Any = None) -> Callable[[], None]:
+        """A zero-argument launch on the stream handle ``stream`` (an ``oprt_stream_t``: a CUDA stream's address,
+        e.g. CuPy's ``Stream.ptr``, for CUDA graph capture) instead of the default stream; on the prepared buffers,
+        or on ``inputs`` and ``output`` of the same layout (checked once, here)."""
+        args = self._args
+        if inputs is not None or output is not None:
+            ins = [self.backend.asarray(x) for x in (inputs if inputs is not None else self.inputs)]
+            out = self.backend._as_output(output if output is not None else self.output)
+            got = self._layout_of(ins, out)
+            if got != self._layout:
+                raise InvalidArgumentError(
+                    f"{self.op}: this launcher was prepared for (shape, strides, dtype) {self._layout}; "
+                    f"called with {got}: prepare a new one")
+            args = self._make_args(ins, out)
+        args = (*args[:-1], self.backend.ffi.cast("oprt_stream_t", int(stream)))
+        fn, check = self._fn, self.backend.check
+
+        def launch() -> None:
+            status = fn(*args)
+            if status:
+                check(status)
+
+        return launch
+
     def __repr__(self) -> str:
         return f"CompiledLauncher({self.backend.name}/{self.op}, workspace={self.workspace_size} B)"
 
