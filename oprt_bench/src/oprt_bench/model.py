@@ -24,7 +24,7 @@ from .peaks import Peak
 from .timing import TimingConfig
 
 __all__ = ["MODES", "FORMATS", "ISOLATIONS", "AVAILABILITY_TIMEOUT_S", "SweepOptions", "BackendEntry", "Plan", "Row",
-           "RowTask", "CalibrationTask", "WorkerSource"]
+           "RowTask", "CalibrationTask", "WorkerSource", "RemoteBackend"]
 
 MODES = ("test", "bench", "all")
 FORMATS = ("csv", "json", "html")
@@ -110,6 +110,19 @@ class WorkerSource:
         return backend, Registry(get_plugin_manager(load_entrypoints=False))
 
 
+@dataclass(frozen=True)
+class RemoteBackend:
+    """A backend as the workers of a cluster (``--cluster``) see it: available on some worker or not (and why),
+    the device and ``device_info`` of the first worker that has it, whether it can flush clean. The plan of a
+    cluster run is made from these, not from this machine's backends."""
+
+    available: bool
+    reason: str
+    device: str = ""
+    device_info: dict[str, Any] = field(default_factory=dict)
+    clean_flush: bool = False
+
+
 @dataclass
 class Plan:
     """A validated sweep: which ops, cases, dtypes and backends, and how to time and isolate them."""
@@ -193,6 +206,7 @@ class Row(Mapping[str, Any]):
     flags: str = ""
     schema_version: int | None = None  # set by the writer
     kernel: str | None = None
+    host: str = ""  # where the row ran (placement.host_label): the host name, ``:N`` the pinned device
 
     def __getitem__(self, key: str) -> Any:
         if key not in _ROW_FIELDS:

@@ -34,7 +34,7 @@ __all__ = [
     "write_json", "json_safe", "load_run", "normalize_rows", "Run",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 CSV_NAME = "results.csv"
 RUN_JSON = "run.json"
 RESULTS_JSON = "results.json"
@@ -47,7 +47,7 @@ COLUMNS = (
     "max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_ms", "samples",
     "bytes", "gbps", "pct_of_peak", "pct_of_spec", "baseline", "speedup",
     "flops", "tflops", "mode", "timing", "stopped_by", "ci_rel", "seed", "device", "flavour", "flags",
-    "schema_version", "kernel",
+    "schema_version", "kernel", "host",
 )
 
 
