@@ -332,7 +332,7 @@ def test_sweep_and_run_json_record_calibration(tmp_path):
         gbps = float(row["gbps"])
         assert float(row["pct_of_peak"]) == pytest.approx(100 * gbps / cal["measured_peak_gbps"])
         assert float(row["pct_of_spec"]) == pytest.approx(100 * gbps / 1000.0)
-        assert row["schema_version"] == "3"
+        assert row["schema_version"] == "4"
 
 
 def test_no_calibrate_leaves_pct_of_peak_empty_but_keeps_pct_of_spec(tmp_path):

@@ -141,7 +141,7 @@ def test_flags_and_pct_of_spec_round_trip_through_the_csv(tmp_path):
         w.write(r)
     w.close()
     text = list(csv.DictReader((tmp_path / "results.csv").open()))
-    assert tuple(text[0]) == COLUMNS and SCHEMA_VERSION == 3
+    assert tuple(text[0]) == COLUMNS and SCHEMA_VERSION == 4
     assert COLUMNS.index("pct_of_spec") == COLUMNS.index("pct_of_peak") + 1
     assert {t["flags"] for t in text} == {"launch-bound;fits-in-l2;above-peak"}
     run = load_run(tmp_path)

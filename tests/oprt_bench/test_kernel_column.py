@@ -79,7 +79,7 @@ def _write(path, rows):
 
 def _write_schema_2(path, rows):
     """rows into path/results.csv with schema 2's columns (no kernel) and version."""
-    old = [c for c in COLUMNS if c != "kernel"]
+    old = [c for c in COLUMNS if c not in ("kernel", "host")]
     with (path / "results.csv").open("w", newline="") as f:
         out = csv.DictWriter(f, fieldnames=old, extrasaction="ignore")
         out.writeheader()
@@ -87,8 +87,8 @@ def _write_schema_2(path, rows):
             out.writerow(dict(r, schema_version="2"))
 
 
-def test_schema_3_ends_with_the_kernel_column():
-    assert SCHEMA_VERSION == 3 and COLUMNS[-1] == "kernel" and COLUMNS[-2] == "schema_version"
+def test_schema_3_added_the_kernel_column_after_schema_version():
+    assert SCHEMA_VERSION >= 3 and COLUMNS.index("kernel") == COLUMNS.index("schema_version") + 1
 
 
 def test_rows_name_the_kernel_the_backend_says_it_ran():
