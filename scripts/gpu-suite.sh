@@ -25,6 +25,10 @@
 #   bench     oprt-bench sweeps beside torch: OPRT_SUITE_BENCH, space-separated [NAME=]CASESET:BACKENDS[:OPS[:DTYPES
 #             [:BASELINE]]], each into OUTDIR/NAME (default NAME: bench-CASESET-BACKENDS...); default: the default and
 #             large case sets on the GPU backends (+ torch, cupy on default)
+#   fleet     the default sweep of OPRT_SUITE_FLEET_OPS (default the core ops) on nvidia with --cluster local (one
+#             worker per GPU) and the same on the first GPU alone (CUDA_VISIBLE_DEVICES): fleet-cluster/, fleet-1gpu/,
+#             their wall times in fleet-times.txt and their row-by-row comparison in fleet-compare.txt; needs the
+#             fleet extra (dask, distributed wheels in .whl/)
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -38,7 +42,8 @@ shift
 PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
-        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | compare) ;;
+        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | fleet \
+            | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -195,6 +200,28 @@ if has bench; then
             --dtypes "${dtypes:-all}" --baseline "${baseline:-torch}" --out "$OUTDIR/$name" \
             --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
     done
+fi
+
+if has fleet; then
+    if python -c "import distributed" 2>/dev/null; then
+        gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+        first=$(nvidia-smi -L 2>/dev/null | sed -n 's/^GPU \([0-9]*\):.*/\1/p' | head -n 1)
+        fleet_args=(--backends nvidia --baseline none --cases default --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
+            --ops "${OPRT_SUITE_FLEET_OPS:-copy,vector_add,relu,reduce_sum,softmax}")
+        run_logged fleet-cluster /usr/bin/time -f "wall %e s" oprt-bench "${fleet_args[@]}" --cluster local \
+            --out "$OUTDIR/fleet-cluster"
+        CUDA_VISIBLE_DEVICES=${first:-0} run_logged fleet-1gpu /usr/bin/time -f "wall %e s" oprt-bench \
+            "${fleet_args[@]}" --out "$OUTDIR/fleet-1gpu"
+        {
+            echo "GPUs: $gpus"
+            echo "cluster ($gpus GPU(s)): $(grep -h '^wall' "$OUTDIR/fleet-cluster.log")"
+            echo "one GPU (${first:-0}): $(grep -h '^wall' "$OUTDIR/fleet-1gpu.log")"
+        } >"$OUTDIR/fleet-times.txt"
+        sed 's/^/   /' "$OUTDIR/fleet-times.txt" | tee -a "$SUMMARY"
+        run_logged fleet-compare oprt-bench compare "$OUTDIR/fleet-1gpu" "$OUTDIR/fleet-cluster" --all
+    else
+        note "fleet: skipped: dask distributed is not installed (put its wheels in .whl/: pip download 'dask' 'distributed')"
+    fi
 fi
 
 if has compare; then

@@ -272,3 +272,38 @@ def test_rows_wait_for_their_baseline_for_the_speedup():
 def test_cluster_options_check():
     ClusterOptions("tcp://10.0.0.1:8786").check()
     ClusterOptions("local", workers=4).check()
+
+
+SLURM_CONFIG = Path(__file__).resolve().parents[2] / "docs" / "fleet" / "slurm-jobqueue.yaml"
+
+
+def _slurm_config() -> dict:
+    import yaml
+
+    return yaml.safe_load(SLURM_CONFIG.read_text())["jobqueue"]["slurm"]
+
+
+def test_the_slurm_example_advertises_oprt_backends_one_thread_per_gpu():
+    slurm = _slurm_config()
+    args = slurm["worker_extra_args"]
+    resources = dict(pair.split("=") for pair in args[args.index("--resources") + 1].split())
+    assert resources and all(k.startswith("oprt-backend-") and v == "1" for k, v in resources.items())
+    assert slurm["cores"] == 1 and slurm["processes"] == 1 and "--gres=gpu:1" in slurm["job_extra_directives"]
+    assert "export DASK_DISTRIBUTED__WORKER__DAEMON=False" in slurm["job_script_prologue"]
+
+
+def test_the_slurm_example_makes_a_job_script():
+    pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed (pip install dask-jobqueue)")
+    import dask
+    from dask_jobqueue import SLURMCluster
+
+    # the example's keys over dask-jobqueue's defaults, as ~/.config/dask/jobqueue.yaml would be
+    with dask.config.set({f"jobqueue.slurm.{k}": v for k, v in _slurm_config().items()}):
+        cluster = SLURMCluster(scheduler_options={"host": "127.0.0.1", "dashboard_address": None})
+        try:
+            script = cluster.job_script()  # built, never submitted
+        finally:
+            cluster.close()
+    assert "#SBATCH --gres=gpu:1" in script and "#SBATCH --cpus-per-task=4" in script
+    assert "--nthreads 1" in script and "oprt-backend-nvidia=1" in script
+    assert "DASK_DISTRIBUTED__WORKER__DAEMON=False" in script
