@@ -536,12 +536,12 @@ class Fleet:
         if future.status == "cancelled":
             row.status, row.message = "error", "cluster: " + orphaned.get(job.backend, "the row was cancelled")
             return row
-        exc = future.exception()
-        if isinstance(exc, KilledWorker):
-            row.status, row.message = "error", (f"cluster: every worker that ran the row was lost ({one_line(exc)}); "
-                                                "the row was not measured")
+        failure = future.exception()
+        if isinstance(failure, KilledWorker):
+            row.status, row.message = "error", (f"cluster: every worker that ran the row was lost "
+                                                f"({one_line(failure)}); the row was not measured")
         else:
-            row.status, row.message = "error", "cluster: worker error: " + one_line(exc)
+            row.status, row.message = "error", "cluster: worker error: " + one_line(failure)
         return row
 
     def _watch(self, jobs: dict[Any, FleetJob], orphaned: dict[str, str], stop: threading.Event) -> None:
@@ -551,7 +551,11 @@ class Fleet:
         since: dict[str, float] = {}
         while not stop.wait(2.0):
             try:
-                workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
+                try:
+                    info = self.client.scheduler_info(n_workers=-1)  # every worker (newer distributed lists 5)
+                except TypeError:
+                    info = self.client.scheduler_info()
+                workers = info["workers"].values()
             except Exception:  # noqa: BLE001 - the scheduler is gone: as_completed ends with errors
                 return
             offered = {r for w in workers for r in (w.get("resources") or {})}
