@@ -40,6 +40,10 @@
 #             events' median of launch-bound rows in event_median_ms
 #   ab        oprt-bench ab nvidia nvidia and nvidia metax (where metax is built) on OPRT_SUITE_AB_OPS (default
 #             softmax,reduce_sum) f32 default cases: ab-nvidia-nvidia/, ab-nvidia-metax/ (ab.csv, ab.json, ab.txt)
+#   fleet     the default sweep of OPRT_SUITE_FLEET_OPS (default the core ops) on nvidia with --cluster local (one
+#             worker per GPU) and the same on the first GPU alone (CUDA_VISIBLE_DEVICES): fleet-cluster/, fleet-1gpu/,
+#             their wall times in fleet-times.txt and their row-by-row comparison in fleet-compare.txt; needs the
+#             fleet extra (dask, distributed wheels in .whl/)
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -54,7 +58,7 @@ PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
         install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | models | telemetry \
-            | graph | ab | compare) ;;
+            | graph | ab | fleet | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -270,6 +274,26 @@ if has ab; then
             --cases default --dtypes f32 --out "$OUTDIR/ab-nvidia-$b"
         cp "$OUTDIR/ab-nvidia-$b.log" "$OUTDIR/ab-nvidia-$b/ab.txt" 2>/dev/null
     done
+if has fleet; then
+    if python -c "import distributed" 2>/dev/null; then
+        gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+        first=$(nvidia-smi -L 2>/dev/null | sed -n 's/^GPU \([0-9]*\):.*/\1/p' | head -n 1)
+        fleet_args=(--backends nvidia --baseline none --cases default --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
+            --ops "${OPRT_SUITE_FLEET_OPS:-copy,vector_add,relu,reduce_sum,softmax}")
+        run_logged fleet-cluster /usr/bin/time -f "wall %e s" oprt-bench "${fleet_args[@]}" --cluster local \
+            --out "$OUTDIR/fleet-cluster"
+        CUDA_VISIBLE_DEVICES=${first:-0} run_logged fleet-1gpu /usr/bin/time -f "wall %e s" oprt-bench \
+            "${fleet_args[@]}" --out "$OUTDIR/fleet-1gpu"
+        {
+            echo "GPUs: $gpus"
+            echo "cluster ($gpus GPU(s)): $(grep -h '^wall' "$OUTDIR/fleet-cluster.log")"
+            echo "one GPU (${first:-0}): $(grep -h '^wall' "$OUTDIR/fleet-1gpu.log")"
+        } >"$OUTDIR/fleet-times.txt"
+        sed 's/^/   /' "$OUTDIR/fleet-times.txt" | tee -a "$SUMMARY"
+        run_logged fleet-compare oprt-bench compare "$OUTDIR/fleet-1gpu" "$OUTDIR/fleet-cluster" --all
+    else
+        note "fleet: skipped: dask distributed is not installed (put its wheels in .whl/: pip download 'dask' 'distributed')"
+    fi
 fi
 
 if has compare; then

@@ -78,8 +78,8 @@ def _write(path, rows):
 
 
 def _write_schema_2(path, rows):
-    """rows into path/results.csv with schema 2's columns (no kernel, no compile_s) and version."""
-    old = [c for c in COLUMNS if c not in ("kernel", "compile_s")]
+    """rows into path/results.csv with schema 2's columns (no kernel, compile_s or host) and version."""
+    old = [c for c in COLUMNS if c not in ("kernel", "compile_s", "host")]
     with (path / "results.csv").open("w", newline="") as f:
         out = csv.DictWriter(f, fieldnames=old, extrasaction="ignore")
         out.writeheader()

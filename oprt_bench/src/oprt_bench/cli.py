@@ -8,6 +8,7 @@ ok or unsupported, 1 some row failed or errored (or a regression under --fail-on
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,14 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--availability-timeout", "availability_timeout", type=float, default=AVAILABILITY_TIMEOUT_S,
               show_default=True, metavar="SECONDS",
               help="A backend whose availability check takes longer is reported unavailable.")
+@click.option("--cluster", "cluster", default=None, metavar="local|tcp://HOST:PORT",
+              help="Run the rows on a Dask cluster (docs/fleet.md): local starts one worker per visible GPU of the "
+                   "requested backends (--workers CPU workers for host backends); an address joins a cluster of "
+                   "`oprt-bench worker`s. Needs pip install ./oprt_bench[fleet].")
+@click.option("--scheduler-file", "scheduler_file", default=None, metavar="FILE",
+              help="Join the Dask cluster whose scheduler wrote FILE (dask scheduler --scheduler-file), as --cluster.")
+@click.option("--workers", "cluster_workers", type=int, default=None, metavar="N",
+              help="CPU workers of --cluster local when no requested backend has a device. [default: 2]")
 @click.option("--format", "formats", default=",".join(FORMATS), show_default=True, metavar="csv,json,html",
               help="Outputs: results.csv, results.json, report.html (run.json is always written).")
 @click.option("-q", "--quiet", is_flag=True, help="Only the final summary line.")
@@ -167,6 +176,7 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
         target_ci: float,
         min_samples: int, seed: int,
         out: Path | None, resume: Path | None, isolation: str, case_timeout: float | None, availability_timeout: float,
+        cluster: str | None, scheduler_file: str | None, cluster_workers: int | None,
         formats: str, quiet: bool, verbose: bool, table_format: str, telemetry: bool, profile: str | None,
         profile_rows: str | None) -> int | None:
     """Check and time oprt operators on every backend; write CSV, JSON and HTML reports.
@@ -177,6 +187,7 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
       oprt-bench --ops softmax --shape 4096x4096 --shape 65536x128 --dtypes f16
       oprt-bench --cases models --ops softmax,reduce_sum
       oprt-bench --shapes my-model.json --backends nvidia,torch
+      oprt-bench --cases models --backends nvidia --cluster local
       oprt-bench compare results/OLD results/NEW --fail-on-regression
       oprt-bench table results/RUN --format markdown
     """
@@ -194,8 +205,14 @@ def cli(ctx: click.Context, ops: str, backends: str, dtypes: str, cases: str, sh
                         case_timeout_s=case_timeout,
                         availability_timeout_s=availability_timeout, telemetry=telemetry)
     table_only = table_format not in ("auto", "none")  # stdout carries the table alone
+    fleet = None
+    if cluster is not None or scheduler_file is not None or cluster_workers is not None:
+        from .fleet import ClusterOptions
+
+        fleet = ClusterOptions(cluster, scheduler_file, cluster_workers)
+        fleet.check()
     outcome = sweep(_registry(ctx), opts, sys.argv, out=out, resume=resume, explicit=_explicit(ctx), quiet=quiet,
-                    verbose=verbose, progress_out=sys.stderr if table_only else None)
+                    verbose=verbose, progress_out=sys.stderr if table_only else None, cluster=fleet)
     if table_only or (table_format == "auto" and not quiet):
         print_table(outcome.rows, table_format, sys.stdout)
     if outcome.interrupted_by is not None:
@@ -392,6 +409,32 @@ def merge_cmd(runs: tuple[Path, ...], out: Path, on_duplicate: str, title: str) 
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     click.echo(f"{PROG} merge: {sum(counts.values())} rows ({summary or 'none'}) from {len(runs)} runs -> {folder}")
     return 0
+
+
+@cli.command("worker", context_settings={"ignore_unknown_options": True})
+@click.argument("scheduler", required=False, metavar="[SCHEDULER_ADDRESS]")
+@click.option("--scheduler-file", "scheduler_file", default=None, metavar="FILE",
+              help="The scheduler's address from this file (dask scheduler --scheduler-file) instead.")
+@click.option("--backends", default="all", show_default=True, metavar="all|NAME,...",
+              help="Backends this worker offers; 'all' = every one available here. A named one must be available.")
+@click.option("--name", default=None, help="The worker's name in the cluster. [default: its address]")
+@click.option("--availability-timeout", "availability_timeout", type=float, default=AVAILABILITY_TIMEOUT_S,
+              show_default=True, metavar="SECONDS", help="A backend whose availability check takes longer is left out.")
+@click.argument("dask_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- DASK_WORKER_OPTIONS...]")
+@click.pass_context
+def worker_cmd(ctx: click.Context, scheduler: str | None, scheduler_file: str | None, backends: str, name: str | None,
+               availability_timeout: float, dask_args: tuple[str, ...]) -> int:
+    """Join a Dask cluster as a worker for `oprt-bench --cluster` (docs/fleet.md): `dask worker` with one thread,
+    advertising each backend available here as the resource oprt-backend-NAME. Pin a GPU with the vendor's
+    variable (CUDA_VISIBLE_DEVICES=1 oprt-bench worker ...)."""
+    from .fleet import worker_command
+
+    check_seconds("--availability-timeout", availability_timeout)
+    argv, env, line = worker_command(_registry(ctx), scheduler, scheduler_file, backends, name, availability_timeout,
+                                     list(dask_args))
+    click.echo(line, err=True)
+    os.execvpe(argv[0], argv, env)
+    return 0  # not reached: the process is dask's worker now
 
 
 @cli.command("table")

@@ -24,7 +24,7 @@ from .peaks import Peak
 from .timing import TimingConfig
 
 __all__ = ["MODES", "FORMATS", "ISOLATIONS", "AVAILABILITY_TIMEOUT_S", "SweepOptions", "BackendEntry", "Plan", "Row",
-           "RowTask", "CalibrationTask", "WorkerSource"]
+           "RowTask", "CalibrationTask", "WorkerSource", "RemoteBackend"]
 
 MODES = ("test", "bench", "all")
 FORMATS = ("csv", "json", "html")
@@ -111,6 +111,19 @@ class WorkerSource:
         obj = pickle.loads(self.payload)
         backend = obj() if self.kind == "class" else obj
         return backend, Registry(get_plugin_manager(load_entrypoints=False))
+
+
+@dataclass(frozen=True)
+class RemoteBackend:
+    """A backend as the workers of a cluster (``--cluster``) see it: available on some worker or not (and why),
+    the device and ``device_info`` of the first worker that has it, whether it can flush clean. The plan of a
+    cluster run is made from these, not from this machine's backends."""
+
+    available: bool
+    reason: str
+    device: str = ""
+    device_info: dict[str, Any] = field(default_factory=dict)
+    clean_flush: bool = False
 
 
 @dataclass
@@ -216,6 +229,7 @@ class Row(Mapping[str, Any]):
     timer: str = ""  # events | graph: what bracketed each sample (empty for an untimed row)
     timer_note: str = ""  # graph timing: the buffer rotation, or why the row fell back to events
     event_median_ms: float | None = None  # graph rows under the events' launch-bound threshold: the events median
+    host: str = ""  # where the row ran (placement.host_label): the host name, ``:N`` the pinned device
 
     def __getitem__(self, key: str) -> Any:
         if key not in _ROW_FIELDS:

@@ -9,7 +9,7 @@ the :class:`~oprt_bench.model.WorkerSource` its worker rebuilds it from.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oprt_core import DTYPES, OprtError, Registry, UnknownNameError, get_dtype
@@ -18,7 +18,7 @@ from oprt_core.spec import CASE_SETS, Case, parse_shape
 from .availability import availability as check_availability
 from .availability import device_info
 from .errors import UsageError
-from .model import FORMATS, ISOLATIONS, MODES, BackendEntry, Plan, SweepOptions, WorkerSource
+from .model import FORMATS, ISOLATIONS, MODES, BackendEntry, Plan, RemoteBackend, SweepOptions, WorkerSource
 from .peaks import Peak, spec_peak
 from .runners import default_case_timeout
 from .shapes_file import file_cases, load_shapes_file
@@ -98,8 +98,12 @@ def _pick(kind: str, text: str, choices: Sequence[str]) -> list[str]:
     return names
 
 
-def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
-    """Validate every option; raises UsageError or OprtError (a user mistake) before anything is created."""
+def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, RemoteBackend] | None = None) -> Plan:
+    """Validate every option; raises UsageError or OprtError (a user mistake) before anything is created.
+
+    ``remote``: the backends of a cluster's workers (``--cluster``, :mod:`oprt_bench.fleet`); the plan's backends
+    are then theirs (available where a worker has them), not this machine's, and every backend's worker rebuilds
+    it from its own installed plugins."""
     if opts.mode not in MODES:
         raise UnknownNameError("mode", opts.mode, MODES)
     formats = split_names(opts.formats)
@@ -161,6 +165,8 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
             notes.append(f"op {name!r} has no {opts.cases!r} case set: no rows for it")
 
     all_backends = list(registry.backends)
+    if remote is not None:
+        all_backends += [n for n in remote if n not in all_backends]
     explicit = "all" not in split_names(opts.backends)
     wanted = _pick("backends", opts.backends, all_backends)
     entries: list[BackendEntry] = []
@@ -174,15 +180,27 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
 
     def probe(name: str) -> tuple[bool, str, str]:
         if name not in avail:
-            avail[name] = check_availability(registry.get_backend(name), opts.availability_timeout_s)
+            if remote is not None:
+                found = remote.get(name)
+                avail[name] = (found.available, found.reason, found.device) if found is not None else \
+                    (False, "no worker of the cluster has it", "")
+            else:
+                avail[name] = check_availability(registry.get_backend(name), opts.availability_timeout_s)
         return avail[name]
+
+    def entry(name: str, device: str) -> BackendEntry:
+        if remote is not None:  # the backend object lives on the workers
+            info = dict(remote[name].device_info)
+            return BackendEntry(name, None, device or str(info.get("name", "")), info, Peak(None, "none"),
+                                spec_peak(info))
+        return _entry(name, registry.get_backend(name), device, opts.availability_timeout_s)
 
     def available() -> list[str]:  # for an error message: every backend, probed then
         return [n for n in all_backends if probe(n)[0]]
 
     for name in wanted:
         probe(name)
-    if opts.baseline is None and "torch" in registry.backends:
+    if opts.baseline is None and "torch" in all_backends:
         probe("torch")  # the default baseline, when available
     elif opts.baseline not in (None, "none") and opts.baseline in registry.backends:
         probe(opts.baseline)
@@ -194,13 +212,16 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
                                  f"{', '.join(available()) or '(none)'}")
             skipped[name] = reason
             continue
-        entries.append(_entry(name, registry.get_backend(name), device, opts.availability_timeout_s))
+        entries.append(entry(name, device))
 
-    baseline: str | None = opts.baseline if opts.baseline is not None else default_baseline(registry, avail)
+    baseline: str | None = opts.baseline
+    if baseline is None:
+        baseline = default_baseline(registry, avail) if remote is None else \
+            "torch" if "torch" in all_backends and probe("torch")[0] else "numpy"
     if baseline == "none":
         baseline = None
     if baseline is not None:
-        if baseline not in registry.backends:
+        if baseline not in all_backends:
             if opts.baseline is not None:
                 raise UnknownNameError("baseline backend", baseline, [*all_backends, "none"])
             baseline = None
@@ -211,8 +232,7 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
             baseline = None
     if baseline is not None:
         if baseline not in [e.name for e in entries]:
-            entries.append(_entry(baseline, registry.get_backend(baseline), avail[baseline][2],
-                                  opts.availability_timeout_s))
+            entries.append(entry(baseline, avail[baseline][2]))
             notes.append(f"baseline {baseline!r} added to the backends")
         entries.sort(key=lambda e: e.name != baseline)
     if not entries:
@@ -223,7 +243,8 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
     if opts.flush == "clean":
         if not opts.cold:
             raise UsageError("--flush clean applies to cold timing; drop --warm or --flush")
-        unable = [e.name for e in entries if not flush_supports_clean(e.backend)]
+        unable = [e.name for e in entries
+                  if not (remote[e.name].clean_flush if remote is not None else flush_supports_clean(e.backend))]
         if unable:
             raise UsageError(f"--flush clean: backend {unable[0]!r} cannot flush clean (its flush_cache() takes "
                              "no 'clean' argument); leave it out or use the default flush")
@@ -236,7 +257,9 @@ def make_plan(registry: Registry, opts: SweepOptions) -> Plan:
     if opts.isolation == "process":
         case_timeout = float(opts.case_timeout_s or default_case_timeout(timing.time_budget_s))
         for e in entries:
-            source = worker_source(registry, e.name, op_names)
+            # a cluster's worker rebuilds its backend from its own installed plugins
+            source = WorkerSource(e.name, "entrypoints") if remote is not None else \
+                worker_source(registry, e.name, op_names)
             if isinstance(source, str):
                 notes.append(f"backend {e.name!r} runs in-process (no fault isolation): {source}")
             else:

@@ -51,6 +51,7 @@ COLUMNS = (
     "sm_mhz_start", "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "throttle_reasons", "power_w",
     "energy_j", "energy_source", "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "ncu_report",
     "timer", "timer_note", "event_median_ms",
+    "host",
 )
 
 

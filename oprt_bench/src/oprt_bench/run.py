@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from oprt_core import Registry
 
@@ -46,6 +46,9 @@ from .resume import ResumeState, check_provenance, load_resume, resume_options
 from .runners import Prestarted, Runners
 from .sweep import calibrate_plan, reusable_calibrations, run_sweep
 from .telemetry import describe_device
+
+if TYPE_CHECKING:  # dask is imported only for --cluster
+    from .fleet import ClusterOptions, Fleet
 
 __all__ = ["RunOutcome", "sweep", "rebuild_report", "PROG"]
 
@@ -102,11 +105,13 @@ class Phases:
 
 def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path | None = None,
           resume: Path | None = None, explicit: set[str] | frozenset[str] = frozenset(), quiet: bool = False,
-          verbose: bool = False, progress_out: TextIO | None = None) -> RunOutcome:
+          verbose: bool = False, progress_out: TextIO | None = None,
+          cluster: ClusterOptions | None = None) -> RunOutcome:
     """Run the sweep ``opts`` describes into the run folder ``out`` (default: a new one under results/), or
     continue the run in ``resume`` (options not in ``explicit`` default to that run's). Progress goes to
     ``progress_out`` (default: a bar on a terminal stderr, else lines on stdout). A user mistake raises
-    UsageError (or another OprtError) before anything is written."""
+    UsageError (or another OprtError) before anything is written. ``cluster``: run the rows on a Dask cluster
+    (:mod:`oprt_bench.fleet`) instead of this host's workers."""
     state = None
     if resume is not None:
         if out is not None:
@@ -114,25 +119,35 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
         state = load_resume(resume)
         opts = resume_options(opts, state.meta, set(explicit))
     phases = Phases()
+    fleet: Fleet | None = None
+    if cluster is not None:
+        from .fleet import Fleet
+
+        cluster.check()
+        fleet = phases.time("cluster", lambda: Fleet(cluster, registry, opts))
     # the workers start while this process checks every backend's availability (both import the runtimes)
-    prestarted = Prestarted.for_options(registry, opts)
+    prestarted = Prestarted.for_options(registry, opts) if fleet is None else None
     try:
-        plan = phases.time("plan", lambda: make_plan(registry, opts))
+        remote = fleet.remote_backends() if fleet is not None else None
+        plan = phases.time("plan", lambda: make_plan(registry, opts, remote=remote))
         if resume is None:
             out = out if out is not None else default_run_dir()
             check_out_dir(out)
         folder = resume if resume is not None else out
         assert folder is not None
         return _run(registry, plan, opts, argv, folder, quiet, verbose, phases, state, progress_out=progress_out,
-                    prestarted=prestarted)
+                    prestarted=prestarted, fleet=fleet)
     finally:
         if prestarted is not None:
             prestarted.close()
+        if fleet is not None:
+            fleet.close()
 
 
 def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,
          verbose: bool, phases: Phases, resume: ResumeState | None = None,
-         progress_out: TextIO | None = None, prestarted: Prestarted | None = None) -> RunOutcome:
+         progress_out: TextIO | None = None, prestarted: Prestarted | None = None,
+         fleet: Fleet | None = None) -> RunOutcome:
     options = vars(opts) | {"out": str(out), "shapes": list(opts.shapes)}
     fresh = provenance(argv, plan.seed, options)
     fresh["plan"] = plan.to_dict()
@@ -140,6 +155,8 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
         entry.telemetry = describe_device(entry.device_info, opts.telemetry)
     fresh["backends"] = {e.name: e.to_dict() for e in plan.backends}
     fresh["plugins"] = [p.to_dict() for p in registry.plugins()]
+    if fleet is not None:
+        fresh["cluster"] = fleet.describe()
     skip = None
     if resume is None:
         create_run_dir(out)
@@ -153,6 +170,8 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
         # a backend the resumed run has keeps its entry (its calibration: the kept rows were computed with it)
         meta["backends"] = fresh["backends"] | (meta.get("backends") or {})
         meta.update(status="running", finished_utc=None)
+        if fleet is not None:
+            meta["cluster"] = fresh["cluster"]
         skip = resume.lookup
     write_json(out / RUN_JSON, meta)
     writer = RowWriter(out / CSV_NAME if "csv" in plan.formats else None)
@@ -180,13 +199,19 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
                 progress.note(f"note: backend {name!r} skipped: {reason}")
             if resume is not None:
                 progress.note(f"note: resuming {out}: {plan.n_rows - todo} rows already measured are kept")
-            if todo:
+            if fleet is not None:
+                for note in fleet.notes:
+                    progress.note(f"note: {note}")
+                progress.start(f"running on {len(fleet.workers)} cluster worker(s)")
+                phases.time("rows", lambda: fleet.run(plan, opts, emit, meta, lambda: write_json(out / RUN_JSON, meta),
+                                                      progress.note, skip=skip))
+            if todo and fleet is None:
                 progress.start("starting workers")
                 starts = phases.time("workers", runners.start_all)
                 if verbose and starts:
                     progress.note("time: workers started in parallel: " + ", ".join(
                         f"{name} {secs:.1f} s" for name, secs in starts.items()))
-            if plan.calibrate and todo:
+            if plan.calibrate and todo and fleet is None:
                 reuse = reusable_calibrations(meta.get("backends")) if resume is not None else {}
                 cache = CalibrationCache()
                 sources = phases.time("calibration", lambda: calibrate_plan(
@@ -196,7 +221,9 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
                     e.name: e.to_dict() | {"calibration_source": sources.get(e.name, "")} for e in plan.backends
                     if e.name not in reuse}
                 write_json(out / RUN_JSON, meta)
-            phases.time("rows", lambda: run_sweep(plan, emit, on_start=progress.start, runners=runners, skip=skip))
+            if fleet is None:
+                phases.time("rows", lambda: run_sweep(plan, emit, on_start=progress.start, runners=runners,
+                                                      skip=skip))
     except _Interrupted as exc:
         interrupted = exc.signum
     except BaseException as exc:

@@ -28,11 +28,12 @@ from .calibrate import Calibration, TimerCheck, is_host
 from .errors import one_line
 from .execute import CasePreparer
 from .model import BackendEntry, Plan, Row, SweepOptions
+from .placement import host_label
 from .plan import default_baseline, make_plan
 from .runners import Runners
 
 __all__ = ["SweepOptions", "Plan", "BackendEntry", "Row", "make_plan", "default_baseline", "case_seed", "run_sweep",
-           "calibrate_plan", "reusable_calibrations", "Runners", "call_with_timeout"]
+           "calibrate_plan", "reusable_calibrations", "Runners", "call_with_timeout", "case_setup", "new_row"]
 
 
 def case_seed(seed: int, op: str, case: str, dtype: str) -> int:
@@ -140,22 +141,32 @@ def run_sweep(plan: Plan, emit: Callable[[Row], None],
         with Runners(plan) as own:
             return run_sweep(plan, emit, on_start, own, skip)
     for spec, case, dtype in plan.jobs():
-        seed = case_seed(plan.seed, spec.name, case.name, dtype)
-        nbytes: int | None
-        flops: int | None
-        try:
-            nbytes, flops = spec.bytes_moved(case, dtype), spec.flops(case)
-        except Exception as exc:  # noqa: BLE001 - reported by the setup below as well
-            nbytes = flops = None
-            base_error = "setting up the case: " + one_line(exc)
-        else:
-            base_error = ""
+        seed, nbytes, flops, base_error = case_setup(plan, spec, case, dtype)
         prepared = CasePreparer(spec, case, dtype, seed)
         try:
             _run_case(plan, spec, case, dtype, seed, nbytes, flops, base_error, prepared, emit, on_start, runners,
                       skip)
         finally:
             prepared.release()
+
+
+def case_setup(plan: Plan, spec: OpSpec, case: Case, dtype: str) -> tuple[int, int | None, int | None, str]:
+    """(seed, bytes, flops, setup error) of one (case, dtype): what every backend's row of it starts from."""
+    seed = case_seed(plan.seed, spec.name, case.name, dtype)
+    try:
+        return seed, spec.bytes_moved(case, dtype), spec.flops(case), ""
+    except Exception as exc:  # noqa: BLE001 - every backend's row of the case says so
+        return seed, None, None, "setting up the case: " + one_line(exc)
+
+
+def new_row(plan: Plan, spec: OpSpec, case: Case, dtype: str, seed: int, nbytes: int | None, flops: int | None,
+            entry: BackendEntry) -> Row:
+    """A backend's row of one (case, dtype) with its fixed columns, before it is run."""
+    return Row(op=spec.name, case=case.name, shape=case.shape_str, dtype=dtype, params=_params_text(case),
+               mode=plan.mode, seed=seed, baseline=plan.baseline or "",
+               timing="" if plan.mode == "test" else plan.timing.label, flags="", bytes=nbytes, flops=flops,
+               backend=entry.name, device=entry.device, flavour=entry.device_info.get("flavour", ""),
+               host=host_label(entry.device_info))
 
 
 def _run_case(plan: Plan, spec: OpSpec, case: Case, dtype: str, seed: int, nbytes: int | None, flops: int | None,
@@ -165,10 +176,7 @@ def _run_case(plan: Plan, spec: OpSpec, case: Case, dtype: str, seed: int, nbyte
     """Every backend's row of one (case, dtype), the baseline first."""
     baseline_median: float | None = None
     for entry in plan.backends:
-        row = Row(op=spec.name, case=case.name, shape=case.shape_str, dtype=dtype, params=_params_text(case),
-                  mode=plan.mode, seed=seed, baseline=plan.baseline or "",
-                  timing="" if plan.mode == "test" else plan.timing.label, flags="", bytes=nbytes, flops=flops,
-                  backend=entry.name, device=entry.device, flavour=entry.device_info.get("flavour", ""))
+        row = new_row(plan, spec, case, dtype, seed, nbytes, flops, entry)
         old = skip(row) if skip is not None else None
         if old is not None:  # measured by the run being resumed: its baseline time still counts
             if entry.name == plan.baseline and old.get("status") == "ok" and old.get("median_ms"):

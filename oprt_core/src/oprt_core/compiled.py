@@ -103,7 +103,7 @@ class DriverHint:
 # build runs on the CUDA runtime)
 DRIVER_HINTS: dict[str, DriverHint] = {
     "nvidia": DriverHint("NVIDIA", "CUDA", "cuda", "/proc/driver/nvidia", "CUDA_VISIBLE_DEVICES", "nvidia-smi"),
-    "metax": DriverHint("MetaX", "MACA", tool="mx-smi"),
+    "metax": DriverHint("MetaX", "MACA", visible_env="MACA_VISIBLE_DEVICES", tool="mx-smi"),
 }
 _FLAVOUR_HINTS = {"nvcc": "nvidia", "nvcc-shim": "nvidia", "mxcc": "metax"}
 
