@@ -274,6 +274,8 @@ if has ab; then
             --cases default --dtypes f32 --out "$OUTDIR/ab-nvidia-$b"
         cp "$OUTDIR/ab-nvidia-$b.log" "$OUTDIR/ab-nvidia-$b/ab.txt" 2>/dev/null
     done
+fi
+
 if has fleet; then
     if python -c "import distributed" 2>/dev/null; then
         gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
