@@ -359,7 +359,7 @@ def _sweep(mode: str) -> list:
 
 
 def test_compile_s_column(tmp_path):
-    assert SCHEMA_VERSION == 4 and COLUMNS[-1] == "compile_s"
+    assert SCHEMA_VERSION == 4 and COLUMNS[COLUMNS.index("kernel") + 1] == "compile_s"
     rows = _sweep("test")
     assert {r["backend"] for r in rows} == {"numpy", "compiling"} and {r["status"] for r in rows} == {"ok"}
     assert {r["compile_s"] for r in rows if r["backend"] == "compiling"} == {1.5}
