@@ -66,17 +66,18 @@ def test_bad_samples_are_refused():
         bootstrap_ratio([1.0], [1.0], resamples=0)
 
 
-@pytest.mark.parametrize(("low", "high", "expected"), [
-    (0.95, 1.05, "same"),  # holds 1.0
-    (1.002, 1.009, "same"),  # excludes 1.0 but within 1%
-    (0.991, 0.999, "same"),
-    (1.005, 1.02, "faster"),  # excludes 1.0, reaches past 1%
-    (1.2, 1.3, "faster"),
-    (0.7, 0.8, "slower"),
-    (0.985, 0.995, "slower"),
+@pytest.mark.parametrize(("ratio", "low", "high", "expected"), [
+    (1.0, 0.95, 1.05, "same"),  # holds 1.0
+    (1.005, 1.002, 1.009, "same"),  # excludes 1.0 but within 1%
+    (0.995, 0.991, 0.999, "same"),
+    (1.0073, 1.005, 1.0102, "same"),  # nvidia against itself on the H200: sure, but under the tie threshold
+    (1.012, 1.005, 1.02, "faster"),  # excludes 1.0, past 1%
+    (1.25, 1.2, 1.3, "faster"),
+    (0.75, 0.7, 0.8, "slower"),
+    (0.989, 0.985, 0.995, "slower"),
 ])
-def test_verdict(low, high, expected):
-    assert verdict(low, high) == expected
+def test_verdict(ratio, low, high, expected):
+    assert verdict(ratio, low, high) == expected
 
 
 # -- the interleaving -----------------------------------------------------------------------------------------

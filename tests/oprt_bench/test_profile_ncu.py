@@ -96,6 +96,9 @@ def test_raw_csv_is_summed_over_the_launch_kernels():
     assert scaled["ncu_dram_bytes"] == 67_110_000 and scaled["ncu_time_ms"] == pytest.approx(0.01734)
     with pytest.raises(ValueError, match="no kernel"):
         profile_ncu.parse_raw_csv("==PROF== No kernels were profiled.\n")
+    # the short time units of ncu 2025 (H200 host: "ns" with --print-units base)
+    short = profile_ncu.parse_raw_csv(RAW_CSV.replace('"nsecond"', '"ns"'))
+    assert short["ncu_time_ms"] == pytest.approx(0.04) and short["ncu_dram_bytes"] == 33_555_456
     with pytest.raises(ValueError, match="unknown unit"):
         profile_ncu.parse_raw_csv(RAW_CSV_SCALED.replace("Mbyte", "furlong"))
 

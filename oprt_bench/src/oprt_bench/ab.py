@@ -9,7 +9,9 @@ medians' 95% intervals are within ``target_rel_ci`` (after ``min_samples`` pairs
 speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster): two samples taken next to each other
 share the host's and the device's state, so a load that comes and goes moves both and leaves their ratio; its 95%
 interval is a percentile bootstrap that resamples the pairs (seeded, ``resamples`` times). Verdict of B against A:
-``same`` when the interval holds 1.0 or lies within +-:data:`SAME_WITHIN`, else ``faster`` or ``slower``.
+``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference under the
+tie threshold is a tie however sure it is: the same build against itself differs by a few tenths of a percent with
+order effects), else ``faster`` or ``slower``.
 See docs/measurement.md.
 """
 
@@ -39,7 +41,7 @@ from .timing import TimingConfig, flush
 __all__ = ["SAME_WITHIN", "MIN_RESAMPLES", "AbRow", "bootstrap_ratio", "verdict", "interleave", "run_ab",
            "write_ab", "AB_CSV", "AB_JSON", "AB_COLUMNS"]
 
-SAME_WITHIN = 0.01  # an interval within 1% of 1.0 is "same" even when it excludes 1.0
+SAME_WITHIN = 0.01  # a speedup within 1% of 1.0 is "same" even when its interval excludes 1.0
 MIN_RESAMPLES = 2000
 AB_CSV = "ab.csv"
 AB_JSON = "ab.json"
@@ -67,9 +69,10 @@ def bootstrap_ratio(a: Sequence[float], b: Sequence[float], resamples: int = MIN
     return ratio, float(low), float(high)
 
 
-def verdict(low: float, high: float, same_within: float = SAME_WITHIN) -> str:
-    """B against A from the speedup's interval: same (holds 1.0, or within +-``same_within``), faster or slower."""
-    if low <= 1.0 <= high or (low >= 1 - same_within and high <= 1 + same_within):
+def verdict(ratio: float, low: float, high: float, same_within: float = SAME_WITHIN) -> str:
+    """B against A from the speedup and its interval: same (the interval holds 1.0, or the speedup is within
+    +-``same_within``), faster or slower."""
+    if low <= 1.0 <= high or abs(ratio - 1.0) <= same_within:
         return "same"
     return "faster" if low > 1.0 else "slower"
 
@@ -210,7 +213,7 @@ def _case_row(a: BackendEntry, b: BackendEntry, spec: OpSpec, case: Case, dtype:
         return row
     row.status, row.pairs = "ok", len(xs)
     row.a_median_ms, row.b_median_ms = float(np.median(xs)), float(np.median(ys))
-    row.verdict = verdict(row.ci_low, row.ci_high)
+    row.verdict = verdict(row.speedup, row.ci_low, row.ci_high)
     row.a_samples_ms, row.b_samples_ms = xs, ys
     return row
 

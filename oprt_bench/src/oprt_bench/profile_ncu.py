@@ -37,8 +37,11 @@ PERMISSION_HINT = ("ncu is not permitted to read the GPU's performance counters 
                    "or load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
                    "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
 _KEY = ("op", "case", "dtype", "backend")
+# the unit names ncu prints (long ones with --print-units base; the short ones are what ncu 2025+ prints for times)
 _UNITS = {"byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
-          "nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3, "%": 1.0, "": 1.0}
+          "b": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+          "nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
+          "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "%": 1.0, "": 1.0}
 
 
 def parse_profile(text: str) -> int:
