@@ -26,7 +26,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from oprt_bench.baselines import NEGATIVE_STRIDES, Launcher, TorchBackend, is_installed, tensor_dtype_name, tensor_layout
+from oprt_bench.baselines import (
+    NEGATIVE_STRIDES,
+    Launcher,
+    TorchBackend,
+    is_installed,
+    tensor_dtype_name,
+    tensor_layout,
+)
 from oprt_core import Availability, DeviceInfo, InvalidArgumentError, Support, UnknownNameError, get_dtype
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.errors import UnsupportedCase
