@@ -20,8 +20,8 @@ shape of its class; the block sizes, thread counts and dtypes come from the key
 Out-of-range lanes are guarded by ``T.if_then_else`` (loads) and ``if`` (stores).
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: TileLang evaluates the T.Tensor annotations, which name the factory's
+# locals (dtype, extents)
 import time
 from collections.abc import Callable
 from typing import Any
