@@ -9,10 +9,11 @@ medians' 95% intervals are within ``target_rel_ci`` (after ``min_samples`` pairs
 speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster), taken per order (A first, B first) and
 the two medians' geometric mean: two samples taken next to each other share the host's and the device's state, so a
 load that comes and goes moves both and leaves their ratio, and an effect of the order (the second sample of a
-pair slower or faster) cancels instead of leaving one median on one of two humps; its 95% interval is a percentile bootstrap that resamples the pairs within each order (seeded, ``resamples`` times). Verdict of B against A:
-``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference under the
-tie threshold is a tie however sure it is: the same build against itself differs by a few tenths of a percent with
-order effects), else ``faster`` or ``slower``.
+pair slower or faster) cancels instead of leaving one median on one of two humps; its 95% interval is a
+percentile bootstrap that resamples the pairs within each order (seeded, ``resamples`` times). Verdict of B
+against A: ``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference under
+the tie threshold is a tie however sure it is: the same build against itself can differ by a few tenths of a
+percent), else ``faster`` or ``slower``.
 See docs/measurement.md.
 """
 
