@@ -418,9 +418,10 @@ def run_case(name: str, backend: Any, c: dict[str, Any], seed: int) -> None:
         overlap = expected_overlap(op, out, ins, origins)
         hosts = [np.array(_strided(host, t, o)) for t, o in zip(ins, origins[1:])]
         item = host.itemsize
-        dev_ins = [DeviceArray(backend, buf.ptr + o * item, t.dims, t.strides, DTYPE_NAMES[t.dtype], buf)
+        dev_ins = [DeviceArray(backend, buf.ptr + o * item, t.dims, t.strides[:len(t.dims)], DTYPE_NAMES[t.dtype], buf)
                    for t, o in zip(ins, origins[1:])]
-        dev_out = DeviceArray(backend, buf.ptr + origins[0] * item, out.dims, out.strides, DTYPE_NAMES[out.dtype], buf)
+        dev_out = DeviceArray(backend, buf.ptr + origins[0] * item, out.dims, out.strides[:len(out.dims)],
+                               DTYPE_NAMES[out.dtype], buf)
     else:
         hosts = [_host_view(t, 0.0, rng) for t in ins]
         dev_ins = [backend.to_device(h) for h in hosts]
