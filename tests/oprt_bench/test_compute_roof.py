@@ -1,6 +1,7 @@
-"""The compute roof: the datasheet's dense TFLOP/s per dtype (oprt_bench.peaks.COMPUTE_PEAKS), the ridge point, run.json's
-``compute_peak``, the report's roofline drawing a compute roof only where run.json records one, and the terminal
-table's TFLOP/s for rows that compute (matmul) and not for memory-bound ones."""
+"""The compute roof: the datasheet's dense TFLOP/s per dtype (oprt_bench.peaks.COMPUTE_PEAKS), the ridge point,
+run.json's ``compute_peak``, the report's roofline drawing a compute roof only where run.json records one, the
+terminal table's TFLOP/s for rows that compute (matmul) and not for memory-bound ones; and a row its backend refuses
+costs no reference."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from bench_helpers import make_registry
 
 from oprt_bench.calibrate import TimerCheck
-from oprt_bench.model import BackendEntry
+from oprt_bench.model import BackendEntry, Row
 from oprt_bench.peaks import COMPUTE_PEAKS, Peak, compute_peak, ridge_point, roof_dtype
 from oprt_bench.report import backend_compute_peaks, render_report
 from oprt_bench.results import Run, normalize_rows
@@ -132,3 +133,40 @@ def test_table_shows_tflops_for_rows_that_compute(tmp_path):
     assert any(r["flops"] / r["bytes"] >= COMPUTE_INTENSITY for r in rows if r["op"] == "matmul")
     relu = render(build_table([r for r in rows if r["op"] == "relu"]), "markdown")
     assert "TFLOP/s" not in relu  # memory-bound rows (0.125 flop/B) show GB/s, not TFLOP/s
+
+
+# -- a row the backend refuses draws no case ---------------------------------------------------------------------
+
+class NoMatmul(NumpyBackend):
+    name = "nomatmul"
+
+    def supports(self, op, dtype, case=None):
+        from oprt_core.backend import Support
+
+        return Support(False, "no matmul here") if op == "matmul" else super().supports(op, dtype, case)
+
+
+def test_a_refused_row_draws_no_inputs_and_no_reference(monkeypatch):
+    """The large matmul cases' float64 references take a minute each: a backend that refuses the case (a compiled
+    backend, matmul not in oprt.h) gets its unsupported row without one being computed, in process and in a
+    worker (run_row_here)."""
+    import oprt_bench.execute as execute
+
+    drawn: list[str] = []
+    real = execute.prepare_case
+    monkeypatch.setattr(execute, "prepare_case", lambda spec, *a: drawn.append(spec.name) or real(spec, *a))
+    plan = make_plan(make_registry(NoMatmul()), SweepOptions(
+        backends="nomatmul", baseline="none", ops="matmul,relu", dtypes="f32", cases="smoke", mode="test",
+        calibrate=False, isolation="none"))
+    rows: list[dict] = []
+    run_sweep(plan, rows.append)
+    matmul = [r for r in rows if r["op"] == "matmul"]
+    assert matmul and all(r["status"] == "unsupported" and r["message"] == "no matmul here" for r in matmul)
+    assert all(r["status"] == "ok" for r in rows if r["op"] == "relu")
+    assert drawn and set(drawn) == {"relu"}
+    drawn.clear()
+    entry = plan.backends[0]
+    spec = plan.specs[[s.name for s in plan.specs].index("matmul")]
+    row = Row(op="matmul", case="64x48x32", shape="64x32,32x48", dtype="f32")
+    row = execute.run_row_here(entry, spec, spec.cases("smoke")[0], "f32", row, "test", plan.timing)
+    assert row.status == "unsupported" and drawn == []

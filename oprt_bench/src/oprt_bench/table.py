@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # rich is imported where it is used: `oprt-bench --help` stay
     from rich.console import Console, RenderableType
     from rich.table import Table
 
-__all__ = ["TABLE_FORMATS", "COMPUTE_INTENSITY", "Column", "Line", "ResultsTable", "build_table", "renderables", "render", "print_table",
-           "choose_format", "stream_width"]
+__all__ = ["TABLE_FORMATS", "COMPUTE_INTENSITY", "Column", "Line", "ResultsTable", "build_table", "renderables",
+           "render", "print_table", "choose_format", "stream_width"]
 
 TABLE_FORMATS = ("auto", "rich", "plain", "markdown", "csv", "none")
 #: flop per byte from which a row's TFLOP/s is shown (twice the most of any memory-bound op: layer_norm in f16)
