@@ -3,11 +3,12 @@
 Sections: environment (per run: host, versions, git commit, options; per backend: device,
 measured and spec peak, timer floor), a status summary, the legend of row flags, a roofline chart
 (achieved GFLOP/s against arithmetic intensity, every op that computes, under each backend's memory
-roofs and, where run.json records the device's spec peak FLOP/s, its compute roofs), per op a table with the
-backends side by side (median, p10-p90, GB/s, % of the measured and of the spec peak, speedup against the
-baseline, CI, samples, max error, flag markers) and a bandwidth plot (achieved GB/s against bytes moved, a
-panel per dtype, a colour per backend, a line only along the sizes of one case family, each point titled for
-hover) and, where a baseline gave speedups, a speedup-distribution plot (each backend's speedups against the baseline across the op's cases, a strip per
+roofs, and its compute roofs where run.json records the device's spec peak FLOP/s), per op a table with
+the backends side by side (median, p10-p90, GB/s, % of the measured and
+of the spec peak, speedup against the baseline, CI, samples, max error, flag markers) and a bandwidth
+plot (achieved GB/s against bytes moved, a panel per dtype, a colour per backend, a line only along
+the sizes of one case family, each point titled for hover) and, where a baseline gave speedups, a
+speedup-distribution plot (each backend's speedups against the baseline across the op's cases, a strip per
 backend, its median marked; graph-timed rows marked G in the table), then failures and errors with their
 messages, and unsupported cases; with GPU telemetry or ncu profiles, clock-drop markers, a clock-drop count in
 the summary and a GPU section (:mod:`oprt_bench.report_gpu`). Every table sorts by a click on a column header
