@@ -58,7 +58,7 @@ def test_faults_become_error_rows_in_process_registry(tmp_path, monkeypatch):
     _check_rows(rows)
     assert "46 rows (43 ok, 3 error)" in r.stdout
     meta = json.loads((out / "run.json").read_text())
-    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": 37, "error": 3}
+    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": 43, "error": 3}
     assert meta["plan"]["isolation"] == "process" and meta["plan"]["case_timeout_s"] == 2.0
     assert meta["plan"]["in_process"] == []
     html = (out / "report.html").read_text()
