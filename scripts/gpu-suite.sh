@@ -7,7 +7,8 @@
 #   install   wheels from .whl/ (python3 -m pip --no-index), then each of OPRT_SUITE_PACKAGES with
 #             pip install --no-index --no-build-isolation (one at a time: a failing backend does not stop the others);
 #             the liger backend's Liger-Kernel comes from .whl/ too (liger_kernel-*.whl, with packaging-*.whl where
-#             the host lacks it): summary.txt says whether it imports
+#             the host lacks it): summary.txt says whether it imports; likewise tilelang (tilelang-*.whl with
+#             apache_tvm_ffi, z3_solver, torch_c_dlpack_ext, ml_dtypes, cloudpickle: examples/oprt-tilelang/README.md)
 #   test      pytest over OPRT_SUITE_TESTS (default: tests, so the nvidia and metax GPU tests run), junit XML + log
 #   tune      scripts/tune/build.sh, then each harness of OPRT_SUITE_TUNE_OPS (default: elementwise reduce softmax),
 #             OPRT_TUNE_FILTER its group filter: tune-OP.log each
@@ -95,7 +96,7 @@ if has install; then
     fi
     # one package at a time, so a backend that fails to build does not stop the others
     pkgs=${OPRT_SUITE_PACKAGES:-"oprt_core oprt_bench oprt_nvidia oprt_metax tests/plugins/oprt-testplugin \
-tests/plugins/oprt-faultyplugin examples/oprt-rmsnorm examples/oprt-triton"}
+tests/plugins/oprt-faultyplugin examples/oprt-rmsnorm examples/oprt-triton examples/oprt-tilelang"}
     for pkg in $pkgs; do
         [ -d "$pkg" ] || continue
         OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} run_logged "install-$(basename "$pkg")" \
@@ -103,6 +104,7 @@ tests/plugins/oprt-faultyplugin examples/oprt-rmsnorm examples/oprt-triton"}
     done
     note "liger-kernel: $(python3 -c 'import importlib.metadata as m, liger_kernel.ops; print(m.version("liger-kernel"))' \
         2>&1 | tail -n 1)"
+    note "tilelang: $(python3 -c 'import tilelang; print(tilelang.__version__)' 2>&1 | tail -n 1)"
 fi
 
 if has test; then

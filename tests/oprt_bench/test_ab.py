@@ -26,6 +26,22 @@ def test_the_ratio_is_the_median_of_the_pairs_ratios_and_the_interval_holds_it()
     assert low <= ratio <= high and low < high
 
 
+def test_an_order_effect_cancels_in_the_balanced_ratio():
+    """The same kernel on both sides, the second sample of each pair 3% slower (pairs alternate A,B / B,A): the plain
+    median of the ratios falls on one of two humps, the balanced ratio is 1 and its interval holds it."""
+    rng = np.random.default_rng(7)
+    n = 61
+    base = rng.lognormal(0, 0.003, n)
+    second = 1.03 * rng.lognormal(0, 0.003, n)
+    a = np.where(np.arange(n) % 2 == 0, base, second)  # even pairs: A first
+    b = np.where(np.arange(n) % 2 == 0, second, base)
+    plain, _, _ = bootstrap_ratio(a, b, seed=1)
+    ratio, low, high = bootstrap_ratio(a, b, seed=1, balanced=True)
+    assert abs(plain - 1.0) > 0.02  # one hump (0.97 or 1.03)
+    assert ratio == pytest.approx(1.0, abs=0.003) and low <= 1.0 <= high
+    assert verdict(ratio, low, high) == "same"
+
+
 def test_the_bootstrap_is_seeded():
     rng = np.random.default_rng(0)
     a, b = rng.lognormal(0, 0.1, 40), rng.lognormal(0, 0.1, 40)
@@ -33,8 +49,9 @@ def test_the_bootstrap_is_seeded():
     assert bootstrap_ratio(a, b, seed=5) != bootstrap_ratio(a, b, seed=6)
 
 
+@pytest.mark.parametrize("balanced", [False, True])
 @pytest.mark.parametrize("true_ratio", [1.0, 1.07])
-def test_coverage_on_synthetic_data_of_a_known_ratio(true_ratio):
+def test_coverage_on_synthetic_data_of_a_known_ratio(true_ratio, balanced):
     """Samples of A = true_ratio x B's distribution (lognormal noise, a slow tail): the 95% interval of the
     median of A_i/B_i holds the true ratio in about 95% of 300 draws of 60 pairs."""
     rng = np.random.default_rng(2024)
@@ -43,7 +60,7 @@ def test_coverage_on_synthetic_data_of_a_known_ratio(true_ratio):
     for t in range(trials):
         noise_a = rng.lognormal(0, 0.05, 60) + (rng.random(60) < 0.05) * 0.5  # 5% slow outliers
         noise_b = rng.lognormal(0, 0.05, 60) + (rng.random(60) < 0.05) * 0.5
-        _, low, high = bootstrap_ratio(true_ratio * noise_a, noise_b, seed=t)
+        _, low, high = bootstrap_ratio(true_ratio * noise_a, noise_b, seed=t, balanced=balanced)
         hits += low <= true_ratio <= high
     assert 0.90 <= hits / trials <= 0.99, hits / trials
 

@@ -346,3 +346,43 @@ def test_host_library_aliasing_follows_the_declarations(host_backend):
 def _silu_mul_f64(g: np.ndarray, u: np.ndarray) -> np.ndarray:
     g64 = g.astype(np.float64)
     return g64 / (1 + np.exp(-g64)) * u
+
+
+# -- fuzzing: the host library against the references on random shapes, layouts, eps and dtypes ----------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from oprt_core.spec import LAYOUTS  # noqa: E402
+
+
+@st.composite
+def _model_op_case(draw):
+    op = draw(st.sampled_from(sorted(LLM_SPECS)))
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 70), min_size=ndim, max_size=ndim)))
+    layouts = [lay for lay in LAYOUTS if lay != "transposed" or ndim >= 2]
+    layout = draw(st.sampled_from(layouts))
+    if op == "silu_mul":
+        case = silu_mul_case(shape, layout, draw(st.sampled_from(layouts)))
+    else:
+        eps = draw(st.sampled_from([0.0, 1e-6, 1e-3, 0.5]))
+        case = norm_case(op, shape, layout if layout != "broadcast0" or ndim >= 2 else "contiguous", eps,
+                         draw(st.sampled_from(["contiguous", "step2", "reversed", "offset1"])))
+    return case, draw(st.sampled_from(sorted(DTYPES))), draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drawn=_model_op_case())
+def test_fuzz_host_library_within_budget(host_backend, drawn):
+    """Any shape, layout (including broadcast, reversed and offset views) and eps: the host C library's plans and
+    loops land within the op's budget of the float64 reference, and out is never touched outside its shape."""
+    case, dtype, seed = drawn
+    spec = LLM_SPECS[case.op]
+    inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
+    params = spec.validate_params(case.param_dict)
+    out = host_backend.empty(inputs[0].shape, dtype)
+    host_backend.fill_nan(out)
+    host_backend.prepare(case.op, [host_backend.to_device(a) for a in inputs], out, params)()
+    result = spec.check(host_backend.to_host(out), inputs, dtype, params)
+    assert result.ok, (case, dtype, result.message)

@@ -6,12 +6,14 @@ each sample as a sweep row's (the cold flush before it, an event pair around the
 medians' 95% intervals are within ``target_rel_ci`` (after ``min_samples`` pairs), at the time budget, or at
 ``max_samples`` pairs.
 
-speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster): two samples taken next to each other
-share the host's and the device's state, so a load that comes and goes moves both and leaves their ratio; its 95%
-interval is a percentile bootstrap that resamples the pairs (seeded, ``resamples`` times). Verdict of B against A:
-``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference under the
-tie threshold is a tie however sure it is: the same build against itself differs by a few tenths of a percent with
-order effects), else ``faster`` or ``slower``.
+speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster), taken per order (A first, B first) and
+the two medians' geometric mean: two samples taken next to each other share the host's and the device's state, so a
+load that comes and goes moves both and leaves their ratio, and an effect of the order (the second sample of a
+pair slower or faster) cancels instead of leaving one median on one of two humps; its 95% interval is a
+percentile bootstrap that resamples the pairs within each order (seeded, ``resamples`` times). Verdict of B
+against A: ``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference under
+the tie threshold is a tie however sure it is: the same build against itself can differ by a few tenths of a
+percent), else ``faster`` or ``slower``.
 See docs/measurement.md.
 """
 
@@ -50,9 +52,14 @@ AB_COLUMNS = ("op", "case", "shape", "dtype", "a", "b", "status", "message", "a_
 
 
 def bootstrap_ratio(a: Sequence[float], b: Sequence[float], resamples: int = MIN_RESAMPLES, seed: int = 0,
-                    level: float = 0.95) -> tuple[float, float, float]:
+                    level: float = 0.95, balanced: bool = False) -> tuple[float, float, float]:
     """``(median of a_i / b_i, low, high)``: the median ratio of paired samples and its percentile-bootstrap
-    interval at ``level``, resampling the pairs ``resamples`` times with a generator seeded by ``seed``."""
+    interval at ``level``, resampling the pairs ``resamples`` times with a generator seeded by ``seed``.
+
+    ``balanced``: the pairs alternate their order (even i: a first, odd i: b first, as :func:`interleave` takes
+    them); the ratio is then the geometric mean of the two orders' medians, each resampled within its order, so an
+    effect of the order (the second sample of a pair slower or faster) cancels instead of leaving the median on
+    one side of a two-humped distribution."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or x.size == 0:
         raise ValueError(f"bootstrap_ratio needs two equally long, non-empty sample lists, got {x.size} and {y.size}")
@@ -61,9 +68,15 @@ def bootstrap_ratio(a: Sequence[float], b: Sequence[float], resamples: int = MIN
     if np.any(y <= 0) or np.any(x <= 0):
         raise ValueError("bootstrap_ratio needs positive times")
     ratios = x / y
-    ratio = float(np.median(ratios))
-    idx = np.random.default_rng(seed).integers(0, x.size, size=(int(resamples), x.size))
-    boots = np.median(ratios[idx], axis=1)
+    rng = np.random.default_rng(seed)
+    if balanced and ratios.size >= 2:
+        first, second = ratios[0::2], ratios[1::2]
+        ratio = float(np.sqrt(np.median(first) * np.median(second)))
+        boots = np.sqrt(np.median(first[rng.integers(0, first.size, size=(int(resamples), first.size))], axis=1)
+                        * np.median(second[rng.integers(0, second.size, size=(int(resamples), second.size))], axis=1))
+    else:
+        ratio = float(np.median(ratios))
+        boots = np.median(ratios[rng.integers(0, x.size, size=(int(resamples), x.size))], axis=1)
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(boots, [tail, 100 - tail])
     return ratio, float(low), float(high)
@@ -207,7 +220,7 @@ def _case_row(a: BackendEntry, b: BackendEntry, spec: OpSpec, case: Case, dtype:
         launches.append(launch)
     try:
         xs, ys, row.stopped_by = interleave((a.backend, launches[0]), (b.backend, launches[1]), config)
-        row.speedup, row.ci_low, row.ci_high = bootstrap_ratio(xs, ys, resamples, seed)
+        row.speedup, row.ci_low, row.ci_high = bootstrap_ratio(xs, ys, resamples, seed, balanced=True)
     except Exception as exc:  # noqa: BLE001 - a row, the A/B goes on
         row.status, row.message = "error", one_line(exc)
         return row

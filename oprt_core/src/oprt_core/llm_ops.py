@@ -139,8 +139,9 @@ def _layer_norm_parts(x: np.ndarray, weight: np.ndarray, eps: float) -> tuple[np
     """(p, 1 / sqrt(var + eps)) with p = (x - mean) / sqrt(var + eps) * weight, in float64."""
     mean = np.mean(x, axis=-1, keepdims=True)
     d = x - mean
-    r = 1.0 / np.sqrt(np.mean(d * d, axis=-1, keepdims=True) + eps)
-    return d * r * weight, r
+    with np.errstate(divide="ignore", invalid="ignore"):  # var + eps == 0 (a constant row, eps 0): NaN, as torch
+        r = 1.0 / np.sqrt(np.mean(d * d, axis=-1, keepdims=True) + eps)
+        return d * r * weight, r
 
 
 def _layer_norm_ref(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float = 1e-5) -> np.ndarray:

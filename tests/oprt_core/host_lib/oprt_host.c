@@ -9,7 +9,9 @@
  *   cc -std=gnu11 -O2 -shared -fPIC -I<oprt_core include dir> oprt_host.c -o liboprt_host.so -lm
  *
  * "Device" memory is host malloc, memcpy/memset are memcpy/memset, streams and
- * events are host objects, and there is one device named "host-cpu".
+ * events are host objects, and there is one device named "host-cpu". Each op is a
+ * plan function and a launch function behind oprt_entry.h's OPRT_DEFINE_OP, which
+ * makes its four entry points and their checks.
  *
  * Test knobs (environment variables, read at call time):
  *   OPRT_HOST_DEVICE_COUNT=N      report N devices (0: no device; set_device and
@@ -24,7 +26,7 @@
  *
  * Kernels compute in f32 (f16/bf16 widened, one round-to-nearest-even back);
  * copy moves bytes unchanged; reduce_sum needs a workspace of one f32 per output
- * element (it accumulates in f64 on the host, see oprt_reduce_sum); softmax subtracts
+ * element (it accumulates in f64 on the host, see host_reduce_sum); softmax subtracts
  * the row maximum.
  */
 #define OPRT_IMPLEMENTATION
@@ -424,25 +426,11 @@ oprt_status_t oprt_event_elapsed_ms(float *ms, oprt_event_t start, oprt_event_t 
 /* ------------------------------------------------------------------------- */
 /* op plumbing                                                                */
 
-static oprt_status_t host_check_launch(const void *desc, const char *func, size_t workspace_size, size_t needed,
-                                       const void *workspace, int64_t numel_out, const void *out, int64_t numel_in,
-                                       const void *const *ins, const char *const *in_names, int32_t nin,
-                                       oprt_stream_t stream) {
-    if (desc == NULL) return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'desc' is NULL", func);
-    if (workspace_size < needed)
-        return oprt_set_error(OPRT_STATUS_INSUFFICIENT_WORKSPACE,
-                              "%s: workspace of %zu bytes is too small; this descriptor needs %zu bytes", func,
-                              workspace_size, needed);
-    if (needed > 0 && workspace == NULL)
-        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'workspace' is NULL but %zu bytes are needed",
-                              func, needed);
-    if (numel_out > 0 && out == NULL)
-        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'out' is NULL", func);
-    for (int32_t k = 0; k < nin; ++k)
-        if (numel_in > 0 && ins[k] == NULL)
-            return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", func, in_names[k]);
+/* The "kernel" start of every launch: the stream, then a planned fault (OPRT_HOST_FAULT_OPS). The generated entry
+ * points (oprt_entry.h) have checked the descriptor, the workspace, NULL pointers and overlap before. */
+static oprt_status_t host_launch_prologue(oprt_stream_t stream, const char *func) {
     OPRT_CHECK(host_check_stream(stream, func));
-    return host_fault_launch(func);  /* the "kernel": a planned fault (OPRT_HOST_FAULT_OPS) */
+    return host_fault_launch(func);
 }
 
 enum { EW_COPY, EW_ADD, EW_RELU };
@@ -475,182 +463,81 @@ static void host_elementwise(const oprt_elementwise_plan_t *p, int kind, float s
     }
 }
 
-/* ---- copy ---- */
+/* ---- copy, vector_add, relu ---- */
 
-struct oprt_copy_descriptor {
-    oprt_elementwise_plan_t plan;
-};
-
-oprt_status_t oprt_create_copy_descriptor(oprt_copy_descriptor_t *desc, const oprt_tensor_desc_t *out,
-                                          const oprt_tensor_desc_t *x) {
-    OPRT_CHECK_NOT_NULL(desc);
-    *desc = NULL;
-    HOST_CHECK_UNSUPPORTED("copy");
-    oprt_elementwise_plan_t plan;
-    OPRT_CHECK(oprt_plan_copy(&plan, out, x));
-    struct oprt_copy_descriptor *d = (struct oprt_copy_descriptor *)malloc(sizeof *d);
-    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
-    d->plan = plan;
-    *desc = d;
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_get_copy_workspace_size(oprt_copy_descriptor_t desc, size_t *size) {
-    OPRT_CHECK_NOT_NULL(desc);
-    OPRT_CHECK_NOT_NULL(size);
-    *size = 0;
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
-                        const void *x, oprt_stream_t stream) {
-    const void *ins[1] = {x};
-    const char *names[1] = {"x"};
-    int64_t n = desc ? desc->plan.numel : 0;
-    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
-    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "copy", out, ins, names));
-    host_elementwise(&desc->plan, EW_COPY, 0.0f, (char *)out, (const char *)x, NULL);
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_destroy_copy_descriptor(oprt_copy_descriptor_t desc) {
-    OPRT_CHECK_NOT_NULL(desc);
-    free(desc);
-    return OPRT_STATUS_SUCCESS;
-}
-
-/* ---- vector_add ---- */
-
-struct oprt_vector_add_descriptor {
-    oprt_elementwise_plan_t plan;
-};
-
-oprt_status_t oprt_create_vector_add_descriptor(oprt_vector_add_descriptor_t *desc, const oprt_tensor_desc_t *out,
-                                                const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
-    OPRT_CHECK_NOT_NULL(desc);
-    *desc = NULL;
-    HOST_CHECK_UNSUPPORTED("vector_add");
-    oprt_elementwise_plan_t plan;
-    OPRT_CHECK(oprt_plan_vector_add(&plan, out, a, b));
-    struct oprt_vector_add_descriptor *d = (struct oprt_vector_add_descriptor *)malloc(sizeof *d);
-    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
-    d->plan = plan;
-    *desc = d;
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_get_vector_add_workspace_size(oprt_vector_add_descriptor_t desc, size_t *size) {
-    OPRT_CHECK_NOT_NULL(desc);
-    OPRT_CHECK_NOT_NULL(size);
-    *size = 0;
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
-                              const void *a, const void *b, oprt_stream_t stream) {
-    const void *ins[2] = {a, b};
-    const char *names[2] = {"a", "b"};
-    int64_t n = desc ? desc->plan.numel : 0;
-    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 2, stream));
-    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "vector_add", out, ins, names));
-    host_elementwise(&desc->plan, EW_ADD, 0.0f, (char *)out, (const char *)a, (const char *)b);
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_destroy_vector_add_descriptor(oprt_vector_add_descriptor_t desc) {
-    OPRT_CHECK_NOT_NULL(desc);
-    free(desc);
-    return OPRT_STATUS_SUCCESS;
-}
-
-/* ---- relu ---- */
-
-struct oprt_relu_descriptor {
+typedef struct {
     oprt_elementwise_plan_t plan;
     float negative_slope;
-};
+} host_ew_state_t;
 
-oprt_status_t oprt_create_relu_descriptor(oprt_relu_descriptor_t *desc, const oprt_tensor_desc_t *out,
-                                          const oprt_tensor_desc_t *x, float negative_slope) {
-    OPRT_CHECK_NOT_NULL(desc);
-    *desc = NULL;
+static oprt_status_t host_plan_copy(host_ew_state_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                    const oprt_tensor_desc_t *x) {
+    HOST_CHECK_UNSUPPORTED("copy");
+    *workspace = 0;
+    return oprt_plan_copy(&s->plan, out, x);
+}
+
+static oprt_status_t host_copy(const host_ew_state_t *s, void *workspace, void *out, const void *x,
+                               oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_copy"));
+    host_elementwise(&s->plan, EW_COPY, 0.0f, (char *)out, (const char *)x, NULL);
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(copy, host_ew_state_t, host_plan_copy, host_copy)
+
+static oprt_status_t host_plan_vector_add(host_ew_state_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
+    HOST_CHECK_UNSUPPORTED("vector_add");
+    *workspace = 0;
+    return oprt_plan_vector_add(&s->plan, out, a, b);
+}
+
+static oprt_status_t host_vector_add(const host_ew_state_t *s, void *workspace, void *out, const void *a,
+                                     const void *b, oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_vector_add"));
+    host_elementwise(&s->plan, EW_ADD, 0.0f, (char *)out, (const char *)a, (const char *)b);
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(vector_add, host_ew_state_t, host_plan_vector_add, host_vector_add)
+
+static oprt_status_t host_plan_relu(host_ew_state_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                    const oprt_tensor_desc_t *x, float negative_slope) {
     HOST_CHECK_UNSUPPORTED("relu");
-    oprt_elementwise_plan_t plan;
-    OPRT_CHECK(oprt_plan_relu(&plan, out, x, negative_slope));
-    struct oprt_relu_descriptor *d = (struct oprt_relu_descriptor *)malloc(sizeof *d);
-    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
-    d->plan = plan;
-    d->negative_slope = negative_slope;
-    *desc = d;
+    *workspace = 0;
+    s->negative_slope = negative_slope;
+    return oprt_plan_relu(&s->plan, out, x, negative_slope);
+}
+
+static oprt_status_t host_relu(const host_ew_state_t *s, void *workspace, void *out, const void *x,
+                               oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_relu"));
+    host_elementwise(&s->plan, EW_RELU, s->negative_slope, (char *)out, (const char *)x, NULL);
     return OPRT_STATUS_SUCCESS;
 }
 
-oprt_status_t oprt_get_relu_workspace_size(oprt_relu_descriptor_t desc, size_t *size) {
-    OPRT_CHECK_NOT_NULL(desc);
-    OPRT_CHECK_NOT_NULL(size);
-    *size = 0;
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
-                        const void *x, oprt_stream_t stream) {
-    const void *ins[1] = {x};
-    const char *names[1] = {"x"};
-    int64_t n = desc ? desc->plan.numel : 0;
-    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
-    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "relu", out, ins, names));
-    host_elementwise(&desc->plan, EW_RELU, desc->negative_slope, (char *)out, (const char *)x, NULL);
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_destroy_relu_descriptor(oprt_relu_descriptor_t desc) {
-    OPRT_CHECK_NOT_NULL(desc);
-    free(desc);
-    return OPRT_STATUS_SUCCESS;
-}
+OPRT_DEFINE_OP(relu, host_ew_state_t, host_plan_relu, host_relu)
 
 /* ---- reduce_sum ---- */
 
-struct oprt_reduce_sum_descriptor {
-    oprt_axis_plan_t plan;
-};
-
 static inline int host_is_reduced(const oprt_axis_plan_t *p, int32_t i) { return p->axis < 0 || i == p->axis; }
 
-oprt_status_t oprt_create_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t *desc, const oprt_tensor_desc_t *out,
-                                                const oprt_tensor_desc_t *x, int32_t axis, int32_t keepdims) {
-    OPRT_CHECK_NOT_NULL(desc);
-    *desc = NULL;
+/* workspace: an f32 per output element (part of the ABI contract, validated by the entry point) */
+static oprt_status_t host_plan_reduce_sum(oprt_axis_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                          const oprt_tensor_desc_t *x, int32_t axis, int32_t keepdims) {
     HOST_CHECK_UNSUPPORTED("reduce_sum");
-    oprt_axis_plan_t plan;
-    OPRT_CHECK(oprt_plan_reduce_sum(&plan, out, x, axis, keepdims));
-    struct oprt_reduce_sum_descriptor *d = (struct oprt_reduce_sum_descriptor *)malloc(sizeof *d);
-    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
-    d->plan = plan;
-    *desc = d;
+    OPRT_CHECK(oprt_plan_reduce_sum(s, out, x, axis, keepdims));
+    *workspace = (size_t)s->numel_out * sizeof(float);
     return OPRT_STATUS_SUCCESS;
 }
 
-static size_t host_reduce_workspace(const oprt_reduce_sum_descriptor_t desc) {
-    return (size_t)desc->plan.numel_out * sizeof(float);
-}
-
-oprt_status_t oprt_get_reduce_sum_workspace_size(oprt_reduce_sum_descriptor_t desc, size_t *size) {
-    OPRT_CHECK_NOT_NULL(desc);
-    OPRT_CHECK_NOT_NULL(size);
-    *size = host_reduce_workspace(desc);
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
-                              const void *x, oprt_stream_t stream) {
-    const void *ins[1] = {x};
-    const char *names[1] = {"x"};
-    size_t need = desc ? host_reduce_workspace(desc) : 0;
-    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, need, workspace, desc ? desc->plan.numel_out : 0,
-                                 out, desc ? desc->plan.numel_in : 0, ins, names, 1, stream));
-    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "reduce_sum", out, ins, names));
-    const oprt_axis_plan_t *p = &desc->plan;
+static oprt_status_t host_reduce_sum(const oprt_axis_plan_t *p, void *workspace, void *out, const void *x,
+                                     oprt_stream_t stream) {
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_reduce_sum"));
     const int32_t dt = p->dtype, nd = p->ndim;
     /* f64 accumulators: a sequential f32 sum errs by ~n eps, beyond the spec's log2(n) eps budget (which a
      * GPU's tree reduction meets) once n reaches a few hundred same-sign values -- found by fuzzing. The f32
@@ -699,47 +586,21 @@ oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace
     return OPRT_STATUS_SUCCESS;
 }
 
-oprt_status_t oprt_destroy_reduce_sum_descriptor(oprt_reduce_sum_descriptor_t desc) {
-    OPRT_CHECK_NOT_NULL(desc);
-    free(desc);
-    return OPRT_STATUS_SUCCESS;
-}
+OPRT_DEFINE_OP(reduce_sum, oprt_axis_plan_t, host_plan_reduce_sum, host_reduce_sum)
 
 /* ---- softmax ---- */
 
-struct oprt_softmax_descriptor {
-    oprt_axis_plan_t plan;
-};
-
-oprt_status_t oprt_create_softmax_descriptor(oprt_softmax_descriptor_t *desc, const oprt_tensor_desc_t *out,
-                                             const oprt_tensor_desc_t *x, int32_t axis) {
-    OPRT_CHECK_NOT_NULL(desc);
-    *desc = NULL;
+static oprt_status_t host_plan_softmax(oprt_axis_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                       const oprt_tensor_desc_t *x, int32_t axis) {
     HOST_CHECK_UNSUPPORTED("softmax");
-    oprt_axis_plan_t plan;
-    OPRT_CHECK(oprt_plan_softmax(&plan, out, x, axis));
-    struct oprt_softmax_descriptor *d = (struct oprt_softmax_descriptor *)malloc(sizeof *d);
-    if (d == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "%s: out of host memory", __func__);
-    d->plan = plan;
-    *desc = d;
-    return OPRT_STATUS_SUCCESS;
+    *workspace = 0;
+    return oprt_plan_softmax(s, out, x, axis);
 }
 
-oprt_status_t oprt_get_softmax_workspace_size(oprt_softmax_descriptor_t desc, size_t *size) {
-    OPRT_CHECK_NOT_NULL(desc);
-    OPRT_CHECK_NOT_NULL(size);
-    *size = 0;
-    return OPRT_STATUS_SUCCESS;
-}
-
-oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
-                           const void *x, oprt_stream_t stream) {
-    const void *ins[1] = {x};
-    const char *names[1] = {"x"};
-    int64_t n = desc ? desc->plan.numel_in : 0;
-    OPRT_CHECK(host_check_launch(desc, __func__, workspace_size, 0, workspace, n, out, n, ins, names, 1, stream));
-    OPRT_CHECK(oprt_check_alias(&desc->plan.alias, "softmax", out, ins, names));
-    const oprt_axis_plan_t *p = &desc->plan;
+static oprt_status_t host_softmax(const oprt_axis_plan_t *p, void *workspace, void *out, const void *x,
+                                  oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_softmax"));
     if (p->numel_in == 0) return OPRT_STATUS_SUCCESS;
     const int32_t dt = p->dtype, nd = p->ndim, ax = p->axis;
     const int64_t len = p->shape[ax], sx = p->x_strides[ax], so = p->out_strides[ax];
@@ -770,19 +631,10 @@ oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size
     return OPRT_STATUS_SUCCESS;
 }
 
-oprt_status_t oprt_destroy_softmax_descriptor(oprt_softmax_descriptor_t desc) {
-    OPRT_CHECK_NOT_NULL(desc);
-    free(desc);
-    return OPRT_STATUS_SUCCESS;
-}
+OPRT_DEFINE_OP(softmax, oprt_axis_plan_t, host_plan_softmax, host_softmax)
 
 /* ------------------------------------------------------------------------- */
 /* The model ops, through oprt_entry.h: a plan function and a launch function each */
-
-static oprt_status_t host_launch_prologue(oprt_stream_t stream, const char *func) {
-    OPRT_CHECK(host_check_stream(stream, func));
-    return host_fault_launch(func);  /* the "kernel": a planned fault (OPRT_HOST_FAULT_OPS) */
-}
 
 /* ---- rms_norm, layer_norm: per row, f32 sums in a sequential loop ---- */
 
