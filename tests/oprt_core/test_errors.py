@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from oprt_core import errors, ops
+from oprt_core.compute_ops import COMPUTE_SPECS
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import (
@@ -26,7 +27,7 @@ from oprt_core.spec import TensorCase, parse_shape
 from oprt_core.validate import check_call
 
 X = np.ones((3, 4), np.float32)
-CORE_CHOICES = "copy, layer_norm, reduce_sum, relu, rms_norm, silu_mul, softmax, vector_add"  # the built-in ops
+CORE_CHOICES = "copy, layer_norm, matmul, reduce_sum, relu, rms_norm, silu_mul, softmax, vector_add"  # built-in ops
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +52,12 @@ def raises(exc: type[OprtError], *fragments: str):
 
 
 def test_unknown_op(reg):
-    with raises(UnknownNameError, "unknown op 'matmul'; valid choices: " + CORE_CHOICES) as info:
-        reg.get_op("matmul")
-    assert info.value.kind == "op" and info.value.name == "matmul"
-    assert info.value.choices == sorted([*CORE_SPECS, *LLM_SPECS])
-    with raises(UnknownNameError, "unknown op 'matmul'; valid choices: " + CORE_CHOICES):
-        ops.run("matmul", [X], registry=reg)
+    with raises(UnknownNameError, "unknown op 'conv2d'; valid choices: " + CORE_CHOICES) as info:
+        reg.get_op("conv2d")
+    assert info.value.kind == "op" and info.value.name == "conv2d"
+    assert info.value.choices == sorted([*CORE_SPECS, *LLM_SPECS, *COMPUTE_SPECS])
+    with raises(UnknownNameError, "unknown op 'conv2d'; valid choices: " + CORE_CHOICES):
+        ops.run("conv2d", [X], registry=reg)
     for bad in (None, ["copy"], 3):
         with raises(UnknownNameError, "unknown op", "valid choices: copy"):
             reg.get_op(bad)
@@ -72,8 +73,8 @@ def test_unknown_backend(reg):
 
 
 def test_unknown_names_through_the_default_registry():
-    with raises(UnknownNameError, "unknown op 'matmul'; valid choices:", "copy"):
-        ops.run("matmul", [X])
+    with raises(UnknownNameError, "unknown op 'conv2d'; valid choices:", "copy"):
+        ops.run("conv2d", [X])
     with raises(UnknownNameError, "unknown backend 'cuda'; valid choices:", "numpy"):
         ops.softmax(X, backend="cuda")
 

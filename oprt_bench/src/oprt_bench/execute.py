@@ -23,7 +23,7 @@ from .shared_case import SharedCase, SharedPrepared, attach
 from .telemetry import RowTelemetry
 from .timing import Measurement, TimingConfig, measure
 
-__all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "run_row_here"]
+__all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "refused", "run_row_here"]
 
 # (inputs, float64 reference, setup error, inputs in float64): the arrays are None when the op lacks the dtype
 # or the setup failed (then the error says why); the float64 inputs are converted once, for the reference and
@@ -157,10 +157,26 @@ def fill_row(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, prepared
         _run_backend(entry, spec, case, dtype, inputs, ref, mode, timing, row, inputs64)
 
 
+def refused(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: Row) -> bool:
+    """Fill ``row`` as unsupported, and say so, where the backend refuses the case (``supports``), before its inputs
+    and reference are drawn: a case no kernel runs costs no float64 reference (a 16384-square matmul's takes about
+    a minute). A ``supports`` that raises is left to the row's own checks."""
+    try:
+        support = entry.backend.supports(spec.name, dtype, case)
+    except Exception:  # noqa: BLE001 - reported by _run_backend, with the case drawn
+        return False
+    if support:
+        return False
+    row.status, row.message = "unsupported", support.reason or "unsupported by the backend"
+    return True
+
+
 def run_row_here(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: Row, mode: str,
                  timing: TimingConfig, shared: SharedPrepared | None = None) -> Row:
     """One row computed in this process (the worker's side): inputs from ``row.seed`` (or mapped from the
     parent's ``shared`` copy), check, timing. ``row`` is the worker's own (unpickled) copy, filled and returned."""
+    if shared is None and dtype in spec.dtypes and refused(entry, spec, case, dtype, row):
+        return row
     if shared is None:
         fill_row(entry, spec, case, dtype, prepare_case(spec, case, dtype, int(row.seed)), mode, timing, row)
         return row

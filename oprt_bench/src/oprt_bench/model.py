@@ -20,7 +20,7 @@ from typing import Any
 from oprt_core.spec import Case, OpSpec
 
 from .calibrate import Calibration, TimerCheck
-from .peaks import Peak
+from .peaks import Peak, compute_peak
 from .timing import TimingConfig
 
 __all__ = ["MODES", "FORMATS", "ISOLATIONS", "AVAILABILITY_TIMEOUT_S", "SweepOptions", "BackendEntry", "Plan", "Row",
@@ -63,7 +63,9 @@ class SweepOptions:
 @dataclass
 class BackendEntry:
     """A swept backend: its device, the peak ``pct_of_peak`` divides by (measured by calibration, none
-    without), the spec peak of ``pct_of_spec``, and the calibration and timer check once they ran.
+    without), the spec peak of ``pct_of_spec``, and the calibration and timer check once they ran. run.json also
+    gets its ``compute_peak`` (the datasheet's dense TFLOP/s per dtype, :func:`oprt_bench.peaks.compute_peak`; {}
+    for a device the table does not know).
 
     ``backend`` is the backend object; :meth:`detached` is the entry without it, as a worker receives it
     (the worker has its own backend)."""
@@ -84,7 +86,7 @@ class BackendEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "device_info": self.device_info, "peak": self.peak.to_dict(),
-                "spec_peak": self.spec.to_dict(),
+                "spec_peak": self.spec.to_dict(), "compute_peak": compute_peak(self.device_info),
                 "calibration": self.calibration.to_dict() if self.calibration else None,
                 "timer": self.timer.to_dict() if self.timer else None, "telemetry": self.telemetry}
 

@@ -10,6 +10,11 @@ Two figures per backend device:
   (the driver's figure known to be wrong); ``pct_of_spec`` divides by it.
 
 GB/s are 10^9 bytes per second throughout.
+
+And one compute figure per dtype: :func:`compute_peak`, the dense peak TFLOP/s (10^12 flop/s) of the datasheet
+(:data:`COMPUTE_PEAKS`, ``source: "spec"``), where the device is known. A kernel's roofline is
+``min(compute peak, memory peak x arithmetic intensity)``; the two meet at the ridge point
+(:func:`ridge_point`, flop per byte). No measured compute peak yet: run.json records the spec figure only.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak"]
+__all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak", "COMPUTE_PEAKS", "compute_peak", "ridge_point",
+           "roof_dtype"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +79,34 @@ def spec_peak(device_info: dict[str, Any] | None, table: dict[str, SpecEntry] | 
     if entry is not None:
         return Peak(entry.gbps, "table")
     return Peak(None, "none")
+
+
+# Dense peak TFLOP/s per dtype from NVIDIA's datasheets (the tensor-core figures without structured sparsity, which
+# halves the datasheet's headline; f32 is the CUDA cores' non-tensor rate, tf32 the tensor cores' rate for f32
+# inputs rounded to TF32). By device name, matched as SPEC_PEAKS is. A device not listed has no compute roof.
+_HOPPER_SXM = {"f32": 66.9, "tf32": 494.7, "f16": 989.4, "bf16": 989.4, "fp8": 1978.9}
+COMPUTE_PEAKS: dict[str, dict[str, float]] = {
+    "nvidia h200": _HOPPER_SXM,  # H200 SXM: the H100 SXM's SM array and clocks, dense figures as the H100 SXM's
+    "nvidia h100 80gb hbm3": _HOPPER_SXM,  # H100 SXM5 datasheet
+}
+
+
+def compute_peak(device_info: dict[str, Any] | None, table: dict[str, dict[str, float]] | None = None
+                 ) -> dict[str, dict[str, Any]]:
+    """The device's dense peak per dtype, ``{dtype: {"tflops": float, "source": "spec"}}``; ``{}`` where the
+    device is not in the table (``table``: default :data:`COMPUTE_PEAKS`)."""
+    entry = (COMPUTE_PEAKS if table is None else table).get(_key((device_info or {}).get("name", "")))
+    return {d: {"tflops": float(t), "source": "spec"} for d, t in (entry or {}).items()}
+
+
+def ridge_point(peak_tflops: float, peak_gbps: float) -> float:
+    """The arithmetic intensity (flop per byte) where the compute roof meets the memory roof:
+    peak flop/s / peak byte/s. Below it a kernel at the roof is bandwidth-bound, above it compute-bound."""
+    if not (peak_tflops > 0 and peak_gbps > 0):
+        raise ValueError(f"ridge_point needs positive peaks, got {peak_tflops} TFLOP/s and {peak_gbps} GB/s")
+    return peak_tflops * 1e12 / (peak_gbps * 1e9)
+
+
+def roof_dtype(dtype: str, params: dict[str, Any] | None = None) -> str:
+    """The compute peak a row of ``dtype`` is held to: ``tf32`` for f32 with ``allow_tf32`` set, else the dtype."""
+    return "tf32" if dtype == "f32" and (params or {}).get("allow_tf32") is True else dtype

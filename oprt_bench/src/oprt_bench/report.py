@@ -3,7 +3,8 @@
 Sections: environment (per run: host, versions, git commit, options; per backend: device,
 measured and spec peak, timer floor), a status summary, the legend of row flags, a roofline chart
 (achieved GFLOP/s against arithmetic intensity, every op that computes, under each backend's memory
-roofs), per op a table with the backends side by side (median, p10-p90, GB/s, % of the measured and
+roofs, and its compute roofs where run.json records the device's spec peak FLOP/s), per op a table with
+the backends side by side (median, p10-p90, GB/s, % of the measured and
 of the spec peak, speedup against the baseline, CI, samples, max error, flag markers) and a bandwidth
 plot (achieved GB/s against bytes moved, a panel per dtype, a colour per backend, a line only along
 the sizes of one case family, each point titled for hover) and, where a baseline gave speedups, a
@@ -34,8 +35,8 @@ from .flags import FLAGS, split_flags
 from .report_gpu import GPU_CSS, cell_marker, cell_ncu, cell_note, clock_drops, gpu_section
 from .results import STATUSES, Run, utc_now
 
-__all__ = ["render_report", "write_report", "label_rows", "backend_peaks", "case_family", "joinable", "Series",
-           "bandwidth_series", "roofline_points", "speedup_points"]
+__all__ = ["render_report", "write_report", "label_rows", "backend_peaks", "backend_compute_peaks", "case_family",
+           "joinable", "Series", "bandwidth_series", "roofline_points", "speedup_points"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#222;max-width:110em}
@@ -111,6 +112,19 @@ def backend_peaks(runs: Sequence[Run]) -> dict[str, tuple[float | None, float | 
                 measured = (b.get("peak") or {}).get("gbps")
             spec = cal.get("spec_peak_gbps", (b.get("spec_peak") or {}).get("gbps"))
             out[_label(backend, name, len(runs))] = (_float(measured), _float(spec))
+    return out
+
+
+def backend_compute_peaks(runs: Sequence[Run]) -> dict[str, dict[str, float]]:
+    """label -> {dtype: spec dense peak TFLOP/s} from each run's run.json (``compute_peak``, written where the
+    device is in :data:`oprt_bench.peaks.COMPUTE_PEAKS`); a backend without one is left out."""
+    out: dict[str, dict[str, float]] = {}
+    for run, name in zip(runs, _run_names(runs)):
+        for backend, b in ((run.meta or {}).get("backends") or {}).items():
+            peaks = {str(d): t for d, v in (b.get("compute_peak") or {}).items()
+                     if isinstance(v, dict) and (t := _float(v.get("tflops"))) is not None}
+            if peaks:
+                out[_label(backend, name, len(runs))] = peaks
     return out
 
 
@@ -440,11 +454,30 @@ def _spec_flops(op: str, case: str, shape: str, params: str) -> float:
         return math.nan
 
 
-def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, float | None]]) -> tuple[str, str]:
+def _roof_dtypes(points: pd.DataFrame, label: Any) -> list[str]:
+    """The compute peaks a backend's points are held to: their dtypes, tf32 for f32 rows with allow_tf32 set."""
+    import json
+
+    from .peaks import roof_dtype
+
+    out = []
+    for p in points[points["label"] == label].itertuples(index=False):
+        try:
+            params = json.loads(p.params) if isinstance(p.params, str) and p.params else {}
+        except ValueError:
+            params = {}
+        out.append(roof_dtype(str(p.dtype), params if isinstance(params, dict) else {}))
+    return list(dict.fromkeys(out))
+
+
+def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, float | None]],
+                   compute: dict[str, dict[str, float]] | None = None) -> tuple[str, str]:
     """The roofline of every op that computes: achieved GFLOP/s against arithmetic intensity (flop per byte
     moved), log-log, a colour per backend and a marker per op; each backend's memory roof from its measured
-    peak (solid) and spec peak (dashed): GFLOP/s = GB/s x flop/B. No compute roof: run.json records no peak
-    FLOP/s, and the legend says so. Returns (svg, note); svg is '' when no such row was timed."""
+    peak (solid) and spec peak (dashed): GFLOP/s = GB/s x flop/B; its compute roofs (dotted, one per dtype of its
+    points) from ``compute``, the spec dense peaks run.json records, where it records them; the legend says when
+    none is known. Returns (svg, note); svg is '' when no such row was timed."""
+    compute = compute or {}
     points = roofline_points(rows)
     skipped = sorted(set(rows.loc[(rows["status"] == "ok") & (rows["median_ms"] > 0), "op"]) - set(points["op"]))
     note = (f"Left out (0 flops: they only move data): {', '.join(skipped)}. " if skipped else "")
@@ -465,6 +498,7 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
         fig = Figure(figsize=(7.5, 4.6))
         ax = fig.add_subplot()
         handles = []
+        compute_drawn = False
         for label in labels:
             measured, spec = peaks.get(str(label), (None, None))
             for bw, style, what in ((measured, "-", "measured"), (spec, (0, (5, 3)), "spec")):
@@ -473,6 +507,14 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                     titles[gid] = f"{label} memory roof from its {what} peak: {bw:.4g} GB/s x flop/B"
                     ax.plot([lo, hi], [bw * lo, bw * hi], color=color_of[label], linestyle=style, linewidth=1.2,
                             alpha=0.7, gid=gid)
+            for dtype in _roof_dtypes(points, label) if str(label) in compute else []:
+                tflops = compute[str(label)].get(dtype)
+                if tflops:
+                    gid = f"oprt-roof-{len(titles)}"
+                    titles[gid] = f"{label} compute roof ({dtype}, spec dense peak): {tflops:.4g} TFLOP/s"
+                    ax.plot([lo, hi], [tflops * 1e3] * 2, color=color_of[label], linestyle=(0, (1, 2)),
+                            linewidth=1.2, alpha=0.7, gid=gid)
+                    compute_drawn = True
             handles.append(Line2D([], [], color=color_of[label], linewidth=2, label=str(label)))
         p: Any  # a row of the frame (itertuples)
         for p in points.itertuples(index=False):
@@ -487,7 +529,11 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                         Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="memory roof: spec peak")]
         else:
             handles.append(Line2D([], [], color="none", label="memory roof: no peak recorded"))
-        handles.append(Line2D([], [], color="none", label="compute roof: not known (no peak FLOP/s recorded)"))
+        if compute_drawn:
+            handles.append(Line2D([], [], color="#555", linestyle=(0, (1, 2)),
+                                  label="compute roof: spec dense peak per dtype"))
+        else:
+            handles.append(Line2D([], [], color="none", label="compute roof: not known (no peak FLOP/s recorded)"))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
@@ -795,13 +841,17 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
             parts.append(_legend_section(rows))
         parts.append(gpu_section(rows, _filter_box))
         peaks = backend_peaks(runs)
-        svg, note = _roofline_plot(rows, peaks)
+        compute = backend_compute_peaks(runs)
+        svg, note = _roofline_plot(rows, peaks, compute)
         if svg or note:
+            roof = ("A compute roof (dotted: the datasheet's dense peak TFLOP/s of the row's dtype, tf32 for f32 rows "
+                    "with allow_tf32) is drawn for each backend whose run.json records one (a device in "
+                    "oprt_bench.peaks.COMPUTE_PEAKS); it is the spec figure, not a measured one."
+                    if compute else "No compute roof is drawn: run.json records no peak FLOP/s.")
             parts.append("<h2 id='roofline'>Roofline</h2><p><small>Achieved GFLOP/s (the op spec's flops per call "
                          "/ median) against arithmetic intensity (flops / bytes moved), a point per timed row. "
                          "Below a memory roof (GFLOP/s = GB/s x flop/B: each backend's measured peak solid, its spec "
-                         "peak dashed) the kernel is bandwidth-bound. No compute roof is drawn: run.json records "
-                         f"no peak FLOP/s. {_e(note)}</small></p>")
+                         f"peak dashed) the kernel is bandwidth-bound. {roof} {_e(note)}</small></p>")
             if svg:
                 parts.append(f"<div class='plot roofline' id='roofline-chart'>{svg}</div>")
         for i, (op, part) in enumerate(rows.groupby("op", sort=False)):

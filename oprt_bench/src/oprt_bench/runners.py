@@ -15,7 +15,7 @@ from typing import Any
 from oprt_core.spec import Case, OpSpec
 
 from .calibrate import Calibration, TimerCheck, calibrate, timer_check
-from .execute import CasePreparer, fill_row
+from .execute import CasePreparer, fill_row, refused
 from .model import BackendEntry, CalibrationTask, Plan, Row, RowTask, SweepOptions, WorkerSource
 from .peaks import spec_peak
 from .worker import BackendWorker, WorkerFailure, mp_context
@@ -155,6 +155,8 @@ class Runners:
         """``row`` filled by ``entry``'s backend: here (the case's inputs from ``prepared``) or in its worker."""
         worker = self.workers.get(entry.name)
         if worker is None:
+            if dtype in spec.dtypes and refused(entry, spec, case, dtype, row):
+                return row
             fill_row(entry, spec, case, dtype, prepared(), self.plan.mode, self.plan.timing, row)
             return row
         # several workers run this case: the parent draws it once and shares it (shared_case); one draws its own

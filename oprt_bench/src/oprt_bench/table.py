@@ -6,6 +6,9 @@ text, as markdown pipe tables or as one wide CSV (:func:`render`). A timed run s
 error. Failed and errored rows come first: a failures table with their messages above the op tables, and within
 an op the lines where some backend failed before the others.
 
+Rows that compute (arithmetic intensity of at least :data:`COMPUTE_INTENSITY` flop per byte moved: matmul, not
+the memory-bound ops, which do at most ~2) also show TFLOP/s, beside GB/s.
+
 Narrow widths drop whole column kinds, least telling first (% of peak, then GB/s, then speedup; max rel err in
 a test run; the compile time, shown only for a backend that compiles at prepare, before all of them), until
 every op table fits; what still does not fit wraps inside its cells.
@@ -25,10 +28,12 @@ if TYPE_CHECKING:  # rich is imported where it is used: `oprt-bench --help` stay
     from rich.console import Console, RenderableType
     from rich.table import Table
 
-__all__ = ["TABLE_FORMATS", "Column", "Line", "ResultsTable", "build_table", "renderables", "render", "print_table",
-           "choose_format", "stream_width"]
+__all__ = ["TABLE_FORMATS", "COMPUTE_INTENSITY", "Column", "Line", "ResultsTable", "build_table", "renderables",
+           "render", "print_table", "choose_format", "stream_width"]
 
 TABLE_FORMATS = ("auto", "rich", "plain", "markdown", "csv", "none")
+#: flop per byte from which a row's TFLOP/s is shown (twice the most of any memory-bound op: layer_norm in f16)
+COMPUTE_INTENSITY = 4.0
 BAD = ("failed", "error")
 MESSAGE_CHARS = 200  # a message longer than this is cut in the terminal views (results.csv has it whole)
 
@@ -115,6 +120,8 @@ def cell_text(row: Mapping[str, Any] | None, key: str) -> str:
     if key == "median_us":
         ms = _float(row.get("median_ms"))
         return _num(ms * 1000) if status == "ok" and ms is not None else status
+    if key == "tflops" and not _computes(row):
+        return ""
     v = _float(row.get(key))
     if key == "max_rel_err":  # a failed row's error says how far off it is
         return "" if v is None else f"{v:.2e}"
@@ -125,6 +132,12 @@ def cell_text(row: Mapping[str, Any] | None, key: str) -> str:
     if key == "speedup":
         return "" if v is None else f"{v:.2f}"
     return _num(v)
+
+
+def _computes(row: Mapping[str, Any]) -> bool:
+    """Whether a row's flops per byte moved reach :data:`COMPUTE_INTENSITY` (its TFLOP/s is then shown)."""
+    flops, nbytes = _float(row.get("flops")), _float(row.get("bytes"))
+    return bool(flops and nbytes and flops / nbytes >= COMPUTE_INTENSITY)
 
 
 def _value(row: Mapping[str, Any] | None, key: str) -> Any:
@@ -152,6 +165,7 @@ def build_table(rows: Iterable[Mapping[Any, Any]]) -> ResultsTable:
     for b in backends:
         if timed:
             columns += [Column(b, "median_us", "us", 0, "median_us"), Column(b, "gbps", "GB/s", 2, "gbps"),
+                        Column(b, "tflops", "TFLOP/s", 2, "tflops"),
                         Column(b, "pct_of_peak", "% peak", 1, "pct_of_peak")]
             if baseline and b != baseline:
                 columns.append(Column(b, "speedup", "speedup", 3, "speedup"))
@@ -187,7 +201,9 @@ def legend(table: ResultsTable) -> str:
     if not table.timed:
         return f"correctness only (--mode test): each backend's status and max relative error{compiled}"
     speed = f"; speedup = {table.baseline}'s median / the backend's (> 1: faster)" if table.baseline else ""
-    return f"median time in us, GB/s, % of the backend's calibrated peak{speed}{compiled}"
+    tflops = (f", TFLOP/s (10^12 flop/s) where a row does >= {COMPUTE_INTENSITY:g} flop per byte"
+              if any(c.key == "tflops" for c in table.shown()) else "")
+    return f"median time in us, GB/s{tflops}, % of the backend's calibrated peak{speed}{compiled}"
 
 
 # -- rich and plain ------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from oprt_core.compute_ops import COMPUTE_SPECS
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.llm_ops import LLM_SPECS
 
@@ -84,8 +85,8 @@ def worker_source(registry: Any, name: str, op_names: list[str]) -> WorkerSource
     default = plugins.get_registry.cache_info().currsize and registry is plugins.get_registry()
     if default:
         return WorkerSource(name, "entrypoints")
-    # the built-in ops (core and model ops) are in every worker's registry
-    missing = [op for op in op_names if op not in CORE_SPECS and op not in LLM_SPECS]
+    # the built-in ops (core, model and compute-bound ops) are in every worker's registry
+    missing = [op for op in op_names if op not in CORE_SPECS and op not in LLM_SPECS and op not in COMPUTE_SPECS]
     if missing:
         return f"ops {', '.join(missing)} are not built-in ops and the registry is not the installed one"
     backend = registry.get_backend(name)

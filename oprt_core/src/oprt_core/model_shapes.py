@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS"]
+__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS", "Gemm", "GEMMS",
+           "GEMM_TOKENS"]
 
 
 @dataclass(frozen=True)
@@ -137,3 +138,44 @@ BIAS_ADD: tuple[ModelShape, ...] = (
     *(ModelShape(m.name.replace("/b64", "+bias/b64"), m.shape, m.source, "conv", bias=(m.shape[1], 1, 1))
       for m in ELEMENTWISE if m.kind == "conv"),
 )
+
+
+# -- the GEMMs of a transformer layer: tokens x K times a weight K x N --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One weight of a transformer layer as a matmul ``(tokens, k) @ (k, n)``: its name (``<model>/<gemm>``),
+    the reduction extent ``k``, the output width ``n`` and the public config the widths come from."""
+
+    name: str
+    k: int
+    n: int
+    source: str
+
+
+# (model, hidden size, attention heads, key/value heads, head dim, MLP intermediate size, source)
+LAYERS = (
+    ("llama3-8b", 4096, 32, 8, 128, 14336, "meta-llama/Meta-Llama-3-8B config.json"),
+    ("llama2-13b", 5120, 40, 40, 128, 13824, "meta-llama/Llama-2-13b-hf config.json"),
+    ("qwen2-7b", 3584, 28, 4, 128, 18944, "Qwen/Qwen2-7B config.json"),
+    ("llama3-70b", 8192, 64, 8, 128, 28672, "meta-llama/Meta-Llama-3-70B config.json"),
+)
+
+
+def _layer_gemms(model: str, hidden: int, heads: int, kv_heads: int, head_dim: int, inter: int,
+                 source: str) -> tuple[Gemm, ...]:
+    """The four GEMMs of one layer: the fused QKV projection (q, k and v heads side by side), the attention's
+    output projection, the MLP's fused gate and up projection (2 x intermediate wide) and its down projection."""
+    return (Gemm(f"{model}/qkv", hidden, (heads + 2 * kv_heads) * head_dim,
+                 f"{source}: hidden_size {hidden}, {heads} heads, {kv_heads} key/value heads of {head_dim}"),
+            Gemm(f"{model}/out-proj", heads * head_dim, hidden, f"{source}: {heads} heads of {head_dim}"),
+            Gemm(f"{model}/mlp-up", hidden, 2 * inter, f"{source}: intermediate_size {inter}, gate and up fused"),
+            Gemm(f"{model}/mlp-down", inter, hidden, f"{source}: intermediate_size {inter}"))
+
+
+#: matmul: each published layer's four GEMMs (the ``models`` set sweeps them over :data:`GEMM_TOKENS`)
+GEMMS: tuple[Gemm, ...] = tuple(g for layer in LAYERS for g in _layer_gemms(*layer))
+
+#: token counts (the GEMM's M): decoding a batch of 1-64 sequences, then prompts of 512-16384 tokens
+GEMM_TOKENS = (1, 16, 64, 512, 2048, 16384)

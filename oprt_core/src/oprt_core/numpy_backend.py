@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Availability, DeviceInfo, Support
+from .compute_ops import COMPUTE_SPECS
 from .core_ops import CORE_SPECS
 from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
@@ -120,6 +121,22 @@ def _silu_mul(inputs, out, params) -> None:
 LLM_IMPLS: dict[str, Impl] = {"rms_norm": _rms_norm, "layer_norm": _layer_norm, "silu_mul": _silu_mul}
 
 
+# -- the compute-bound ops (oprt_core.compute_ops)
+
+@_quiet
+def _matmul(inputs, out, params) -> None:
+    """float32 BLAS (f16/bf16 widened first: exact), alpha applied in f32, one rounding to the output dtype;
+    allow_tf32 changes nothing here (the CPU has no TF32)."""
+    a, b = (x.astype(_F32) for x in inputs)
+    y = np.matmul(a, b)
+    if params["alpha"] != 1:
+        y *= _F32(params["alpha"])
+    np.copyto(out, y.astype(out.dtype))
+
+
+COMPUTE_IMPLS: dict[str, Impl] = {"matmul": _matmul}
+
+
 class NumpyEvent:
     """A host timestamp (the numpy backend runs synchronously)."""
 
@@ -162,14 +179,14 @@ def llc_bytes() -> int | None:
 
 
 class NumpyBackend:
-    """The reference CPU backend (``numpy``): every core op and model op (rms_norm, layer_norm, silu_mul), dtype and
-    case."""
+    """The reference CPU backend (``numpy``): every core op, model op (rms_norm, layer_norm, silu_mul) and
+    compute-bound op (matmul), dtype and case."""
 
     name = "numpy"
 
     def __init__(self) -> None:
-        self.impls: dict[str, Impl] = {**CORE_IMPLS, **LLM_IMPLS}
-        self.specs = {**CORE_SPECS, **LLM_SPECS}
+        self.impls: dict[str, Impl] = {**CORE_IMPLS, **LLM_IMPLS, **COMPUTE_IMPLS}
+        self.specs = {**CORE_SPECS, **LLM_SPECS, **COMPUTE_SPECS}
         self._flush_buffer: np.ndarray | None = None
 
     def add_op(self, spec: Any, impl: Impl) -> None:

@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .compute_ops import COMPUTE_OPS, COMPUTE_SPECS
 from .core_ops import CORE_OPS, CORE_SPECS
 from .device_array import DeviceArray
 from .dlpack import host_view
@@ -55,7 +56,7 @@ from .llm_ops import LLM_OPS, LLM_SPECS
 from .plugins import Registry, get_registry
 from .validate import check_overlap
 
-__all__ = ["run", *CORE_SPECS, *LLM_SPECS, "clear_cache"]
+__all__ = ["run", *CORE_SPECS, *LLM_SPECS, *COMPUTE_SPECS, "clear_cache"]
 
 _CACHE_SIZE = 256
 _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, launcher)
@@ -558,7 +559,7 @@ def _op_function(spec: Any) -> Callable[..., Any]:
     return _call_doc(spec.name, spec.input_names[-1], bool(spec.inplace))(fn)
 
 
-for _spec in (*CORE_OPS, *LLM_OPS):
+for _spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS):
     globals()[_spec.name] = _op_function(_spec)
 del _spec
 

@@ -1,0 +1,245 @@
+"""The compute-bound operators: matmul.
+
+Registered by the built-in plugin :mod:`oprt_core.builtin` next to the core ops and the model ops, with an
+implementation in the numpy backend. Not in oprt.h's C ABI yet (``cdecl.c_abi_ops()`` leaves it out): the compiled
+backends report it unsupported, and no GPU kernel (CUTLASS / CuTe on NVIDIA, a tiled kernel on MetaX) is written.
+
+``matmul(a, b, alpha=1.0, beta=0.0, allow_tf32=False)``: ``out = alpha * a @ b``.
+
+- Shapes: ``a`` of ``(M, K)`` and ``b`` of ``(K, N)`` give ``(M, N)``; batched, ``a`` of ``(B, M, K)`` and ``b`` of
+  ``(B, K, N)`` give ``(B, M, N)``, one product per batch index. Both inputs have the same rank (2 or 3) and, batched,
+  the same batch extent; K may be 0 (the output is zeros). Any strides: a transposed view (a row-major weight
+  ``W`` of ``(N, K)`` passed as ``W.T``, as a linear layer uses it) is a column-major operand.
+- dtypes: f32, f16, bf16; inputs and output of one dtype. The products are summed in f32 and the result rounded
+  once to the output dtype. f32 inputs are multiplied in full f32 unless ``allow_tf32=True``, which lets a kernel
+  round them to TF32 (10 mantissa bits) first, as tensor cores do; the budget widens accordingly.
+- ``beta``: only 0.0. The BLAS form ``alpha * a @ b + beta * c`` needs ``c`` as an optional third input, and an
+  :class:`~oprt_core.spec.OpSpec` declares a fixed number of inputs (``n_inputs``), none optional; ``beta`` is
+  declared so that the signature stays the same once ``c`` is, and any other value is refused with that reason.
+- fp8 (e4m3 inputs with a per-tensor scale, bf16 output) is not declared: oprt's dtypes are f32, f16 and bf16, and
+  a scaled fp8 op needs mixed input and output dtypes and scale inputs, which an OpSpec cannot declare today.
+
+Error budget, per output element (|out - ref| <= atol_ij + rtol * |ref_ij| against a float64 reference of the same,
+already-rounded inputs; ``S = |alpha| * (|a| @ |b|)``, the sum of the magnitudes of the K products):
+
+- The products: a product of two f16 (11-bit significands) or bf16 (8-bit) values is exact in f32 (22 or 16
+  bits); a product of two f32 values rounds once, half an ulp: <= eps(f32) / 2 * |a_ik b_kj|, at most
+  eps(f32) / 2 * S over the sum. With ``allow_tf32`` each f32 input may be rounded to TF32 first (relative error
+  2^-11 each), so each product errs by up to 2^-10 of itself: eps(tf32) * S.
+- The sum of K products in f32: a sequential (or blocked) loop errs at most (K - 1) * eps(f32) / 2 * S in the
+  worst case, a tree at most log2(K) * eps(f32) / 2 * S; on signed random data the roundings do not line up, and
+  the error grows as a random walk, ~sqrt(K) roundings of at most half an ulp of the partial sums (which stay
+  below S). Tensor cores may truncate instead of rounding when they align addends (up to one ulp each), hence
+  ``2 * sqrt(K) * eps(f32) * S``. A kernel that splits K and adds the parts (split-K) stays within it: its parts
+  are shorter sums. On the cases' inputs (uniform [-1, 1)) a sequential f32 loop's error was ~1% of it at
+  K = 256-16384 (tests/oprt_core/test_matmul.py checks K up to 4096): the bound leaves room.
+- alpha: one more f32 product, and the rounding of the result to the output dtype: ``rtol = eps(dtype)``
+  (covering a double rounding through f32), and the product's ulp within the ``2 * eps(f32) * S`` below.
+
+      atol_ij = (2 * sqrt(K) + 2) * eps(f32) * S_ij  (+ eps(tf32) * S_ij with allow_tf32, f32 inputs)
+      rtol    = eps(dtype)
+
+  On the uniform [-1, 1) inputs of the cases S ~ K / 4 and |ref| ~ sqrt(K) / 3. For f16 and bf16 output the
+  rounding term dominates (f16 at K = 256: rtol * |ref| ~ 5e-3, atol ~ 3e-4), so a result 4 ulps off fails; in
+  f32 the accumulation term dominates (the output's rounding is far below any long sum's error), and what the
+  budget refuses there is a wrong product: a term a_ik * b_kj left out, doubled or taken from the wrong index
+  (error ~0.25 on these inputs) exceeds atol up to K ~ 16000 (atol at K = 4096 ~ 0.016, at K = 16384 ~ 0.13). For
+  larger K it is the measured error (max abs err in the results), not the budget, that tells a wrong kernel from
+  a right one. Data without cancellation (all products of one sign) would need the worst-case (K - 1) bound; the
+  cases never draw such data.
+- K = 0: the sum is empty, S = 0, and the output must be exactly 0.
+
+Bytes moved (an ideal kernel reads each input once and writes the output once; real tiled kernels re-read tiles
+from L2, which this does not count): ``(B*M*K + B*K*N + B*M*N) * itemsize``. Flops: ``2 * B * M * N * K`` (a
+multiply and an add per product; alpha's scaling and the rounding are not counted).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import model_shapes
+from .dtypes import DTYPES, DType
+from .errors import InvalidArgumentError
+from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
+
+__all__ = ["COMPUTE_OPS", "COMPUTE_SPECS", "matmul_spec", "matmul_case", "matmul_dims", "matmul_atol_factor"]
+
+_EPS32 = DTYPES["f32"].eps
+EPS_TF32 = 2.0 ** -10  # TF32: 10 explicit mantissa bits
+
+
+def matmul_dims(shapes: list[tuple[int, ...]]) -> tuple[int, int, int, int]:
+    """(B, M, N, K) of matmul's inputs (B = 1 for 2-D); InvalidArgumentError for ranks, inner dims or batch
+    extents that do not fit."""
+    a, b = (tuple(s) for s in shapes)
+    if len(a) not in (2, 3) or len(b) not in (2, 3):
+        raise InvalidArgumentError(f"matmul: a and b must be 2-D (M, K) and (K, N), or 3-D (B, M, K) and (B, K, N); "
+                                   f"got a of shape {a} and b of shape {b}")
+    if len(a) != len(b):
+        raise InvalidArgumentError(f"matmul: a and b must have the same rank (both 2-D or both 3-D, batched); got a "
+                                   f"of shape {a} and b of shape {b}")
+    if a[-1] != b[-2]:
+        raise InvalidArgumentError(f"matmul: inner dims mismatch: a of shape {a} has K = {a[-1]} columns but b of "
+                                   f"shape {b} has {b[-2]} rows; a's last extent must equal b's second-to-last")
+    if len(a) == 3 and a[0] != b[0]:
+        raise InvalidArgumentError(f"matmul: batch mismatch: a of shape {a} has batch {a[0]} but b of shape {b} has "
+                                   f"{b[0]}; batched inputs must have the same batch extent")
+    batch = a[0] if len(a) == 3 else 1
+    return batch, a[-2], b[-1], a[-1]
+
+
+def _output_shape(shapes: list[tuple[int, ...]], params: dict) -> tuple[int, ...]:
+    a, b = shapes
+    matmul_dims(shapes)
+    return (*a[:-1], b[-1])
+
+
+def _check_params(shapes: list[tuple[int, ...]], params: dict) -> None:
+    if params["beta"] != 0:
+        raise InvalidArgumentError(f"matmul: beta must be 0.0, got {params['beta']!r}: alpha * a @ b + beta * c "
+                                   "needs an input c, which matmul does not declare yet")
+
+
+def _matmul_ref(a: np.ndarray, b: np.ndarray, alpha: float = 1.0, beta: float = 0.0,
+                allow_tf32: bool = False) -> np.ndarray:
+    return alpha * np.matmul(a, b)
+
+
+def matmul_atol_factor(k: int, dt: DType, allow_tf32: bool = False) -> float:
+    """atol_ij / S_ij of the module's budget: ``(2 sqrt(K) + 2) eps(f32)``, plus eps(tf32) where TF32 is allowed
+    on f32 inputs."""
+    factor = (2 * math.sqrt(k) + 2) * _EPS32
+    return factor + (EPS_TF32 if allow_tf32 and dt.name == "f32" else 0.0)
+
+
+def _tolerance(dt: DType, inputs64: Any, ref: np.ndarray, params: dict) -> tuple[np.ndarray, float]:
+    a, b = inputs64
+    # the magnitudes' sum in float32: a bound's scale needs no more (it is 3-4 digits above its own error), and
+    # float32 BLAS is twice as fast as float64 on large cases
+    s = np.matmul(np.abs(a).astype(np.float32), np.abs(b).astype(np.float32)).astype(np.float64)
+    s *= abs(params["alpha"]) * matmul_atol_factor(a.shape[-1], dt, params["allow_tf32"])
+    return s, dt.eps
+
+
+def _bytes(case: Case, dt: DType) -> int:
+    batch, m, n, k = matmul_dims([t.shape for t in case.inputs])
+    return batch * (m * k + k * n + m * n) * dt.itemsize
+
+
+def _flops(case: Case) -> int:
+    batch, m, n, k = matmul_dims([t.shape for t in case.inputs])
+    return 2 * batch * m * n * k
+
+
+# ---------------------------------------------------------------------------------------
+# cases
+
+
+def matmul_case(m: int, n: int, k: int, batch: int | None = None, a_layout: str = "contiguous",
+                b_layout: str = "contiguous", name: str | None = None, **params: Any) -> Case:
+    """A case of matmul: ``a`` of ``(M, K)`` laid out as ``a_layout`` times ``b`` of ``(K, N)`` laid out as
+    ``b_layout`` (``batch``: both with a leading batch extent); ``name`` the case's name (default
+    ``MxNxK``, with ``b<B>-`` before it and the layouts after it); ``params`` alpha, beta, allow_tf32."""
+    lead = () if batch is None else (batch,)
+    label = ("" if batch is None else f"b{batch}-") + f"{m}x{n}x{k}"
+    if a_layout != "contiguous":
+        label += f"-a_{a_layout}"
+    if b_layout != "contiguous":
+        label += f"-b_{b_layout}"
+    for key, value in sorted(params.items()):
+        label += f"-{key}" if value is True else "" if value is False else f"-{key}{value:g}"
+    return Case("matmul", name or label, (TensorCase((*lead, m, k), a_layout), TensorCase((*lead, k, n), b_layout)),
+                tuple(sorted(params.items())))
+
+
+def _custom_case(shape: tuple[int, ...], params: dict) -> Case:
+    """``--shape``: a's shape, ``MxK`` or ``BxMxK``; b is ``KxM`` (``BxKxM``): a square product when M == K."""
+    if len(shape) not in (2, 3):
+        raise InvalidArgumentError(f"matmul: --shape gives a's shape, MxK or BxMxK (b is then KxM or BxKxM); got "
+                                   f"{format_shape(shape)}")
+    extra = {p: params[p] for p in ("alpha", "beta", "allow_tf32") if params[p] != _DEFAULTS[p]}
+    batch = shape[0] if len(shape) == 3 else None
+    m, k = shape[-2:]
+    return matmul_case(m, m, k, batch, **extra)
+
+
+_DEFAULTS = {"alpha": 1.0, "beta": 0.0, "allow_tf32": False}
+
+
+def _case_sets() -> dict[str, list[Case]]:
+    c = matmul_case
+    # a model's weight W is stored (N, K) row-major and multiplied as x @ W.T: b is a transposed view
+    model = [c(t, g.n, g.k, b_layout="transposed", name=f"{g.name}/{t}tok")
+             for g in model_shapes.GEMMS for t in model_shapes.GEMM_TOKENS]
+    return {
+        "smoke": [c(64, 48, 32), c(17, 33, 65, b_layout="transposed"), c(8, 16, 24, batch=3, alpha=0.5)],
+        "default": [
+            *(c(n, n, n) for n in (256, 512, 1024, 2048, 4096)),
+            c(4096, 6144, 4096, b_layout="transposed", name="llama3-8b/qkv/4096tok"),
+            c(4096, 4096, 14336, b_layout="transposed", name="llama3-8b/mlp-down/4096tok"),
+            c(16, 28672, 4096, b_layout="transposed", name="llama3-8b/mlp-up/16tok"),
+            c(1024, 1024, 128, batch=32, name="b32-1024x1024x128"),
+        ],
+        "large": [c(n, n, n) for n in (8192, 12288, 16384)],
+        "edge": [
+            c(1, 1, 1), c(1, 7, 5), c(7, 1, 5), c(33, 17, 1), c(127, 129, 131), c(5, 3, 1000),
+            c(0, 5, 7), c(5, 0, 7), c(5, 7, 0),
+            c(37, 29, 41, a_layout="transposed"), c(37, 29, 41, b_layout="transposed"),
+            c(37, 29, 41, a_layout="transposed", b_layout="transposed"),
+            c(19, 23, 31, a_layout="step2", b_layout="offset1"), c(19, 23, 31, a_layout="reversed"),
+            c(9, 11, 13, batch=1), c(9, 11, 13, batch=4, a_layout="transposed"), c(9, 11, 13, batch=2, alpha=-2.5),
+            c(65, 63, 257, allow_tf32=True),
+        ],
+        # the QKV, out-proj and MLP GEMMs of published layers (oprt_core.model_shapes) at decode (1-64 tokens)
+        # and prompt (512-16384 tokens) sizes
+        "models": model,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# the spec
+
+matmul_spec = OpSpec(
+    name="matmul",
+    doc="out = alpha * a @ b: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); f32 "
+        "accumulation.",
+    api_doc="""Matrix product ``alpha * a @ b``, the products summed in f32 and the result rounded once to the
+    inputs' dtype.
+
+    Args:
+        a: an array of f32, f16 or bf16 of shape ``(M, K)``, or ``(B, M, K)`` batched; any strides (``W.T`` of a
+            row-major ``W`` is a column-major operand, nothing is copied). A Python list is converted by
+            ``numpy.asarray``, Python floats to f32.
+        b: an array of ``a``'s dtype of shape ``(K, N)``, or ``(B, K, N)`` with ``a``'s batch extent.
+        alpha: a finite float scaling the product.
+        beta: 0.0 only: ``beta * c`` needs an input ``c``, which matmul does not declare yet.
+        allow_tf32: for f32 inputs, let a kernel round them to TF32 (10 mantissa bits) on tensor cores; the error
+            budget widens by 2^-10 of the products' magnitudes. No effect on f16 and bf16.
+    """,
+    n_inputs=2,
+    input_names=("a", "b"),
+    params=(Param("alpha", (float, int), 1.0, "scales the product a @ b"),
+            Param("beta", (float, int), 0.0, "scales c in alpha * a @ b + beta * c; only 0.0 (c is not declared)"),
+            Param("allow_tf32", (bool,), False, "f32 inputs may be rounded to TF32 on tensor cores")),
+    reference_fn=_matmul_ref,
+    param_check_fn=_check_params,
+    output_shape_fn=_output_shape,
+    bytes_fn=_bytes,
+    flops_fn=_flops,
+    # the budgets at K = 4096 on uniform [-1, 1) data (S ~ K / 4); tolerance_fn gives each case's own, per element
+    # from |a| @ |b|
+    budgets={d: Budget(DTYPES[d].eps, matmul_atol_factor(4096, DTYPES[d]) * 1024) for d in DTYPES},
+    tolerance_fn=_tolerance,
+    case_sets=_case_sets(),
+    custom_case_fn=_custom_case,
+)
+
+#: The compute-bound ops, in the order they are listed.
+COMPUTE_OPS: tuple[OpSpec, ...] = (matmul_spec,)
+
+#: The compute-bound ops by name.
+COMPUTE_SPECS: dict[str, OpSpec] = {s.name: s for s in COMPUTE_OPS}

@@ -1,0 +1,291 @@
+"""matmul (oprt_core.compute_ops): the reference against element-by-element float64 sums (math.fsum), a budget
+that passes a sequential f32 accumulation and refuses one wrong product term or a result 4 ulps off, the shape
+rule's errors, bytes and flops, the numpy backend on every smoke and edge case (large and models with
+OPRT_TEST_LARGE=1), the generated op function, and the compiled host library reporting it unsupported."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import oprt_core.ops as ops
+from oprt_core import cdecl
+from oprt_core.compute_ops import COMPUTE_SPECS, matmul_atol_factor, matmul_case, matmul_dims, matmul_spec
+from oprt_core.dtypes import DTYPES
+from oprt_core.errors import InvalidArgumentError
+from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.plugins import get_registry
+from oprt_core.spec import to_float64
+from oprt_core.validate import check_call
+
+S = matmul_spec
+RUN_LARGE = os.environ.get("OPRT_TEST_LARGE") == "1"
+
+
+def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    v = rng.uniform(-1.0, 1.0, shape)
+    v[v == 0.0] = 0.5  # never zeros
+    return v
+
+
+def fsum_matmul(a: np.ndarray, b: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """alpha * a @ b by loops, each output element an exactly rounded math.fsum of its K products."""
+    a3 = a if a.ndim == 3 else a[None]
+    b3 = b if b.ndim == 3 else b[None]
+    out = np.empty((a3.shape[0], a3.shape[1], b3.shape[2]))
+    for p in range(a3.shape[0]):
+        for i in range(a3.shape[1]):
+            for j in range(b3.shape[2]):
+                out[p, i, j] = alpha * math.fsum(float(a3[p, i, k]) * float(b3[p, k, j]) for k in range(a3.shape[2]))
+    return out if a.ndim == 3 else out[0]
+
+
+def _sequential_f32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A kernel's accumulation at its plainest: K f32 products added one after another in f32."""
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for k in range(a.shape[1]):
+        acc += np.multiply.outer(a32[:, k], b32[k, :])
+    return acc
+
+
+# -- the reference ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("a_shape", "b_shape", "alpha"), [
+    ((1, 1), (1, 1), 1.0), ((5, 7), (7, 3), 1.0), ((4, 33), (33, 6), -2.5), ((3, 4, 9), (3, 9, 5), 0.5),
+    ((6, 1), (1, 4), 1.0),
+])
+def test_reference_matches_fsum(a_shape, b_shape, alpha):
+    rng = np.random.default_rng(1)
+    a, b = _rand(rng, *a_shape), _rand(rng, *b_shape)
+    ref = S.reference([a, b], {"alpha": alpha})
+    np.testing.assert_allclose(ref, fsum_matmul(a, b, alpha), rtol=1e-13, atol=1e-15)
+
+
+def test_reference_of_transposed_views_and_16_bit_inputs():
+    """The reference reads views (a weight W as W.T) and 16-bit inputs by their values, exactly."""
+    rng = np.random.default_rng(2)
+    w = _rand(rng, 6, 11).astype(ml_dtypes.bfloat16)  # (N, K), used as W.T
+    x = _rand(rng, 4, 11).astype(ml_dtypes.bfloat16)
+    ref = S.reference([x, w.T])
+    want = fsum_matmul(x.astype(np.float64), w.astype(np.float64).T)
+    np.testing.assert_allclose(ref, want, rtol=1e-13)
+    assert ref.shape == (4, 6)
+
+
+def test_empty_sum_is_exactly_zero():
+    a, b = np.ones((3, 0), np.float32), np.ones((0, 4), np.float32)
+    assert np.array_equal(S.reference([a, b]), np.zeros((3, 4)))
+    assert S.check(np.zeros((3, 4), np.float32), [a, b], "f32").ok
+    # S = 0: no atol, no relative slack around a zero reference
+    assert not S.check(np.full((3, 4), 1e-30, np.float32), [a, b], "f32").ok
+
+
+# -- the budget ---------------------------------------------------------------------------------------------
+
+def _case_inputs(m: int, n: int, k: int, dtype: str, seed: int = 0) -> list[np.ndarray]:
+    return S.make_inputs(matmul_case(m, n, k), dtype, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("k", [1, 64, 1000, 4096])
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_sequential_f32_accumulation_is_within_budget(k, dtype):
+    """The plainest kernel (a sequential f32 loop, one rounding to the dtype) passes, with room to spare."""
+    a, b = _case_inputs(8, 8, k, dtype)
+    out = _sequential_f32(a, b).astype(DTYPES[dtype].numpy)
+    res = S.check(out, [a, b], dtype)
+    assert res.ok, res.message
+    a64, b64 = to_float64(a), to_float64(b)
+    ref = a64 @ b64
+    atol, rtol = S.tolerance(dtype, [a64, b64], ref, S.validate_params({}))
+    err = np.abs(to_float64(out) - ref)
+    assert (err <= 0.6 * (atol + rtol * np.abs(ref))).all()
+
+
+def test_budget_grows_with_k():
+    f = [matmul_atol_factor(k, DTYPES["f32"]) for k in (1, 64, 4096, 16384)]
+    assert f == sorted(f) and f[0] < f[-1] / 50
+    assert matmul_atol_factor(256, DTYPES["f32"], allow_tf32=True) > matmul_atol_factor(256, DTYPES["f32"]) + 9e-4
+    # TF32 concerns f32 inputs only
+    assert matmul_atol_factor(256, DTYPES["f16"], allow_tf32=True) == matmul_atol_factor(256, DTYPES["f16"])
+
+
+@pytest.mark.parametrize(("k", "dtype"), [(64, "f32"), (4096, "f32"), (16000, "f32"), (256, "f16"), (256, "bf16")])
+def test_one_wrong_product_term_fails(k, dtype):
+    """An output element missing one product a_ik * b_kj (of magnitude >= 0.25), or counting it twice, is refused,
+    from K = 64 up to K = 16000 in f32."""
+    m = n = 2 if k > 1000 else 8
+    a, b = _case_inputs(m, n, k, dtype, seed=3)
+    a64, b64 = to_float64(a), to_float64(b)
+    exact = a64 @ b64
+    i, j = 1, 1
+    terms = a64[i, :] * b64[:, j]
+    kk = int(np.argmax(np.abs(terms) >= 0.25))
+    assert abs(terms[kk]) >= 0.25
+    for wrong in (exact[i, j] - terms[kk], exact[i, j] + terms[kk]):
+        out = exact.copy()
+        out[i, j] = wrong
+        res = S.check(out.astype(DTYPES[dtype].numpy), [a, b], dtype)
+        assert not res.ok and f"worst at ({i}, {j})" in res.message
+    assert S.check(exact.astype(DTYPES[dtype].numpy), [a, b], dtype).ok  # the correctly rounded result passes
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_four_ulps_too_many_fail_in_16_bit(dtype):
+    """The result rounded once, then moved 4 ulps away from zero in the dtype, fails (the accumulation's share of
+    the budget is far below an ulp of f16 / bf16 at K = 256)."""
+    a, b = _case_inputs(16, 16, 256, dtype, seed=4)
+    exact = to_float64(a) @ to_float64(b)
+    npdt = DTYPES[dtype].numpy
+    rounded = exact.astype(np.float32).astype(npdt)
+    assert S.check(rounded, [a, b], dtype).ok
+    bits = rounded.view(np.uint16).copy()
+    off = (bits + 4).view(npdt)  # +4 in the magnitude bits: 4 ulps away from zero (no value here is near inf)
+    res = S.check(off, [a, b], dtype)
+    assert not res.ok
+    n_bad = int(res.message.split(" of ")[0])
+    assert n_bad > 0.9 * off.size  # nearly every element: what escapes sits where |ref| is tiny
+
+
+def test_tf32_rounding_passes_only_when_allowed():
+    """f32 inputs rounded to TF32 (10 mantissa bits) before the products: within budget with allow_tf32, not
+    without."""
+    a, b = _case_inputs(16, 16, 512, "f32", seed=5)
+
+    def tf32(x: np.ndarray) -> np.ndarray:
+        bits = x.view(np.uint32)
+        return ((bits + 0x1000) & np.uint32(0xFFFFE000)).view(np.float32)  # round to nearest at bit 13
+
+    out = (to_float64(tf32(a)) @ to_float64(tf32(b))).astype(np.float32)
+    assert not S.check(out, [a, b], "f32").ok
+    assert S.check(out, [a, b], "f32", {"allow_tf32": True}).ok
+
+
+# -- shapes, params, bytes and flops --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("a", "b", "want"), [
+    ((4, 5), (5, 6), (4, 6)), ((3, 4, 5), (3, 5, 6), (3, 4, 6)), ((0, 5), (5, 6), (0, 6)), ((4, 0), (0, 6), (4, 6)),
+])
+def test_output_shape(a, b, want):
+    assert S.output_shape([a, b], {}) == want
+
+
+@pytest.mark.parametrize(("a", "b", "fragment"), [
+    ((4, 5), (6, 7), "inner dims mismatch: a of shape (4, 5) has K = 5 columns but b of shape (6, 7) has 6 rows"),
+    ((2, 4, 5), (3, 5, 6), "batch mismatch: a of shape (2, 4, 5) has batch 2 but b of shape (3, 5, 6) has 3"),
+    ((4, 5), (2, 5, 6), "same rank"),
+    ((5,), (5, 6), "must be 2-D (M, K) and (K, N), or 3-D"),
+    ((1, 2, 4, 5), (1, 2, 5, 6), "must be 2-D (M, K) and (K, N), or 3-D"),
+])
+def test_shape_errors(a, b, fragment):
+    with pytest.raises(InvalidArgumentError) as info:
+        S.output_shape([a, b], {})
+    assert fragment in str(info.value) and str(info.value).startswith("matmul: ")
+    with pytest.raises(InvalidArgumentError, match="matmul: "):
+        ops.matmul(np.ones(a, np.float32), np.ones(b, np.float32))
+
+
+def test_wrong_out_shape_and_beta_are_refused():
+    with pytest.raises(InvalidArgumentError, match=r"out has shape \(4, 5\), expected \(4, 6\)"):
+        check_call(S, [(4, 5), (5, 6)], ["f32", "f32"], (4, 5), "f32", {})
+    with pytest.raises(InvalidArgumentError, match="beta must be 0.0, got 1.0: .* needs an input c"):
+        ops.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), beta=1.0)
+    with pytest.raises(InvalidArgumentError, match="dtype mismatch"):
+        ops.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float16))
+    with pytest.raises(InvalidArgumentError, match="allow_tf32"):
+        ops.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), allow_tf32=1)
+
+
+def test_bytes_and_flops():
+    c = matmul_case(4, 6, 5, batch=3)
+    assert matmul_dims([t.shape for t in c.inputs]) == (3, 4, 6, 5)
+    assert S.flops(c) == 2 * 3 * 4 * 6 * 5
+    assert S.bytes_moved(c, "bf16") == 3 * (4 * 5 + 5 * 6 + 4 * 6) * 2
+    assert S.bytes_moved(matmul_case(4096, 4096, 4096), "f32") == 3 * 4096 * 4096 * 4
+
+
+def test_custom_case_is_a_times_its_transpose_shape():
+    c = S.custom_case((64, 32))
+    assert [t.shape for t in c.inputs] == [(64, 32), (32, 64)] and c.name == "64x64x32"
+    c = S.custom_case((2, 8, 16), {"alpha": 2.0})
+    assert [t.shape for t in c.inputs] == [(2, 8, 16), (2, 16, 8)] and c.param_dict["alpha"] == 2.0
+    with pytest.raises(InvalidArgumentError, match="--shape gives a's shape, MxK or BxMxK"):
+        S.custom_case((64,))
+
+
+def test_case_sets():
+    assert set(S.case_sets) == {"smoke", "default", "large", "edge", "models"}
+    squares = {c.inputs[0].shape[0] for c in S.cases("default") if c.name.count("x") == 2 and
+               len(set(c.name.split("x"))) == 1}
+    assert squares == {256, 512, 1024, 2048, 4096}
+    assert max(c.inputs[0].shape[0] for c in S.cases("large")) == 16384
+    edge = S.cases("edge")
+    layouts = {t.layout for c in edge for t in c.inputs}
+    assert {"transposed", "step2", "offset1", "reversed"} <= layouts
+    assert any(c.inputs[0].shape[-1] == 1 for c in edge)  # K = 1
+    assert any(len(c.inputs[0].shape) == 3 and c.inputs[0].shape[0] == 1 for c in edge)  # batch 1
+    models = S.cases("models")
+    names = {c.name for c in models}
+    for gemm in ("qkv", "out-proj", "mlp-up", "mlp-down"):
+        assert f"llama3-8b/{gemm}/1tok" in names and f"llama3-8b/{gemm}/16384tok" in names
+    qkv = next(c for c in models if c.name == "llama3-8b/qkv/2048tok")
+    # 4096 hidden; 32 query heads + 2 x 8 key/value heads of 128: N = 6144; the weight is a transposed view
+    assert [t.shape for t in qkv.inputs] == [(2048, 4096), (4096, 6144)] and qkv.inputs[1].layout == "transposed"
+    assert {c.inputs[0].shape[0] for c in models} == {1, 16, 64, 512, 2048, 16384}
+
+
+# -- the numpy backend ------------------------------------------------------------------------------------------
+
+def _cases():
+    for case_set in ("smoke", "edge", "default", "large", "models"):
+        heavy = case_set not in ("smoke", "edge")
+        marks = [pytest.mark.skip(reason=f"{case_set} case set: set OPRT_TEST_LARGE=1 to run it")] \
+            if heavy and not RUN_LARGE else []
+        for case in S.cases(case_set):
+            for dtype in S.dtypes:
+                yield pytest.param(case_set, case, dtype, marks=marks, id=f"{case_set}-{case.name}-{dtype}")
+
+
+@pytest.mark.parametrize(("case_set", "case", "dtype"), list(_cases()))
+def test_numpy_backend_every_case(case_set, case, dtype):
+    be = NumpyBackend()
+    assert be.supports("matmul", dtype, case).ok
+    inputs = S.make_inputs(case, dtype, np.random.default_rng(7))
+    out = be.empty(S.output_shape([x.shape for x in inputs], case.param_dict), dtype)
+    be.fill_nan(out)
+    be.prepare("matmul", inputs, out, case.param_dict)()
+    res = S.check(be.to_host(out), inputs, dtype, case.param_dict)
+    assert res.ok, f"{case}/{dtype}: {res.message}"
+
+
+def test_op_function():
+    assert list(inspect.signature(ops.matmul).parameters)[:5] == ["a", "b", "alpha", "beta", "allow_tf32"]
+    rng = np.random.default_rng(8)
+    a, b = _rand(rng, 3, 5, 7).astype(np.float16), _rand(rng, 3, 7, 4).astype(np.float16)
+    got = ops.matmul(a, b, alpha=0.5)
+    assert got.dtype == np.float16 and got.shape == (3, 5, 4)
+    assert S.check(got, [a, b], "f16", {"alpha": 0.5}).ok
+    out = np.empty((5, 4), np.float32)
+    a2, w = _rand(rng, 5, 7).astype(np.float32), _rand(rng, 4, 7).astype(np.float32)
+    assert ops.matmul(a2, w.T, out=out) is out and S.check(out, [a2, w.T], "f32").ok
+
+
+# -- registration and the C ABI -------------------------------------------------------------------------------
+
+def test_registered_by_the_builtin_plugin_but_not_in_the_c_abi():
+    assert get_registry().get_op("matmul") is S and COMPUTE_SPECS["matmul"] is S
+    assert "matmul" not in {s.name for s in cdecl.c_abi_ops()}
+    assert not S.has_c_abi  # no param declares a ctype: cdecl writes no entry points for it
+    with pytest.raises(InvalidArgumentError, match="has no C ABI"):
+        cdecl.prototypes(S)
+
+
+def test_compiled_host_backend_reports_matmul_unsupported(host_backend):
+    sup = host_backend.supports("matmul", "f32", S.cases("smoke")[0])
+    assert not sup.ok
+    assert sup.reason == f"matmul is not in oprt.h's C ABI yet, so backend {host_backend.name!r} has no matmul kernel"
