@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from oprt_bench.cli import cli
 from oprt_bench.model import CalibrationTask
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
-from oprt_bench.worker import BackendWorker, WorkerFailure, describe_exit, worker_source
+from oprt_bench.worker import BackendWorker, WorkerFailure, WorkerSource, describe_exit, worker_source
 from oprt_core.numpy_backend import NumpyBackend
 
 faulty = pytest.importorskip("oprt_faultyplugin", reason="pip install ./tests/plugins/oprt-faultyplugin")
@@ -237,3 +237,19 @@ class StickyBackend(NumpyBackend):
             raise DeviceFaultError("sticky", 13, "an illegal memory access was encountered",
                                    "OPRT_STATUS_DEVICE_FAULT")
         return super().prepare(op, inputs, output, params)
+
+
+def test_a_cancelled_worker_never_starts_and_a_started_one_is_killed():
+    """Prestarted.close() cancels workers still starting (a refused run exits at once): none may start after
+    the cancel, and one already running is killed, not left to die mid-handshake with its parent."""
+    w = BackendWorker(WorkerSource("numpy", "entrypoints"))
+    w.cancel()
+    w.start()
+    assert w.proc is None and w.starts == 0 and not w.alive
+    running = BackendWorker(WorkerSource("numpy", "entrypoints"))
+    running.start()
+    proc = running.proc
+    assert running.alive
+    running.cancel()
+    proc.join(10)
+    assert not proc.is_alive() and proc.exitcode == -signal.SIGKILL

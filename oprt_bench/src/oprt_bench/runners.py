@@ -89,11 +89,15 @@ class Prestarted:
         return worker, self.futures[name]
 
     def close(self) -> None:
-        """Stop every worker no :class:`Runners` adopted whose start is over; one still starting (a backend the plan
-        refused, whose import hangs) is left to die with this process: daemonic, and killed with its parent."""
+        """Stop every worker no :class:`Runners` adopted: one whose start is over is asked to leave; one still
+        starting (a backend the plan refused, whose import hangs) is cancelled: killed, or never started."""
         for name, worker in self.workers.items():
-            if name not in self._taken and self.futures[name].done():
+            if name in self._taken:
+                continue
+            if self.futures[name].done():
                 worker.close()
+            else:
+                worker.cancel()
 
 
 class Runners:

@@ -267,6 +267,7 @@ class BackendWorker:
         self.starts = 0  # how many worker processes were started (1 + replacements)
         self.restarts_after_device_error = 0
         self.start_error = ""
+        self.cancelled = False  # cancel(): no process starts after it
 
     @property
     def alive(self) -> bool:
@@ -289,9 +290,13 @@ class BackendWorker:
                                 daemon=True,
                                 name=f"oprt-bench worker {self.source.backend}")
         with _START_LOCK, _main_module_hidden():  # workers start from several threads (Runners.start_all)
+            if self.cancelled:
+                child.close()
+                parent.close()
+                raise WorkerFailure("the run ended before this worker started")
             proc.start()
+            self.proc, self.conn = proc, parent
         child.close()
-        self.proc, self.conn = proc, parent
         self.starts += 1
         try:
             kind, payload = self._receive(self.start_timeout_s, "starting the worker")
@@ -361,6 +366,16 @@ class BackendWorker:
                 proc.close()
             except ValueError:
                 pass
+
+    def cancel(self) -> None:
+        """Stop a worker whose start may still be under way in another thread (a run refused before it needed the
+        worker): no process starts after this, and one started is killed. A process left to die with this one
+        could be cut off mid-handshake and print multiprocessing's EOFError traceback."""
+        with _START_LOCK:  # a start under way finishes its handshake first
+            self.cancelled = True
+            proc = self.proc
+        if proc is not None and proc.is_alive():
+            proc.kill()
 
     def close(self) -> None:
         """Stop the worker: ask it to leave, kill it if it does not within a second."""
