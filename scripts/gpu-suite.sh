@@ -48,7 +48,9 @@
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
-# Other variables: OPRT_SUITE_STEP_TIMEOUT (s a step, default 400), OPRT_SUITE_BUDGET (oprt-bench --time-budget of
+# Other variables: OPRT_SUITE_STEP_TIMEOUT (s a step, default 400), OPRT_SUITE_DEADLINE_S (s from the suite's start
+# after which no step starts and to which each step's limit is cut, so that the suite ends, and its outputs can be
+# copied, inside a machine's time limit), OPRT_SUITE_BUDGET (oprt-bench --time-budget of
 # bench, default 0.3), OPRT_SUITE_BENCH_MODE (its --mode, default all), OPRT_METAX_TOOLCHAIN (default nvcc-shim).
 # OUTDIR gets every log, summary.txt (each step's exit status, time and last lines; printed last), the runs' CSV /
 # HTML, and suite.tar.gz holding all of it. Nothing is downloaded: wheels the host lacks travel in .whl/.
@@ -77,8 +79,17 @@ note() { echo "== $*" | tee -a "$SUMMARY"; }
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 run_logged() { # name command...: run, keep the log, record the exit status and duration
     local name=$1; shift
-    local t0=$SECONDS
-    timeout "${OPRT_SUITE_STEP_TIMEOUT:-400}" "$@" >"$OUTDIR/$name.log" 2>&1
+    local t0=$SECONDS limit=${OPRT_SUITE_STEP_TIMEOUT:-400}
+    if [ -n "${OPRT_SUITE_DEADLINE_S:-}" ]; then  # no step past the deadline; none runs beyond it
+        local left=$((OPRT_SUITE_DEADLINE_S - SECONDS))
+        if [ "$left" -lt 5 ]; then
+            note "$name: skipped, OPRT_SUITE_DEADLINE_S=${OPRT_SUITE_DEADLINE_S} reached"
+            echo "skipped: the suite's deadline (OPRT_SUITE_DEADLINE_S) was reached" >"$OUTDIR/$name.log"
+            return 124
+        fi
+        [ "$left" -lt "$limit" ] && limit=$left
+    fi
+    timeout "$limit" "$@" >"$OUTDIR/$name.log" 2>&1
     local rc=$?
     note "$name: exit $rc in $((SECONDS - t0)) s"
     tail -n 3 "$OUTDIR/$name.log" | sed 's/^/   /' | tee -a "$SUMMARY"
