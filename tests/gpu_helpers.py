@@ -1,4 +1,5 @@
-"""Helpers shared by the GPU backend test suites (tests/oprt_nvidia, tests/oprt_metax).
+"""Helpers shared by the backend test suites (tests/oprt_nvidia, tests/oprt_metax; :func:`run_checked` by every
+backend's case tests).
 
 A compiled backend implements the same oprt.h as oprt_nvidia, so its suite reuses the nvidia suite's test
 functions rather than copying them: :func:`reuse_tests` loads a test module of ``tests/oprt_nvidia`` under
@@ -27,6 +28,21 @@ from types import ModuleType
 from typing import Any
 
 TESTS = Path(__file__).resolve().parent
+
+
+def run_checked(backend: Any, spec: Any, case: Any, dtype: str, seed: int) -> tuple[Any, Any, Any]:
+    """One case the way the bench measures it: fresh inputs (seeded), a NaN-poisoned output, prepare, run, compare
+    with the float64 reference. Returns ``(check result, launcher, out)``."""
+    import numpy as np
+
+    params = spec.validate_params(case.param_dict, [t.shape for t in case.inputs])
+    inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
+    out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
+    backend.fill_nan(out)
+    launch = backend.prepare(spec.name, [backend.to_device(x) for x in inputs], out, params)
+    launch()
+    backend.synchronize()
+    return spec.check(backend.to_host(out), inputs, dtype, params), launch, out
 
 
 def load_test_module(relpath: str) -> ModuleType:

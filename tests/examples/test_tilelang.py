@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_helpers import run_checked
 
 pytest.importorskip("oprt_tilelang", reason="oprt-tilelang is not installed: pip install ./examples/oprt-tilelang")
 
@@ -393,17 +394,6 @@ def _gpu_params():
                     yield pytest.param(spec.name, case, dtype, id=f"{spec.name}-{cs}-{case.name}-{dtype}")
 
 
-def run_on(be, spec, case, dtype, seed):
-    params = spec.validate_params(case.param_dict, [t.shape for t in case.inputs])
-    inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
-    out = be.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-    be.fill_nan(out)
-    launch = be.prepare(spec.name, [be.to_device(x) for x in inputs], out, params)
-    launch()
-    be.synchronize()
-    return spec.check(be.to_host(out), inputs, dtype, params), launch, out
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize(("op", "case", "dtype"), list(_gpu_params()))
 def test_gpu_every_smoke_and_edge_case(gpu, gpu_registry, op, case, dtype):
@@ -412,7 +402,7 @@ def test_gpu_every_smoke_and_edge_case(gpu, gpu_registry, op, case, dtype):
     if not sup.ok:
         assert any(t.layout == "reversed" for t in case.inputs), f"{op}/{case.name} unsupported: {sup.reason}"
         pytest.skip(sup.reason)
-    res, _, _ = run_on(gpu, spec, case, dtype, seed_of(op, case.name, dtype))
+    res, _, _ = run_checked(gpu, spec, case, dtype, seed_of(op, case.name, dtype))
     assert res.ok, f"{op}/{case.name}/{dtype}: {res.message}"
 
 
@@ -438,7 +428,7 @@ GPU_PATHS = [
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_kernel_paths(gpu, gpu_registry, case, dtype):
     spec = gpu_registry.get_op(case.op)
-    res, _, _ = run_on(gpu, spec, case, dtype, seed_of(case.op, case.name, dtype))
+    res, _, _ = run_checked(gpu, spec, case, dtype, seed_of(case.op, case.name, dtype))
     assert res.ok, f"{case.op}/{case.name}/{dtype}: {res.message}"
 
 
@@ -450,9 +440,9 @@ def test_gpu_compile_once_then_from_memory(gpu, gpu_registry):
     first = _c("relu", (3001,), negative_slope=0.25)
     second = _c("relu", (77, 13), negative_slope=0.5)
     gpu._kernels.clear()
-    res, launch, _ = run_on(gpu, spec, first, "f16", 1)
+    res, launch, _ = run_checked(gpu, spec, first, "f16", 1)
     assert res.ok and launch.compile_s is not None and launch.compile_s > 0
-    res, launch2, _ = run_on(gpu, spec, second, "f16", 2)
+    res, launch2, _ = run_checked(gpu, spec, second, "f16", 2)
     assert res.ok and launch2.compile_s is None
     assert gpu.last_launch() == "tilelang ew_relu"
 
@@ -461,7 +451,7 @@ def test_gpu_compile_once_then_from_memory(gpu, gpu_registry):
 def test_gpu_launcher_rebinds_and_reports_device_facts(gpu, gpu_registry):
     spec = gpu_registry.get_op("softmax")
     case = spec.cases("smoke")[0]
-    res, launch, out = run_on(gpu, spec, case, "f32", 1)
+    res, launch, out = run_checked(gpu, spec, case, "f32", 1)
     assert res.ok
     x2 = spec.make_inputs(case, "f32", np.random.default_rng(2))
     out2 = gpu.empty(out.shape, "f32")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_helpers import run_checked
 
 pytest.importorskip("oprt_triton", reason="oprt-triton is not installed: pip install ./examples/oprt-triton")
 
@@ -287,17 +288,6 @@ def _gpu_params():
                     yield pytest.param(spec.name, case, dtype, id=f"{spec.name}-{cs}-{case.name}-{dtype}")
 
 
-def run_on(be, spec, case, dtype, seed):
-    params = spec.validate_params(case.param_dict, [t.shape for t in case.inputs])
-    inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
-    out = be.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-    be.fill_nan(out)
-    launch = be.prepare(spec.name, [be.to_device(x) for x in inputs], out, params)
-    launch()
-    be.synchronize()
-    return spec.check(be.to_host(out), inputs, dtype, params), launch, out
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize(("op", "case", "dtype"), list(_gpu_params()))
 def test_gpu_every_smoke_and_edge_case(gpu, gpu_registry, op, case, dtype):
@@ -306,7 +296,7 @@ def test_gpu_every_smoke_and_edge_case(gpu, gpu_registry, op, case, dtype):
     if not sup.ok:
         assert any(t.layout == "reversed" for t in case.inputs), f"{op}/{case.name} unsupported: {sup.reason}"
         pytest.skip(sup.reason)
-    res, _, _ = run_on(gpu, spec, case, dtype, seed_of(op, case.name, dtype))
+    res, _, _ = run_checked(gpu, spec, case, dtype, seed_of(op, case.name, dtype))
     assert res.ok, f"{op}/{case.name}/{dtype}: {res.message}"
 
 
@@ -341,7 +331,7 @@ def test_gpu_kernel_paths(gpu, gpu_registry, case, dtype):
     if case.op == "vector_add":
         case = Case("vector_add", case.name, case.inputs * 2)
     spec = gpu_registry.get_op(case.op)
-    res, _, _ = run_on(gpu, spec, case, dtype, seed_of(case.op, case.name, dtype))
+    res, _, _ = run_checked(gpu, spec, case, dtype, seed_of(case.op, case.name, dtype))
     assert res.ok, f"{case.op}/{case.name}/{dtype}: {res.message}"
 
 
@@ -349,7 +339,7 @@ def test_gpu_kernel_paths(gpu, gpu_registry, case, dtype):
 def test_gpu_launcher_rebinds_and_reports_device_facts(gpu, gpu_registry):
     spec = gpu_registry.get_op("softmax")
     case = spec.cases("smoke")[0]
-    res, launch, out = run_on(gpu, spec, case, "f32", 1)
+    res, launch, out = run_checked(gpu, spec, case, "f32", 1)
     assert res.ok
     x2 = spec.make_inputs(case, "f32", np.random.default_rng(2))
     out2 = gpu.empty(out.shape, "f32")

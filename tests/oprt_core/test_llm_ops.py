@@ -350,6 +350,7 @@ def _silu_mul_f64(g: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 # -- fuzzing: the host library against the references on random shapes, layouts, eps and dtypes ----------------------
 
+from gpu_helpers import run_checked  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -378,11 +379,5 @@ def test_fuzz_host_library_within_budget(host_backend, drawn):
     """Any shape, layout (including broadcast, reversed and offset views) and eps: the host C library's plans and
     loops land within the op's budget of the float64 reference, and out is never touched outside its shape."""
     case, dtype, seed = drawn
-    spec = LLM_SPECS[case.op]
-    inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
-    params = spec.validate_params(case.param_dict)
-    out = host_backend.empty(inputs[0].shape, dtype)
-    host_backend.fill_nan(out)
-    host_backend.prepare(case.op, [host_backend.to_device(a) for a in inputs], out, params)()
-    result = spec.check(host_backend.to_host(out), inputs, dtype, params)
+    result, _, _ = run_checked(host_backend, LLM_SPECS[case.op], case, dtype, seed)
     assert result.ok, (case, dtype, result.message)
