@@ -231,10 +231,11 @@ class OpSpec:
     index_fn: Callable[[Case, str, int, np.random.Generator], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
-        unknown = [name for name in (*self.inplace, *self.index_inputs) if name not in self.input_names]
-        if unknown:
-            raise InvalidArgumentError(f"{self.name}: inplace or index_inputs name {', '.join(map(repr, unknown))}, "
-                                       f"which are not inputs (inputs: {', '.join(self.input_names)})")
+        for what, names in (("inplace", self.inplace), ("index_inputs", self.index_inputs)):
+            unknown = [name for name in names if name not in self.input_names]
+            if unknown:
+                raise InvalidArgumentError(f"{self.name}: {what} names {', '.join(map(repr, unknown))}, which are not "
+                                           f"inputs (inputs: {', '.join(self.input_names)})")
         for name, dts in self.index_inputs.items():
             if not dts or any(d not in INDEX_DTYPES for d in dts):
                 raise InvalidArgumentError(f"{self.name}: index input {name!r} must declare dtypes of "
