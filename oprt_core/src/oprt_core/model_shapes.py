@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS", "Gemm", "GEMMS",
-           "GEMM_TOKENS"]
+__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS", "Gemm",
+           "GEMMS", "GEMM_TOKENS"]
 
 
 @dataclass(frozen=True)

@@ -556,7 +556,8 @@ def _op_function(spec: Any) -> Callable[..., Any]:
     fn.__annotations__ = {**{n: "Any" for n in spec.input_names}, **{p.name: _annotation(p) for p in spec.params},
                           "backend": "str", "out": "Any | None", "return": "Any"}
     fn.__doc__ = spec.api_doc or f"{spec.doc}\n\n    Args:\n        " + "\n        ".join(
-        [f"{n}: an array of {_accepted(spec, n)}" for n in spec.input_names] + [f"{p.name}: {p.doc}" for p in spec.params])
+        [f"{n}: an array of {_accepted(spec, n)}" for n in spec.input_names]
+        + [f"{p.name}: {p.doc}" for p in spec.params])
     return _call_doc(spec.name, spec.input_names[-1], bool(spec.inplace))(fn)
 
 

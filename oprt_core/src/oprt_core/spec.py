@@ -344,12 +344,15 @@ class OpSpec:
             if self.is_index(i):
                 name = self.input_names[i]
                 idt = INDEX_DTYPES[t.dtype or self.index_inputs[name][0]]
-                fn = self.index_fn
-                assert fn is not None  # __post_init__
-                out.append(make_tensor(t, idt, rng, values=lambda n, name=name: fn(case, name, n, rng)))
+                out.append(make_tensor(t, idt, rng, values=self._index_values(case, name, rng)))
             else:
                 out.append(make_tensor(t, dt, rng, case.data))
         return out
+
+    def _index_values(self, case: Case, name: str, rng: np.random.Generator) -> Callable[[int], np.ndarray]:
+        fn = self.index_fn
+        assert fn is not None  # __post_init__: index inputs have one
+        return lambda count: fn(case, name, count, rng)
 
     # -- checking ---------------------------------------------------------------------
     def tolerance(self, dtype: str | DType, inputs64: Sequence[np.ndarray], ref: np.ndarray,
