@@ -252,9 +252,9 @@ class OpSpec:
         return i < len(self.input_names) and self.input_names[i] in self.index_inputs
 
     def inputs64(self, inputs: Sequence[Any]) -> list[np.ndarray]:
-        """The inputs as the reference takes them: value inputs in float64, index inputs in int64."""
-        return [np.asarray(x).astype(np.int64, copy=False) if self.is_index(i) else to_float64(x)
-                for i, x in enumerate(inputs)]
+        """The inputs as the reference takes them: value inputs in float64, index inputs in int64 (a copy: small,
+        and the caller may mark it read-only without touching the input)."""
+        return [np.array(x, np.int64) if self.is_index(i) else to_float64(x) for i, x in enumerate(inputs)]
 
     @property
     def has_c_abi(self) -> bool:
