@@ -5,8 +5,8 @@
 // reads the target's logit once more (one element, from L1/L2) and writes loss = max + log(sum) - x[target], or 0
 // for an ignored row, NaN for a target outside [0, V) (torch asserts instead).
 //  - packed (xent_rows_kernel<T, true>): logits contiguous along the classes: a scalar head up to the row's first
-//    16-byte boundary (rows of an odd width start anywhere), then 16-byte packs, each folded into the state with one
-//    rescale (the pack's max first), then a scalar tail.
+//    16-byte boundary (rows of an odd width start anywhere), then 16-byte packs, kLoads of them loaded before they
+//    are folded into the state, each with one rescale (the pack's max first), then a scalar tail.
 //  - strided (xent_rows_kernel<T, false>): any stride along the classes, scalar loads.
 // Threads a block by the row's width: 128 up to 2048 classes, 256 up to 16384, 512 up to 65536, else 1024 (a
 // vocabulary of 256K: 32 packs of bf16 a thread).
@@ -53,6 +53,19 @@ template <int N> __device__ __forceinline__ void fold(MaxSum &st, const float (&
     for (int e = 0; e < N; ++e) st.s += __expf(f[e] - st.m);
 }
 
+// A 16-byte pack folded into the state: its max first, then one rescale at most.
+template <typename T> __device__ __forceinline__ void fold_pack(MaxSum &st, const Pack<T> &q) {
+    constexpr int V = Pack<T>::N;
+    float f[V];
+    pack_to_f(q, f);
+    float gm = f[0];
+#pragma unroll
+    for (int e = 1; e < V; ++e) gm = fmaxf(gm, f[e]);
+    fold(st, f, gm);
+}
+
+constexpr int kLoads = 4;  // packs a thread loads before folding them: memory-level parallelism
+
 template <typename T, bool kPacked>
 __global__ void __launch_bounds__(kMaxThreadsPerBlock)
 xent_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const int64_t *__restrict__ target,
@@ -73,14 +86,16 @@ xent_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const int64_t *__
                 const int64_t np = (a.v - head) / V;
                 const T *pp = px + head;
                 for (int64_t i = threadIdx.x; i < head; i += blockDim.x) st = maxsum_add(st, to_f(px[i]));
-                for (int64_t p = threadIdx.x; p < np; p += blockDim.x) {
-                    float f[V];
-                    pack_to_f(load_pack(pp + p * V), f);
-                    float gm = f[0];
+                const int64_t step = blockDim.x;
+                int64_t p = threadIdx.x;
+                for (; p + (kLoads - 1) * step < np; p += kLoads * step) {  // kLoads packs in flight, then folded
+                    Pack<T> q[kLoads];
 #pragma unroll
-                    for (int e = 1; e < V; ++e) gm = fmaxf(gm, f[e]);
-                    fold(st, f, gm);
+                    for (int u = 0; u < kLoads; ++u) q[u] = load_pack(pp + (p + u * step) * V);
+#pragma unroll
+                    for (int u = 0; u < kLoads; ++u) fold_pack(st, q[u]);
                 }
+                for (; p < np; p += step) fold_pack(st, load_pack(pp + p * V));
                 for (int64_t i = head + np * V + threadIdx.x; i < a.v; i += blockDim.x)
                     st = maxsum_add(st, to_f(px[i]));
             } else {
