@@ -220,6 +220,17 @@ def test_host_library_refuses_bad_input(host_backend):
         b.prepare("cross_entropy", [x, t], column, {})()
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_index_arrays_through_device_arrays_and_dlpack(host_backend, dtype):
+    b = host_backend
+    host = np.array([[7, -100, 3], [0, 2**31 - 1, -5]], dtype)[:, ::-1]  # a reversed view
+    d = b.to_device(host)
+    assert d.dtype_info.name == {np.int64: "i64", np.int32: "i32"}[dtype] and d.strides_elements == (3, -1)
+    np.testing.assert_array_equal(b.to_host(d), host)
+    viewed = np.from_dlpack(d)  # kDLInt of 64 or 32 bits
+    assert viewed.dtype == dtype and viewed.tolist() == host.tolist()
+
+
 def test_host_library_mean_over_no_row_and_out_of_range_targets(host_backend):
     b = host_backend
     x = b.to_device(np.array([[1.0, 2.0], [3.0, 0.5]], np.float32))
