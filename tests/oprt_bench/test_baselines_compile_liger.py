@@ -35,7 +35,7 @@ from oprt_bench.results import COLUMNS, SCHEMA_VERSION, RowWriter, load_run
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
 from oprt_bench.table import build_table, render
 from oprt_core.core_ops import CORE_OPS
-from oprt_core.llm_ops import LLM_OPS, LLM_SPECS, norm_case, silu_mul_case
+from oprt_core.llm_ops import LLM_OPS, LLM_SPECS, cross_entropy_case, norm_case, silu_mul_case
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import Registry, get_plugin_manager
 
@@ -208,6 +208,32 @@ def test_row_refusal():
     assert "last axis only" in row_refusal("softmax", (4, 8), {"axis": 0})
     assert row_refusal("softmax", (4, 8), {"axis": 1}) is None
     assert "at least a 1-d" in row_refusal("silu_mul", (), {})
+    assert row_refusal("cross_entropy", (4096, 256000), {"reduction": "none"}) is None  # it loops over the classes
+    assert "at least one row" in row_refusal("cross_entropy", (0, 5), {})
+
+
+@pytest.mark.parametrize("switch", [True, False])
+def test_liger_cross_entropy_that_overwrites_its_logits_is_refused(modules, tmp_path, monkeypatch, switch):
+    """A Liger whose cross-entropy kernel has no HAS_GRADIENTS switch stores the gradient over the logits in every
+    forward: its cross_entropy is unsupported (a timed repeat would read its own gradient), the other ops stay."""
+    src = tmp_path / "fake_liger_xent.py"
+    switch_line = "# HAS_GRADIENTS: tl.constexpr\n" if switch else ""
+    src.write_text("class LigerCrossEntropyFunction:\n    pass\n" + switch_line)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("fake_liger_xent", None)
+    import fake_liger_xent
+
+    ops = _fake_liger_ops("LigerRMSNormFunction")
+    ops.LigerCrossEntropyFunction = fake_liger_xent.LigerCrossEntropyFunction
+    modules(torch=fake_torch(gpu=True), liger_kernel=types.ModuleType("liger_kernel"), liger_kernel__ops=ops)
+    be = LigerBackend()
+    assert be.availability().ok
+    got = be.supports("cross_entropy", "bf16", cross_entropy_case((4, 128256)))
+    assert bool(got) is switch, got.reason
+    if not switch:
+        assert "writes the logits' gradient over the logits" in got.reason
+    assert be.supports("rms_norm", "bf16", norm_case("rms_norm", (4, 8192)))
+    assert not be.supports("cross_entropy", "f32", cross_entropy_case((0, 7)))
 
 
 # -- the recompile limit -----------------------------------------------------------------------------------------

@@ -47,6 +47,21 @@ def test_sweep_writes_csv_json_html(registry, tmp_path):
     assert "<svg" in (out / "report.html").read_text()
 
 
+def test_cross_entropy_rows_keep_the_value_dtype_and_count_the_targets(registry, tmp_path):
+    """An op with an index input (cross_entropy's i64 targets): rows of the value dtypes, checked against the
+    reference, bytes counting 8 per target, the shape column naming both inputs."""
+    out = tmp_path / "run"
+    r = invoke(registry, "--ops", "cross_entropy", "--dtypes", "f32,bf16", "--cases", "smoke", "--mode", "test",
+               "--format", "csv", "--out", str(out), "-q")
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert len(rows) == 6 and {row["status"] for row in rows} == {"ok"}
+    assert {row["dtype"] for row in rows} == {"f32", "bf16"}
+    first = next(row for row in rows if row["case"] == "4x64" and row["dtype"] == "bf16")
+    assert first["shape"] == "4x64,4" and int(first["bytes"]) == 4 * 64 * 2 + 4 * 8 + 4 * 2
+    assert json.loads(next(row for row in rows if row["case"] == "3x1000-mean")["params"])["reduction"] == "mean"
+
+
 def test_format_subset_and_test_mode(registry, tmp_path):
     out = tmp_path / "run"
     r = invoke(registry, "--ops", "relu", "--dtypes", "f16", "--cases", "smoke", "--mode", "test", "--format", "csv",
@@ -72,8 +87,8 @@ def test_failed_and_error_rows_exit_1(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
-    (["--ops", "nope"], "unknown op 'nope'; valid choices: all, copy, layer_norm, matmul, reduce_sum, relu, rms_norm, "
-                        "silu_mul, softmax, vector_add"),
+    (["--ops", "nope"], "unknown op 'nope'; valid choices: all, copy, cross_entropy, layer_norm, matmul, reduce_sum, "
+                        "relu, rms_norm, silu_mul, softmax, vector_add"),
     (["--backends", "cuda"], "unknown backend 'cuda'; valid choices: all, ghost, numpy"),
     (["--backends", "ghost"], "backend 'ghost' is unavailable: no device: test double without hardware; available"),
     (["--dtypes", "f32,int8"], "unknown dtype 'int8'; valid choices: all, bf16, f16, f32"),

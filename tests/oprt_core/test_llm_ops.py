@@ -25,6 +25,7 @@ from oprt_core.errors import InvalidArgumentError
 from oprt_core.llm_ops import (
     LLM_OPS,
     LLM_SPECS,
+    cross_entropy_case,
     layer_norm_spec,
     norm_case,
     rms_norm_spec,
@@ -146,7 +147,7 @@ def test_every_case_set_and_real_hidden_sizes():
             assert spec.cases(cs) and all(c.op == spec.name for c in spec.cases(cs))
         assert max(c.numel for c in spec.cases("smoke")) <= 1 << 12  # smoke stays tiny
         widths = {c.shape[-1] for c in spec.cases("default")}
-        assert {4096, 14336} <= widths
+        assert {4096, 14336} <= widths or spec.name == "cross_entropy"
     assert {4096, 5120, 8192, 14336} <= {c.shape[-1] for c in RMS.cases("default")}
     layouts = {t.layout for c in RMS.cases("edge") for t in c.inputs}
     assert layouts == {"contiguous", "transposed", "step2", "offset1", "reversed", "broadcast0"}
@@ -281,7 +282,7 @@ def test_registered_with_the_core_ops_and_declared_in_oprt_h():
         assert cdecl.prototypes(spec) in header
         assert cdecl.entry_macro(spec) in entry
     assert not set(LLM_SPECS) & set(CORE_SPECS)
-    assert [s.name for s in cdecl.c_abi_ops()][-3:] == list(LLM_SPECS)
+    assert [s.name for s in cdecl.c_abi_ops()][-len(LLM_SPECS):] == list(LLM_SPECS)
 
 
 # -- the host C library: the plans' validation and the generated entry points' checks ------------------------------
@@ -366,6 +367,10 @@ def _model_op_case(draw):
     layout = draw(st.sampled_from(layouts))
     if op == "silu_mul":
         case = silu_mul_case(shape, layout, draw(st.sampled_from(layouts)))
+    elif op == "cross_entropy":
+        target_layouts = ["contiguous", "step2", "reversed", "offset1"] + (["broadcast0"] if ndim >= 2 else [])
+        case = cross_entropy_case(shape, layout, draw(st.sampled_from(target_layouts)),
+                                  draw(st.sampled_from(["none", "mean"])), draw(st.sampled_from([-100, 0, 3])))
     else:
         eps = draw(st.sampled_from([0.0, 1e-6, 1e-3, 0.5]))
         case = norm_case(op, shape, layout if layout != "broadcast0" or ndim >= 2 else "contiguous", eps,

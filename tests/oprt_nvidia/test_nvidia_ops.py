@@ -18,7 +18,7 @@ from oprt_core.cdecl import c_abi_ops
 from oprt_core.compiled import DeviceArray
 from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES
-from oprt_core.llm_ops import LLM_SPECS, norm_case, silu_mul_case
+from oprt_core.llm_ops import LLM_SPECS, cross_entropy_case, norm_case, silu_mul_case
 
 CASE_SETS = ("smoke", "default", "edge") + (("large",) if os.environ.get("OPRT_TEST_LARGE") == "1" else ())
 
@@ -99,6 +99,53 @@ def test_silu_mul_packed_halves_and_in_place(nvidia_backend, rng):
     g = b.to_device(t[:, :1536].copy())
     b.prepare("silu_mul", [g, b.to_device(t[:, 1536:].copy())], g, {})()
     assert spec.check(b.to_host(g), [t[:, :1536], t[:, 1536:]], "f32", {}).ok
+
+
+# ---- cross_entropy's paths: packed rows of every width class (a head before the first 16-byte boundary where a row of
+# an odd width starts unaligned, a tail), strided classes, leading dims, ignored rows, the mean kernel ---------------
+
+XENT_WIDTHS = (1, 7, 31, 1000, 1001, 2048, 2049, 16384, 32000, 50257, 65537, 128256, 151936, 256000)
+
+
+def _xent_path_cases():
+    for v in XENT_WIDTHS:
+        yield pytest.param(cross_entropy_case((3, v)), "xent_rows_packed", id=f"3x{v}")
+    yield pytest.param(cross_entropy_case((2, 4, 5001), ignore_index=2), "xent_rows_packed", id="2x4x5001-ignore2")
+    yield pytest.param(cross_entropy_case((9, 999), "offset1"), "xent_rows_packed", id="offset1")
+    yield pytest.param(cross_entropy_case((40, 3000), "transposed"), "xent_rows_strided", id="transposed")
+    yield pytest.param(cross_entropy_case((33, 20001), "step2", "reversed"), "xent_rows_strided", id="step2")
+    yield pytest.param(cross_entropy_case((5000, 33), reduction="mean"), "xent_rows_packed+xent_mean", id="mean-rows")
+    yield pytest.param(cross_entropy_case((2, 128256), reduction="mean"), "xent_rows_packed+xent_mean",
+                       id="mean-long")
+    yield pytest.param(cross_entropy_case((0, 10), reduction="mean"), "xent_mean", id="mean-of-no-row")
+    yield pytest.param(cross_entropy_case((64, 50257), data="large"), "xent_rows_packed", id="large-data")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case, kernel", list(_xent_path_cases()))
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_cross_entropy_paths(nvidia_backend, rng, case, kernel, dtype):
+    result, *_ = run_case(nvidia_backend, LLM_SPECS["cross_entropy"], case, dtype, rng)
+    assert result.ok, result.message
+    launched = nvidia_backend.last_launch()
+    assert launched is None or launched == kernel, launched  # None: a backend that cannot say (metax)
+
+
+@pytest.mark.gpu
+def test_cross_entropy_ignored_and_out_of_range_rows(nvidia_backend):
+    """Ignored rows are exactly 0, a target outside [0, V) gives NaN, a mean over no row is NaN (as torch)."""
+    b = nvidia_backend
+    x = np.random.default_rng(7).uniform(-3, 3, (4, 70000)).astype(np.float32)
+    t = np.array([5, -100, 70000, 69999])
+    out = b.empty((4,), "f32")
+    b.prepare("cross_entropy", [b.to_device(x), b.to_device(t)], out, {})()
+    got = b.to_host(out)
+    ref = LLM_SPECS["cross_entropy"].reference([x, t])
+    assert got[1] == 0.0 and np.isnan(got[2]) and np.allclose(got[[0, 3]], ref[[0, 3]], rtol=1e-5)
+    mean = b.empty((), "f32")
+    b.prepare("cross_entropy", [b.to_device(x), b.to_device(np.full(4, 3))], mean, {"ignore_index": 3,
+                                                                                     "reduction": "mean"})()
+    assert np.isnan(b.to_host(mean))
 
 
 # ---- extra layouts the case sets do not reach ---------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from oprt_core import UnsupportedCase
-from oprt_core.spec import Case, OpSpec, to_float64
+from oprt_core.spec import Case, OpSpec
 
 from .errors import one_line
 from .faults import sticky_error, sticky_message
@@ -136,7 +136,7 @@ def prepare_case(spec: OpSpec, case: Case, dtype: str, seed: int) -> Prepared:
     try:
         if dtype in spec.dtypes:
             inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
-            inputs64 = [to_float64(x) for x in inputs]
+            inputs64 = spec.inputs64(inputs)  # value inputs in float64, index inputs (targets) in int64
             for x in inputs64:  # shared by the reference and every check: a reference that writes to its inputs fails
                 x.flags.writeable = False
             return inputs, spec.reference(inputs64, case.param_dict), "", inputs64

@@ -62,8 +62,12 @@ def _function(name: str, args: Sequence[str]) -> str:
 def _comment(spec: OpSpec) -> list[str]:
     """The op's doc, then one line per param: its C type, meaning and the C value standing for None."""
     lines = [f"/* ---- {spec.name}: {spec.doc.rstrip('.')} ----"]
+    for name, dts in spec.index_inputs.items():
+        lines.append(f" * {name} (an index tensor): {' or '.join(dts)}")
     for p in spec.params:
         kind = f"{p.ctype}, 0 or 1" if bool in p.types else p.ctype
+        if p.choices:
+            kind = f"{p.ctype}: " + ", ".join(f"{i} {c}" for i, c in enumerate(p.choices))
         none = f" (None is passed as {p.c_none})" if p.allow_none else ""
         lines.append(f" * {p.name} ({kind}): {p.doc}{none}")
     lines[-1] += " */"
@@ -223,7 +227,8 @@ def _c_int32(value: int, what: str) -> int:
 def c_params(spec: OpSpec, params: Mapping[str, Any]) -> tuple:
     """The C values of ``params`` (validated, defaults filled: ``spec.validate_params``) for the create call, in
     declaration order, by each param's C type: ``float`` as a Python float; ``int32_t`` as an int in range (a bool
-    as 0 or 1, None as ``c_none``), InvalidArgumentError naming the param otherwise."""
+    as 0 or 1, None as ``c_none``, a str of ``choices`` as its index), InvalidArgumentError naming the param
+    otherwise."""
     values: list[Any] = []
     for p in spec.params:
         v = params[p.name]
@@ -231,6 +236,8 @@ def c_params(spec: OpSpec, params: Mapping[str, Any]) -> tuple:
             values.append(float(v))
         elif v is None:
             values.append(p.c_none)
+        elif p.choices:
+            values.append(p.choices.index(v))
         elif isinstance(v, bool):
             values.append(1 if v else 0)
         else:

@@ -639,7 +639,7 @@ class CompiledBackend:
         shape = tuple(int(s) for s in shape)
         if any(s < 0 for s in shape):
             raise InvalidArgumentError(f"empty: negative extent in shape {shape}")
-        dt = get_dtype(dtype)
+        dt = get_dtype(dtype, index=True)
         ptr, owner = self._alloc(math.prod(shape) * dt.itemsize)
         return self._device_array(ptr, shape, contiguous_strides(shape), dt, owner)
 
@@ -647,7 +647,7 @@ class CompiledBackend:
         """A device copy of a host array that keeps its layout: the byte span from its lowest- to its
         highest-addressed element is copied, so views (negative, zero or stepped strides, offsets) stay views."""
         arr = np.asarray(array)
-        dt = dtype_of(arr.dtype)
+        dt = dtype_of(arr.dtype, index=True)
         if any(s % dt.itemsize for s in arr.strides):
             arr = np.ascontiguousarray(arr)
         strides = tuple(s // dt.itemsize for s in arr.strides)
@@ -738,7 +738,7 @@ class CompiledBackend:
                 f"cupy.cuda.Device({self.device})) or select device {dev} with the backend's set_device")
         typestr = cai.get("typestr", "")
         try:
-            dt = DTYPES["bf16"] if typestr in (BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr))
+            dt = DTYPES["bf16"] if typestr in (BF16_TYPESTR, "|V2") else dtype_of(np.dtype(typestr), index=True)
         except (TypeError, UnknownNameError) as exc:
             raise InvalidArgumentError(
                 f"__cuda_array_interface__ typestr {typestr!r} is not a supported dtype "

@@ -87,7 +87,7 @@ class DeviceArray:
         self._strides = tuple(int(s) for s in strides)
         if len(self._strides) != len(self._shape):
             raise InvalidArgumentError(f"DeviceArray: shape {self._shape} and strides {self._strides} differ in length")
-        self.dtype_info = get_dtype(dtype)
+        self.dtype_info = get_dtype(dtype, index=True)
         self.owner = owner
         self.cuda_interop = cuda_interop
         self.readonly = readonly

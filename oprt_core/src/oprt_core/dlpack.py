@@ -15,7 +15,8 @@ Python then reports the callback's SystemError ("Exception ignored on calling ct
 of that exception: a Python callback cannot run under a pending exception, and only a C deleter could.
 
 dtypes: f32 and f16 are ``kDLFloat`` (code 2) of 32 and 16 bits; bf16 is ``kDLBfloat`` (code 4), 16 bits, which
-torch and JAX read as bfloat16 (numpy and CuPy have no bfloat16 and refuse it).
+torch and JAX read as bfloat16 (numpy and CuPy have no bfloat16 and refuse it); the index dtypes i32 and i64 are
+``kDLInt`` (code 0) of 32 and 64 bits.
 
 :func:`host_view` wraps a host numpy array (bf16 too: numpy's own ``__dlpack__`` refuses ml_dtypes' bfloat16)
 as a kDLCPU exporter, so ``torch.from_dlpack(host_view(a))`` views a bf16 numpy result without a copy.
@@ -39,12 +40,14 @@ __all__ = ["KDL_CPU", "KDL_CUDA", "KDL_FLOAT", "KDL_BFLOAT", "DLDevice", "DLData
 
 KDL_CPU = 1
 KDL_CUDA = 2
+KDL_INT = 0
 KDL_FLOAT = 2
 KDL_BFLOAT = 4
 DLPACK_VERSION = (1, 0)  # the struct layout and flags this module writes
 FLAG_READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
 
-_DL_CODES = {"f32": (KDL_FLOAT, 32), "f16": (KDL_FLOAT, 16), "bf16": (KDL_BFLOAT, 16)}
+_DL_CODES = {"f32": (KDL_FLOAT, 32), "f16": (KDL_FLOAT, 16), "bf16": (KDL_BFLOAT, 16), "i32": (KDL_INT, 32),
+             "i64": (KDL_INT, 64)}
 
 
 class DLDevice(ctypes.Structure):
@@ -79,7 +82,7 @@ class DLManagedTensorVersioned(ctypes.Structure):
 
 
 def dl_dtype(dt: DType) -> tuple[int, int, int]:
-    """(code, bits, lanes) of an oprt dtype: kDLFloat for f32 and f16, kDLBfloat for bf16."""
+    """(code, bits, lanes) of an oprt dtype: kDLFloat for f32 and f16, kDLBfloat for bf16, kDLInt for i32, i64."""
     code, bits = _DL_CODES[dt.name]
     return code, bits, 1
 
@@ -218,7 +221,7 @@ class HostView:
     def __init__(self, array: np.ndarray):
         if not isinstance(array, np.ndarray):
             raise TypeError(f"host_view takes a numpy array, got {type(array).__module__}.{type(array).__name__}")
-        self.dtype_info = dtype_of(array.dtype)
+        self.dtype_info = dtype_of(array.dtype, index=True)
         if any(s % array.itemsize for s in array.strides):
             raise BufferError(f"strides {array.strides} are not multiples of the itemsize {array.itemsize}")
         self.array = array

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS", "Gemm", "GEMMS",
-           "GEMM_TOKENS"]
+__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS", "Gemm",
+           "GEMMS", "GEMM_TOKENS"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,15 @@ VOCABS = (
     ("gemma-7b/vocab", 256000, "vocab", "google/gemma-7b config.json vocab_size"),
 )
 VOCAB_TOKENS = (1, 8, 512, 4096)
+
+# -- the loss over a vocabulary: (tokens, vocabulary) logits, cross_entropy ----------------------------------------
+LOSS_VOCABS = (
+    ("llama2-7b/vocab", 32000, "vocab", "meta-llama/Llama-2-7b-hf config.json vocab_size (Mistral-7B-v0.1 too)"),
+    *VOCABS,
+)
+LOSS_TOKENS = (1, 16, 512, 4096)
+#: longer batches of tokens (a training step's), where the logits stay within ~4 GiB of f32
+LOSS_LONG = {32000: (8192, 16384), 50257: (16384,), 128256: (8192,)}
 
 WIDTHS = (
     ("qwen2-7b/hidden", 3584, "hidden", "Qwen/Qwen2-7B config.json hidden_size"),
@@ -123,6 +132,12 @@ REDUCE_SUM: tuple[ModelShape, ...] = (
     _conv("resnet50/stage4/b64"),  # over 2048 channels of a 7x7 map: a middle axis with a short inner extent
     ModelShape("probe/cube50", (50, 50, 50, 50), "a 4-D cube over its third axis", "probe", 2),
 )
+
+#: cross_entropy: LLM logits over the vocabulary (Llama 2, GPT-2, Llama 3, Qwen2, Gemma) from one decoded token to
+#: a training batch of 16384
+CROSS_ENTROPY: tuple[ModelShape, ...] = tuple(
+    m for name, width, kind, source in LOSS_VOCABS
+    for m in _tokens(name, width, kind, source, LOSS_TOKENS + LOSS_LONG.get(width, ())))
 
 #: copy and relu (and vector_add of two such tensors, a residual add): hidden states, MLP and MoE expert
 #: activations at 1, 128 and 4096 tokens, and convolutional activations

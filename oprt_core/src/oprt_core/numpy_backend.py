@@ -118,7 +118,30 @@ def _silu_mul(inputs, out, params) -> None:
     np.copyto(out, (g / (_F32(1) + np.exp(-g)) * u).astype(out.dtype))
 
 
-LLM_IMPLS: dict[str, Impl] = {"rms_norm": _rms_norm, "layer_norm": _layer_norm, "silu_mul": _silu_mul}
+@_quiet
+def _cross_entropy(inputs, out, params) -> None:
+    """Per row: m + log(sum(exp(x - m))) - x[target] in f32; 0 for ignored rows, NaN for a target out of range;
+    the mean over the rows not ignored (NaN over none)."""
+    logits, target = inputs
+    x = logits.astype(_F32)
+    t = np.asarray(target, np.int64)
+    v = x.shape[-1]
+    ignored = t == params["ignore_index"]
+    if x.size:
+        valid = (t >= 0) & (t < v)
+        m = np.max(x, axis=-1)
+        lse = m + np.log(np.sum(np.exp(x - m[..., None]), axis=-1, dtype=_F32))
+        xt = np.take_along_axis(x, np.where(valid, t, 0)[..., None], axis=-1)[..., 0]
+        loss = np.where(ignored, _F32(0), np.where(valid, lse - xt, _F32(np.nan))).astype(_F32)
+    else:
+        loss = np.zeros(t.shape, _F32)
+    if params["reduction"] == "mean":
+        loss = np.asarray(np.sum(loss, dtype=_F32) / _F32(np.count_nonzero(~ignored)))
+    np.copyto(out, loss.astype(out.dtype))
+
+
+LLM_IMPLS: dict[str, Impl] = {"rms_norm": _rms_norm, "layer_norm": _layer_norm, "silu_mul": _silu_mul,
+                              "cross_entropy": _cross_entropy}
 
 
 # -- the compute-bound ops (oprt_core.compute_ops)
@@ -179,7 +202,8 @@ def llc_bytes() -> int | None:
 
 
 class NumpyBackend:
-    """The reference CPU backend (``numpy``): every core op, model op (rms_norm, layer_norm, silu_mul) and
+    """The reference CPU backend (``numpy``): every core op, model op (rms_norm, layer_norm, silu_mul,
+    cross_entropy) and
     compute-bound op (matmul), dtype and case."""
 
     name = "numpy"

@@ -393,9 +393,9 @@ def _as_out(be: Any, backend: str, out: Any) -> Any:
 _ARRAY_PROTOCOLS = ("__cuda_array_interface__", "__array_interface__", "__array__", "__dlpack__")
 
 
-def _accepted(spec: Any) -> str:
-    """The op's dtypes in words: "f32, f16 or bf16"."""
-    names = list(spec.dtypes)
+def _accepted(spec: Any, name: str = "out") -> str:
+    """The dtypes input ``name`` of the op accepts, in words: "f32, f16 or bf16" (an index input's: "i64")."""
+    names = list(spec.input_dtypes(name)) if hasattr(spec, "input_dtypes") else list(spec.dtypes)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
@@ -424,7 +424,7 @@ def _oprt_name(dt: Any) -> str | None:
     from .dtypes import get_dtype
 
     try:
-        name: str | None = get_dtype(_dtype_label(dt)).name
+        name: str | None = get_dtype(_dtype_label(dt), index=True).name
     except Exception:  # noqa: BLE001 - a dtype oprt does not know (int32, float64, bool, complex...)
         name = None
     if hashable and len(_oprt_names) < 256:  # bounded: dtype objects are few
@@ -440,8 +440,9 @@ def _check_array(spec: Any, name: str, x: Any, *, is_out: bool = False) -> Any:
         dt = getattr(x, "dtype", None)
     except Exception:  # noqa: BLE001 - an odd object: judged by its protocols below
         dt = None
+    accepted = spec.input_dtypes(name) if hasattr(spec, "input_dtypes") else spec.dtypes
     if dt is not None:
-        if _oprt_name(dt) in spec.dtypes:
+        if _oprt_name(dt) in accepted:
             return x
         label = _dtype_label(dt)
     elif not is_out and (isinstance(x, (list, tuple)) or type(x) in (float, int, bool)):
@@ -452,7 +453,7 @@ def _check_array(spec: Any, name: str, x: Any, *, is_out: bool = False) -> Any:
                                        f"an array of ({exc})") from None
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        if _oprt_name(arr.dtype) in spec.dtypes:
+        if _oprt_name(arr.dtype) in accepted:
             return arr
         label = f"{type(x).__name__} of {_dtype_label(arr.dtype)}"
     elif any(hasattr(x, p) for p in _ARRAY_PROTOCOLS):
@@ -463,7 +464,7 @@ def _check_array(spec: Any, name: str, x: Any, *, is_out: bool = False) -> Any:
 
 
 def _must(spec: Any, name: str, is_out: bool) -> str:
-    return f"{spec.name}: {name} must be {'a writable' if is_out else 'an'} array of {_accepted(spec)}"
+    return f"{spec.name}: {name} must be {'a writable' if is_out else 'an'} array of {_accepted(spec, name)}"
 
 
 def _dtype_name(array: Any) -> str:
@@ -555,7 +556,8 @@ def _op_function(spec: Any) -> Callable[..., Any]:
     fn.__annotations__ = {**{n: "Any" for n in spec.input_names}, **{p.name: _annotation(p) for p in spec.params},
                           "backend": "str", "out": "Any | None", "return": "Any"}
     fn.__doc__ = spec.api_doc or f"{spec.doc}\n\n    Args:\n        " + "\n        ".join(
-        [f"{n}: an array of {_accepted(spec)}" for n in spec.input_names] + [f"{p.name}: {p.doc}" for p in spec.params])
+        [f"{n}: an array of {_accepted(spec, n)}" for n in spec.input_names]
+        + [f"{p.name}: {p.doc}" for p in spec.params])
     return _call_doc(spec.name, spec.input_names[-1], bool(spec.inplace))(fn)
 
 

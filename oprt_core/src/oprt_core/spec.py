@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .dtypes import DTYPES, DType, get_dtype
+from .dtypes import DTYPES, INDEX_DTYPES, DType, get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
 
 __all__ = [
@@ -101,8 +101,9 @@ class Param:
 
     ``ctype`` is the C type of the param in the op's ``oprt_create_<op>_descriptor`` (one of
     ``C_PARAM_TYPES``: ``float``; ``int32_t`` for ints and bools, a bool as 0 or 1); ``c_none`` the C value
-    passed for None where ``allow_none`` (reduce_sum's axis: ``OPRT_AXIS_ALL``). An op whose every param has a
-    ``ctype`` has a C ABI (:mod:`oprt_core.cdecl`)."""
+    passed for None where ``allow_none`` (reduce_sum's axis: ``OPRT_AXIS_ALL``). ``choices``: a str param taking
+    one of these values (cross_entropy's reduction), passed to C as its index in ``choices`` (ctype ``int32_t``).
+    An op whose every param has a ``ctype`` has a C ABI (:mod:`oprt_core.cdecl`)."""
 
     name: str
     types: tuple[type, ...]
@@ -111,8 +112,12 @@ class Param:
     allow_none: bool = False
     ctype: str | None = None
     c_none: int | None = None
+    choices: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.choices and (self.types != (str,) or self.ctype not in (None, "int32_t")):
+            raise InvalidArgumentError(f"param {self.name!r} has choices: its types must be (str,) and its ctype "
+                                       "int32_t (the choice's index)")
         if self.ctype is not None and self.ctype not in C_PARAM_TYPES:
             raise InvalidArgumentError(f"param {self.name!r}: ctype {self.ctype!r} is not one of "
                                        f"{', '.join(C_PARAM_TYPES)}")
@@ -123,10 +128,12 @@ class Param:
 
 @dataclass(frozen=True)
 class TensorCase:
-    """One input of a case: logical shape and memory layout."""
+    """One input of a case: logical shape and memory layout; ``dtype``, for an index input only (one of its
+    ``OpSpec.index_inputs`` dtypes), the integer dtype it has in this case (None: the first one declared)."""
 
     shape: tuple[int, ...]
     layout: Layout = "contiguous"
+    dtype: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", check_shape(self.shape))
@@ -134,6 +141,9 @@ class TensorCase:
             raise InvalidArgumentError(f"unknown layout {self.layout!r}; valid: {', '.join(LAYOUTS)}")
         if self.layout == "transposed" and len(self.shape) < 2:
             raise InvalidArgumentError("a transposed layout needs at least 2 dims")
+        if self.dtype is not None and self.dtype not in INDEX_DTYPES:
+            raise InvalidArgumentError(f"a case input's own dtype must be an index dtype "
+                                       f"({', '.join(INDEX_DTYPES)}), got {self.dtype!r}")
 
 
 @dataclass(frozen=True)
@@ -212,12 +222,39 @@ class OpSpec:
     inplace: tuple[str, ...] = ()
     # the op function oprt_core.ops.<name>: its docstring (summary and Args; ops adds the common paragraphs)
     api_doc: str = ""
+    #: Inputs of integer dtype (indices: cross_entropy's target, rope's positions): name -> the index dtypes it
+    #: accepts (of ``INDEX_DTYPES``; the first is what cases use unless a TensorCase names another). Every other
+    #: input, and the output, has the op's value dtype (one of ``dtypes``): a report's dtype column.
+    index_inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: ``index_fn(case, name, count, rng)``: ``count`` valid values (an int64 array) for index input ``name`` of
+    #: ``case`` (e.g. class ids in [0, V)); required with ``index_inputs``.
+    index_fn: Callable[[Case, str, int, np.random.Generator], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
-        unknown = [name for name in self.inplace if name not in self.input_names]
-        if unknown:
-            raise InvalidArgumentError(f"{self.name}: inplace names {', '.join(map(repr, unknown))}, which are not "
-                                       f"inputs (inputs: {', '.join(self.input_names)})")
+        for what, names in (("inplace", self.inplace), ("index_inputs", self.index_inputs)):
+            unknown = [name for name in names if name not in self.input_names]
+            if unknown:
+                raise InvalidArgumentError(f"{self.name}: {what} names {', '.join(map(repr, unknown))}, which are not "
+                                           f"inputs (inputs: {', '.join(self.input_names)})")
+        for name, dts in self.index_inputs.items():
+            if not dts or any(d not in INDEX_DTYPES for d in dts):
+                raise InvalidArgumentError(f"{self.name}: index input {name!r} must declare dtypes of "
+                                           f"{', '.join(INDEX_DTYPES)}, got {dts!r}")
+        if self.index_inputs and self.index_fn is None:
+            raise InvalidArgumentError(f"{self.name}: index inputs need an index_fn to make their values")
+
+    def input_dtypes(self, name: str) -> tuple[str, ...]:
+        """The dtypes input ``name`` accepts: its index dtypes, or the op's value dtypes (``out`` too)."""
+        return tuple(self.index_inputs.get(name, self.dtypes))
+
+    def is_index(self, i: int) -> bool:
+        """Whether input ``i`` is an index input."""
+        return i < len(self.input_names) and self.input_names[i] in self.index_inputs
+
+    def inputs64(self, inputs: Sequence[Any]) -> list[np.ndarray]:
+        """The inputs as the reference takes them: value inputs in float64, index inputs in int64 (a copy: small,
+        and the caller may mark it read-only without touching the input)."""
+        return [np.array(x, np.int64) if self.is_index(i) else to_float64(x) for i, x in enumerate(inputs)]
 
     @property
     def has_c_abi(self) -> bool:
@@ -250,6 +287,9 @@ class OpSpec:
                 raise InvalidArgumentError(
                     f"{self.name}: param {p.name!r} must be {_type_names(p)}, got {type(value).__name__} {value!r}"
                 )
+            if p.choices and value not in p.choices:
+                raise InvalidArgumentError(f"{self.name}: param {p.name!r} must be one of "
+                                           f"{', '.join(map(repr, p.choices))}, got {value!r}")
             if float in p.types and isinstance(value, (int, float)) and not math.isfinite(value):
                 raise InvalidArgumentError(f"{self.name}: param {p.name!r} must be finite, got {value!r}")
             out[p.name] = value
@@ -270,8 +310,7 @@ class OpSpec:
     def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> np.ndarray:
         """The float64 reference result of the op on ``inputs`` (cast to float64 first)."""
         params = self.validate_params(params, [np.shape(x) for x in inputs])
-        inputs64 = [to_float64(x) for x in inputs]
-        return np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
+        return np.asarray(self.reference_fn(*self.inputs64(inputs), **params), dtype=np.float64)
 
     # -- cost model ---------------------------------------------------------------------
     def bytes_moved(self, case: Case, dtype: str | DType) -> int:
@@ -297,9 +336,23 @@ class OpSpec:
                     tuple(sorted(params.items())))
 
     def make_inputs(self, case: Case, dtype: str | DType, rng: np.random.Generator) -> list[np.ndarray]:
-        """Fresh random inputs in ``dtype`` with the case's layouts (never zeros)."""
+        """Fresh random inputs in ``dtype`` with the case's layouts (never zeros); index inputs in their own
+        dtype, with the values ``index_fn`` gives."""
         dt = get_dtype(dtype)
-        return [make_tensor(t, dt, rng, case.data) for t in case.inputs]
+        out = []
+        for i, t in enumerate(case.inputs):
+            if self.is_index(i):
+                name = self.input_names[i]
+                idt = INDEX_DTYPES[t.dtype or self.index_inputs[name][0]]
+                out.append(make_tensor(t, idt, rng, values=self._index_values(case, name, rng)))
+            else:
+                out.append(make_tensor(t, dt, rng, case.data))
+        return out
+
+    def _index_values(self, case: Case, name: str, rng: np.random.Generator) -> Callable[[int], np.ndarray]:
+        fn = self.index_fn
+        assert fn is not None  # __post_init__: index inputs have one
+        return lambda count: fn(case, name, count, rng)
 
     # -- checking ---------------------------------------------------------------------
     def tolerance(self, dtype: str | DType, inputs64: Sequence[np.ndarray], ref: np.ndarray,
@@ -319,7 +372,7 @@ class OpSpec:
         dt = get_dtype(dtype)
         params = self.validate_params(params, [np.shape(x) for x in inputs])
         if inputs64 is None:
-            inputs64 = [to_float64(x) for x in inputs]
+            inputs64 = self.inputs64(inputs)
         if ref is None:
             ref = np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
         out64 = to_float64(out)
@@ -461,8 +514,10 @@ def _values(n: int, dt: DType, rng: np.random.Generator, data: str) -> np.ndarra
     raise InvalidArgumentError(f"unknown data distribution {data!r}; valid: uniform, large")
 
 
-def make_tensor(t: TensorCase, dt: DType, rng: np.random.Generator, data: str = "uniform") -> np.ndarray:
-    """A random host array of logical shape ``t.shape`` laid out as ``t.layout``."""
+def make_tensor(t: TensorCase, dt: DType, rng: np.random.Generator, data: str = "uniform",
+                values: Callable[[int], np.ndarray] | None = None) -> np.ndarray:
+    """A random host array of logical shape ``t.shape`` laid out as ``t.layout``; ``values(count)``: its
+    elements (an index input's), else random ones of the ``data`` distribution."""
     shape = tuple(t.shape)
     if t.layout == "contiguous":
         base_shape = shape
@@ -476,7 +531,8 @@ def make_tensor(t: TensorCase, dt: DType, rng: np.random.Generator, data: str = 
         base_shape = shape
     else:  # broadcast0
         base_shape = (1,) + shape[1:] if shape else shape
-    base = _values(math.prod(base_shape), dt, rng, data).astype(dt.numpy).reshape(base_shape)
+    count = math.prod(base_shape)
+    base = (values(count) if values is not None else _values(count, dt, rng, data)).astype(dt.numpy).reshape(base_shape)
     if t.layout == "transposed":
         return np.swapaxes(base, -1, -2)
     if t.layout == "step2":

@@ -27,15 +27,21 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
                out_dtype: Any, params: Mapping[str, Any] | None) -> tuple[DType, dict[str, Any]]:
     """Validate one call of ``spec``; returns (dtype, params with defaults).
 
-    Raises InvalidArgumentError (count, shape, param, axis, dtype mismatch) or
-    UnsupportedCase (a dtype the op does not define).
+    Raises InvalidArgumentError (count, shape, param, axis, dtype mismatch, an index input of another dtype than
+    it declares) or UnsupportedCase (a dtype the op does not define).
     """
     if len(shapes) != spec.n_inputs:
         raise InvalidArgumentError(f"{spec.name} takes {spec.n_inputs} input(s) "
                                    f"({', '.join(spec.input_names)}), got {len(shapes)}")
-    dts = [get_dtype(d) for d in dtypes]
-    odt = get_dtype(out_dtype)
+    dts = [get_dtype(d, index=True) for d in dtypes]
+    odt = get_dtype(out_dtype, index=True)
     for name, dt in zip(spec.input_names, dts):
+        if name in spec.index_inputs:  # an integer input of its own dtype (cross_entropy's target)
+            accepted = spec.index_inputs[name]
+            if dt.name not in accepted:
+                raise InvalidArgumentError(f"{spec.name}: {name} must be an array of {' or '.join(accepted)} "
+                                           f"(indices), got {dt}")
+            continue
         if dt != odt:
             raise InvalidArgumentError(f"{spec.name}: dtype mismatch: out is {odt} but {name} is {dt} "
                                        "(mixed dtypes are not supported)")

@@ -730,3 +730,51 @@ static oprt_status_t host_silu_mul(const oprt_elementwise_plan_t *p, void *works
 }
 
 OPRT_DEFINE_OP(silu_mul, oprt_elementwise_plan_t, host_plan_silu_mul, host_silu_mul)
+
+/* ---- cross_entropy: per row, an online max and sum of exponentials in f32 (one pass), the mean summed in f64 ---- */
+
+static oprt_status_t host_plan_cross_entropy(oprt_xent_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                             const oprt_tensor_desc_t *logits, const oprt_tensor_desc_t *target,
+                                             int32_t ignore_index, int32_t reduction) {
+    HOST_CHECK_UNSUPPORTED("cross_entropy");
+    *workspace = 0;
+    return oprt_plan_cross_entropy(s, out, logits, target, ignore_index, reduction);
+}
+
+static oprt_status_t host_cross_entropy(const oprt_xent_plan_t *p, void *workspace, void *out_, const void *logits,
+                                        const void *target, oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_cross_entropy"));
+    const int32_t dt = p->dtype;
+    char *out = (char *)out_;
+    const char *x = (const char *)logits;
+    const int64_t *t = (const int64_t *)target;
+    double total = 0.0;
+    int64_t counted = 0;
+    for (int64_t r = 0; r < p->rows; ++r) {
+        int64_t xo, to, oo;
+        oprt_xent_row_offsets(p, r, &xo, &to, &oo);
+        const int64_t cls = t[to];
+        float loss = 0.0f;
+        if (cls != p->ignore_index) {
+            float m = -INFINITY, s = 0.0f;
+            for (int64_t i = 0; i < p->v; ++i) {
+                const float v = load_f(x, xo + i * p->x_inner, dt);
+                if (v > m) {
+                    s = s * expf(m - v) + 1.0f;
+                    m = v;
+                } else {
+                    s += expf(v - m);
+                }
+            }
+            loss = cls >= 0 && cls < p->v ? m + logf(s) - load_f(x, xo + cls * p->x_inner, dt) : NAN;
+            total += loss;
+            ++counted;
+        }
+        if (p->reduction == OPRT_REDUCTION_NONE) store_f(out, oo, dt, loss);
+    }
+    if (p->reduction == OPRT_REDUCTION_MEAN) store_f(out, 0, dt, (float)(total / (double)counted));
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(cross_entropy, oprt_xent_plan_t, host_plan_cross_entropy, host_cross_entropy)

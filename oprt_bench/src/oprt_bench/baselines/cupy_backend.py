@@ -24,8 +24,8 @@ silu_mul   a one-line ``cupy.ElementwiseKernel`` ``out = g / (1 + exp(-g)) * up`
            (``g`` = gate in f32), one rounding to the dtype (CuPy has no silu); any strides
 ========== ==========================================================================
 
-rms_norm and layer_norm are unsupported: CuPy has neither (a composition of its reductions and
-elementwise functions would be several kernels and temporaries, not the library's op).
+rms_norm, layer_norm and cross_entropy are unsupported: CuPy has none of them (a composition of its
+reductions and elementwise functions would be several kernels and temporaries, not the library's op).
 
 Strided inputs keep their layout, negative strides included (CuPy arrays may have
 them). bfloat16: supported where this CuPy can run the op on ``ml_dtypes.bfloat16``
@@ -68,7 +68,7 @@ _BF16_NAN_BITS = 0x7FC0
 
 def _dtype_name(array: Any) -> str:
     try:
-        return get_dtype(np.dtype(array.dtype)).name
+        return get_dtype(np.dtype(array.dtype), index=True).name
     except (InvalidArgumentError, TypeError):
         return str(array.dtype)
 
@@ -326,7 +326,7 @@ class CupyBackend(BaselineBackend):
         """A device array with the host view's shape, strides (negative and zero included) and offset."""
         cp = self._require()
         array = np.asarray(array)
-        dt = get_dtype(array.dtype)
+        dt = get_dtype(array.dtype, index=True)
         span = host_span(array)
         with cp.cuda.Device(self.device):
             try:

@@ -12,12 +12,20 @@ rms_norm   ``LigerRMSNormFunction.apply(x, weight, eps)``: casting mode ``llama`
 layer_norm ``LigerLayerNormFunction.apply(x, weight, bias, eps)`` (f32 math)
 silu_mul   ``LigerSiLUMulFunction.apply(gate, up)``: silu in f32, rounded to the dtype, times up
 softmax    ``LigerSoftmaxFunction.apply(x)``: the last axis only (other axes: unsupported)
+cross_     ``LigerCrossEntropyFunction.apply(logits.reshape(-1, V), target.reshape(-1), None,
+entropy    ignore_index, 0.0, 0.0, reduction)`` (no class weights, z-loss, label smoothing or
+           softcap): a program a row looping over the vocabulary in blocks, its online max and
+           sum in f32; its per-row losses (or their sum, for the mean) copied into out
 ========== ===================================================================================
 
-Each kernel holds a whole row in one Triton block of ``next_power_of_2(n)`` elements, at most 65536:
-a case with a longer row (n > 65536) is unsupported with that reason (and a refusal by Liger itself at
-``prepare`` is an unsupported row too, never a crash). Non-contiguous inputs are made contiguous by
-Liger first (its ``ensure_contiguous``), inside the timed call: that is what its users pay.
+Each kernel but cross_entropy's holds a whole row in one Triton block of ``next_power_of_2(n)`` elements,
+at most 65536: a case with a longer row (n > 65536) is unsupported with that reason (and a refusal by Liger
+itself at ``prepare`` is an unsupported row too, never a crash). Liger's cross_entropy reads the targets back
+to the host (``.item()``, a synchronisation, inside the timed call: what its users pay); versions whose kernel
+writes the logits' gradient over the logits in every forward (before its ``HAS_GRADIENTS`` switch) are
+unsupported with that reason, as a timed repeat would read its own gradient; an empty case (no row) too.
+Non-contiguous inputs are made contiguous by Liger first (its ``ensure_contiguous``), inside the timed call:
+that is what its users pay.
 
 Liger allocates its output; the backend has it allocate into oprt's output instead: for the length of a
 call, the ``torch`` name of the op's module stands for a proxy whose first ``empty`` / ``empty_like`` of
@@ -55,6 +63,7 @@ LIGER_FUNCTIONS = {
     "layer_norm": "LigerLayerNormFunction",
     "silu_mul": "LigerSiLUMulFunction",
     "softmax": "LigerSoftmaxFunction",
+    "cross_entropy": "LigerCrossEntropyFunction",
 }
 
 
@@ -64,6 +73,8 @@ def row_refusal(op: str, shape: Sequence[int], params: Mapping[str, Any]) -> str
     shape = tuple(shape)
     if not shape:
         return f"Liger's {op} needs at least a 1-d input (rows along the last axis)"
+    if op == "cross_entropy":  # a program a row, looping over the classes: any width
+        return "Liger's cross_entropy needs at least one row" if 0 in shape else None
     if op == "softmax" and params.get("axis", -1) % len(shape) != len(shape) - 1:
         return f"Liger's softmax is over the last axis only (axis {params.get('axis')} of a {len(shape)}-d input)"
     if shape[-1] > MAX_ROW:
@@ -136,11 +147,40 @@ def _liger_impl(op: str, function_name: str) -> Impl:
     return make
 
 
-LIGER_IMPLS: dict[str, Impl] = {op: _liger_impl(op, name) for op, name in LIGER_FUNCTIONS.items()}
+def _overwrites_logits(function: Any) -> bool:
+    """Whether this Liger's cross-entropy kernel stores the logits' gradient over the logits in every forward (its
+    source has no ``HAS_GRADIENTS`` switch)."""
+    import inspect
+
+    try:
+        return "HAS_GRADIENTS" not in inspect.getsource(sys.modules[function.__module__])
+    except (OSError, TypeError, KeyError):
+        return True  # cannot tell: not run on inputs it may overwrite
+
+
+def _liger_cross_entropy(ops: Any, inputs: Sequence[Any], out: Any, params: Mapping[str, Any]) -> Callable[[], str]:
+    x, t = inputs
+    apply = ops.LigerCrossEntropyFunction.apply
+    ignore, reduction = int(params["ignore_index"]), params["reduction"]
+    rows, target = x.reshape(-1, x.shape[-1]), t.reshape(-1)
+
+    def run() -> str:
+        loss = apply(rows, target, None, ignore, 0.0, 0.0, reduction)
+        loss = loss[0] if isinstance(loss, tuple) else loss  # (loss, z_loss, ...) in recent versions
+        out.copy_(loss if reduction == "mean" else loss.reshape(out.shape))
+        return "liger cross_entropy + copy"
+
+    return run
+
+
+LIGER_IMPLS: dict[str, Impl] = {op: _liger_impl(op, name) for op, name in LIGER_FUNCTIONS.items()
+                                if op != "cross_entropy"}
+LIGER_IMPLS["cross_entropy"] = _liger_cross_entropy
 
 
 class LigerBackend(TorchBackend):
-    """Liger-Kernel's forward kernels for rms_norm, layer_norm, silu_mul and softmax, on torch tensors."""
+    """Liger-Kernel's forward kernels for rms_norm, layer_norm, silu_mul, softmax and cross_entropy, on torch
+    tensors."""
 
     _impls = LIGER_IMPLS
 
@@ -149,6 +189,7 @@ class LigerBackend(TorchBackend):
         self.name = "liger"
         self._ops: Any = None  # liger_kernel.ops, once available
         self._last: str | None = None
+        self._overwriting = False  # this Liger's cross_entropy writes its gradient over the logits
 
     def __repr__(self) -> str:
         return f"LigerBackend(device={self.device!r})"
@@ -165,6 +206,8 @@ class LigerBackend(TorchBackend):
             return Availability(False, missing.reason.replace("liger_kernel.ops not installed",
                                                               "liger-kernel not installed"))
         present = {op: make for op, make in LIGER_IMPLS.items() if hasattr(ops, LIGER_FUNCTIONS[op])}
+        if "cross_entropy" in present and _overwrites_logits(ops.LigerCrossEntropyFunction):
+            self._overwriting = True
         if not present:
             return Availability(False, f"liger-kernel {_version()} has none of {', '.join(LIGER_FUNCTIONS.values())}")
         self._impls, self._ops, self._lib = present, ops, torch  # an older Liger may lack softmax: that op only
@@ -175,6 +218,9 @@ class LigerBackend(TorchBackend):
             return Support(False, f"liger-kernel {_version()} has no {LIGER_FUNCTIONS[op]}")
         if op not in LIGER_FUNCTIONS:
             return Support(False, f"Liger-Kernel has no {op} kernel (it has {', '.join(LIGER_FUNCTIONS)})")
+        if op == "cross_entropy" and self._overwriting:
+            return Support(False, f"liger-kernel {_version()}'s cross_entropy writes the logits' gradient over the "
+                                  "logits in every forward: a repeated run would read its own gradient")
         support = super().supports(op, dtype, case)
         if not support or case is None:
             return support
@@ -197,7 +243,8 @@ class LigerBackend(TorchBackend):
         inputs = list(inputs)
         _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
         self._check_tensors(op, inputs, output)
-        why = row_refusal(op, tuple(inputs[0].shape), full)
+        why = row_refusal(op, tuple(inputs[0].shape), full) or (
+            self.supports(op, "f32").reason if op == "cross_entropy" and self._overwriting else None)
         if why:
             raise UnsupportedCase(why)
         make, ops = self._impls[op], self._ops

@@ -28,6 +28,10 @@ layer_norm ``torch.ops.aten.native_layer_norm.out(x, (n,), weight, bias, eps, ou
            ``out.copy_(torch.nn.functional.layer_norm(...))``
 silu_mul   ``torch.mul(torch.nn.functional.silu(gate), up, out=out)``: the two kernels of eager
            SwiGLU, with a full-size temporary
+cross_     ``out.copy_(torch.nn.functional.cross_entropy(logits.reshape(-1, V), target.reshape(-1),
+entropy    ignore_index=..., reduction=...))``: log_softmax and nll_loss, with a temporary of the logits'
+           size; the rows' losses copied into out (no ``out=`` variant; a view where the leading dims
+           merge, else reshape copies the logits)
 ========== ==========================================================================
 
 Inputs keep their strides (transposed, stepped, offset and broadcast views are
@@ -72,15 +76,17 @@ from .host_layout import host_span
 __all__ = ["TorchBackend", "TorchEvent", "HostEvent", "CORE_IMPLS", "FUNCTIONAL", "NEGATIVE_STRIDES", "torch_dtype",
            "tensor_dtype_name", "tensor_layout"]
 
-_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64"}
 NEGATIVE_STRIDES = ("torch tensors cannot have negative strides: a reversed view would be a flip copy, "
                     "not the strided read the case measures")
 """The reason a torch-based backend gives for a case with a ``reversed`` (negative-stride) input."""
 
 
 def torch_dtype(torch: Any, name: str) -> Any:
-    """The torch dtype of oprt's dtype ``name`` ("f32", "f16", "bf16"); ``torch`` is the imported module."""
-    return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[get_dtype(name).name]
+    """The torch dtype of oprt's dtype ``name`` ("f32", "f16", "bf16"; "i32", "i64" of index inputs); ``torch`` is
+    the imported module."""
+    return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
+            "i64": torch.int64}[get_dtype(name, index=True).name]
 
 
 def tensor_dtype_name(tensor: Any) -> str:
@@ -179,6 +185,24 @@ def _silu_mul(torch, inputs, out, params) -> Callable[[], Any]:
     return lambda: mul(silu(gate), up, out=out)
 
 
+def _cross_entropy_fn(torch, params) -> Callable[..., Any]:
+    """``(logits, target) -> loss``: ``F.cross_entropy`` over the rows of ``logits`` (its last axis the classes),
+    shaped as the op's output (``target``'s shape, or 0-d for the mean)."""
+    xent, ignore, reduction = torch.nn.functional.cross_entropy, int(params["ignore_index"]), params["reduction"]
+
+    def fn(x, t):
+        loss = xent(x.reshape(-1, x.shape[-1]), t.reshape(-1), ignore_index=ignore, reduction=reduction)
+        return loss if reduction == "mean" else loss.reshape(t.shape)
+
+    return fn
+
+
+def _cross_entropy(torch, inputs, out, params) -> Callable[[], Any]:
+    x, t = inputs
+    fn = _cross_entropy_fn(torch, params)
+    return lambda: out.copy_(fn(x, t))  # no out= variant
+
+
 CORE_IMPLS: dict[str, Impl] = {
     "copy": _copy,
     "vector_add": _vector_add,
@@ -188,6 +212,7 @@ CORE_IMPLS: dict[str, Impl] = {
     "rms_norm": _rms_norm,
     "layer_norm": _layer_norm,
     "silu_mul": _silu_mul,
+    "cross_entropy": _cross_entropy,
 }
 
 
@@ -227,6 +252,7 @@ FUNCTIONAL: dict[str, Callable[[Any, Mapping[str, Any]], Callable[..., Any]]] = 
     "rms_norm": _rms_norm_fn,
     "layer_norm": _layer_norm_fn,
     "silu_mul": _silu_mul_fn,
+    "cross_entropy": _cross_entropy_fn,
 }
 
 
@@ -333,7 +359,7 @@ class TorchBackend(BaselineBackend):
         dt, refused = self._op_dtype(op, dtype)
         if refused is not None:
             return refused
-        if dt.name not in _DTYPE_NAMES.values():
+        if dt.name not in ("f32", "f16", "bf16"):
             return Support(False, f"torch backend does not run {dt}")
         if case is not None and any(t.layout == "reversed" for t in getattr(case, "inputs", ())):
             return Support(False, NEGATIVE_STRIDES)
@@ -344,7 +370,7 @@ class TorchBackend(BaselineBackend):
         """A device tensor with the host view's shape, strides and offset (zero strides kept)."""
         torch = self._require()
         array = np.asarray(array)
-        dtype = torch_dtype(torch, get_dtype(array.dtype).name)
+        dtype = torch_dtype(torch, get_dtype(array.dtype, index=True).name)
         if any(s < 0 for s in array.strides) and array.size:
             raise UnsupportedCase(NEGATIVE_STRIDES)
         span = host_span(array)

@@ -26,7 +26,10 @@
  *    intersect an input's, unless out is exactly that input (same pointer,
  *    shape and strides) and the op runs in place on it: copy, relu,
  *    vector_add and silu_mul (either input) and softmax do; reduce_sum,
- *    rms_norm and layer_norm do not.
+ *    rms_norm, layer_norm and cross_entropy do not.
+ *  - Dtypes: values are f32, f16 or bf16, one dtype for out and every value
+ *    input; index inputs (cross_entropy's target) are i32 or i64 as the op
+ *    declares, and any other dtype there is OPRT_STATUS_UNSUPPORTED_DTYPE.
  *  - Backends write each op's four entry points with oprt_entry.h's
  *    OPRT_DEFINE_OP (generated, like the op declarations below, from the
  *    op specs by oprt_core.cdecl).
@@ -66,7 +69,9 @@ typedef enum {
 typedef enum {
     OPRT_DTYPE_F32 = 0,
     OPRT_DTYPE_F16 = 1,
-    OPRT_DTYPE_BF16 = 2
+    OPRT_DTYPE_BF16 = 2,
+    OPRT_DTYPE_I32 = 3,                 /* index tensors only (an op declares which inputs take them) */
+    OPRT_DTYPE_I64 = 4
 } oprt_dtype_t;
 
 typedef enum {
@@ -223,6 +228,21 @@ oprt_status_t oprt_get_silu_mul_workspace_size(oprt_silu_mul_descriptor_t desc, 
 oprt_status_t oprt_silu_mul(oprt_silu_mul_descriptor_t desc, void *workspace, size_t workspace_size,
                             void *out, const void *gate, const void *up, oprt_stream_t stream);
 oprt_status_t oprt_destroy_silu_mul_descriptor(oprt_silu_mul_descriptor_t desc);
+
+/* ---- cross_entropy: out = logsumexp(logits) - logits[target] per row (0 where target == ignore_index); reduction none: per row, mean: the mean over the rows not ignored ----
+ * target (an index tensor): i64
+ * ignore_index (int32_t): rows whose target equals it are ignored (loss 0, not in the mean)
+ * reduction (int32_t: 0 none, 1 mean): none: the loss of each row; mean: their mean over the rows not ignored */
+typedef struct oprt_cross_entropy_descriptor *oprt_cross_entropy_descriptor_t;
+oprt_status_t oprt_create_cross_entropy_descriptor(oprt_cross_entropy_descriptor_t *desc,
+                                                   const oprt_tensor_desc_t *out,
+                                                   const oprt_tensor_desc_t *logits,
+                                                   const oprt_tensor_desc_t *target, int32_t ignore_index,
+                                                   int32_t reduction);
+oprt_status_t oprt_get_cross_entropy_workspace_size(oprt_cross_entropy_descriptor_t desc, size_t *size);
+oprt_status_t oprt_cross_entropy(oprt_cross_entropy_descriptor_t desc, void *workspace, size_t workspace_size,
+                                 void *out, const void *logits, const void *target, oprt_stream_t stream);
+oprt_status_t oprt_destroy_cross_entropy_descriptor(oprt_cross_entropy_descriptor_t desc);
 /* OPRT_OPS_END */
 /* OPRT_CDEF_END */
 

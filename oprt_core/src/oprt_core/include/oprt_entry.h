@@ -372,4 +372,49 @@
         return OPRT_STATUS_SUCCESS;                                                                                 \
     }
 
+/* cross_entropy: launch_fn(const State *, void *workspace, void *out, const void *logits, const void *target, oprt_stream_t) */
+#define OPRT_DEFINE_OP_cross_entropy(State, plan_fn, launch_fn)                                                                  \
+    struct oprt_cross_entropy_descriptor {                                                                                       \
+        oprt_op_common_t common;                                                                                                 \
+        State state;                                                                                                             \
+    };                                                                                                                           \
+    oprt_status_t oprt_create_cross_entropy_descriptor(oprt_cross_entropy_descriptor_t *desc,                                    \
+                                                       const oprt_tensor_desc_t *out,                                            \
+                                                       const oprt_tensor_desc_t *logits,                                         \
+                                                       const oprt_tensor_desc_t *target, int32_t ignore_index,                   \
+                                                       int32_t reduction) {                                                      \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                               \
+        *desc = NULL;                                                                                                            \
+        struct oprt_cross_entropy_descriptor *d_ = (struct oprt_cross_entropy_descriptor *)calloc(1, sizeof *d_);                \
+        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "cross_entropy: out of host memory");                   \
+        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, out, logits, target, ignore_index, reduction);  \
+        if (s_ != OPRT_STATUS_SUCCESS) {                                                                                         \
+            free(d_);                                                                                                            \
+            return s_;                                                                                                           \
+        }                                                                                                                        \
+        const oprt_tensor_desc_t *ins_[2] = {logits, target};                                                                    \
+        oprt_op_common_init(&d_->common, out, ins_, 2);                                                                          \
+        *desc = d_;                                                                                                              \
+        return OPRT_STATUS_SUCCESS;                                                                                              \
+    }                                                                                                                            \
+    oprt_status_t oprt_get_cross_entropy_workspace_size(oprt_cross_entropy_descriptor_t desc, size_t *size) {                    \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                               \
+        OPRT_CHECK_NOT_NULL(size);                                                                                               \
+        *size = desc->common.workspace_size;                                                                                     \
+        return OPRT_STATUS_SUCCESS;                                                                                              \
+    }                                                                                                                            \
+    oprt_status_t oprt_cross_entropy(oprt_cross_entropy_descriptor_t desc, void *workspace, size_t workspace_size,               \
+                                     void *out, const void *logits, const void *target, oprt_stream_t stream) {                  \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                               \
+        const void *ins_[2] = {logits, target};                                                                                  \
+        static const char *const names_[2] = {"logits", "target"};                                                               \
+        OPRT_CHECK(oprt_check_launch(&desc->common, "cross_entropy", workspace, workspace_size, out, ins_, names_));             \
+        return launch_fn(&desc->state, workspace, out, logits, target, stream);                                                  \
+    }                                                                                                                            \
+    oprt_status_t oprt_destroy_cross_entropy_descriptor(oprt_cross_entropy_descriptor_t desc) {                                  \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                               \
+        free(desc);                                                                                                              \
+        return OPRT_STATUS_SUCCESS;                                                                                              \
+    }
+
 #endif /* OPRT_ENTRY_H_ */

@@ -55,6 +55,8 @@ static inline size_t oprt_dtype_size(int32_t dtype) {
     case OPRT_DTYPE_F32: return 4;
     case OPRT_DTYPE_F16: return 2;
     case OPRT_DTYPE_BF16: return 2;
+    case OPRT_DTYPE_I32: return 4;
+    case OPRT_DTYPE_I64: return 8;
     default: return 0;
     }
 }
@@ -64,6 +66,8 @@ static inline const char *oprt_dtype_name(int32_t dtype) {
     case OPRT_DTYPE_F32: return "f32";
     case OPRT_DTYPE_F16: return "f16";
     case OPRT_DTYPE_BF16: return "bf16";
+    case OPRT_DTYPE_I32: return "i32";
+    case OPRT_DTYPE_I64: return "i64";
     default: return "unknown";
     }
 }
@@ -81,6 +85,13 @@ static inline int64_t oprt_abs_stride(int64_t s) {
     return s >= 0 ? s : (s == INT64_MIN ? INT64_MAX : -s);
 }
 
+static inline int oprt_is_value_dtype(int32_t dtype) {
+    return dtype == OPRT_DTYPE_F32 || dtype == OPRT_DTYPE_F16 || dtype == OPRT_DTYPE_BF16;
+}
+
+static inline oprt_status_t oprt_check_layout_(const oprt_tensor_desc_t *t, const char *name);
+
+/* A value tensor (out and the value inputs of every op): f32, f16 or bf16. */
 static inline oprt_status_t oprt_check_tensor(const oprt_tensor_desc_t *t, const char *name) {
     if (t == NULL)
         return oprt_set_error(OPRT_STATUS_NULL_POINTER, "tensor descriptor '%s' is NULL", name);
@@ -88,6 +99,26 @@ static inline oprt_status_t oprt_check_tensor(const oprt_tensor_desc_t *t, const
         return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
                               "tensor '%s' has unknown dtype code %d (valid: 0=f32, 1=f16, 2=bf16)",
                               name, (int)t->dtype);
+    if (!oprt_is_value_dtype(t->dtype))
+        return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
+                              "tensor '%s' has dtype %s (an index dtype) where f32, f16 or bf16 is needed", name,
+                              oprt_dtype_name(t->dtype));
+    return oprt_check_layout_(t, name);
+}
+
+/* An index tensor (cross_entropy's target): dtype i64 where `allow_i32` is 0, i32 or i64 where it is 1. */
+static inline oprt_status_t oprt_check_index_tensor(const oprt_tensor_desc_t *t, const char *op, const char *name,
+                                                    int allow_i32) {
+    if (t == NULL)
+        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "tensor descriptor '%s' is NULL", name);
+    if (t->dtype != OPRT_DTYPE_I64 && !(allow_i32 && t->dtype == OPRT_DTYPE_I32))
+        return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE, "%s: %s must be an index tensor of %s, got %s (code %d)",
+                              op, name, allow_i32 ? "i32 or i64" : "i64", oprt_dtype_name(t->dtype), (int)t->dtype);
+    return oprt_check_layout_(t, name);
+}
+
+/* ndim, shape and strides of a tensor whose dtype is checked. */
+static inline oprt_status_t oprt_check_layout_(const oprt_tensor_desc_t *t, const char *name) {
     if (t->ndim < 0 || t->ndim > OPRT_MAX_NDIM)
         return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "tensor '%s' has ndim %d (valid: 0..%d)", name,
                               (int)t->ndim, OPRT_MAX_NDIM);
@@ -633,6 +664,114 @@ static inline oprt_status_t oprt_plan_layer_norm(oprt_rows_plan_t *plan, const o
     static const char *const names[3] = {"x", "weight", "bias"};
     const oprt_tensor_desc_t *vecs[2] = {weight, bias};
     return oprt_plan_rows(plan, "layer_norm", out, x, vecs, 2, names, eps);
+}
+
+/* ------------------------------------------------------------------------- */
+/* cross_entropy: logits of shape (..., V) taken row by row, an i64 target per row (the leading shape), out per
+ * row (reduction none) or one element (mean)                                  */
+
+#define OPRT_REDUCTION_NONE 0
+#define OPRT_REDUCTION_MEAN 1
+
+typedef struct {
+    int32_t dtype;                   /* logits' and out's */
+    int32_t reduction;               /* OPRT_REDUCTION_NONE or OPRT_REDUCTION_MEAN */
+    int64_t ignore_index;
+    int64_t rows, v;                 /* logits seen as rows x v */
+    int64_t numel;                   /* of logits */
+    int32_t ndim;                    /* leading dims, extent-1 dims dropped and mergeable dims merged; rows is their
+                                      * product (0 dims: one row) */
+    int64_t shape[OPRT_MAX_NDIM];
+    int64_t x_strides[OPRT_MAX_NDIM], t_strides[OPRT_MAX_NDIM], out_strides[OPRT_MAX_NDIM]; /* out's 0 for mean */
+    int64_t x_inner;                 /* logits' stride along the classes (0 where v == 1) */
+} oprt_xent_plan_t;
+
+/* Validates logits (..., V) of a value dtype with V >= 1 (or no row), target of logits' leading shape and dtype
+ * i64, out of logits' dtype and of target's shape (reduction none) or 0-d (mean), and plans the rows. */
+static inline oprt_status_t oprt_plan_cross_entropy(oprt_xent_plan_t *plan, const oprt_tensor_desc_t *out,
+                                                    const oprt_tensor_desc_t *logits,
+                                                    const oprt_tensor_desc_t *target, int32_t ignore_index,
+                                                    int32_t reduction) {
+    OPRT_CHECK_NOT_NULL(plan);
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    OPRT_CHECK(oprt_check_tensor(logits, "logits"));
+    OPRT_CHECK(oprt_check_same_dtype(out, logits, "logits"));
+    OPRT_CHECK(oprt_check_index_tensor(target, "cross_entropy", "target", 0));
+    if (logits->ndim < 1)
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "cross_entropy: logits must have at least 1 dim (classes along "
+                              "its last axis), got a 0-d tensor");
+    const int32_t lead = logits->ndim - 1;
+    const int64_t v = logits->shape[lead];
+    int same = target->ndim == lead;
+    for (int32_t i = 0; same && i < lead; ++i) same = target->shape[i] == logits->shape[i];
+    if (!same) {
+        char st[160], sl[160];
+        oprt_format_shape(target, st, sizeof st);
+        oprt_format_shape(logits, sl, sizeof sl);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "cross_entropy: shape mismatch: target has shape %s, expected "
+                              "logits' shape without its last dim, for logits of shape %s", st, sl);
+    }
+    int64_t rows = 1;
+    for (int32_t i = 0; i < lead; ++i) rows *= logits->shape[i];
+    if (v == 0 && rows > 0)
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "cross_entropy: logits have no class (a last dim of 0)");
+    if (reduction != OPRT_REDUCTION_NONE && reduction != OPRT_REDUCTION_MEAN)
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "cross_entropy: reduction must be 0 (none) or 1 (mean), got %d",
+                              (int)reduction);
+    const int mean = reduction == OPRT_REDUCTION_MEAN;
+    if (mean ? out->ndim != 0 : !oprt_same_shape(out, target)) {
+        char so[160], st[160];
+        oprt_format_shape(out, so, sizeof so);
+        oprt_format_shape(target, st, sizeof st);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "cross_entropy: shape mismatch: out has shape %s, expected %s",
+                              so, mean ? "() for reduction mean" : st);
+    }
+    OPRT_CHECK(oprt_check_output_strides(out, "out"));
+    memset(plan, 0, sizeof *plan);
+    plan->dtype = logits->dtype;
+    plan->reduction = reduction;
+    plan->ignore_index = ignore_index;
+    plan->rows = rows;
+    plan->v = v;
+    plan->numel = oprt_numel(logits);
+    plan->x_inner = v > 1 ? logits->strides[lead] : 0;
+    int32_t m = 0;
+    for (int32_t i = 0; i < lead; ++i) {
+        if (logits->shape[i] == 1) continue;
+        const int64_t e = logits->shape[i], xs = logits->strides[i], ts = target->strides[i];
+        const int64_t os = mean ? 0 : out->strides[i];
+        if (m > 0 && plan->x_strides[m - 1] == xs * e && plan->t_strides[m - 1] == ts * e &&
+            plan->out_strides[m - 1] == os * e) {
+            plan->shape[m - 1] *= e;
+            plan->x_strides[m - 1] = xs;
+            plan->t_strides[m - 1] = ts;
+            plan->out_strides[m - 1] = os;
+            continue;
+        }
+        plan->shape[m] = e;
+        plan->x_strides[m] = xs;
+        plan->t_strides[m] = ts;
+        plan->out_strides[m] = os;
+        ++m;
+    }
+    plan->ndim = m;
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* Element offsets of row r's first logit, its target and its loss (r in [0, rows)). */
+static inline void oprt_xent_row_offsets(const oprt_xent_plan_t *p, int64_t r, int64_t *xo, int64_t *to,
+                                         int64_t *oo) {
+    int64_t a = 0, b = 0, c = 0;
+    for (int32_t i = p->ndim - 1; i >= 0; --i) {
+        const int64_t e = p->shape[i], q = r % e;
+        a += q * p->x_strides[i];
+        b += q * p->t_strides[i];
+        c += q * p->out_strides[i];
+        r /= e;
+    }
+    *xo = a;
+    *to = b;
+    *oo = c;
 }
 
 /* silu_mul: gate, up and out of one shape and dtype; any strides (an elementwise plan, no broadcasting). */
