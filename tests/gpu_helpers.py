@@ -37,12 +37,15 @@ def run_checked(backend: Any, spec: Any, case: Any, dtype: str, seed: int) -> tu
 
     params = spec.validate_params(case.param_dict, [t.shape for t in case.inputs])
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
-    out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-    backend.fill_nan(out)
+    out = spec.new_outputs(backend, [x.shape for x in inputs], params, dtype)  # a tuple for a multi-output op
+    outs = out if spec.multi_output else (out,)
+    for o in outs:
+        backend.fill_nan(o)
     launch = backend.prepare(spec.name, [backend.to_device(x) for x in inputs], out, params)
     launch()
     backend.synchronize()
-    return spec.check(backend.to_host(out), inputs, dtype, params), launch, out
+    host = tuple(backend.to_host(o) for o in outs)
+    return spec.check(host if spec.multi_output else host[0], inputs, dtype, params), launch, out
 
 
 def load_test_module(relpath: str) -> ModuleType:

@@ -251,7 +251,8 @@ class OpSpec:
                                        f"inputs (inputs: {', '.join(self.input_names)})")
         if not self.outputs:
             self.outputs = (Output("out", inplace=tuple(self.inplace)),)
-        elif self.inplace:
+        elif self.inplace and (len(self.outputs) > 1 or set(self.outputs[0].inplace) != set(self.inplace)):
+            # (a copy of a spec, dataclasses.replace, carries both, in agreement)
             raise InvalidArgumentError(f"{self.name}: declare in-place inputs per output (Output.inplace), not with "
                                        "inplace, when the op declares its outputs")
         names = [o.name for o in self.outputs]
