@@ -722,11 +722,17 @@ static oprt_status_t host_add_rms_norm(const oprt_add_rows_plan_t *s, void *work
         int64_t xo, oo, ro, ho;
         oprt_row_offsets(p, r, &xo, &oo);
         oprt_add_row_offsets(s, r, &ro, &ho);
-        float ss = 0.0f;
+        float ss = 0.0f, block = 0.0f; /* blocks of 256 summed apart, as a GPU's threads do (a sequential f32 sum of
+                                          * 20000 squares strays past the budget's log2(n) bound) */
         for (int64_t i = 0; i < p->n; ++i) {
-            store_f(h, ho + i * s->h_inner, dt, load_f(x, xo + i * p->x_inner, dt) + load_f(res, ro + i * s->res_inner, dt));
+            const float sum = load_f(x, xo + i * p->x_inner, dt) + load_f(res, ro + i * s->res_inner, dt);
+            store_f(h, ho + i * s->h_inner, dt, sum);
             const float v = load_f(h, ho + i * s->h_inner, dt);
-            ss += v * v;
+            block += v * v;
+            if ((i & 255) == 255 || i == p->n - 1) {
+                ss += block;
+                block = 0.0f;
+            }
         }
         const float rstd = 1.0f / sqrtf(ss / (float)p->n + p->eps);
         for (int64_t i = 0; i < p->n; ++i)
