@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from oprt_core import UnsupportedCase
-from oprt_core.spec import Case, OpSpec
+from oprt_core.spec import Case, OpSpec, as_outputs
 
 from .errors import UsageError, one_line
 from .execute import prepare_case
@@ -187,12 +187,15 @@ def _setup(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, prepared: 
         if not support:
             return None, "unsupported", support.reason or "unsupported by the backend"
         arrays = [backend.to_device(x) for x in inputs]
-        out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-        backend.fill_nan(out)
+        out = spec.new_outputs(backend, [x.shape for x in inputs], params, dtype)  # a tuple for several outputs
+        outs = as_outputs(out)
+        for o in outs:
+            backend.fill_nan(o)
         launch = backend.prepare(spec.name, arrays, out, params)
         launch()
         backend.synchronize()
-        check = spec.check(backend.to_host(out), inputs, dtype, params, ref, inputs64)
+        host = tuple(backend.to_host(o) for o in outs)
+        check = spec.check(host if spec.multi_output else host[0], inputs, dtype, params, ref, inputs64)
         if not check.ok:
             return None, "failed", check.message
     except UnsupportedCase as exc:
