@@ -24,7 +24,7 @@ silu_mul   a one-line ``cupy.ElementwiseKernel`` ``out = g / (1 + exp(-g)) * up`
            (``g`` = gate in f32), one rounding to the dtype (CuPy has no silu); any strides
 ========== ==========================================================================
 
-rms_norm and layer_norm are unsupported: CuPy has neither (a composition of its reductions and
+rms_norm, add_rms_norm and layer_norm are unsupported: CuPy has neither (a composition of its reductions and
 elementwise functions would be several kernels and temporaries, not the library's op).
 
 Strided inputs keep their layout, negative strides included (CuPy arrays may have
