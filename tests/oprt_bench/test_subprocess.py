@@ -20,10 +20,10 @@ def test_smoke_sweep_end_to_end(smoke_run):
     rows = pd.read_csv(smoke_run / "results.csv", keep_default_na=False)
     assert tuple(rows.columns) == COLUMNS
     assert set(rows["backend"]) == {"numpy"} and set(rows["status"]) == {"ok"}
-    assert set(rows["op"]) == {"copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "layer_norm",
-                               "silu_mul", "matmul"}
+    assert set(rows["op"]) == {"copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "add_rms_norm",
+                               "layer_norm", "silu_mul", "matmul"}
     assert set(rows["dtype"]) == {"f32", "f16", "bf16"}
-    assert len(rows) == 3 * 23  # 12 smoke cases of the core ops, 8 of the model ops and 3 of matmul, 3 dtypes
+    assert len(rows) == 3 * 26  # 12 smoke cases of the core ops, 11 of the model ops and 3 of matmul, 3 dtypes
     timed = rows.astype({"median_ms": float, "p10_ms": float, "p90_ms": float, "min_ms": float, "gbps": float})
     assert ((timed["min_ms"] <= timed["p10_ms"]) & (timed["p10_ms"] <= timed["median_ms"])
             & (timed["median_ms"] <= timed["p90_ms"])).all()
