@@ -107,7 +107,7 @@ if has install; then
     fi
     # one package at a time, so a backend that fails to build does not stop the others
     pkgs=${OPRT_SUITE_PACKAGES:-"oprt_core oprt_bench oprt_nvidia oprt_metax tests/plugins/oprt-testplugin \
-tests/plugins/oprt-faultyplugin examples/oprt-rmsnorm examples/oprt-triton examples/oprt-tilelang"}
+tests/plugins/oprt-faultyplugin examples/oprt-gelu examples/oprt-triton examples/oprt-tilelang"}
     for pkg in $pkgs; do
         [ -d "$pkg" ] || continue
         OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} run_logged "install-$(basename "$pkg")" \

@@ -640,7 +640,7 @@ _plugin_functions: dict[str, tuple[Any, Callable[..., Any]]] = {}  # op -> (its 
 
 
 def __getattr__(name: str) -> Callable[..., Any]:
-    """``ops.<op>`` of a plugin's op (``ops.rms_norm_example``), made from its spec on first use, as the core ops'
+    """``ops.<op>`` of a plugin's op (``ops.gelu_tanh``), made from its spec on first use, as the core ops'
     are."""
     if name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
