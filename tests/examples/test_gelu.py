@@ -229,7 +229,8 @@ def test_the_cuda_kernel_compiles(tmp_path):
                            str(PACKAGE / "csrc" / "gelu_tanh.cu"), "-o", str(obj)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    symbols = subprocess.run(["nm", "-g", str(obj)], capture_output=True, text=True).stdout if shutil.which("nm") else ""
+    nm = shutil.which("nm")
+    symbols = subprocess.run([nm, "-g", str(obj)], capture_output=True, text=True).stdout if nm else ""
     for name in ("oprt_create_gelu_tanh_descriptor", "oprt_gelu_tanh", "oprt_destroy_gelu_tanh_descriptor"):
         assert not symbols or f" T {name}\n" in symbols, name
 

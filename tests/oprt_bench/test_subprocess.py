@@ -51,7 +51,7 @@ def test_smoke_sweep_end_to_end(smoke_run):
     assert len(doc["rows"]) == len(rows) and doc["run"]["status"] == "complete"
 
     html = (smoke_run / "report.html").read_text()
-    assert html.count("<table class='op sortable'") == 9 and html.count("<svg") == 10  # 9 ops' GB/s, the roofline
+    assert html.count("<table class='op sortable'") == 10 and html.count("<svg") == 11  # 10 ops' GB/s, the roofline
     # nothing to fetch: no external src/href/url(), one inline script, no stylesheets links, no @import
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)|url\(\s*["']?(https?:|//)|@import""", html)
     assert html.count("<script") == 1 and "<script>" in html and "<link" not in html and "<img" not in html
@@ -59,7 +59,7 @@ def test_smoke_sweep_end_to_end(smoke_run):
 
 def test_user_mistakes_subprocess(tmp_path):
     cases = [
-        (["--ops", "copy,nope"], "unknown op 'nope'; valid choices: all, copy"),
+        (["--ops", "copy,nope"], "unknown op 'nope'; valid choices: add_rms_norm, all, copy"),
         (["--backends", "nvidia"], "unknown backend 'nvidia'; valid choices: all, numpy"),
         (["--dtypes", "fp8"], "unknown dtype 'fp8'"),
         (["--shape", "4x4x"], "malformed shape '4x4x'"),

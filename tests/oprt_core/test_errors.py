@@ -27,7 +27,8 @@ from oprt_core.spec import TensorCase, parse_shape
 from oprt_core.validate import check_call
 
 X = np.ones((3, 4), np.float32)
-CORE_CHOICES = "add_rms_norm, copy, layer_norm, matmul, reduce_sum, relu, rms_norm, silu_mul, softmax, vector_add"  # built-in ops
+# the built-in ops
+CORE_CHOICES = "add_rms_norm, copy, layer_norm, matmul, reduce_sum, relu, rms_norm, silu_mul, softmax, vector_add"
 
 
 @pytest.fixture(scope="module")

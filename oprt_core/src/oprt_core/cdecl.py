@@ -218,7 +218,8 @@ def _entry_macro_outputs(spec: OpSpec) -> str:
         "        *desc = NULL;",
         f"        {struct} *d_ = ({struct} *)calloc(1, sizeof *d_);",
         f'        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "{op}: out of host memory");',
-        f"        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, {onames}, {inames}{pnames});",
+        f"        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, {onames}, {inames}"
+        f"{pnames});",
         "        if (s_ != OPRT_STATUS_SUCCESS) {",
         "            free(d_);",
         "            return s_;",

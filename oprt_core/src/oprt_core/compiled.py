@@ -43,7 +43,6 @@ from .core_ops import OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
-from .spec import as_outputs
 from .errors import (
     AbiMismatchError,
     BackendError,
@@ -52,6 +51,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCase,
 )
+from .spec import as_outputs
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
            "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason",

@@ -46,11 +46,11 @@ already-rounded inputs); n is the length of the normalised axis:
   gate / (1 + exp(-gate)) returns -0 for a true value of magnitude below 88.7 * e^-88.7 ~ 2.6e-37.
 
 Bytes moved (ideal: each input read once, each output written once): rms_norm (2 numel + n) * itemsize,
-add_rms_norm (4 numel + n) * itemsize (x and residual read, out and h written), layer_norm (2 numel + 2 n) * itemsize, silu_mul 3 numel * itemsize. Flops, each operation 1 (an exp or an
-rsqrt too): rms_norm 4 per element (square, add, two products) + 3 per row (divide by n, add eps, rsqrt);
-add_rms_norm one more per element (the residual add);
-layer_norm 7 per element (add for the mean, subtract, square, add for the variance, two products, add of the
-bias) + 4 per row; silu_mul 5 per element (exp, add, divide, two products).
+add_rms_norm (4 numel + n) * itemsize (x and residual read, out and h written), layer_norm (2 numel + 2 n) *
+itemsize, silu_mul 3 numel * itemsize. Flops, each operation 1 (an exp or an rsqrt too): rms_norm 4 per element
+(square, add, two products) + 3 per row (divide by n, add eps, rsqrt); add_rms_norm one more per element (the
+residual add); layer_norm 7 per element (add for the mean, subtract, square, add for the variance, two products,
+add of the bias) + 4 per row; silu_mul 5 per element (exp, add, divide, two products).
 
 rms_norm's fused residual form is an op of its own, ``add_rms_norm(x, residual, weight, eps) -> (out, h)``, rather
 than an optional input of rms_norm: its C entry points, plan and kernel take a fixed list of tensors (two outputs,
@@ -75,7 +75,8 @@ from .dtypes import DTYPES, DType
 from .errors import InvalidArgumentError
 from .spec import Budget, Case, OpSpec, Output, Param, TensorCase, format_shape
 
-__all__ = ["LLM_OPS", "LLM_SPECS", "rms_norm_spec", "add_rms_norm_spec", "layer_norm_spec", "silu_mul_spec", "norm_case",
+__all__ = ["LLM_OPS", "LLM_SPECS", "rms_norm_spec", "add_rms_norm_spec", "layer_norm_spec", "silu_mul_spec",
+           "norm_case",
            "silu_mul_case"]
 
 _EPS32 = DTYPES["f32"].eps

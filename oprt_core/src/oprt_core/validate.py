@@ -187,8 +187,8 @@ def _check_out_overlap(spec: OpSpec, out: Any, out_name: str, inplace: Sequence[
         if exact and allowed:
             continue
         if exact:
-            msg = (f"{spec.name}: {out_name} is input {name} itself, and {spec.name} cannot run in place; use a separate "
-                   "output" if out_name == "out" else f"{spec.name}: {out_name} is input {name} itself, and "
+            msg = (f"{spec.name}: {out_name} is input {name} itself, and {spec.name} cannot run in place; use a "
+                   "separate output" if out_name == "out" else f"{spec.name}: {out_name} is input {name} itself, and "
                    f"{spec.name} cannot write {out_name} over {name}; use a separate output")
         else:
             how = "the same memory in another layout" if same else "partial overlap of the same memory"
