@@ -295,7 +295,7 @@ class _Synced:
 
 
 def measure_graph(backend: Any, launcher: Any, inputs: Sequence[Any], output: Any, host_inputs: Sequence[Any],
-                  output_shape: Sequence[int], dtype: str, config: TimingConfig, device_info: dict[str, Any],
+                  output_shape: Sequence[Any], dtype: str, config: TimingConfig, device_info: dict[str, Any],
                   make_runtime: Callable[[], Any] | None = None) -> tuple[Measurement | None, str]:
     """Graph timing of a prepared row: ``(measurement, the timer note)``, or ``(None, why events time it)``.
 

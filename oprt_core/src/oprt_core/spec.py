@@ -222,7 +222,7 @@ class OpSpec:
     doc: str
     n_inputs: int
     input_names: tuple[str, ...]
-    reference_fn: Callable[..., np.ndarray]
+    reference_fn: Callable[..., Any]  # one float64 array, or a tuple of one per output
     bytes_fn: Callable[[Case, DType], int]
     flops_fn: Callable[[Case], int]
     budgets: Mapping[str, Budget]
