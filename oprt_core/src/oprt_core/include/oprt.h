@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 3
+#define OPRT_ABI_VERSION 4
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
