@@ -38,13 +38,16 @@
 #             and profiled rows
 #   graph     the default case set of OPRT_SUITE_GRAPH_OPS (default the core ops) on nvidia and torch twice, with
 #             --timing graph (graph-default/) and with events (events-default/): graph rows say timer=graph, the
-#             events' median of launch-bound rows in event_median_ms
+#             events' median of launch-bound rows in event_median_ms; OPRT_SUITE_GRAPH_ARGS (oprt-bench options,
+#             default --cases default) and OPRT_SUITE_GRAPH_NAME (the folders' suffix) sweep other cases
 #   ab        oprt-bench ab nvidia nvidia and nvidia metax (where metax is built) on OPRT_SUITE_AB_OPS (default
 #             softmax,reduce_sum) f32 default cases: ab-nvidia-nvidia/, ab-nvidia-metax/ (ab.csv, ab.json, ab.txt)
 #   fleet     the default sweep of OPRT_SUITE_FLEET_OPS (default the core ops) on nvidia with --cluster local (one
 #             worker per GPU) and the same on the first GPU alone (CUDA_VISIBLE_DEVICES): fleet-cluster/, fleet-1gpu/,
 #             their wall times in fleet-times.txt and their row-by-row comparison in fleet-compare.txt; needs the
-#             fleet extra (dask, distributed wheels in .whl/)
+#             fleet extra (dask, distributed wheels in .whl/). Where metax is built: two workers on the same GPU(s)
+#             under one scheduler, one offering nvidia and torch, the other metax, and one run routed across both
+#             (fleet-routed/), beside the two halves run separately and merged (fleet-merged/, compared with it)
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -272,10 +275,13 @@ fi
 
 if has graph; then
     # one sweep per timing method on the same cases, so their medians compare row by row
+    gname=${OPRT_SUITE_GRAPH_NAME:-default}
     for timing in graph events; do
-        run_logged "$timing-default" oprt-bench --backends nvidia,torch --baseline torch --cases default \
+        # shellcheck disable=SC2086 # OPRT_SUITE_GRAPH_ARGS is word-split on purpose
+        run_logged "$timing-$gname" oprt-bench --backends nvidia,torch --baseline torch \
+            ${OPRT_SUITE_GRAPH_ARGS:---cases default} \
             --ops "${OPRT_SUITE_GRAPH_OPS:-copy,vector_add,relu,reduce_sum,softmax}" --timing "$timing" \
-            --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --out "$OUTDIR/$timing-default"
+            --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --out "$OUTDIR/$timing-$gname"
     done
 fi
 
@@ -306,6 +312,34 @@ if has fleet; then
         } >"$OUTDIR/fleet-times.txt"
         sed 's/^/   /' "$OUTDIR/fleet-times.txt" | tee -a "$SUMMARY"
         run_logged fleet-compare oprt-bench compare "$OUTDIR/fleet-1gpu" "$OUTDIR/fleet-cluster" --all
+        if [[ $GPU_BACKENDS == *metax* ]]; then
+            # two "hosts" on one GPU: a scheduler and two oprt-bench workers, one offering nvidia and torch, the
+            # other metax; one client run routed across both, beside two separate runs merged into one folder
+            sched="$OUTDIR/fleet-scheduler.json"
+            dask scheduler --no-dashboard --host 127.0.0.1 --scheduler-file "$sched" >"$OUTDIR/fleet-scheduler.log" 2>&1 &
+            spid=$!
+            for _ in $(seq 60); do [ -s "$sched" ] && break; sleep 0.5; done
+            oprt-bench worker --scheduler-file "$sched" --backends nvidia,torch --name gpu0-nvidia \
+                >"$OUTDIR/fleet-worker-nvidia.log" 2>&1 &
+            w1=$!
+            oprt-bench worker --scheduler-file "$sched" --backends metax --name gpu0-metax \
+                >"$OUTDIR/fleet-worker-metax.log" 2>&1 &
+            w2=$!
+            python3 -c "import sys; from distributed import Client; \
+Client(scheduler_file=sys.argv[1], timeout='60s').wait_for_workers(2, timeout=180)" "$sched" \
+                >"$OUTDIR/fleet-wait.log" 2>&1 || note "fleet: the two workers did not both start (fleet-worker-*.log)"
+            shared_args=(--baseline torch --cases default --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
+                --ops "${OPRT_SUITE_FLEET_OPS:-copy,vector_add,relu,reduce_sum,softmax}")
+            run_logged fleet-routed oprt-bench "${shared_args[@]}" --backends nvidia,metax,torch \
+                --scheduler-file "$sched" --out "$OUTDIR/fleet-routed"
+            kill "$w1" "$w2" "$spid" 2>/dev/null
+            wait "$w1" "$w2" "$spid" 2>/dev/null
+            run_logged fleet-part-nvidia oprt-bench "${shared_args[@]}" --backends nvidia,torch --out "$OUTDIR/fleet-part-nvidia"
+            run_logged fleet-part-metax oprt-bench "${shared_args[@]}" --backends metax,torch --out "$OUTDIR/fleet-part-metax"
+            run_logged fleet-merge oprt-bench merge "$OUTDIR/fleet-part-nvidia" "$OUTDIR/fleet-part-metax" \
+                --on-duplicate first --out "$OUTDIR/fleet-merged"
+            run_logged fleet-routed-vs-merged oprt-bench compare "$OUTDIR/fleet-merged" "$OUTDIR/fleet-routed" --all
+        fi
     else
         note "fleet: skipped: dask distributed is not installed (put its wheels in .whl/: pip download 'dask' 'distributed')"
     fi

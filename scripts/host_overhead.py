@@ -11,7 +11,10 @@ and reports the median and p90 in microseconds of:
   launcher.run(...)     the prepared descriptor on caller buffers (layout checked per call)
   ops.<op>(cupy)        the functional API with cupy inputs and out, descriptor from its cache
   ops.<op>(torch)       the same with torch tensors
-  torch                 torch's own call (copy_, add, clamp_min, sum with out=; softmax allocates), for scale
+  torch                 torch's own call (copy_, add, clamp_min, sum, mul with out=; softmax and the norms
+                        allocate), for scale
+
+Ops: the core ops and the model ops (rms_norm, layer_norm, silu_mul).
 
 The stream is synchronised every 200 calls so the launch queue never fills (a full queue would
 make a launch wait for the GPU, and the GPU time would be measured instead of the host's).
@@ -79,7 +82,10 @@ def main() -> int:
     yc = rng.uniform(-1, 1, shape, dtype=cp.float32)
     oc = cp.empty(shape, cp.float32)
     orow = cp.empty((shape[0],), cp.float32)
-    xt, yt, ot, ort = (torch.as_tensor(a, device="cuda") for a in (xc, yc, oc, orow))
+    wc = rng.uniform(0.5, 1.5, (shape[1],), dtype=cp.float32)
+    bc = rng.uniform(-1, 1, (shape[1],), dtype=cp.float32)
+    xt, yt, ot, ort, wt, bt = (torch.as_tensor(a, device="cuda") for a in (xc, yc, oc, orow, wc, bc))
+    F = torch.nn.functional
 
     def sync() -> None:
         torch.cuda.synchronize()
@@ -91,6 +97,11 @@ def main() -> int:
         ("reduce_sum", [xc], {"axis": -1, "keepdims": False}, orow, [xt], ort,
          lambda: torch.sum(xt, -1, out=ort)),
         ("softmax", [xc], {"axis": -1}, oc, [xt], ot, lambda: torch.softmax(xt, -1)),  # no out= in torch
+        # the model ops (torch's norms allocate their output: no out= either)
+        ("rms_norm", [xc, wc], {"eps": 1e-6}, oc, [xt, wt], ot, lambda: F.rms_norm(xt, (shape[1],), wt, 1e-6)),
+        ("layer_norm", [xc, wc, bc], {"eps": 1e-5}, oc, [xt, wt, bt], ot,
+         lambda: F.layer_norm(xt, (shape[1],), wt, bt, 1e-5)),
+        ("silu_mul", [xc, yc], {}, oc, [xt, yt], ot, lambda: torch.mul(F.silu(xt), yt, out=ot)),
     ]
     rows = []
     per_round = max(1, args.calls // max(1, args.rounds))

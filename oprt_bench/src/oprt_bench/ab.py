@@ -2,15 +2,16 @@
 
 Per (op, case, dtype): both backends are checked against the float64 reference on copies of the same inputs, then
 timed in pairs of samples ordered A,B then B,A (ABBA blocks: a drift of clock or temperature weighs on both alike),
-each sample as a sweep row's (the cold flush before it, an event pair around the launch). Sampling stops once both
+each side alternating between two buffer sets every two pairs (one backend against itself: the two sides swap the
+same two sets), each sample as a sweep row's (the cold flush before it, an event pair around the launch). Sampling stops once both
 medians' 95% intervals are within ``target_rel_ci`` (after ``min_samples`` pairs), at the time budget, or at
 ``max_samples`` pairs.
 
-speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster), taken per order (A first, B first) and
-the two medians' geometric mean: two samples taken next to each other share the host's and the device's state, so a
-load that comes and goes moves both and leaves their ratio, and an effect of the order (the second sample of a
-pair slower or faster) cancels instead of leaving one median on one of two humps; its 95% interval is a
-percentile bootstrap that resamples the pairs within each order (seeded, ``resamples`` times). Verdict of B
+speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster), taken per stratum (order x buffer set,
+4 strata) and the strata medians' geometric mean: two samples taken next to each other share the host's and the
+device's state, so a load that comes and goes moves both and leaves their ratio, and an effect of the order (the
+second sample of a pair slower or faster) or of the buffers' placement cancels instead of leaving one median on one
+hump; its 95% interval is a percentile bootstrap that resamples the pairs within each stratum (seeded, ``resamples`` times). Verdict of B
 against A: ``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference under
 the tie threshold is a tie however sure it is: the same build against itself can differ by a few tenths of a
 percent), else ``faster`` or ``slower``.
@@ -52,28 +53,30 @@ AB_COLUMNS = ("op", "case", "shape", "dtype", "a", "b", "status", "message", "a_
 
 
 def bootstrap_ratio(a: Sequence[float], b: Sequence[float], resamples: int = MIN_RESAMPLES, seed: int = 0,
-                    level: float = 0.95, balanced: bool = False) -> tuple[float, float, float]:
+                    level: float = 0.95, strata: int = 1) -> tuple[float, float, float]:
     """``(median of a_i / b_i, low, high)``: the median ratio of paired samples and its percentile-bootstrap
     interval at ``level``, resampling the pairs ``resamples`` times with a generator seeded by ``seed``.
 
-    ``balanced``: the pairs alternate their order (even i: a first, odd i: b first, as :func:`interleave` takes
-    them); the ratio is then the geometric mean of the two orders' medians, each resampled within its order, so an
-    effect of the order (the second sample of a pair slower or faster) cancels instead of leaving the median on
-    one side of a two-humped distribution."""
+    ``strata`` > 1: pair i belongs to stratum i % strata (:func:`interleave` alternates the order every pair and
+    the buffer sets every two pairs: 4 strata); the ratio is then the geometric mean of the strata's medians, each
+    resampled within its stratum, so an effect of the order (the second sample of a pair slower or faster) or of
+    the buffers' placement cancels instead of leaving the median on one hump of a many-humped distribution."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or x.size == 0:
         raise ValueError(f"bootstrap_ratio needs two equally long, non-empty sample lists, got {x.size} and {y.size}")
+    if strata < 1:
+        raise ValueError(f"bootstrap_ratio needs strata >= 1, got {strata}")
     if resamples < 1 or not 0 < level < 1:
         raise ValueError(f"bootstrap_ratio needs resamples >= 1 and 0 < level < 1, got {resamples} and {level}")
     if np.any(y <= 0) or np.any(x <= 0):
         raise ValueError("bootstrap_ratio needs positive times")
     ratios = x / y
     rng = np.random.default_rng(seed)
-    if balanced and ratios.size >= 2:
-        first, second = ratios[0::2], ratios[1::2]
-        ratio = float(np.sqrt(np.median(first) * np.median(second)))
-        boots = np.sqrt(np.median(first[rng.integers(0, first.size, size=(int(resamples), first.size))], axis=1)
-                        * np.median(second[rng.integers(0, second.size, size=(int(resamples), second.size))], axis=1))
+    if strata > 1 and ratios.size >= strata:
+        groups = [ratios[j::strata] for j in range(strata)]
+        ratio = float(np.exp(np.mean([np.log(np.median(g)) for g in groups])))
+        boots = np.exp(np.mean([np.log(np.median(g[rng.integers(0, g.size, size=(int(resamples), g.size))], axis=1))
+                                for g in groups], axis=0))
     else:
         ratio = float(np.median(ratios))
         boots = np.median(ratios[rng.integers(0, x.size, size=(int(resamples), x.size))], axis=1)
@@ -125,7 +128,8 @@ class AbRow:
 
 # -- sampling -------------------------------------------------------------------------------------------------
 
-Side = tuple[Any, Callable[[], None]]  # (backend, prepared launch)
+Side = tuple[Any, Sequence[Callable[[], None]]]  # (backend, its prepared launches: one per buffer set)
+STRATA = 4  # pair i: A first when i is even, buffer set (i // 2) % 2 (see interleave)
 
 
 def _sample(backend: Any, launch: Callable[[], None], events: tuple[Any, Any], config: TimingConfig) -> float:
@@ -142,12 +146,14 @@ def _sample(backend: Any, launch: Callable[[], None], events: tuple[Any, Any], c
 def interleave(a: Side, b: Side, config: TimingConfig,
                clock: Callable[[], float] = time.perf_counter) -> tuple[list[float], list[float], str]:
     """Warm both sides up, then time pairs in ABBA blocks: ``(A samples, B samples, stopped_by)``, sample i of each
-    list taken next to the other's (``stopped_by``: converged, budget or max_samples)."""
+    list taken next to the other's (``stopped_by``: converged, budget or max_samples). Each side's launches are
+    its buffer sets: pair i runs set (i // 2) % len(launches), so the order and the set cycle every 4 pairs."""
     t0 = clock()
     calls = 0
     while calls < config.warmup_calls or (clock() - t0 < config.warmup_s and calls < config.max_samples):
-        for backend, launch in (a, b):
-            launch()
+        for backend, launches in (a, b):
+            for launch in launches:
+                launch()
             backend.synchronize()
         calls += 1
     events = [(a[0].event(), a[0].event()), (b[0].event(), b[0].event())]
@@ -158,8 +164,8 @@ def interleave(a: Side, b: Side, config: TimingConfig,
         order = (0, 1) if len(xs) % 2 == 0 else (1, 0)
         got = [0.0, 0.0]
         for i in order:
-            backend, launch = (a, b)[i]
-            got[i] = _sample(backend, launch, events[i], config)
+            backend, launches = (a, b)[i]
+            got[i] = _sample(backend, launches[(len(xs) // 2) % len(launches)], events[i], config)
         xs.append(got[0])
         ys.append(got[1])
         n = len(xs)
@@ -174,8 +180,8 @@ def interleave(a: Side, b: Side, config: TimingConfig,
 
 
 def _setup(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, prepared: Any) -> tuple[Any, str, str]:
-    """``(launch, "", "")`` for one side, checked against the reference on its own copy of the inputs; else
-    ``(None, status, message)``. The launch holds its buffers."""
+    """``(launch, "", "")`` for one buffer set of one side, checked against the reference on its own copy of the
+    inputs; else ``(None, status, message)``. The launch holds its buffers."""
     inputs, ref, setup_error, inputs64 = prepared
     if setup_error:
         return None, "error", setup_error
@@ -214,16 +220,22 @@ def _case_row(a: BackendEntry, b: BackendEntry, spec: OpSpec, case: Case, dtype:
               config: TimingConfig, resamples: int) -> AbRow:
     row = AbRow(spec.name, case.name, case.shape_str, dtype, a.name, b.name, timing=config.label, seed=seed)
     prepared = prepare_case(spec, case, dtype, seed)
-    launches = []
-    for side, entry in (("A", a), ("B", b)):
-        launch, status, message = _setup(entry, spec, case, dtype, prepared)
-        if launch is None:
-            row.status, row.message = status, f"{side} ({entry.name}): {message}"
-            return row
-        launches.append(launch)
+    # two buffer sets a side: where a buffer sits in memory moves a kernel's time by up to ~2% (H200), so each side
+    # alternates between two; one backend against itself shares them, each side taking the set the other does not
+    sets: list[list[Any]] = []
+    for side, entry in (("A", a), ("B", b)) if a.name != b.name else (("A", a),):
+        sets.append([])
+        for _ in range(2):
+            launch, status, message = _setup(entry, spec, case, dtype, prepared)
+            if launch is None:
+                row.status, row.message = status, f"{side} ({entry.name}): {message}"
+                return row
+            sets[-1].append(launch)
+    if len(sets) == 1:
+        sets.append(sets[0][::-1])
     try:
-        xs, ys, row.stopped_by = interleave((a.backend, launches[0]), (b.backend, launches[1]), config)
-        row.speedup, row.ci_low, row.ci_high = bootstrap_ratio(xs, ys, resamples, seed, balanced=True)
+        xs, ys, row.stopped_by = interleave((a.backend, sets[0]), (b.backend, sets[1]), config)
+        row.speedup, row.ci_low, row.ci_high = bootstrap_ratio(xs, ys, resamples, seed, strata=STRATA)
     except Exception as exc:  # noqa: BLE001 - a row, the A/B goes on
         row.status, row.message = "error", one_line(exc)
         return row
