@@ -14,7 +14,7 @@ and reports the median and p90 in microseconds of:
   torch                 torch's own call (copy_, add, clamp_min, sum, mul with out=; softmax and the norms
                         allocate), for scale
 
-Ops: the core ops and the model ops (rms_norm, layer_norm, silu_mul).
+Ops: the core ops and the model ops (rms_norm, add_rms_norm: two outputs, layer_norm, silu_mul).
 
 The stream is synchronised every 200 calls so the launch queue never fills (a full queue would
 make a launch wait for the GPU, and the GPU time would be measured instead of the host's).
@@ -81,10 +81,11 @@ def main() -> int:
     xc = rng.uniform(-1, 1, shape, dtype=cp.float32)
     yc = rng.uniform(-1, 1, shape, dtype=cp.float32)
     oc = cp.empty(shape, cp.float32)
+    hc = cp.empty(shape, cp.float32)  # add_rms_norm's second output
     orow = cp.empty((shape[0],), cp.float32)
     wc = rng.uniform(0.5, 1.5, (shape[1],), dtype=cp.float32)
     bc = rng.uniform(-1, 1, (shape[1],), dtype=cp.float32)
-    xt, yt, ot, ort, wt, bt = (torch.as_tensor(a, device="cuda") for a in (xc, yc, oc, orow, wc, bc))
+    xt, yt, ot, ort, wt, bt, ht = (torch.as_tensor(a, device="cuda") for a in (xc, yc, oc, orow, wc, bc, hc))
     F = torch.nn.functional
 
     def sync() -> None:
@@ -99,6 +100,8 @@ def main() -> int:
         ("softmax", [xc], {"axis": -1}, oc, [xt], ot, lambda: torch.softmax(xt, -1)),  # no out= in torch
         # the model ops (torch's norms allocate their output: no out= either)
         ("rms_norm", [xc, wc], {"eps": 1e-6}, oc, [xt, wt], ot, lambda: F.rms_norm(xt, (shape[1],), wt, 1e-6)),
+        ("add_rms_norm", [xc, yc, wc], {"eps": 1e-6}, (oc, hc), [xt, yt, wt], (ot, ht),
+         lambda: F.rms_norm(torch.add(xt, yt, out=ht), (shape[1],), wt, 1e-6)),
         ("layer_norm", [xc, wc, bc], {"eps": 1e-5}, oc, [xt, wt, bt], ot,
          lambda: F.layer_norm(xt, (shape[1],), wt, bt, 1e-5)),
         ("silu_mul", [xc, yc], {}, oc, [xt, yt], ot, lambda: torch.mul(F.silu(xt), yt, out=ot)),
@@ -107,11 +110,11 @@ def main() -> int:
     per_round = max(1, args.calls // max(1, args.rounds))
     print(f"backend {args.backend}, shape {shape} f32, {args.rounds} rounds x {per_round} calls each, "
           "microseconds (median / p90)")
-    print(f"{'op':<11} {'launcher()':>16} {'launcher.run':>16} {'ops(cupy)':>16} {'ops(torch)':>16} {'torch':>16}")
+    print(f"{'op':<12} {'launcher()':>16} {'launcher.run':>16} {'ops(cupy)':>16} {'ops(torch)':>16} {'torch':>16}")
     calls = {}  # op -> {way of calling: fn}
     for op, ins_c, params, out_c, ins_t, out_t, torch_fn in cases:
         dev_in = [be.asarray(a) for a in ins_c]
-        dev_out = be.asarray(out_c)
+        dev_out = tuple(be.asarray(o) for o in out_c) if isinstance(out_c, tuple) else be.asarray(out_c)
         launcher = be.prepare(op, dev_in, dev_out, params)
         fn = getattr(ops, op)
         kw = {k: v for k, v in params.items()}
@@ -132,7 +135,7 @@ def main() -> int:
                 medians.setdefault((op, how), []).append(round(statistics.median(ts) / 1e3, 3))
     for op, ways in calls.items():
         res = {how: summary_us(samples[(op, how)]) for how in ways}
-        print(f"{op:<11} " + " ".join(f"{m:7.2f} / {p:6.2f}" for m, p in res.values()))
+        print(f"{op:<12} " + " ".join(f"{m:7.2f} / {p:6.2f}" for m, p in res.values()))
         for how, (m, p) in res.items():
             rows.append({"op": op, "call": how, "median_us": round(m, 3), "p90_us": round(p, 3),
                          "backend": args.backend, "calls": len(samples[(op, how)]), "rounds": args.rounds,

@@ -3,11 +3,11 @@
 Three layers:
 - anywhere: registration is cheap, availability gives a reason (never raises), layout planning and
   ``supports`` refuse exactly what the kernels cannot index;
-- where triton is installed (no GPU needed): every smoke and edge case of every core op and rms_norm_example
+- where triton is installed (no GPU needed): every smoke and edge case of every core op and gelu_tanh
   runs through the real kernels in Triton's interpreter (backend ``triton-interpret``, a subprocess with
   ``TRITON_INTERPRET=1``) and the spec's check;
 - on a GPU (marked ``gpu``, skipping with the backend's reason elsewhere): every smoke and edge case of
-  every core op and rms_norm_example in every dtype through the spec's check, plus the long-row, split-K and
+  every core op and gelu_tanh in every dtype through the spec's check, plus the long-row, split-K and
   strided-axis paths.
 
 Needs the distribution oprt-triton (``pip install ./examples/oprt-triton``; tox env ``triton``).
@@ -42,7 +42,7 @@ from oprt_core.errors import UnsupportedCase  # noqa: E402
 from oprt_core.spec import Case, TensorCase, make_tensor  # noqa: E402
 
 HAVE_TRITON = importlib.util.find_spec("triton") is not None
-HAVE_RMSNORM = importlib.util.find_spec("oprt_rmsnorm") is not None
+HAVE_GELU = importlib.util.find_spec("oprt_gelu") is not None
 DTYPES = ("f32", "f16", "bf16")
 
 
@@ -91,9 +91,9 @@ def test_entry_point_registers_the_backend():
     assert isinstance(be, TritonBackend) and be.name == "triton"
     row = {p.name: p for p in reg.plugins()}["triton"]
     assert row.distribution == "oprt-triton" and row.backends == ["triton"] and row.error is None
-    if HAVE_RMSNORM:  # the op package teaches it rms_norm_example through oprt_register_impls
-        assert be.supports("rms_norm_example", "f32").ok
-        assert ("triton", "rms_norm_example") not in reg.unused_impls
+    if HAVE_GELU:  # the op package teaches it gelu_tanh through oprt_register_impls
+        assert be.supports("gelu_tanh", "f32").ok
+        assert ("triton", "gelu_tanh") not in reg.unused_impls
 
 
 def test_availability_gives_a_reason_and_never_raises():
@@ -239,7 +239,7 @@ INTERPRET_SCRIPT = textwrap.dedent("""
     print(json.dumps({"results": results}))
 """)
 
-INTERPRET_OPS = [s.name for s in CORE_OPS] + (["rms_norm_example"] if HAVE_RMSNORM else [])
+INTERPRET_OPS = [s.name for s in CORE_OPS] + (["gelu_tanh"] if HAVE_GELU else [])
 
 
 @pytest.mark.skipif(not HAVE_TRITON, reason="triton is not installed (the interpreter tests need it, not a GPU)")
@@ -277,10 +277,10 @@ def gpu(gpu_registry):
 
 def _gpu_params():
     specs = list(CORE_OPS)
-    if HAVE_RMSNORM:
-        from oprt_rmsnorm import rms_norm_spec
+    if HAVE_GELU:
+        from oprt_gelu import gelu_tanh_spec
 
-        specs.append(rms_norm_spec)
+        specs.append(gelu_tanh_spec)
     for spec in specs:
         for cs in ("smoke", "edge"):
             for case in spec.cases(cs):
@@ -302,9 +302,6 @@ def test_gpu_every_smoke_and_edge_case(gpu, gpu_registry, op, case, dtype):
 
 def _c(op, shape, layout_name="contiguous", **params):
     inputs = (TensorCase(shape, layout_name),)
-    if op == "rms_norm_example":
-        inputs += (TensorCase(shape[-1:]),)
-        params.setdefault("eps", 1e-6)
     return Case(op, f"{'x'.join(map(str, shape))}-{layout_name}-{params}", inputs, tuple(params.items()))
 
 
@@ -319,9 +316,9 @@ GPU_PATHS = [
     _c("copy", (2048, 2048), "transposed"),
     _c("vector_add", (1 << 20,)),
 ]
-if HAVE_RMSNORM:
-    GPU_PATHS += [_c("rms_norm_example", (64, 20000)), _c("rms_norm_example", (1024, 512), "transposed"),
-                  _c("rms_norm_example", (8, 8192), "step2")]
+if HAVE_GELU:
+    GPU_PATHS += [_c("gelu_tanh", (1 << 22,)), _c("gelu_tanh", (1024, 512), "transposed"),
+                  _c("gelu_tanh", (8, 8192), "step2")]
 
 
 @pytest.mark.gpu

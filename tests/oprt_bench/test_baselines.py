@@ -28,7 +28,7 @@ from oprt_core.errors import (
 )
 from oprt_core.llm_ops import LLM_OPS, LLM_SPECS
 from oprt_core.plugins import Registry, get_plugin_manager
-from oprt_core.spec import TensorCase, make_tensor
+from oprt_core.spec import TensorCase, as_outputs, make_tensor
 
 _BENCH_SRC = Path(__file__).resolve().parents[2] / "oprt_bench" / "src"
 try:
@@ -65,21 +65,30 @@ def run_and_check(be, op: str, case, dtype: str) -> None:
     rng = np.random.default_rng(_seed(op, case.name, dtype))
     inputs = spec.make_inputs(case, dtype, rng)
     dev = [be.to_device(x) for x in inputs]
-    out = be.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-    be.fill_nan(out)
+
+    def fresh_outputs():  # NaN-poisoned; a tuple for an op with several outputs (add_rms_norm)
+        out = spec.new_outputs(be, [x.shape for x in inputs], params, dtype)
+        for o in as_outputs(out):
+            be.fill_nan(o)
+        return out
+
+    def on_host(out):
+        host = tuple(be.to_host(o) for o in as_outputs(out))
+        return host if spec.multi_output else host[0]
+
+    out = fresh_outputs()
     launcher = be.prepare(op, dev, out, params)
     launcher()
     be.synchronize()
-    res = spec.check(be.to_host(out), inputs, dtype, params)
+    res = spec.check(on_host(out), inputs, dtype, params)
     assert res.ok, f"{be.name} {case} {dtype}: {res.message}"
     # the prepared launcher on fresh buffers of the same layout
     inputs2 = spec.make_inputs(case, dtype, rng)
     dev2 = [be.to_device(x) for x in inputs2]
-    out2 = be.empty(tuple(out.shape), dtype)
-    be.fill_nan(out2)
+    out2 = fresh_outputs()
     launcher.run(dev2, out2)
     be.synchronize()
-    res = spec.check(be.to_host(out2), inputs2, dtype, params)
+    res = spec.check(on_host(out2), inputs2, dtype, params)
     assert res.ok, f"{be.name} {case} {dtype} (launcher.run): {res.message}"
 
 

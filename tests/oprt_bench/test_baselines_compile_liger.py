@@ -199,6 +199,8 @@ def test_liger_available_and_what_it_refuses(modules):
     assert not soft and "has no LigerSoftmaxFunction" in soft.reason
     copy = be.supports("copy", "f32")
     assert not copy and "Liger-Kernel has no copy kernel" in copy.reason
+    fused = be.supports("add_rms_norm", "bf16")  # a Liger without the fused add-rms_norm
+    assert not fused and "has no LigerFusedAddRMSNormFunction" in fused.reason
     assert not be.supports("rms_norm", "f64")
 
 
@@ -265,6 +267,9 @@ def test_step_has_a_code_object_per_case_and_writes_the_output():
     assert one.__code__ is not two.__code__ and one.__code__.co_code == two.__code__.co_code
     out = Out()
     assert one(3, 4, out) is out and out.got == 34
+    pair = _step(lambda a, b: (a + b, a - b), 2)  # two outputs, each copied into its own
+    o1, o2 = Out(), Out()
+    assert pair(5, 3, o1, o2) == (o1, o2) and (o1.got, o2.got) == (8, 2)
 
 
 # -- Liger writing into oprt's output ------------------------------------------------------------------------------
@@ -345,6 +350,41 @@ def test_liger_run_writes_into_the_output(monkeypatch, into_out):
     assert empty() == "none"
 
 
+def _fused_liger_module(np_torch) -> types.ModuleType:
+    """A module standing for liger_kernel.ops.fused_add_rms_norm: Y, then S allocated through its ``torch`` (as
+    Liger's forward does), RSTD too; returns (Y, S)."""
+    mod = types.ModuleType("fake_liger_fused_add_rms_norm")
+    mod.torch = np_torch
+
+    def apply(x, r, w, eps):
+        rows = x.a.reshape(-1, x.shape[-1])
+        y = mod.torch.empty((rows.shape[0], rows.shape[1]), dtype=x.dtype)
+        s = mod.torch.empty((rows.shape[0], rows.shape[1]), dtype=x.dtype)
+        mod.torch.empty(rows.shape[0], dtype=np.float32)  # RSTD
+        s.a[...] = rows + r.a.reshape(rows.shape)
+        y.a[...] = s.a / np.sqrt(np.mean(s.a * s.a, axis=-1, keepdims=True) + eps) * w.a
+        return y.view(x.shape), s.view(x.shape)
+
+    function = type("LigerFusedAddRMSNormFunction", (), {"apply": staticmethod(apply), "__module__": mod.__name__})
+    mod.LigerFusedAddRMSNormFunction = function
+    return mod
+
+
+def test_liger_fused_add_rms_norm_writes_into_both_outputs(monkeypatch):
+    np_torch = _np_torch()
+    mod = _fused_liger_module(np_torch)
+    monkeypatch.setitem(sys.modules, "torch", np_torch)
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    rng = np.random.default_rng(8)
+    x, r = (NpTensor(rng.standard_normal((3, 16)).astype(np.float32)) for _ in range(2))
+    w = NpTensor(rng.uniform(0.5, 2, 16).astype(np.float32))
+    outs = (NpTensor(np.full((3, 16), np.nan, np.float32)), NpTensor(np.full((3, 16), np.nan, np.float32)))
+    run = LIGER_IMPLS["add_rms_norm"](mod, [x, r, w], outs, {"eps": 1e-6})
+    assert run() == "liger add_rms_norm"  # Y and S allocated into out and h: nothing copied
+    spec = LLM_SPECS["add_rms_norm"]
+    assert spec.check((outs[0].a, outs[1].a), [x.a, r.a, w.a], "f32", {"eps": 1e-6}).ok
+
+
 def test_alloc_into_takes_only_the_first_matching_allocation():
     out = NpTensor(np.zeros((4, 6), np.float16))
     proxy = AllocInto(_np_torch(), out)
@@ -359,6 +399,10 @@ def test_alloc_into_takes_only_the_first_matching_allocation():
     assert again.data_ptr() != out.data_ptr()
     strided = NpTensor(np.zeros((4, 12), np.float16)[:, ::2])
     assert AllocInto(_np_torch(), strided).empty((4, 6), dtype=np.float16).data_ptr() != strided.data_ptr()
+    pair = (NpTensor(np.zeros((4, 6), np.float16)), NpTensor(np.zeros((4, 6), np.float16)))
+    proxy = AllocInto(_np_torch(), pair)  # several outputs: handed out in order
+    first, second = proxy.empty((4, 6), dtype=np.float16), proxy.empty((24,), dtype=np.float16)
+    assert (first.data_ptr(), second.data_ptr()) == (pair[0].data_ptr(), pair[1].data_ptr()) and proxy.used
 
 
 # -- compile_s: the launcher -> the row -> results.csv, the tables --------------------------------------------------

@@ -20,8 +20,8 @@ def test_smoke_sweep_end_to_end(smoke_run):
     rows = pd.read_csv(smoke_run / "results.csv", keep_default_na=False)
     assert tuple(rows.columns) == COLUMNS
     assert set(rows["backend"]) == {"numpy"} and set(rows["status"]) == {"ok"}
-    assert set(rows["op"]) == {"copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "layer_norm",
-                               "silu_mul", "cross_entropy", "matmul"}
+    assert set(rows["op"]) == {"copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "add_rms_norm",
+                               "layer_norm", "silu_mul", "cross_entropy", "matmul"}
     assert set(rows["dtype"]) == {"f32", "f16", "bf16"}
     assert len(rows) == 3 * 26  # 12 smoke cases of the core ops, 11 of the model ops and 3 of matmul, 3 dtypes
     timed = rows.astype({"median_ms": float, "p10_ms": float, "p90_ms": float, "min_ms": float, "gbps": float})
@@ -59,7 +59,7 @@ def test_smoke_sweep_end_to_end(smoke_run):
 
 def test_user_mistakes_subprocess(tmp_path):
     cases = [
-        (["--ops", "copy,nope"], "unknown op 'nope'; valid choices: all, copy"),
+        (["--ops", "copy,nope"], "unknown op 'nope'; valid choices: add_rms_norm, all, copy"),
         (["--backends", "nvidia"], "unknown backend 'nvidia'; valid choices: all, numpy"),
         (["--dtypes", "fp8"], "unknown dtype 'fp8'"),
         (["--shape", "4x4x"], "malformed shape '4x4x'"),

@@ -80,7 +80,7 @@ def test_unsupported_dtype_and_backend_reason(registry):
 
 
 @pytest.mark.parametrize(("kw", "fragment"), [
-    ({"ops": "nope"}, "unknown op 'nope'; valid choices: all, copy"),
+    ({"ops": "nope"}, "unknown op 'nope'; valid choices: add_rms_norm, all, copy"),
     ({"backends": "nope"}, "unknown backend 'nope'; valid choices: all, ghost, numpy"),
     ({"backends": "ghost"}, "backend 'ghost' is unavailable: no device"),
     ({"dtypes": "f64"}, "unknown dtype 'f64'; valid choices: all, bf16, f16, f32"),

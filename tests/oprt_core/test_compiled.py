@@ -20,6 +20,7 @@ from oprt_core.compiled import FLUSH_MIN_BYTES, CompiledBackend, CompiledEvent, 
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import DTYPES
 from oprt_core.plugins import get_registry
+from oprt_core.spec import as_outputs
 
 DTYPE_NAMES = tuple(DTYPES)
 
@@ -28,14 +29,16 @@ def run_case(backend, spec, case, dtype, seed=0):
     """The measurement protocol: fresh inputs, NaN-poisoned output, prepare, run, compare with float64."""
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
     params = spec.validate_params(case.param_dict)
-    out_shape = spec.output_shape([x.shape for x in inputs], params)
     dev_inputs = [backend.to_device(x) for x in inputs]
-    out = backend.empty(out_shape, dtype)
-    backend.fill_nan(out)
+    out = spec.new_outputs(backend, [x.shape for x in inputs], params, dtype)  # a tuple for a multi-output op
+    for o in as_outputs(out):
+        backend.fill_nan(o)
     launcher = backend.prepare(spec.name, dev_inputs, out, params)
     launcher()
     backend.synchronize()
-    return spec.check(backend.to_host(out), inputs, dtype, params), launcher, inputs, dev_inputs, out
+    host = tuple(backend.to_host(o) for o in as_outputs(out))
+    result = spec.check(host if spec.multi_output else host[0], inputs, dtype, params)
+    return result, launcher, inputs, dev_inputs, out
 
 
 DEFAULT_MAX_NUMEL = 1 << 20  # the default sets' larger cases take seconds each on the host library
@@ -604,8 +607,8 @@ def test_param_types_are_checked_in_python(host_backend):
     with pytest.raises(E.InvalidArgumentError, match="int32"):
         b.prepare("softmax", [x], out, {"axis": 1 << 40})
     with pytest.raises(E.UnknownNameError,
-                       match="valid choices: copy, cross_entropy, layer_norm, reduce_sum, relu, rms_norm, silu_mul, "
-                             "softmax, vector_add"):
+                       match="valid choices: add_rms_norm, copy, cross_entropy, layer_norm, reduce_sum, relu, rms_norm, "
+                             "silu_mul, softmax, vector_add"):
         b.prepare("gelu", [x], out, {})
     with pytest.raises(E.InvalidArgumentError, match="takes 2 input"):
         b.prepare("vector_add", [x], out, {})

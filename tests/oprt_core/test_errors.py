@@ -27,8 +27,9 @@ from oprt_core.spec import TensorCase, parse_shape
 from oprt_core.validate import check_call
 
 X = np.ones((3, 4), np.float32)
-# built-in ops
-CORE_CHOICES = "copy, cross_entropy, layer_norm, matmul, reduce_sum, relu, rms_norm, silu_mul, softmax, vector_add"
+# the built-in ops
+CORE_CHOICES = ("add_rms_norm, copy, cross_entropy, layer_norm, matmul, reduce_sum, relu, rms_norm, silu_mul, softmax, "
+                "vector_add")
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def test_unknown_op(reg):
     with raises(UnknownNameError, "unknown op 'conv2d'; valid choices: " + CORE_CHOICES):
         ops.run("conv2d", [X], registry=reg)
     for bad in (None, ["copy"], 3):
-        with raises(UnknownNameError, "unknown op", "valid choices: copy"):
+        with raises(UnknownNameError, "unknown op", "valid choices: add_rms_norm, copy"):
             reg.get_op(bad)
 
 

@@ -34,6 +34,7 @@ from oprt_core.llm_ops import (
 )
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import get_registry
+from oprt_core.spec import as_outputs
 
 RMS, LN, SILU = rms_norm_spec, layer_norm_spec, silu_mul_spec
 
@@ -133,8 +134,9 @@ def test_numpy_backend_within_budget(op, case_set, case, dtype):
     spec, be = LLM_SPECS[op], NumpyBackend()
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(hash(case.name) % 1000))
     params = spec.validate_params(case.param_dict, [x.shape for x in inputs])
-    out = be.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-    be.fill_nan(out)  # an element left unwritten stays NaN and fails the check
+    out = spec.new_outputs(be, [x.shape for x in inputs], params, dtype)
+    for o in as_outputs(out):
+        be.fill_nan(o)  # an element left unwritten stays NaN and fails the check
     assert be.supports(op, dtype, case).ok
     be.prepare(op, inputs, out, params)()
     result = spec.check(out, inputs, dtype, params)
@@ -165,13 +167,18 @@ def test_reference_rounded_once_passes_and_ulps_off_fail(spec, dtype):
     case = spec.cases("smoke")[0]
     inputs = _inputs(spec, case, dtype)
     params = spec.validate_params(case.param_dict)
-    ref = spec.reference(inputs, params)
+    refs = as_outputs(spec.reference(inputs, params))
     np_dt = DTYPES[dtype].numpy
-    assert spec.check(ref.astype(np_dt), inputs, dtype, params).ok
-    # every element 3 ulps of the dtype (or, for f32, 40 ulps: more than the f32 terms) too large
+    rounded = tuple(r.astype(np_dt) for r in refs)
+    assert spec.check(rounded if spec.multi_output else rounded[0], inputs, dtype, params).ok
+    # every element of any one output 3 ulps of the dtype (or, for f32, 40 ulps: more than the f32 terms) too large
     k = 40 if dtype == "f32" else 3
-    wrong = (ref * (1 + k * DTYPES[dtype].eps)).astype(np_dt)
-    assert not spec.check(wrong, inputs, dtype, params).ok
+    for j, ref in enumerate(refs):
+        wrong = (ref * (1 + k * DTYPES[dtype].eps)).astype(np_dt)
+        outs = rounded[:j] + (wrong,) + rounded[j + 1:]
+        result = spec.check(outs if spec.multi_output else wrong, inputs, dtype, params)
+        assert not result.ok
+        assert not spec.multi_output or result.message.startswith(f"{spec.output_names[j]}: ")
 
 
 def test_rms_norm_budget_catches_a_dropped_element_and_a_wrong_eps():
@@ -256,7 +263,7 @@ def test_custom_case():
 # -- the op functions ----------------------------------------------------------------------------------------------
 
 def test_op_functions_signatures_and_results():
-    assert list(inspect.signature(ops.rms_norm).parameters) == ["x", "weight", "eps", "backend", "out"]
+    assert list(inspect.signature(ops.rms_norm).parameters) == ["x", "weight", "eps", "residual", "backend", "out"]
     assert list(inspect.signature(ops.layer_norm).parameters) == ["x", "weight", "bias", "eps", "backend", "out"]
     assert list(inspect.signature(ops.silu_mul).parameters) == ["gate", "up", "backend", "out"]
     assert inspect.signature(ops.rms_norm).parameters["eps"].default == 1e-6

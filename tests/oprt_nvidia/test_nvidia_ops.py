@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 from gpu_helpers import check_op_api_fast_path, check_torch_inputs, check_what_goes_in_comes_out
 
+import oprt_core.errors as E
 import oprt_core.ops as ops
 from oprt_core.cdecl import c_abi_ops
 from oprt_core.compiled import DeviceArray
 from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES
 from oprt_core.llm_ops import LLM_SPECS, cross_entropy_case, norm_case, silu_mul_case
+from oprt_core.spec import as_outputs
 
 CASE_SETS = ("smoke", "default", "edge") + (("large",) if os.environ.get("OPRT_TEST_LARGE") == "1" else ())
 
@@ -27,13 +29,15 @@ def run_case(backend, spec, case, dtype, rng):
     """Fresh inputs, NaN-poisoned output, prepare, run, compare with the float64 reference."""
     inputs = spec.make_inputs(case, dtype, rng)
     params = spec.validate_params(case.param_dict)
-    out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-    backend.fill_nan(out)
+    out = spec.new_outputs(backend, [x.shape for x in inputs], params, dtype)  # a tuple for several outputs
+    for o in as_outputs(out):
+        backend.fill_nan(o)
     dev = [backend.to_device(x) for x in inputs]
     launcher = backend.prepare(spec.name, dev, out, params)
     launcher()
     backend.synchronize()
-    return spec.check(backend.to_host(out), inputs, dtype, params), launcher, inputs
+    host = tuple(backend.to_host(o) for o in as_outputs(out))
+    return spec.check(host if spec.multi_output else host[0], inputs, dtype, params), launcher, inputs
 
 
 def _cases():
@@ -64,7 +68,7 @@ NORM_WIDTHS = (8, 24, 64, 128, 256, 512, 1000, 1024, 2048, 4096, 5120, 8192, 143
 
 
 def _norm_path_cases():
-    for op in ("rms_norm", "layer_norm"):
+    for op in ("rms_norm", "add_rms_norm", "layer_norm"):
         for n in NORM_WIDTHS:
             yield pytest.param(norm_case(op, (3, n)), id=f"{op}-3x{n}")
         yield pytest.param(norm_case(op, (5, 4, 4096), "transposed"), id=f"{op}-transposed")
@@ -82,7 +86,37 @@ def test_model_op_paths(nvidia_backend, rng, case, dtype):
     result, *_ = run_case(nvidia_backend, LLM_SPECS[case.op], case, dtype, rng)
     assert result.ok, result.message
     kernel = oprt_nvidia.last_launch()
-    assert kernel.startswith("norm_" if case.op != "silu_mul" else "ew_"), kernel
+    prefix = {"silu_mul": "ew_", "add_rms_norm": "add_norm_"}.get(case.op, "norm_")
+    assert kernel.startswith(prefix), kernel
+    if case.op == "add_rms_norm" and case.inputs[0].layout == "contiguous" and case.shape[-1] % 8 == 0:
+        assert kernel.startswith("add_norm_rows"), kernel  # the residual added in the rows path's load
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [64, 4096, 5120, 20480, 70000, 999])  # warp rows, block rows, raw packs, generic
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_add_rms_norm_in_place(nvidia_backend, rng, n, dtype):
+    """vLLM's fused_add_rms_norm: out written over x and h over residual (and the other way round), on every path."""
+    b, spec = nvidia_backend, LLM_SPECS["add_rms_norm"]
+    case = norm_case("add_rms_norm", (7, n))
+    x, r, w = spec.make_inputs(case, dtype, rng)
+    for out_over, h_over in ((0, 1), (1, 0)):
+        dev = [b.to_device(a) for a in (x, r, w)]
+        b.prepare("add_rms_norm", dev, (dev[out_over], dev[h_over]), {})()
+        b.synchronize()
+        got = (b.to_host(dev[out_over]), b.to_host(dev[h_over]))
+        result = spec.check(got, [x, r, w], dtype, {})
+        assert result.ok, (out_over, result.message)
+
+
+@pytest.mark.gpu
+def test_add_rms_norm_refuses_overlapping_outputs(nvidia_backend, rng):
+    b = nvidia_backend
+    x, r = (b.to_device(rng.uniform(-1, 1, (4, 256)).astype(np.float32)) for _ in range(2))
+    w = b.to_device(rng.uniform(-1, 1, 256).astype(np.float32))
+    o = b.empty((4, 256), "f32")
+    with pytest.raises(E.OverlapError, match="add_rms_norm: outputs out and h share memory"):
+        b.prepare("add_rms_norm", [x, r, w], (o, o), {})()
 
 
 @pytest.mark.gpu

@@ -2,18 +2,18 @@
 
 Per (op, case, dtype): both backends are checked against the float64 reference on copies of the same inputs, then
 timed in pairs of samples ordered A,B then B,A (ABBA blocks: a drift of clock or temperature weighs on both alike),
-each side alternating between two buffer sets every two pairs (one backend against itself: the two sides swap the
-same two sets), each sample as a sweep row's (the cold flush before it, an event pair around the launch). Sampling stops once both
-medians' 95% intervals are within ``target_rel_ci`` (after ``min_samples`` pairs), at the time budget, or at
+each side alternating between two buffer sets every two pairs (one backend against itself: the two sides swap the same
+two sets), each sample as a sweep row's (the cold flush before it, an event pair around the launch). Sampling stops
+once both medians' 95% intervals are within ``target_rel_ci`` (after ``min_samples`` pairs), at the time budget, or at
 ``max_samples`` pairs.
 
-speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster), taken per stratum (order x buffer set,
-4 strata) and the strata medians' geometric mean: two samples taken next to each other share the host's and the
-device's state, so a load that comes and goes moves both and leaves their ratio, and an effect of the order (the
-second sample of a pair slower or faster) or of the buffers' placement cancels instead of leaving one median on one
-hump; its 95% interval is a percentile bootstrap that resamples the pairs within each stratum (seeded, ``resamples`` times). Verdict of B
-against A: ``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference under
-the tie threshold is a tie however sure it is: the same build against itself can differ by a few tenths of a
+speedup = the median of the pairs' ratios A_i / B_i (above 1: B is faster), taken per stratum (order x buffer set, 4
+strata) and the strata medians' geometric mean: two samples taken next to each other share the host's and the device's
+state, so a load that comes and goes moves both and leaves their ratio, and an effect of the order (the second sample
+of a pair slower or faster) or of the buffers' placement cancels instead of leaving one median on one hump; its 95%
+interval is a percentile bootstrap that resamples the pairs within each stratum (seeded, ``resamples`` times). Verdict
+of B against A: ``same`` when the interval holds 1.0 or the speedup is within +-:data:`SAME_WITHIN` (a difference
+under the tie threshold is a tie however sure it is: the same build against itself can differ by a few tenths of a
 percent), else ``faster`` or ``slower``.
 See docs/measurement.md.
 """
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from oprt_core import UnsupportedCase
-from oprt_core.spec import Case, OpSpec
+from oprt_core.spec import Case, OpSpec, as_outputs
 
 from .errors import UsageError, one_line
 from .execute import prepare_case
@@ -193,12 +193,15 @@ def _setup(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, prepared: 
         if not support:
             return None, "unsupported", support.reason or "unsupported by the backend"
         arrays = [backend.to_device(x) for x in inputs]
-        out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-        backend.fill_nan(out)
+        out = spec.new_outputs(backend, [x.shape for x in inputs], params, dtype)  # a tuple for several outputs
+        outs = as_outputs(out)
+        for o in outs:
+            backend.fill_nan(o)
         launch = backend.prepare(spec.name, arrays, out, params)
         launch()
         backend.synchronize()
-        check = spec.check(backend.to_host(out), inputs, dtype, params, ref, inputs64)
+        host = tuple(backend.to_host(o) for o in outs)
+        check = spec.check(host if spec.multi_output else host[0], inputs, dtype, params, ref, inputs64)
         if not check.ok:
             return None, "failed", check.message
     except UnsupportedCase as exc:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from oprt_core import UnsupportedCase
-from oprt_core.spec import Case, OpSpec
+from oprt_core.spec import Case, OpSpec, as_outputs
 
 from .errors import one_line
 from .faults import sticky_error, sticky_message
@@ -27,8 +27,8 @@ __all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "refused", "r
 
 # (inputs, float64 reference, setup error, inputs in float64): the arrays are None when the op lacks the dtype
 # or the setup failed (then the error says why); the float64 inputs are converted once, for the reference and
-# every backend's check
-Prepared = tuple[list[np.ndarray] | None, np.ndarray | None, str, list[np.ndarray] | None]
+# every backend's check. A multi-output op's reference is a tuple of one array per output.
+Prepared = tuple[list[np.ndarray] | None, Any, str, list[np.ndarray] | None]
 
 
 def _kernel_of(backend: Any) -> str | None:
@@ -52,7 +52,7 @@ def _compile_s_of(launch: Any) -> float | None:
 
 
 def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inputs: list[np.ndarray],
-                 ref: np.ndarray, mode: str, timing: TimingConfig, row: Row,
+                 ref: Any, mode: str, timing: TimingConfig, row: Row,
                  inputs64: list[np.ndarray] | None = None) -> None:
     """Check and time one backend on one (case, dtype); fills ``row`` in place."""
     backend = entry.backend
@@ -64,10 +64,11 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
             row.status, row.message = "unsupported", support.reason or "unsupported by the backend"
             return
         arrays = [backend.to_device(x) for x in inputs]
-        out_shape = spec.output_shape([x.shape for x in inputs], params)
-        out = backend.empty(out_shape, dtype)
+        out_shape = spec.output_shape([x.shape for x in inputs], params)  # a tuple of shapes for several outputs
+        out = spec.new_outputs(backend, [x.shape for x in inputs], params, dtype)  # a tuple for a multi-output op
         arrays.append(out)
-        backend.fill_nan(out)
+        for o in as_outputs(out):
+            backend.fill_nan(o)
         launch = backend.prepare(spec.name, arrays[:-1], out, params)
         row.compile_s = _compile_s_of(launch)
         try:
@@ -75,7 +76,7 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         finally:  # a launch that raised keeps what the backend names for it (the kernels it tried)
             row.kernel = _kernel_of(backend)  # the same thread, before anything else calls into the backend
         backend.synchronize()
-        first = backend.to_host(out)
+        first = _to_host(backend, spec, out)
         check = spec.check(first, inputs, dtype, params, ref, inputs64)
         row.max_abs_err, row.max_rel_err = check.max_abs_err, check.max_rel_err
         if not check.ok:
@@ -114,9 +115,9 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
             row, floor_ms=floor,
             l2_bytes=entry.device_info.get("l2_bytes"), measured_peak_gbps=entry.peak.gbps, cold=timing.cold))
         if mode == "all":
-            again = backend.to_host(out)
+            again = _to_host(backend, spec, out)
             # a bit-identical output needs no second check; a different one (atomics, races) gets one
-            if not np.array_equal(again, first, equal_nan=True):
+            if not all(np.array_equal(a, f, equal_nan=True) for a, f in zip(as_outputs(again), as_outputs(first))):
                 recheck = spec.check(again, inputs, dtype, params, ref, inputs64)
                 row.max_abs_err = max(check.max_abs_err, recheck.max_abs_err)
                 row.max_rel_err = max(check.max_rel_err, recheck.max_rel_err)
@@ -129,6 +130,13 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         row.status, row.message = "error", sticky_message(sticky, one_line(exc)) if sticky else one_line(exc)
     finally:
         arrays.clear()
+
+
+def _to_host(backend: Any, spec: OpSpec, out: Any) -> Any:
+    """The output(s) on the host: one array, or a multi-output op's tuple."""
+    if spec.multi_output:
+        return tuple(backend.to_host(o) for o in out)
+    return backend.to_host(out)
 
 
 def prepare_case(spec: OpSpec, case: Case, dtype: str, seed: int) -> Prepared:

@@ -295,26 +295,31 @@ class _Synced:
 
 
 def measure_graph(backend: Any, launcher: Any, inputs: Sequence[Any], output: Any, host_inputs: Sequence[Any],
-                  output_shape: Sequence[int], dtype: str, config: TimingConfig, device_info: dict[str, Any],
+                  output_shape: Sequence[Any], dtype: str, config: TimingConfig, device_info: dict[str, Any],
                   make_runtime: Callable[[], Any] | None = None) -> tuple[Measurement | None, str]:
     """Graph timing of a prepared row: ``(measurement, the timer note)``, or ``(None, why events time it)``.
 
     ``launcher`` was prepared on ``inputs`` and ``output`` (the backend's arrays); the extra buffer sets are made
-    from ``host_inputs`` (copied to the device) and ``output_shape``/``dtype``. ``make_runtime`` overrides
+    from ``host_inputs`` (copied to the device) and ``output_shape``/``dtype`` (a multi-output op's ``output`` is a
+    tuple, and ``output_shape`` then the tuple of their shapes). ``make_runtime`` overrides
     :func:`runtime_for` (tests)."""
     reason = ""
     if make_runtime is None:
         make_runtime, reason = runtime_for(backend)
     if make_runtime is None:
         return None, "events: " + reason
-    nbytes = sum(int(x.nbytes) for x in host_inputs) + math.prod(output_shape) * get_dtype(dtype).itemsize
+    multi = isinstance(output, tuple)
+    out_shapes = [tuple(s) for s in output_shape] if multi else [tuple(output_shape)]
+    out_bytes = sum(math.prod(s) for s in out_shapes) * get_dtype(dtype).itemsize
+    nbytes = sum(int(x.nbytes) for x in host_inputs) + out_bytes
     try:
         plan = rotation_plan(max(nbytes, 1), device_info.get("l2_bytes"), memory_bytes=device_info.get("memory_bytes"),
                              cold=config.cold)
         runtime = make_runtime()
         sets = [(list(inputs), output)]
         for _ in range(plan.sets - 1):
-            sets.append(([backend.to_device(x) for x in host_inputs], backend.empty(output_shape, dtype)))
+            outs = tuple(backend.empty(s, dtype) for s in out_shapes)
+            sets.append(([backend.to_device(x) for x in host_inputs], outs if multi else outs[0]))
         launches = [_launch_on(runtime, launcher, ins, out, first=i == 0) for i, (ins, out) in enumerate(sets)]
         m = time_graphs(backend, runtime, launches, plan, config)
     except Exception as exc:  # noqa: BLE001 - the row falls back to events and says why

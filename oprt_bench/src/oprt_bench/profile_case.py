@@ -58,7 +58,7 @@ def _run(run_dir: Path, op: str, case_name: str, dtype: str, backend_name: str) 
         return 2
     backend = entry.backend
     arrays = [backend.to_device(x) for x in inputs]
-    out = backend.empty(spec.output_shape([x.shape for x in inputs], case.param_dict), dtype)
+    out = spec.new_outputs(backend, [x.shape for x in inputs], case.param_dict, dtype)
     launch = backend.prepare(spec.name, arrays, out, case.param_dict)
     launch()
     backend.synchronize()

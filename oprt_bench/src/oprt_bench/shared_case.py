@@ -43,7 +43,7 @@ class SharedPrepared:
     """A prepared case as the worker receives it (see :data:`~oprt_bench.execute.Prepared`)."""
 
     inputs: tuple[SharedArray, ...] | None
-    reference: SharedArray | None
+    reference: SharedArray | tuple[SharedArray, ...] | None  # a tuple: a multi-output op's, one per output
     error: str
     inputs64: tuple[SharedArray, ...] | None
 
@@ -65,7 +65,8 @@ class SharedCase:
         try:
             self.description = SharedPrepared(
                 None if inputs is None else tuple(self._share(x) for x in inputs),
-                None if ref is None else self._share(ref), error,
+                None if ref is None else tuple(self._share(r) for r in ref) if isinstance(ref, tuple)
+                else self._share(ref), error,
                 None if inputs64 is None else tuple(self._share(x) for x in inputs64))
         except BaseException:
             self.close()
@@ -108,7 +109,8 @@ class Attached:
         try:
             self.prepared: tuple[Any, ...] | None = (
                 None if desc.inputs is None else [self._view(s, False) for s in desc.inputs],
-                None if desc.reference is None else self._view(desc.reference, True), desc.error,
+                None if desc.reference is None else tuple(self._view(r, True) for r in desc.reference)
+                if isinstance(desc.reference, tuple) else self._view(desc.reference, True), desc.error,
                 None if desc.inputs64 is None else [self._view(s, True) for s in desc.inputs64])
         except BaseException:
             self.prepared = None

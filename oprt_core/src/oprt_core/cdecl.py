@@ -10,6 +10,9 @@ and shaped alike for every op:
                             void *out, const void *<input>..., oprt_stream_t stream);
     oprt_status_t oprt_destroy_<op>_descriptor(oprt_<op>_descriptor_t desc);
 
+An op with several outputs (``spec.outputs``) takes one ``const oprt_tensor_desc_t *<output>`` and one
+``void *<output>`` per output, named and ordered as declared, in place of ``out`` (add_rms_norm: ``out, h``).
+
 :func:`prototypes` writes them from the spec; the core ops' are the generated region of oprt.h (between
 ``OPRT_OPS_BEGIN`` and ``OPRT_OPS_END``, inside the cffi declarations), kept equal to this module's output by
 ``python -m oprt_core.cdecl --check`` (a test runs it; ``--write`` regenerates). A third-party op gets a header
@@ -64,6 +67,10 @@ def _comment(spec: OpSpec) -> list[str]:
     lines = [f"/* ---- {spec.name}: {spec.doc.rstrip('.')} ----"]
     for name, dts in spec.index_inputs.items():
         lines.append(f" * {name} (an index tensor): {' or '.join(dts)}")
+    if spec.multi_output:
+        for o in spec.outputs:
+            may = f"; may be exactly {' or '.join(o.inplace)} (in place)" if o.inplace else ""
+            lines.append(f" * {o.name} (output): {o.doc or 'an output'}{may}")
     for p in spec.params:
         kind = f"{p.ctype}, 0 or 1" if bool in p.types else p.ctype
         if p.choices:
@@ -84,13 +91,15 @@ def prototypes(spec: OpSpec) -> str:
     create, workspace, launch, destroy = entry_points(op)
     ins = spec.input_names
     lines = _comment(spec)
+    outs = spec.output_names
     lines.append(f"typedef struct oprt_{op}_descriptor *{desc_t};")
-    lines.append(_function(create, [f"{desc_t} *desc", "const oprt_tensor_desc_t *out",
+    lines.append(_function(create, [f"{desc_t} *desc", *(f"const oprt_tensor_desc_t *{o}" for o in outs),
                                     *(f"const oprt_tensor_desc_t *{n}" for n in ins),
                                     *(f"{p.ctype} {p.name}" for p in spec.params)]))
     lines.append(_function(workspace, [f"{desc_t} desc", "size_t *size"]))
-    lines.append(_function(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size", "void *out",
-                                    *(f"const void *{n}" for n in ins), "oprt_stream_t stream"]))
+    lines.append(_function(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size",
+                                    *(f"void *{o}" for o in outs), *(f"const void *{n}" for n in ins),
+                                    "oprt_stream_t stream"]))
     lines.append(_function(destroy, [f"{desc_t} desc"]))
     return "\n".join(lines) + "\n"
 
@@ -127,6 +136,8 @@ def entry_macro(spec: OpSpec) -> str:
     backend's two functions, so the backend writes only those (oprt_entry.h says how)."""
     if not spec.has_c_abi:
         raise InvalidArgumentError(f"op {spec.name!r} has no C ABI")
+    if spec.multi_output:
+        return _entry_macro_outputs(spec)
     op, ins, n = spec.name, spec.input_names, spec.n_inputs
     desc_t, struct = f"oprt_{op}_descriptor_t", f"struct oprt_{op}_descriptor"
     create, workspace, launch, destroy = entry_points(op)
@@ -184,6 +195,77 @@ def entry_macro(spec: OpSpec) -> str:
            f"oprt_stream_t) */\n{body}\n"
 
 
+def _entry_macro_outputs(spec: OpSpec) -> str:
+    """:func:`entry_macro` of an op with several outputs: the outputs' tensors and pointers first, each output's
+    aliasing of the inputs as its :class:`~oprt_core.spec.Output` declares (``oprt_op_outputs_t``,
+    ``oprt_check_launch_outputs``: no two outputs may overlap)."""
+    op, ins, n = spec.name, spec.input_names, spec.n_inputs
+    outs, m = spec.output_names, spec.n_outputs
+    desc_t, struct = f"oprt_{op}_descriptor_t", f"struct oprt_{op}_descriptor"
+    create, workspace, launch, destroy = entry_points(op)
+    tensors = [*(f"const oprt_tensor_desc_t *{o}" for o in outs), *(f"const oprt_tensor_desc_t *{i}" for i in ins)]
+    params = [f"{p.ctype} {p.name}" for p in spec.params]
+    pnames = "".join(f", {p.name}" for p in spec.params)
+    inames, onames = ", ".join(ins), ", ".join(outs)
+    quoted = ", ".join(f'"{i}"' for i in ins)
+    oquoted = ", ".join(f'"{o}"' for o in outs)
+    inplace = [f"        d_->common.alias[{j}].inplace[{k}] = 1;" for j, o in enumerate(spec.outputs)
+               for k, i in enumerate(ins) if i in o.inplace]
+    lines = [
+        f"#define OPRT_DEFINE_OP_{op}(State, plan_fn, launch_fn)",
+        f"    {struct} {{",
+        "        oprt_op_outputs_t common;",
+        "        State state;",
+        "    };",
+        *_signature(create, [f"{desc_t} *desc", *tensors, *params]),
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        *desc = NULL;",
+        f"        {struct} *d_ = ({struct} *)calloc(1, sizeof *d_);",
+        f'        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "{op}: out of host memory");',
+        f"        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, {onames}, {inames}"
+        f"{pnames});",
+        "        if (s_ != OPRT_STATUS_SUCCESS) {",
+        "            free(d_);",
+        "            return s_;",
+        "        }",
+        f"        const oprt_tensor_desc_t *outs_[{m}] = {{{onames}}};",
+        f"        const oprt_tensor_desc_t *ins_[{n}] = {{{inames}}};",
+        f"        oprt_op_outputs_init(&d_->common, outs_, {m}, ins_, {n});",
+        *inplace,
+        "        *desc = d_;",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+        f"    oprt_status_t {workspace}({desc_t} desc, size_t *size) {{",
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        OPRT_CHECK_NOT_NULL(size);",
+        "        *size = desc->common.workspace_size;",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+        *_signature(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size",
+                             *(f"void *{o}" for o in outs), *(f"const void *{i}" for i in ins),
+                             "oprt_stream_t stream"]),
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        f"        void *const outs_[{m}] = {{{onames}}};",
+        f"        const void *ins_[{n}] = {{{inames}}};",
+        f"        static const char *const onames_[{m}] = {{{oquoted}}};",
+        f"        static const char *const names_[{n}] = {{{quoted}}};",
+        f'        OPRT_CHECK(oprt_check_launch_outputs(&desc->common, "{op}", workspace, workspace_size, outs_, '
+        'onames_, ins_,',
+        "                                             names_));",
+        f"        return launch_fn(&desc->state, workspace, {onames}, {inames}, stream);",
+        "    }",
+        f"    oprt_status_t {destroy}({desc_t} desc) {{",
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        free(desc);",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+    ]
+    width = max(len(line) for line in lines) + 1
+    body = " \\\n".join(line.ljust(width) for line in lines[:-1]) + " \\\n" + lines[-1]
+    return f"/* {op}: launch_fn(const State *, void *workspace, void *{', void *'.join(outs)}, " \
+           f"const void *{', const void *'.join(ins)}, oprt_stream_t) */\n{body}\n"
+
+
 ENTRY_PREAMBLE = """/*
  * oprt_entry.h: the ops' C entry points, written around a backend's own two functions per op. Generated from the
  * op specs by oprt_core.cdecl (python -m oprt_core.cdecl --write); edit the specs, not this.
@@ -195,6 +277,8 @@ ENTRY_PREAMBLE = """/*
  *                           const oprt_tensor_desc_t *<input>..., <ctype> <param>...);
  *     oprt_status_t launch_fn(const State *state, void *workspace, void *out, const void *<input>...,
  *                             oprt_stream_t stream);
+ * An op with several outputs takes one tensor and one pointer per output, in its declared order, where these take
+ * `out` (add_rms_norm: out, h); its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
  * plan_fn validates (the oprt_plan_<op> of oprt_validate.h) and fills the state, a plain struct copied by value and
  * freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor, its create, workspace
  * size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and the aliasing the op

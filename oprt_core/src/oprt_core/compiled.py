@@ -51,6 +51,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCase,
 )
+from .spec import as_outputs
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
            "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason",
@@ -219,14 +220,24 @@ class CompiledLauncher:
         self._ws_int = workspace.ptr if workspace is not None else 0
 
     @staticmethod
-    def _layout_of(inputs: Sequence[DeviceArray], output: DeviceArray) -> tuple:
+    def _layout_of(inputs: Sequence[DeviceArray], output: Any) -> tuple:
+        """The layout key of a launch; ``output`` one DeviceArray, or a multi-output op's tuple of them."""
+        outs = output if isinstance(output, tuple) else (output,)
+        layouts = tuple((o.shape, o.strides_elements, o.dtype_info.name) for o in outs)
         return (tuple((x.shape, x.strides_elements, x.dtype_info.name) for x in inputs),
-                (output.shape, output.strides_elements, output.dtype_info.name))
+                layouts if isinstance(output, tuple) else layouts[0])
 
-    def _make_args(self, inputs: Sequence[DeviceArray], output: DeviceArray) -> tuple:
+    def _make_args(self, inputs: Sequence[DeviceArray], output: Any) -> tuple:
         ffi = self.backend.ffi
-        return (self.desc, self._ws_ptr, self.workspace_size, ffi.cast("void *", output.ptr),
+        outs = output if isinstance(output, tuple) else (output,)
+        return (self.desc, self._ws_ptr, self.workspace_size, *(ffi.cast("void *", o.ptr) for o in outs),
                 *(ffi.cast("const void *", x.ptr) for x in inputs), ffi.NULL)
+
+    def _outputs(self, output: Any) -> Any:
+        """The backend's view of a caller's output(s): a tuple for a multi-output launcher."""
+        if isinstance(self.output, tuple):
+            return tuple(self.backend._as_output(o) for o in output)
+        return self.backend._as_output(output)
 
     def __call__(self) -> None:
         status = self._fn(*self._args)
@@ -261,7 +272,7 @@ class CompiledLauncher:
 
     def run(self, inputs: Sequence[Any], output: Any) -> None:
         ins = [self.backend.asarray(x) for x in inputs]
-        out = self.backend._as_output(output)
+        out = self._outputs(output)
         got = self._layout_of(ins, out)
         if got != self._layout:
             raise InvalidArgumentError(
@@ -278,7 +289,7 @@ class CompiledLauncher:
         args = self._args
         if inputs is not None or output is not None:
             ins = [self.backend.asarray(x) for x in (inputs if inputs is not None else self.inputs)]
-            out = self.backend._as_output(output if output is not None else self.output)
+            out = self._outputs(output if output is not None else self.output)
             got = self._layout_of(ins, out)
             if got != self._layout:
                 raise InvalidArgumentError(
@@ -796,8 +807,15 @@ class CompiledBackend:
         if create is None or fn is None or get_ws is None or destroy is None:
             raise UnsupportedCase(f"backend {self.name!r}: the library does not implement {op!r}")
         ins = [self.asarray(x) for x in inputs]
-        out = self._as_output(output)
-        tds = [self._tensor_desc(out, "out")] + [self._tensor_desc(x, n) for x, n in zip(ins, spec.input_names)]
+        if spec.multi_output:
+            if not isinstance(output, (tuple, list)) or len(output) != spec.n_outputs:
+                raise InvalidArgumentError(f"{op} has {spec.n_outputs} outputs ({', '.join(spec.output_names)}): "
+                                           f"pass a tuple of as many arrays, got {type(output).__name__}")
+            out: Any = tuple(self._as_output(o) for o in output)
+        else:
+            out = self._as_output(output)
+        tds = [self._tensor_desc(o, name) for o, name in zip(as_outputs(out), spec.output_names)]
+        tds += [self._tensor_desc(x, n) for x, n in zip(ins, spec.input_names)]
         extra = c_params(spec, full)
         p = ffi.new(f"oprt_{op}_descriptor_t *")
         self.check(create(p, *tds, *extra))

@@ -72,7 +72,7 @@ def oprt_register_impls(register: Callable[[str, str, Any], None]) -> None:
 
     This is how an op package (one that registers an ``OpSpec`` through
     ``oprt_register_ops``) runs on pure-Python backends it does not own, e.g.
-    ``rms_norm_example`` on ``numpy`` and ``triton``. After every plugin's ops and
+    ``gelu_tanh`` on ``numpy`` and ``triton``. After every plugin's ops and
     backends are registered, the registry hands each implementation to its
     backend by calling the backend's optional method ``add_op(spec, impl)``
     (:meth:`oprt_core.numpy_backend.NumpyBackend.add_op` is one). An

@@ -1,10 +1,11 @@
-"""The memory-bound operators of transformer models: rms_norm, layer_norm, silu_mul, cross_entropy.
+"""The memory-bound operators of transformer models: rms_norm (and its fused residual form add_rms_norm), layer_norm,
+silu_mul, cross_entropy.
 
 Registered by the built-in plugin :mod:`oprt_core.builtin` next to the five core ops, with implementations in the
 numpy backend and the torch / cupy baselines, and a C ABI of their own: their prototypes are in oprt.h's generated
 region and their entry-point macros in oprt_entry.h (:mod:`oprt_core.cdecl` writes both from these specs), their
-validation is ``oprt_plan_rms_norm`` / ``oprt_plan_layer_norm`` / ``oprt_plan_silu_mul`` /
-``oprt_plan_cross_entropy`` in oprt_validate.h, and the shared kernel sources run them on the GPU backends
+validation is ``oprt_plan_rms_norm`` / ``oprt_plan_add_rms_norm`` / ``oprt_plan_layer_norm`` / ``oprt_plan_silu_mul``
+/ ``oprt_plan_cross_entropy`` in oprt_validate.h, and the shared kernel sources run them on the GPU backends
 (``norm.cu``, ``elementwise.cu``, ``xent.cu``).
 
 Every op normalises (or gates) along the last axis; any leading shape, any strides. ``weight`` and ``bias`` have
@@ -25,6 +26,11 @@ already-rounded inputs); n is the length of the normalised axis:
   relative, 1e-4 at n = 4096) or an eps off by 10x (5e-6 / ms relative) falls outside it in f32; in f16/bf16,
   whose eps dwarfs the f32 terms, only on short rows. atol: the dtype's smallest subnormal (f32: its smallest
   normal), for outputs below the normal range where relative error means nothing.
+- add_rms_norm (two outputs), ``h = x + residual``, ``out = rms_norm(h) * weight``: h is one f32 add (exact for
+  f16/bf16 inputs) and one rounding to the dtype: rtol = eps(dtype). out may normalise h as rounded to the dtype
+  (as torch's ``x + residual`` then rms_norm does) or as computed in f32: the rounding moves h_i by eps(dtype) / 2
+  relatively and the row's rms by at most as much, so out's budget is rms_norm's plus eps(dtype). Both atols are
+  the dtype's smallest subnormal, as rms_norm's.
 - layer_norm, ``y = (x - mean) / sqrt(var + eps) * weight + bias`` (biased variance, as torch): the mean errs by
   log2(n + 1) * eps(f32) * mean|x| absolutely; the variance (two-pass, or one-pass on data of mean ~0) by
   ~(log2(n + 1) + 2) * eps(f32) relatively, halved by the root. x - mean cancels where x is near the mean, so
@@ -39,32 +45,22 @@ already-rounded inputs); n is the length of the normalised axis:
   smallest subnormal, at least 3e-37: where gate < -88.7, exp(-gate) overflows f32 and a kernel computing
   gate / (1 + exp(-gate)) returns -0 for a true value of magnitude below 88.7 * e^-88.7 ~ 2.6e-37.
 
-- cross_entropy, ``loss = logsumexp(x) - x[target]`` per row (x: a row of logits, V of them): f32 arithmetic.
-  With m the row max (exact) and S = sum(exp(x_i - m)) >= 1, the sum's relative error is the accumulation's,
-  log2(V + 1) * eps(f32) (a tree or blocked sum), plus each exp's: ~2 ulp, and the rounding of its argument x_i - m
-  (or of an fma in base 2) ~|x_i - m| / 2 ulp, weighted by exp(x_i - m) / S: at most (2 + ln V) ulp, as the
-  weighted mean of |x_i - m| is at most the entropy of the softmax, <= ln V. log(S)'s error is that relative error,
-  absolutely, plus the log's 2 ulp of |log S|; m + log S and the subtraction of x[target] round once each (an ulp
-  of their operands, a kernel adding in either order):
-      atol_row = (log2(V + 1) + ln V + 4) * eps(f32) + 2 * eps(f32) * (|log S| + |m| + |x[target]|)
-      rtol = eps(dtype)                                          (the rounding of the loss to the dtype)
-  ~5e-6 at V = 128256 for logits in [-1, 1): a row missing one logit (~1/V relative of S, 8e-6 there; 3e-5 at
-  V = 32000) or the target's logit of the next class falls outside it. The mean over the R non-ignored rows adds
-  the sum's log2(R + 1) * eps(f32) relatively: atol = mean(atol_row) + log2(R + 1) * eps(f32) * mean(loss).
-  A loss past the dtype's range (f16's large data) rounds to inf and is not checked. Ignored rows
-  (target == ignore_index) are exactly 0; a target outside [0, V) other than ignore_index gives NaN
-  (torch asserts on the device), and a mean over no row is NaN (0 / 0, as torch).
+Bytes moved (ideal: each input read once, each output written once): rms_norm (2 numel + n) * itemsize,
+add_rms_norm (4 numel + n) * itemsize (x and residual read, out and h written), layer_norm (2 numel + 2 n) *
+itemsize, silu_mul 3 numel * itemsize, cross_entropy numel * itemsize (the logits) + rows * the target's itemsize
+(8 for i64) + the output (rows, or one element for the mean) * itemsize. Flops, each operation 1 (an exp or an
+rsqrt too): rms_norm 4 per element (square, add, two products) + 3 per row (divide by n, add eps, rsqrt);
+add_rms_norm one more per element (the residual add); layer_norm 7 per element (add for the mean, subtract,
+square, add for the variance, two products, add of the bias) + 4 per row; silu_mul 5 per element (exp, add,
+divide, two products); cross_entropy 4 per element (max, subtract, exp, add) + 3 per row (log, add, subtract),
++ 1 per row for the mean.
 
-Bytes moved (ideal: each input read once, the output written once): rms_norm (2 numel + n) * itemsize,
-layer_norm (2 numel + 2 n) * itemsize, silu_mul 3 numel * itemsize, cross_entropy numel * itemsize (the logits)
-+ rows * the target's itemsize (8 for i64) + the output (rows, or one element for the mean) * itemsize. Flops,
-each operation 1 (an exp or an rsqrt too): rms_norm 4 per element (square, add, two products) + 3 per row
-(divide by n, add eps, rsqrt); layer_norm 7 per element (add for the mean, subtract, square, add for the
-variance, two products, add of the bias) + 4 per row; silu_mul 5 per element (exp, add, divide, two products);
-cross_entropy 4 per element (max, subtract, exp, add) + 3 per row (log, add, subtract), + 1 per row for the mean.
-
-Not declared here yet: rms_norm's fused residual form (``h = x + residual`` written out as well as normalised)
-needs an op with two outputs, which an OpSpec cannot declare. silu_mul's packed form (one tensor ``[..., 2d]``
+rms_norm's fused residual form is an op of its own, ``add_rms_norm(x, residual, weight, eps) -> (out, h)``, rather
+than an optional input of rms_norm: its C entry points, plan and kernel take a fixed list of tensors (two outputs,
+three inputs), its bytes and flops differ, and a report row names what was measured. ``ops.rms_norm(x, weight, eps,
+residual=r)`` calls it. Its outputs may be written in place: ``out`` over x or residual, ``h`` over x or residual
+(vLLM's ``fused_add_rms_norm`` writes out over x and h over residual), never over each other. silu_mul's packed
+form (one tensor ``[..., 2d]``
 split in halves) needs no op of its own: ``silu_mul(t[..., :d], t[..., d:])`` passes two strided views of the one
 buffer (any strides are accepted; nothing is copied).
 """
@@ -81,10 +77,10 @@ import numpy as np
 from . import model_shapes
 from .dtypes import DTYPES, INDEX_DTYPES, DType
 from .errors import InvalidArgumentError
-from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
+from .spec import Budget, Case, OpSpec, Output, Param, TensorCase, format_shape
 
-__all__ = ["LLM_OPS", "LLM_SPECS", "rms_norm_spec", "layer_norm_spec", "silu_mul_spec", "cross_entropy_spec",
-           "norm_case", "silu_mul_case", "cross_entropy_case", "REDUCTIONS"]
+__all__ = ["LLM_OPS", "LLM_SPECS", "rms_norm_spec", "add_rms_norm_spec", "layer_norm_spec", "silu_mul_spec",
+           "cross_entropy_spec", "norm_case", "silu_mul_case", "cross_entropy_case", "REDUCTIONS"]
 
 _EPS32 = DTYPES["f32"].eps
 _TINY32 = float(np.finfo(np.float32).tiny)
@@ -133,6 +129,18 @@ def _norm_output_shape(op: str) -> Callable[[list[tuple[int, ...]], dict], tuple
     return shape_of
 
 
+def _add_rms_output_shape(shapes: list[tuple[int, ...]], params: dict) -> tuple[int, ...]:
+    """output_shape_fn of add_rms_norm (both outputs): x's shape, once residual has it and weight is (n,)."""
+    x, residual, weight = (tuple(s) for s in shapes)
+    if residual != x:
+        raise InvalidArgumentError(f"add_rms_norm: shape mismatch: residual has shape {residual}, expected x's shape "
+                                   f"{x}")
+    if weight != (x[-1],):
+        raise InvalidArgumentError(f"add_rms_norm: shape mismatch: weight has shape {weight}, expected ({x[-1]},) for "
+                                   f"x of shape {x} (one weight per element of the last axis)")
+    return x
+
+
 def _check_silu_mul(shapes: list[tuple[int, ...]], params: dict) -> None:
     gate, up = shapes
     if tuple(gate) != tuple(up):
@@ -153,6 +161,12 @@ def _rms_norm_ref(x: np.ndarray, weight: np.ndarray, eps: float = 1e-6) -> np.nd
     if x.size == 0:
         return np.empty(x.shape, np.float64)
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def _add_rms_norm_ref(x: np.ndarray, residual: np.ndarray, weight: np.ndarray,
+                      eps: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    h = x + residual
+    return _rms_norm_ref(h, weight, eps), h
 
 
 def _layer_norm_parts(x: np.ndarray, weight: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -187,6 +201,10 @@ def _rms_norm_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]
     return _subnormal(dt), _rms_rtol(dt, _row_len(inputs64[0].shape))
 
 
+def _add_rms_out_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]:
+    return _subnormal(dt), _rms_rtol(dt, _row_len(inputs64[0].shape)) + dt.eps
+
+
 def _layer_norm_tolerance(dt: DType, inputs64, ref, params) -> tuple[np.ndarray, float]:
     x, weight, bias = inputs64
     n = _row_len(x.shape)
@@ -205,6 +223,7 @@ def _silu_atol(dt: DType) -> float:
 # the budgets at n = 4096 (the tolerance_fns give each case's own)
 _BUDGETS = {
     "rms_norm": {d: Budget(_rms_rtol(DTYPES[d], 4096), _subnormal(DTYPES[d])) for d in DTYPES},
+    "add_rms_norm": {d: Budget(_rms_rtol(DTYPES[d], 4096) + DTYPES[d].eps, _subnormal(DTYPES[d])) for d in DTYPES},
     "layer_norm": {d: Budget(DTYPES[d].eps, _subnormal(DTYPES[d])) for d in DTYPES},
     "silu_mul": {d: Budget(DTYPES[d].eps + 8 * _EPS32, _silu_atol(DTYPES[d])) for d in DTYPES},
 }
@@ -223,14 +242,20 @@ def _norm_bytes(case: Case, dt: DType) -> int:
     return (2 * case.numel + sum(math.prod(t.shape) for t in case.inputs[1:])) * dt.itemsize
 
 
+def _add_rms_bytes(case: Case, dt: DType) -> int:
+    """x, residual and weight read, out and h written."""
+    return (2 * case.numel + sum(math.prod(t.shape) for t in case.inputs)) * dt.itemsize
+
+
 # ---------------------------------------------------------------------------------------
 # cases
 
 
 def norm_case(op: str, shape: tuple[int, ...], layout: str = "contiguous", eps: float | None = None,
               weight_layout: str = "contiguous", data: str = "uniform", name: str | None = None) -> Case:
-    """A case of rms_norm or layer_norm: x of ``shape`` laid out as ``layout``, weight (and bias) of shape
-    ``(shape[-1],)``; ``eps`` None: the op's default; ``name`` the case's name (default: from its shape)."""
+    """A case of rms_norm, add_rms_norm or layer_norm: x (and add_rms_norm's residual) of ``shape`` laid out as
+    ``layout``, weight (and bias) of shape ``(shape[-1],)``; ``eps`` None: the op's default; ``name`` the case's
+    name (default: from its shape)."""
     shape = tuple(shape)
     default = _DEFAULT_EPS[op]
     eps = default if eps is None else eps
@@ -238,8 +263,9 @@ def norm_case(op: str, shape: tuple[int, ...], layout: str = "contiguous", eps: 
                      + ("" if weight_layout == "contiguous" else f"-weight_{weight_layout}")
                      + ("" if eps == default else f"-eps{eps:g}"))
     vec = TensorCase(shape[-1:], weight_layout)
-    vectors = (vec,) if op == "rms_norm" else (vec, vec)
-    return Case(op, label, (TensorCase(shape, layout), *vectors), (("eps", eps),), data)
+    x = TensorCase(shape, layout)
+    tensors = (x, vec) if op == "rms_norm" else (x, x, vec) if op == "add_rms_norm" else (x, vec, vec)
+    return Case(op, label, tensors, (("eps", eps),), data)
 
 
 def silu_mul_case(shape: tuple[int, ...], layout: str = "contiguous", up_layout: str | None = None,
@@ -255,7 +281,7 @@ def silu_mul_case(shape: tuple[int, ...], layout: str = "contiguous", up_layout:
     return Case("silu_mul", label, (TensorCase(shape, layout), TensorCase(shape, up_layout)))
 
 
-_DEFAULT_EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}
+_DEFAULT_EPS = {"rms_norm": 1e-6, "add_rms_norm": 1e-6, "layer_norm": 1e-5}
 
 
 def _norm_case_sets(op: str) -> dict[str, list[Case]]:
@@ -323,6 +349,40 @@ rms_norm_spec = OpSpec(
     tolerance_fn=_rms_norm_tolerance,
     case_sets=_norm_case_sets("rms_norm"),
     custom_case_fn=lambda shape, params: norm_case("rms_norm", shape, eps=params["eps"]),
+)
+
+add_rms_norm_spec = OpSpec(
+    name="add_rms_norm",
+    doc="h = x + residual; out = h / sqrt(mean(h**2 over the last axis) + eps) * weight (two outputs: out, h); "
+        "weight has shape (x.shape[-1],).",
+    api_doc=f"""RMSNorm with the residual add fused (the pre-norm transformer block): ``h = x + residual``, then
+    ``out = h / sqrt(mean(h**2) + eps) * weight`` over the last axis; returns ``(out, h)``. Computed in f32, each
+    output rounded once to ``x``'s dtype. ``ops.rms_norm(x, weight, eps, residual=residual)`` is the same call.
+
+    Args:
+        {_INPUT_DOC}
+        residual: an array of ``x``'s dtype and shape.
+        weight: an array of ``x``'s dtype and shape ``(n,)``.
+        eps: a finite float >= 0 added to the mean of squares.
+    """,
+    n_inputs=3,
+    input_names=("x", "residual", "weight"),
+    outputs=(
+        Output("out", inplace=("x", "residual"), tolerance_fn=_add_rms_out_tolerance,
+               doc="the normalised h, times weight"),
+        Output("h", inplace=("x", "residual"),
+               tolerance_fn=lambda dt, inputs64, ref, params: (_subnormal(dt), dt.eps),
+               doc="x + residual (the residual stream of the next block)"),
+    ),
+    params=(_eps_param(_DEFAULT_EPS["add_rms_norm"]),),
+    reference_fn=_add_rms_norm_ref,
+    param_check_fn=_check_norm("add_rms_norm"),
+    output_shape_fn=_add_rms_output_shape,
+    bytes_fn=_add_rms_bytes,
+    flops_fn=lambda case: 5 * case.numel + 3 * _rows(case),
+    budgets=_BUDGETS["add_rms_norm"],
+    case_sets=_norm_case_sets("add_rms_norm"),
+    custom_case_fn=lambda shape, params: norm_case("add_rms_norm", shape, eps=params["eps"]),
 )
 
 layer_norm_spec = OpSpec(
@@ -563,7 +623,7 @@ cross_entropy_spec = OpSpec(
 )
 
 #: The model ops, in the order they are listed.
-LLM_OPS: tuple[OpSpec, ...] = (rms_norm_spec, layer_norm_spec, silu_mul_spec, cross_entropy_spec)
+LLM_OPS: tuple[OpSpec, ...] = (rms_norm_spec, add_rms_norm_spec, layer_norm_spec, silu_mul_spec, cross_entropy_spec)
 
 #: The model ops by name.
 LLM_SPECS: dict[str, OpSpec] = {s.name: s for s in LLM_OPS}

@@ -26,6 +26,7 @@ from .core_ops import CORE_SPECS
 from .dtypes import get_dtype
 from .errors import InvalidArgumentError, UnknownNameError
 from .llm_ops import LLM_SPECS
+from .spec import as_outputs
 from .validate import check_call, check_output_layout, check_overlap
 
 __all__ = ["NumpyBackend", "NumpyEvent", "cpu_name", "llc_bytes"]
@@ -104,6 +105,20 @@ def _rms_norm(inputs, out, params) -> None:
 
 
 @_quiet
+def _add_rms_norm(inputs, outs, params) -> None:
+    """h = x + residual rounded to the dtype, and normalised as rounded (as torch's x + residual, then rms_norm)."""
+    y, h_out = outs
+    if y.size:
+        x, res, w = (a.astype(_F32) for a in inputs)
+        h = (x + res).astype(h_out.dtype)
+        hf = h.astype(_F32)
+        r = _F32(1) / np.sqrt(np.mean(hf * hf, axis=-1, keepdims=True, dtype=_F32) + _F32(params["eps"]))
+        y_val = (hf * r * w).astype(y.dtype)
+        np.copyto(h_out, h)  # both computed before either is written: out and h may each be x or residual
+        np.copyto(y, y_val)
+
+
+@_quiet
 def _layer_norm(inputs, out, params) -> None:
     if out.size:
         x, w, b = (a.astype(_F32) for a in inputs)
@@ -140,8 +155,8 @@ def _cross_entropy(inputs, out, params) -> None:
     np.copyto(out, loss.astype(out.dtype))
 
 
-LLM_IMPLS: dict[str, Impl] = {"rms_norm": _rms_norm, "layer_norm": _layer_norm, "silu_mul": _silu_mul,
-                              "cross_entropy": _cross_entropy}
+LLM_IMPLS: dict[str, Impl] = {"rms_norm": _rms_norm, "add_rms_norm": _add_rms_norm, "layer_norm": _layer_norm,
+                              "silu_mul": _silu_mul, "cross_entropy": _cross_entropy}
 
 
 # -- the compute-bound ops (oprt_core.compute_ops)
@@ -202,7 +217,7 @@ def llc_bytes() -> int | None:
 
 
 class NumpyBackend:
-    """The reference CPU backend (``numpy``): every core op, model op (rms_norm, layer_norm, silu_mul,
+    """The reference CPU backend (``numpy``): every core op, model op (rms_norm, add_rms_norm, layer_norm, silu_mul,
     cross_entropy) and
     compute-bound op (matmul), dtype and case."""
 
@@ -250,26 +265,32 @@ class NumpyBackend:
         array[...] = np.nan
 
     # -- ops ----------------------------------------------------------------------------
-    def prepare(self, op: str, inputs: Sequence[np.ndarray], output: np.ndarray, params: Mapping[str, Any]):
+    def prepare(self, op: str, inputs: Sequence[np.ndarray], output: Any, params: Mapping[str, Any]):
+        """A launcher of ``op``; ``output`` is one array, or for a multi-output op the tuple of its outputs."""
         if op not in self.impls:
             raise UnknownNameError("op of the numpy backend", op, self.impls)
         spec = self.specs[op]
-        _, full = check_call(spec, [x.shape for x in inputs], [x.dtype for x in inputs], output.shape, output.dtype,
-                             params)
-        check_output_layout(output.shape, output.strides, output.flags.writeable)
+        outs = as_outputs(output) if spec.multi_output else (output,)
+        _, full = check_call(spec, [x.shape for x in inputs], [x.dtype for x in inputs],
+                             [o.shape for o in outs] if spec.multi_output else output.shape,
+                             [o.dtype for o in outs] if spec.multi_output else output.dtype, params)
+        for o, name in zip(outs, spec.output_names):
+            check_output_layout(o.shape, o.strides, o.flags.writeable, name)
         check_overlap(spec, output, inputs, self.name)
         impl = self.impls[op]
-        layout = [(x.shape, x.dtype) for x in inputs], (output.shape, output.dtype)
+        layout = [(x.shape, x.dtype) for x in inputs], [(o.shape, o.dtype) for o in outs]
 
         class _Launcher:
             def __call__(self) -> None:
                 impl(inputs, output, full)
 
-            def run(self, new_inputs: Sequence[np.ndarray], new_output: np.ndarray) -> None:
-                got = [(x.shape, x.dtype) for x in new_inputs], (new_output.shape, new_output.dtype)
+            def run(self, new_inputs: Sequence[np.ndarray], new_output: Any) -> None:
+                new_outs = as_outputs(new_output) if spec.multi_output else (new_output,)
+                got = [(x.shape, x.dtype) for x in new_inputs], [(o.shape, o.dtype) for o in new_outs]
                 if got != layout:
                     raise InvalidArgumentError(f"{op}: prepared for {layout}, called with {got}")
-                check_output_layout(new_output.shape, new_output.strides, new_output.flags.writeable)
+                for o, name in zip(new_outs, spec.output_names):
+                    check_output_layout(o.shape, o.strides, o.flags.writeable, name)
                 check_overlap(spec, new_output, new_inputs, "numpy")
                 impl(new_inputs, new_output, full)
 

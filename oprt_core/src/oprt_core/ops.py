@@ -149,6 +149,8 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
     ``out``: one signature per array, one tuple, one dict lookup, one call into the library."""
     sig = _sig_of_type
     try:
+        if type(out) is tuple:  # a multi-output op's outputs: one pointer each, before the inputs'
+            return _fast_launch_outputs(op, pkey, backend, out, inputs)
         fo = sig[type(out)]
         if fo is None:
             return None
@@ -193,6 +195,31 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
     return True
 
 
+def _fast_launch_outputs(op: str, pkey: Any, backend: str, outs: tuple, inputs: Sequence[Any]) -> Any:
+    """:func:`_fast_launch` of a multi-output op (``outs`` a tuple): the same key and test, every array's pointer
+    passed in order (the outputs', then the inputs')."""
+    key: list[Any] = [op, backend, pkey, len(outs)]
+    ptrs = []
+    for x in (*outs, *inputs):
+        fx = _sig_of_type[type(x)]
+        if fx is None:
+            return None
+        sx, px = fx(x)
+        key.append(sx)
+        ptrs.append(px)
+    fkey = tuple(key)
+    hit = _fast.get(fkey)
+    if hit is None:
+        return fkey
+    reg, launcher, be, call = hit
+    if reg is not get_registry() or reg.backends.get(backend) is not be:
+        return fkey
+    status = call(*ptrs)
+    if status:
+        launcher.backend.check(status)
+    return True
+
+
 def _layout_key(array: Any) -> tuple:
     shape = tuple(getattr(array, "shape", ()))
     strides = getattr(array, "strides", None)
@@ -214,7 +241,8 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
         out: Any | None = None, registry: Registry | None = None) -> Any:
     """Run ``op`` (a registered op's name: a core op or a plugin's) on ``inputs`` with ``backend``; returns
     ``out`` as given (a CuPy array stays one), or, when ``out`` is None, a new array of the first input's kind
-    (torch, CuPy, numpy, else the backend's own), as the op functions do.
+    (torch, CuPy, numpy, else the backend's own), as the op functions do. For an op with several outputs
+    (``add_rms_norm``) ``out`` is a tuple of one array per output, and the result a tuple.
 
     ``params``: the op's params by name (defaults filled in). Inputs, ``out`` and the errors raised are as for
     the op functions (:func:`softmax` and the others): an input that is not an array of one of the op's dtypes
@@ -223,6 +251,8 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
     if not isinstance(inputs, (list, tuple)):
         inputs = list(inputs)  # an iterator is read once, by whichever path runs
     fast = None
+    if isinstance(out, list):
+        out = tuple(out)  # a multi-output op's outputs (the fast path keys on tuples)
     if out is not None and registry is None:
         try:
             pkey = _params_key(params)
@@ -246,8 +276,16 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     names = spec.input_names
     like = _result_kind(inputs) if out is None else None
     inputs = [_check_array(spec, names[i] if i < len(names) else f"input {i}", x) for i, x in enumerate(inputs)]
+    multi = spec.multi_output
     if out is not None:
-        _check_array(spec, "out", out, is_out=True)
+        if multi:
+            if not isinstance(out, (tuple, list)) or len(out) != spec.n_outputs:
+                raise InvalidArgumentError(f"{spec.name}: out must be a tuple of {spec.n_outputs} arrays "
+                                           f"({', '.join(spec.output_names)}), got {type(out).__name__}")
+            for name, o in zip(spec.output_names, out):
+                _check_array(spec, name, o, is_out=True)
+        else:
+            _check_array(spec, "out", out, is_out=True)
     if be not in _available:
         avail = be.availability()
         if not avail.ok:
@@ -259,14 +297,16 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     arrays = [be.asarray(x) for x in inputs]
     full = spec.validate_params(params, [tuple(a.shape) for a in arrays])
     if out is None:
-        caller_out, out = _new_out(be, like, spec.output_shape([a.shape for a in arrays], full),
-                                   _dtype_name(arrays[0]))
+        shapes = spec.output_shapes([a.shape for a in arrays], full)
+        made = [_new_out(be, like, shape, _dtype_name(arrays[0])) for shape in shapes]
+        caller_out, out = (tuple(m[0] for m in made), tuple(m[1] for m in made)) if multi else made[0]
     else:
-        out = _as_out(be, backend, out)
+        out = tuple(_as_out(be, backend, o) for o in out) if multi else _as_out(be, backend, out)
         check_overlap(spec, out, arrays, backend)  # compiled libraries check again at each launch, the fast path's too
     # id(be): two registries may hold different backends of one name; the cached entry keeps ``be``
     # alive, so its id is not reused while the entry exists
-    key = (backend, op, tuple(_layout_key(a) for a in arrays), _layout_key(out), _params_key(full), id(be))
+    out_key = tuple(_layout_key(o) for o in out) if multi else _layout_key(out)
+    key = (backend, op, tuple(_layout_key(a) for a in arrays), out_key, _params_key(full), id(be))
     with _cache_lock:
         entry = _cache.get(key)
         if entry is not None:
@@ -287,7 +327,7 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
             while len(_fast) > _FAST_MAX:  # oldest first (dicts keep insertion order)
                 del _fast[next(iter(_fast))]
     if like is not None:
-        return _hand_over(caller_out, like)
+        return tuple(_hand_over(o, like) for o in caller_out) if multi else _hand_over(caller_out, like)
     return caller_out  # the caller's own object when an out was given, on either path
 
 
@@ -507,10 +547,11 @@ _IN_PLACE = """In place: ``out`` may be an input itself (the same memory, shape 
     (:class:`~oprt_core.errors.OverlapError`)."""
 
 
-def _call_doc(op: str, arg: str, in_place: bool) -> Callable[[_F], _F]:
+def _call_doc(op: str, arg: str, in_place: bool, aliasing: str | None = None) -> Callable[[_F], _F]:
     """Ends an op function's docstring with :data:`_CALL_DOC` for ``op`` (``arg``: the input its example names)."""
-    aliasing = _IN_PLACE if in_place else ("``out`` must not share memory with ``x``, not even be ``x`` itself "
-                                           "(refused: :class:`~oprt_core.errors.OverlapError`).")
+    if aliasing is None:
+        aliasing = _IN_PLACE if in_place else ("``out`` must not share memory with ``x``, not even be ``x`` itself "
+                                               "(refused: :class:`~oprt_core.errors.OverlapError`).")
 
     def decorate(fn: _F) -> _F:
         fn.__doc__ = (fn.__doc__ or "").rstrip() + _CALL_DOC.format(op=op, arg=arg, aliasing=aliasing)
@@ -558,18 +599,50 @@ def _op_function(spec: Any) -> Callable[..., Any]:
     fn.__doc__ = spec.api_doc or f"{spec.doc}\n\n    Args:\n        " + "\n        ".join(
         [f"{n}: an array of {_accepted(spec, n)}" for n in spec.input_names]
         + [f"{p.name}: {p.doc}" for p in spec.params])
+    if spec.multi_output:
+        return _call_doc_outputs(spec)(fn)
     return _call_doc(spec.name, spec.input_names[-1], bool(spec.inplace))(fn)
+
+
+def _call_doc_outputs(spec: Any) -> Callable[[_F], _F]:
+    """:func:`_call_doc` of a multi-output op: returns and takes a tuple, each output's aliasing."""
+    names = ", ".join(spec.output_names)
+    allowed = "; ".join(f"``{o.name}`` may be exactly {' or '.join(f'``{i}``' for i in o.inplace)}" if o.inplace
+                        else f"``{o.name}`` may share memory with no input" for o in spec.outputs)
+    aliasing = (f"Returns a tuple ({names}); ``out`` is None or a tuple of one array per output, in that order. In "
+                f"place: {allowed} (the same memory, shape and strides); any other overlap, and any overlap of two "
+                "outputs, is refused (:class:`~oprt_core.errors.OverlapError`).")
+    return _call_doc(spec.name, spec.input_names[-1], False, aliasing)
 
 
 for _spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS):
     globals()[_spec.name] = _op_function(_spec)
 del _spec
 
+_rms_norm_alone = globals()["rms_norm"]
+
+
+def rms_norm(x: Any, weight: Any, eps: float = LLM_SPECS["rms_norm"].params[0].default, residual: Any = None, *,
+             backend: str = "numpy", out: Any | None = None) -> Any:
+    """``residual`` None: rms_norm (below); else the fused residual form, :func:`add_rms_norm` ``(x, residual,
+    weight, eps)``, which returns ``(out, h)`` with ``h = x + residual`` (``out``: a tuple of two arrays)."""
+    if residual is None:
+        return _rms_norm_alone(x, weight, eps, backend=backend, out=out)
+    return add_rms_norm(x, residual, weight, eps, backend=backend, out=out)  # type: ignore[name-defined]  # noqa: F821
+
+
+rms_norm.__doc__ = (_rms_norm_alone.__doc__ or "").replace(
+    "        eps: a finite float >= 0 added to the mean of squares.\n",
+    "        eps: a finite float >= 0 added to the mean of squares.\n"
+    "        residual: None, or an array of ``x``'s dtype and shape: then the fused residual form, ``add_rms_norm(x,\n"
+    "            residual, weight, eps)``, returning ``(out, h)`` with ``h = x + residual`` (``out`` a tuple of two\n"
+    "            arrays).\n", 1)
+
 _plugin_functions: dict[str, tuple[Any, Callable[..., Any]]] = {}  # op -> (its spec, its function)
 
 
 def __getattr__(name: str) -> Callable[..., Any]:
-    """``ops.<op>`` of a plugin's op (``ops.rms_norm_example``), made from its spec on first use, as the core ops'
+    """``ops.<op>`` of a plugin's op (``ops.gelu_tanh``), made from its spec on first use, as the core ops'
     are."""
     if name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,7 +30,9 @@ __all__ = [
     "Case",
     "Budget",
     "CheckResult",
+    "Output",
     "OpSpec",
+    "as_outputs",
     "CASE_SETS",
     "REQUIRED_CASE_SETS",
     "parse_shape",
@@ -196,15 +198,41 @@ class CheckResult:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class Output:
+    """One output of an op: its name (the C argument's and the op function's), its shape and what it may alias.
+
+    ``shape_fn(shapes, params)``: the output's shape from the inputs' (None: the op's ``output_shape_fn``, else the
+    first input's shape). ``inplace``: the inputs this output may be exactly (the same memory, shape, strides and
+    dtype): the op writes it in place over that input; any other overlap with an input, and any overlap of two
+    outputs, is refused. ``tolerance_fn(dtype, inputs64, ref, params) -> (atol, rtol)``: this output's budget
+    (None: the op's ``tolerance_fn``, else its ``budgets``)."""
+
+    name: str
+    shape_fn: Callable[..., tuple[int, ...]] | None = None
+    inplace: tuple[str, ...] = ()
+    tolerance_fn: Callable[..., tuple[Any, float]] | None = None
+    doc: str = ""
+
+
+def as_outputs(out: Any) -> tuple[Any, ...]:
+    """An op's output(s) as a tuple: a multi-output op's tuple (or list) as is, a single output as a 1-tuple."""
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
 @dataclass
 class OpSpec:
-    """Everything oprt knows about one operator, independent of any backend."""
+    """Everything oprt knows about one operator, independent of any backend.
+
+    An op has one output (``out``) unless it declares ``outputs``: then its reference returns one array per output,
+    in order, each checked against its own budget (:class:`Output`), backends take and fill a tuple of outputs, the
+    op function returns a tuple, and its C ABI takes one pointer per output (:mod:`oprt_core.cdecl`)."""
 
     name: str
     doc: str
     n_inputs: int
     input_names: tuple[str, ...]
-    reference_fn: Callable[..., np.ndarray]
+    reference_fn: Callable[..., Any]  # one float64 array, or a tuple of one per output
     bytes_fn: Callable[[Case, DType], int]
     flops_fn: Callable[[Case], int]
     budgets: Mapping[str, Budget]
@@ -230,6 +258,10 @@ class OpSpec:
     #: ``case`` (e.g. class ids in [0, V)); required with ``index_inputs``.
     index_fn: Callable[[Case, str, int, np.random.Generator], np.ndarray] | None = None
 
+    #: The op's outputs, in order (:class:`Output`); empty: one output named ``out``, whose shape is
+    #: ``output_shape_fn``'s and which may alias the inputs named by ``inplace``.
+    outputs: tuple[Output, ...] = ()
+
     def __post_init__(self) -> None:
         for what, names in (("inplace", self.inplace), ("index_inputs", self.index_inputs)):
             unknown = [name for name in names if name not in self.input_names]
@@ -242,6 +274,21 @@ class OpSpec:
                                            f"{', '.join(INDEX_DTYPES)}, got {dts!r}")
         if self.index_inputs and self.index_fn is None:
             raise InvalidArgumentError(f"{self.name}: index inputs need an index_fn to make their values")
+        if not self.outputs:
+            self.outputs = (Output("out", inplace=tuple(self.inplace)),)
+        elif self.inplace and (len(self.outputs) > 1 or set(self.outputs[0].inplace) != set(self.inplace)):
+            # (a copy of a spec, dataclasses.replace, carries both, in agreement)
+            raise InvalidArgumentError(f"{self.name}: declare in-place inputs per output (Output.inplace), not with "
+                                       "inplace, when the op declares its outputs")
+        names = [o.name for o in self.outputs]
+        if len(set(names)) != len(names) or set(names) & set(self.input_names):
+            raise InvalidArgumentError(f"{self.name}: output names {', '.join(names)} must differ from each other "
+                                       f"and from the inputs ({', '.join(self.input_names)})")
+        for o in self.outputs:
+            bad = [name for name in o.inplace if name not in self.input_names]
+            if bad:
+                raise InvalidArgumentError(f"{self.name}: output {o.name!r} may alias {', '.join(map(repr, bad))}, "
+                                           f"which are not inputs (inputs: {', '.join(self.input_names)})")
 
     def input_dtypes(self, name: str) -> tuple[str, ...]:
         """The dtypes input ``name`` accepts: its index dtypes, or the op's value dtypes (``out`` too)."""
@@ -255,6 +302,19 @@ class OpSpec:
         """The inputs as the reference takes them: value inputs in float64, index inputs in int64 (a copy: small,
         and the caller may mark it read-only without touching the input)."""
         return [np.array(x, np.int64) if self.is_index(i) else to_float64(x) for i, x in enumerate(inputs)]
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.outputs)
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.outputs)
+
+    @property
+    def multi_output(self) -> bool:
+        """Whether the op has several outputs: its backends, reference and op function then deal in tuples."""
+        return len(self.outputs) > 1
 
     @property
     def has_c_abi(self) -> bool:
@@ -298,23 +358,48 @@ class OpSpec:
         return out
 
     # -- shapes and reference -------------------------------------------------------
-    def output_shape(self, shapes: Sequence[Sequence[int]], params: Mapping[str, Any]) -> tuple[int, ...]:
+    def output_shape(self, shapes: Sequence[Sequence[int]], params: Mapping[str, Any]) -> Any:
+        """The output's shape; for a multi-output op the tuple of every output's shape (:meth:`output_shapes`)."""
+        shapes_ = self.output_shapes(shapes, params)
+        return shapes_ if self.multi_output else shapes_[0]
+
+    def output_shapes(self, shapes: Sequence[Sequence[int]], params: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
+        """Every output's shape, in order (one for a single-output op)."""
         dims = [tuple(s) for s in shapes]
         if len(dims) != self.n_inputs:
             raise InvalidArgumentError(f"{self.name} takes {self.n_inputs} input(s), got {len(dims)}")
         params = self.validate_params(params, dims)
-        if self.output_shape_fn is not None:
-            return tuple(self.output_shape_fn(dims, params))
-        return dims[0]
+        result = []
+        for o in self.outputs:
+            fn = o.shape_fn or self.output_shape_fn
+            result.append(tuple(fn(dims, params)) if fn is not None else dims[0])
+        return tuple(result)
 
-    def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> np.ndarray:
-        """The float64 reference result of the op on ``inputs`` (cast to float64 first)."""
+    def new_outputs(self, backend: Any, shapes: Sequence[Sequence[int]], params: Mapping[str, Any],
+                    dtype: str) -> Any:
+        """Uninitialised outputs from ``backend.empty``: one array, or a tuple of them for a multi-output op."""
+        arrays = tuple(backend.empty(s, dtype) for s in self.output_shapes(shapes, params))
+        return arrays if self.multi_output else arrays[0]
+
+    def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> Any:
+        """The float64 reference result of the op on ``inputs`` (cast to float64 first); for a multi-output op a
+        tuple of one array per output."""
         params = self.validate_params(params, [np.shape(x) for x in inputs])
-        return np.asarray(self.reference_fn(*self.inputs64(inputs), **params), dtype=np.float64)
+        return self._reference64(self.inputs64(inputs), params)
+
+    def _reference64(self, inputs64: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+        result = self.reference_fn(*inputs64, **params)
+        if not self.multi_output:
+            return np.asarray(result, dtype=np.float64)
+        refs = tuple(np.asarray(r, dtype=np.float64) for r in as_outputs(result))
+        if len(refs) != self.n_outputs:
+            raise InvalidArgumentError(f"{self.name}: the reference returned {len(refs)} array(s) for "
+                                       f"{self.n_outputs} outputs ({', '.join(self.output_names)})")
+        return refs
 
     # -- cost model ---------------------------------------------------------------------
     def bytes_moved(self, case: Case, dtype: str | DType) -> int:
-        """Bytes an ideal kernel moves: each input read once, the output written once."""
+        """Bytes an ideal kernel moves: each input read once, each output written once."""
         return int(self.bytes_fn(case, get_dtype(dtype)))
 
     def flops(self, case: Case) -> int:
@@ -356,25 +441,43 @@ class OpSpec:
 
     # -- checking ---------------------------------------------------------------------
     def tolerance(self, dtype: str | DType, inputs64: Sequence[np.ndarray], ref: np.ndarray,
-                  params: Mapping[str, Any]) -> tuple[Any, float]:
+                  params: Mapping[str, Any], output: int = 0) -> tuple[Any, float]:
+        """(atol, rtol) of output number ``output`` (its own ``Output.tolerance_fn``, else the op's)."""
         dt = get_dtype(dtype)
-        if self.tolerance_fn is not None:
-            return self.tolerance_fn(dt, inputs64, ref, params)
+        fn = self.outputs[output].tolerance_fn or self.tolerance_fn
+        if fn is not None:
+            return fn(dt, inputs64, ref, params)
         b = self.budgets[dt.name]
         return b.atol, b.rtol
 
-    def check(self, out: np.ndarray, inputs: Sequence[np.ndarray], dtype: str | DType,
-              params: Mapping[str, Any] | None = None, ref: np.ndarray | None = None,
+    def check(self, out: Any, inputs: Sequence[np.ndarray], dtype: str | DType,
+              params: Mapping[str, Any] | None = None, ref: Any = None,
               inputs64: Sequence[np.ndarray] | None = None) -> CheckResult:
         """Compare a backend's output (host array) with the float64 reference within budget. A NaN output
         matches a NaN reference (so a test of NaN inputs must poison its output with something else).
-        ``inputs64``: the inputs already in float64 (a caller checking several outputs converts them once)."""
+        ``inputs64``: the inputs already in float64 (a caller checking several outputs converts them once).
+
+        A multi-output op's ``out`` and ``ref`` are tuples: each output is checked against its own budget; the
+        result holds the largest errors of all, and the message of the first output outside its budget, named."""
         dt = get_dtype(dtype)
         params = self.validate_params(params, [np.shape(x) for x in inputs])
         if inputs64 is None:
             inputs64 = self.inputs64(inputs)
         if ref is None:
-            ref = np.asarray(self.reference_fn(*inputs64, **params), dtype=np.float64)
+            ref = self._reference64(inputs64, params)
+        if not self.multi_output:
+            return self._check_one(out, ref, dt, inputs64, params, 0)
+        outs, refs = as_outputs(out), as_outputs(ref)
+        if len(outs) != self.n_outputs:
+            return CheckResult(False, math.inf, math.inf, f"{len(outs)} output(s) given for the {self.n_outputs} of "
+                                                          f"{self.name} ({', '.join(self.output_names)})")
+        results = [self._check_one(o, r, dt, inputs64, params, k) for k, (o, r) in enumerate(zip(outs, refs))]
+        bad = [(o.name, r) for o, r in zip(self.outputs, results) if not r.ok]
+        return CheckResult(not bad, max(r.max_abs_err for r in results), max(r.max_rel_err for r in results),
+                           f"{bad[0][0]}: {bad[0][1].message}" if bad else "")
+
+    def _check_one(self, out: Any, ref: np.ndarray, dt: DType, inputs64: Sequence[np.ndarray],
+                   params: Mapping[str, Any], output: int) -> CheckResult:
         out64 = to_float64(out)
         # one layout for both (a reference of a transposed view is transposed too): mixed-order elementwise
         # passes below would otherwise walk one operand across the cache, several times slower
@@ -384,7 +487,7 @@ class OpSpec:
                                f"output shape {out64.shape} differs from reference shape {ref.shape}")
         if ref.size == 0:
             return CheckResult(True, 0.0, 0.0)
-        atol, rtol = self.tolerance(dt, inputs64, ref, params)
+        atol, rtol = self.tolerance(dt, inputs64, ref, params, output)
         atol = np.asarray(atol, dtype=np.float64)
         if atol.ndim:  # per output element (reduce_sum)
             atol = np.ascontiguousarray(np.broadcast_to(atol, ref.shape)).reshape(-1)

@@ -15,7 +15,7 @@ import numpy as np
 from .device_array import DeviceArray, element_span
 from .dtypes import DType, get_dtype
 from .errors import InvalidArgumentError, OverlapError, UnsupportedCase
-from .spec import OpSpec
+from .spec import OpSpec, as_outputs
 
 __all__ = ["check_call", "check_output_layout", "check_overlap", "memory_layout"]
 
@@ -23,19 +23,30 @@ __all__ = ["check_call", "check_output_layout", "check_overlap", "memory_layout"
 Layout = tuple[int, tuple[int, ...], tuple[int, ...], int]
 
 
-def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[Any], out_shape: Sequence[int],
+def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[Any], out_shape: Any,
                out_dtype: Any, params: Mapping[str, Any] | None) -> tuple[DType, dict[str, Any]]:
     """Validate one call of ``spec``; returns (dtype, params with defaults).
 
-    Raises InvalidArgumentError (count, shape, param, axis, dtype mismatch, an index input of another dtype than
-    it declares) or UnsupportedCase (a dtype the op does not define).
+    ``out_shape`` and ``out_dtype``: the output's; for a multi-output op a sequence of each output's (one dtype
+    for all is accepted too). Raises InvalidArgumentError (count, shape, param, axis, dtype mismatch, an index
+    input of another dtype than it declares) or UnsupportedCase (a dtype the op does not define).
     """
     if len(shapes) != spec.n_inputs:
         raise InvalidArgumentError(f"{spec.name} takes {spec.n_inputs} input(s) "
                                    f"({', '.join(spec.input_names)}), got {len(shapes)}")
+    names = spec.output_names
+    if spec.multi_output:
+        out_shapes = [tuple(s) for s in out_shape]
+        if len(out_shapes) != len(names):
+            raise InvalidArgumentError(f"{spec.name} has {len(names)} outputs ({', '.join(names)}), "
+                                       f"got {len(out_shapes)}")
+        odts = [get_dtype(d, index=True) for d in out_dtype] if isinstance(out_dtype, (list, tuple)) else \
+            [get_dtype(out_dtype, index=True)] * len(names)
+    else:
+        out_shapes, odts = [tuple(out_shape)], [get_dtype(out_dtype, index=True)]
     dts = [get_dtype(d, index=True) for d in dtypes]
-    odt = get_dtype(out_dtype, index=True)
-    for name, dt in zip(spec.input_names, dts):
+    odt = odts[0]
+    for name, dt in [*zip(names[1:], odts[1:]), *zip(spec.input_names, dts)]:
         if name in spec.index_inputs:  # an integer input of its own dtype (cross_entropy's target)
             accepted = spec.index_inputs[name]
             if dt.name not in accepted:
@@ -43,15 +54,15 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
                                            f"(indices), got {dt}")
             continue
         if dt != odt:
-            raise InvalidArgumentError(f"{spec.name}: dtype mismatch: out is {odt} but {name} is {dt} "
+            raise InvalidArgumentError(f"{spec.name}: dtype mismatch: {names[0]} is {odt} but {name} is {dt} "
                                        "(mixed dtypes are not supported)")
     if odt.name not in spec.dtypes:
         raise UnsupportedCase(f"{spec.name} does not define dtype {odt}; it supports {', '.join(spec.dtypes)}")
     params = spec.validate_params(params, shapes)
-    expected = spec.output_shape(shapes, params)
-    if tuple(out_shape) != tuple(expected):
-        raise InvalidArgumentError(f"{spec.name}: shape mismatch: out has shape {tuple(out_shape)}, "
-                                   f"expected {tuple(expected)} for inputs {', '.join(map(str, map(tuple, shapes)))}")
+    for name, got, expected in zip(names, out_shapes, spec.output_shapes(shapes, params)):
+        if got != tuple(expected):
+            raise InvalidArgumentError(f"{spec.name}: shape mismatch: {name} has shape {got}, expected "
+                                       f"{tuple(expected)} for inputs {', '.join(map(str, map(tuple, shapes)))}")
     return odt, params
 
 
@@ -118,15 +129,46 @@ def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = 
     strides on the dims of extent > 1, and itemsize) and ``spec.inplace`` names it: raises
     :class:`~oprt_core.errors.OverlapError`, worded as oprt_validate.h's ``oprt_check_alias`` words it.
 
+    A multi-output op's ``out`` is the tuple of its outputs: each is judged against the inputs by what its own
+    :class:`~oprt_core.spec.Output` allows, and two outputs that share memory are refused (as
+    ``oprt_check_launch_outputs`` does).
+
     Decided from address spans (the lowest to the highest byte each array covers), so two interleaved views that
     share no element (``x[::2]`` and ``x[1::2]``) are refused too. Arrays whose layout cannot be read
     (:func:`memory_layout` is None) are not judged."""
+    if spec.multi_output:
+        outs = as_outputs(out)
+        for k, (o, decl) in enumerate(zip(outs, spec.outputs)):
+            _check_out_overlap(spec, o, decl.name, decl.inplace, inputs, backend)
+            for j in range(k):
+                if _overlap(outs[j], o):
+                    raise OverlapError(backend, None, f"{spec.name}: outputs {spec.output_names[j]} and {decl.name} "
+                                                      "share memory; use separate outputs")
+        return
+    _check_out_overlap(spec, out, "out", spec.inplace, inputs, backend)
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether two arrays' byte spans intersect (unreadable layouts: not judged)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.may_share_memory(a, b))
+    la, lb = memory_layout(a), memory_layout(b)
+    sa = _byte_span(la) if la is not None else None
+    sb = _byte_span(lb) if lb is not None else None
+    return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1]
+
+
+def _check_out_overlap(spec: OpSpec, out: Any, out_name: str, inplace: Sequence[str], inputs: Sequence[Any],
+                       backend: str) -> None:
+    """check_overlap of one output, named ``out_name``, which may be exactly the inputs in ``inplace``."""
     out_layout: Layout | None = None  # read when an input may share memory with out
     o_span: tuple[int, int] | None = None
     names = spec.input_names
     for i, x in enumerate(inputs):
         if x is out:  # one array object: exactly the same memory and layout
-            if (names[i] if i < len(names) else "") in spec.inplace:
+            if (names[i] if i < len(names) else "") in inplace:
                 continue
         elif isinstance(x, np.ndarray) and isinstance(out, np.ndarray) and not np.may_share_memory(x, out):
             continue  # numpy's own test of the same spans, in C (~5x faster than reading both layouts here)
@@ -143,7 +185,7 @@ def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = 
             continue
         o_ptr, o_shape, o_strides, o_item = out_layout
         name = names[i] if i < len(names) else f"input {i}"
-        allowed = name in spec.inplace
+        allowed = name in inplace
         x_ptr, x_shape, x_strides, x_item = x_layout
         same = x_ptr == o_ptr
         exact = same and x_shape == o_shape and x_item == o_item and all(
@@ -151,9 +193,11 @@ def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = 
         if exact and allowed:
             continue
         if exact:
-            msg = f"{spec.name}: out is input {name} itself, and {spec.name} cannot run in place; use a separate output"
+            msg = (f"{spec.name}: {out_name} is input {name} itself, and {spec.name} cannot run in place; use a "
+                   "separate output" if out_name == "out" else f"{spec.name}: {out_name} is input {name} itself, and "
+                   f"{spec.name} cannot write {out_name} over {name}; use a separate output")
         else:
             how = "the same memory in another layout" if same else "partial overlap of the same memory"
-            hint = f", or {name} itself as out (in place)" if allowed else ""
-            msg = f"{spec.name}: out overlaps input {name} ({how}); use a separate output{hint}"
+            hint = f", or {name} itself as {out_name} (in place)" if allowed else ""
+            msg = f"{spec.name}: {out_name} overlaps input {name} ({how}); use a separate output{hint}"
         raise OverlapError(backend, None, msg)

@@ -697,6 +697,53 @@ static oprt_status_t host_layer_norm(const oprt_rows_plan_t *s, void *workspace,
 
 OPRT_DEFINE_OP(layer_norm, oprt_rows_plan_t, host_plan_layer_norm, host_layer_norm)
 
+/* ---- add_rms_norm (two outputs): per row, h = x + residual stored (rounded to the dtype) first, then normalised
+ * from h as stored; out and h may each be x or residual (each element is read before it is written) ---- */
+
+static oprt_status_t host_plan_add_rms_norm(oprt_add_rows_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                            const oprt_tensor_desc_t *h, const oprt_tensor_desc_t *x,
+                                            const oprt_tensor_desc_t *residual, const oprt_tensor_desc_t *weight,
+                                            float eps) {
+    HOST_CHECK_UNSUPPORTED("add_rms_norm");
+    *workspace = 0;
+    return oprt_plan_add_rms_norm(s, out, h, x, residual, weight, eps);
+}
+
+static oprt_status_t host_add_rms_norm(const oprt_add_rows_plan_t *s, void *workspace, void *out_, void *h_,
+                                       const void *x_, const void *residual_, const void *weight_,
+                                       oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_add_rms_norm"));
+    const oprt_rows_plan_t *p = &s->rows;
+    const int32_t dt = p->dtype;
+    char *out = (char *)out_, *h = (char *)h_;
+    const char *x = (const char *)x_, *res = (const char *)residual_, *w = (const char *)weight_;
+    for (int64_t r = 0; r < p->rows; ++r) {
+        int64_t xo, oo, ro, ho;
+        oprt_row_offsets(p, r, &xo, &oo);
+        oprt_add_row_offsets(s, r, &ro, &ho);
+        float ss = 0.0f, block = 0.0f; /* blocks of 256 summed apart, as a GPU's threads do (a sequential f32 sum of
+                                          * 20000 squares strays past the budget's log2(n) bound) */
+        for (int64_t i = 0; i < p->n; ++i) {
+            const float sum = load_f(x, xo + i * p->x_inner, dt) + load_f(res, ro + i * s->res_inner, dt);
+            store_f(h, ho + i * s->h_inner, dt, sum);
+            const float v = load_f(h, ho + i * s->h_inner, dt);
+            block += v * v;
+            if ((i & 255) == 255 || i == p->n - 1) {
+                ss += block;
+                block = 0.0f;
+            }
+        }
+        const float rstd = 1.0f / sqrtf(ss / (float)p->n + p->eps);
+        for (int64_t i = 0; i < p->n; ++i)
+            store_f(out, oo + i * p->out_inner, dt,
+                    load_f(h, ho + i * s->h_inner, dt) * rstd * load_f(w, i * p->vec_strides[0], dt));
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(add_rms_norm, oprt_add_rows_plan_t, host_plan_add_rms_norm, host_add_rms_norm)
+
 /* ---- silu_mul ---- */
 
 static oprt_status_t host_plan_silu_mul(oprt_elementwise_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,

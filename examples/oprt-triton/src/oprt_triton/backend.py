@@ -13,7 +13,7 @@ backends refuse it.
 
 Ops from other packages: ``add_op(spec, impl)`` (called by the registry for ``oprt_register_impls``)
 teaches the backend an op; ``impl(inputs, out, params)`` enqueues it on torch's current stream with
-torch tensors (``oprt_rmsnorm`` registers a Triton ``rms_norm_example`` this way).
+torch tensors (``oprt_gelu`` registers a Triton ``gelu_tanh`` this way).
 
 ``TritonBackend(device="cpu")`` (backend ``triton-interpret``) runs the same kernels in Triton's
 interpreter on CPU tensors, for tests; it is available only when ``TRITON_INTERPRET=1`` was set

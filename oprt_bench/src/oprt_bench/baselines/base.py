@@ -113,8 +113,10 @@ class Launcher:
 
     def __init__(self, bind: Callable[[Sequence[Any], Any], Callable[[], Any]], inputs: Sequence[Any], output: Any,
                  layout_of: Callable[[Any], tuple], what: str) -> None:
-        self._bind, self._layout_of, self._what = bind, layout_of, what
-        self._layout = [layout_of(x) for x in inputs], layout_of(output)
+        self._bind, self._what = bind, what
+        # a multi-output op's output is a tuple: its layout the tuple of each output's
+        self._layout_of = lambda a: tuple(layout_of(o) for o in a) if isinstance(a, tuple) else layout_of(a)
+        self._layout = [layout_of(x) for x in inputs], self._layout_of(output)
         self.call = bind(inputs, output)
         self._bound: tuple[tuple[int, ...], Callable[[], Any]] | None = None
 
@@ -126,7 +128,7 @@ class Launcher:
         got = [self._layout_of(x) for x in new_inputs], self._layout_of(new_output)
         if got != self._layout:
             raise InvalidArgumentError(f"{self._what}: prepared for {self._layout}, called with {got}")
-        key = tuple(map(id, [*new_inputs, new_output]))
+        key = tuple(map(id, [*new_inputs, *(new_output if isinstance(new_output, tuple) else (new_output,))]))
         if self._bound is None or self._bound[0] != key:  # bind (and allocate any workspace) once per set
             self._bound = key, self._bind(new_inputs, new_output)
         self._bound[1]()
@@ -184,5 +186,11 @@ class BaselineBackend:
         if op not in self._impls:
             raise UnknownNameError(f"op of the {self._library} backend", op, self._impls)
         spec = CORE_SPECS[op] if op in CORE_SPECS else LLM_SPECS[op]
+        if spec.multi_output:
+            if not isinstance(output, tuple) or len(output) != spec.n_outputs:
+                raise InvalidArgumentError(f"{op}: pass a tuple of its {spec.n_outputs} outputs "
+                                           f"({', '.join(spec.output_names)})")
+            return check_call(spec, [tuple(x.shape) for x in inputs], [dtype_name(x) for x in inputs],
+                              [tuple(o.shape) for o in output], [dtype_name(o) for o in output], params)
         return check_call(spec, [tuple(x.shape) for x in inputs], [dtype_name(x) for x in inputs],
                           tuple(output.shape), dtype_name(output), params)

@@ -9,6 +9,9 @@ op         Liger-Kernel call (``liger_kernel.ops``: the autograd Functions its m
 rms_norm   ``LigerRMSNormFunction.apply(x, weight, eps)``: casting mode ``llama`` (its default: the
            sum of squares and rstd in f32, ``x * rstd`` rounded to the dtype before the weight
            multiply, as torch's), offset 0
+add_rms_norm ``LigerFusedAddRMSNormFunction.apply(x, residual, weight, eps)`` (``liger_kernel.ops.fused_add_rms_norm``,
+           in Liger-Kernel releases that have it; unavailable in older ones): returns (out, h), both
+           allocated into oprt's outputs
 layer_norm ``LigerLayerNormFunction.apply(x, weight, bias, eps)`` (f32 math)
 silu_mul   ``LigerSiLUMulFunction.apply(gate, up)``: silu in f32, rounded to the dtype, times up
 softmax    ``LigerSoftmaxFunction.apply(x)``: the last axis only (other axes: unsupported)
@@ -42,6 +45,7 @@ calibration probes are torch's.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -60,6 +64,7 @@ MAX_ROW = 65536
 #: op -> the name of Liger's autograd Function in ``liger_kernel.ops``.
 LIGER_FUNCTIONS = {
     "rms_norm": "LigerRMSNormFunction",
+    "add_rms_norm": "LigerFusedAddRMSNormFunction",
     "layer_norm": "LigerLayerNormFunction",
     "silu_mul": "LigerSiLUMulFunction",
     "softmax": "LigerSoftmaxFunction",
@@ -87,25 +92,31 @@ def row_refusal(op: str, shape: Sequence[int], params: Mapping[str, Any]) -> str
 class AllocInto:
     """Stands for the ``torch`` module inside one Liger op module during one call: the first ``empty`` or
     ``empty_like`` of ``out``'s size and dtype returns ``out`` (viewed to the requested shape); everything else is
-    torch's."""
+    torch's. ``out`` a tuple (an op with several outputs): its arrays are handed out in order, each to the next
+    allocation of its size and dtype (Liger's fused add-rms_norm allocates Y, then S)."""
 
     def __init__(self, torch: Any, out: Any) -> None:
-        self._torch, self._out = torch, out
-        self.used = False
+        self._torch = torch
+        self._outs = list(out) if isinstance(out, tuple) else [out]
+        self._taken = 0
+        self.used = False  # every output handed out
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._torch, name)
 
     def _take(self, size: Sequence[int], dtype: Any) -> Any | None:
-        out = self._out
-        if self.used or dtype != out.dtype or not out.is_contiguous():
+        if self._taken == len(self._outs):
+            return None
+        out = self._outs[self._taken]
+        if dtype != out.dtype or not out.is_contiguous():
             return None
         numel = 1
         for s in size:
             numel *= int(s)
         if numel != out.numel():
             return None
-        self.used = True
+        self._taken += 1
+        self.used = self._taken == len(self._outs)
         return out.view(tuple(int(s) for s in size))
 
     def empty(self, *size: Any, **kwargs: Any) -> Any:
@@ -118,14 +129,32 @@ class AllocInto:
         return taken if taken is not None else self._torch.empty_like(like, **kwargs)
 
 
+#: Liger's modules of functions that ``liger_kernel.ops`` may not export.
+LIGER_MODULES = {"add_rms_norm": "liger_kernel.ops.fused_add_rms_norm"}
+
+
+def liger_function(ops: Any, op: str) -> Any:
+    """Liger's autograd Function of ``op``: from ``liger_kernel.ops``, else from its own module; None where this
+    Liger has none."""
+    name = LIGER_FUNCTIONS[op]
+    found = getattr(ops, name, None)
+    if found is None and op in LIGER_MODULES:
+        try:
+            found = getattr(importlib.import_module(LIGER_MODULES[op]), name, None)
+        except Exception:  # noqa: BLE001 - an older Liger without it
+            found = None
+    return found
+
+
 def _liger_impl(op: str, function_name: str) -> Impl:
     """The Impl of one op: ``(liger_kernel.ops, inputs, out, params) -> run``, ``run()`` returning what it launched
     (``last_launch``'s text)."""
 
     def make(ops: Any, inputs: Sequence[Any], out: Any, params: Mapping[str, Any]) -> Callable[[], str]:
-        if out.numel() == 0:
+        outs = out if isinstance(out, tuple) else (out,)
+        if outs[0].numel() == 0:
             return lambda: "none"
-        function = getattr(ops, function_name)
+        function = liger_function(ops, op)
         apply, torch = function.apply, sys.modules["torch"]
         module: Any = sys.modules[function.__module__]  # Liger's op module: its ``torch`` name is swapped per call
         args = (*inputs, float(params["eps"])) if "eps" in params else tuple(inputs)
@@ -134,12 +163,14 @@ def _liger_impl(op: str, function_name: str) -> Impl:
             proxy = AllocInto(torch, out)
             module.torch = proxy  # Liger's allocation of its output returns oprt's
             try:
-                y = apply(*args)
+                result = apply(*args)
             finally:
                 module.torch = torch
-            if proxy.used and y.data_ptr() == out.data_ptr():
+            ys = result if isinstance(result, tuple) else (result,)
+            if proxy.used and all(y.data_ptr() == o.data_ptr() for y, o in zip(ys, outs)):
                 return f"liger {op}"
-            out.copy_(y)
+            for y, o in zip(ys, outs):
+                o.copy_(y)
             return f"liger {op} + copy"
 
         return run
@@ -205,8 +236,8 @@ class LigerBackend(TorchBackend):
         if missing is not None:
             return Availability(False, missing.reason.replace("liger_kernel.ops not installed",
                                                               "liger-kernel not installed"))
-        present = {op: make for op, make in LIGER_IMPLS.items() if hasattr(ops, LIGER_FUNCTIONS[op])}
-        if "cross_entropy" in present and _overwrites_logits(ops.LigerCrossEntropyFunction):
+        present = {op: make for op, make in LIGER_IMPLS.items() if liger_function(ops, op) is not None}
+        if "cross_entropy" in present and _overwrites_logits(liger_function(ops, "cross_entropy")):
             self._overwriting = True
         if not present:
             return Availability(False, f"liger-kernel {_version()} has none of {', '.join(LIGER_FUNCTIONS.values())}")

@@ -22,6 +22,8 @@ rms_norm   ``out.copy_(torch.nn.functional.rms_norm(x, (n,), weight, eps))`` (to
            inside for f16/bf16); where it is missing, the formula in f32,
            ``x32 * rsqrt(mean(x32**2) + eps) * weight32``, rounded once by the copy: no
            ``out=`` variant, so one extra write and read of the output
+add_rms_norm ``torch.add(x, residual, out=h)``, then rms_norm of h (as above) into out: eager torch's pre-norm
+           block, h written and read again
 layer_norm ``torch.ops.aten.native_layer_norm.out(x, (n,), weight, bias, eps, out0=out, ...)`` (the
            kernel behind ``torch.nn.functional.layer_norm``; the per-row mean and rstd go to small
            buffers allocated once); where that overload is missing,
@@ -167,6 +169,18 @@ def _rms_norm(torch, inputs, out, params) -> Callable[[], Any]:
     return lambda: out.copy_(rms_norm(x, w))  # no out= variant: one extra write and read of the output
 
 
+def _add_rms_norm(torch, inputs, outs, params) -> Callable[[], Any]:
+    x, r, w = inputs
+    y, h = outs
+    rms_norm, add = _rms_norm_fn(torch, params), torch.add
+
+    def run() -> Any:
+        add(x, r, out=h)
+        return y.copy_(rms_norm(h, w))
+
+    return run
+
+
 def _layer_norm(torch, inputs, out, params) -> Callable[[], Any]:
     x, w, b = inputs
     shape, eps = (int(x.shape[-1]),), float(params["eps"])
@@ -210,6 +224,7 @@ CORE_IMPLS: dict[str, Impl] = {
     "reduce_sum": _reduce_sum,
     "softmax": _softmax,
     "rms_norm": _rms_norm,
+    "add_rms_norm": _add_rms_norm,
     "layer_norm": _layer_norm,
     "silu_mul": _silu_mul,
     "cross_entropy": _cross_entropy,
@@ -233,6 +248,17 @@ def _relu_fn(torch, params) -> Callable[..., Any]:
     return lambda x: leaky(x, slope)
 
 
+def _add_rms_norm_fn(torch, params) -> Callable[..., Any]:
+    """``(x, residual, weight) -> (out, h)``: h = x + residual rounded to the dtype, then rms_norm of h."""
+    rms_norm = _rms_norm_fn(torch, params)
+
+    def fn(x, r, w):
+        h = x + r
+        return rms_norm(h, w), h
+
+    return fn
+
+
 def _layer_norm_fn(torch, params) -> Callable[..., Any]:
     eps, layer_norm = float(params["eps"]), torch.nn.functional.layer_norm
     return lambda x, w, b: layer_norm(x, (int(x.shape[-1]),), w, b, eps)
@@ -250,6 +276,7 @@ FUNCTIONAL: dict[str, Callable[[Any, Mapping[str, Any]], Callable[..., Any]]] = 
     "reduce_sum": _reduce_sum_fn,
     "softmax": lambda torch, params: lambda x: torch.softmax(x, params["axis"]),
     "rms_norm": _rms_norm_fn,
+    "add_rms_norm": _add_rms_norm_fn,
     "layer_norm": _layer_norm_fn,
     "silu_mul": _silu_mul_fn,
     "cross_entropy": _cross_entropy_fn,
@@ -427,7 +454,7 @@ class TorchBackend(BaselineBackend):
     def _check_tensors(self, op: str, inputs: Sequence[Any], output: Any) -> None:
         """InvalidArgumentError unless every input and the output is a torch tensor on this backend's device."""
         torch = self._require()
-        for t in [*inputs, output]:
+        for t in [*inputs, *(output if isinstance(output, tuple) else (output,))]:
             if not isinstance(t, torch.Tensor):
                 raise InvalidArgumentError(f"{op}: the {self.name} backend takes torch tensors, got {type(t).__name__}")
             if t.device != self._dev:

@@ -53,11 +53,15 @@ def raise_recompile_limits(config: Any, limit: int = RECOMPILE_LIMIT) -> dict[st
     return done
 
 
-def _step(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``step(*inputs, out)``: ``out.copy_(fn(*inputs))``, with a code object of its own (dynamo's cache key)."""
+def _step(fn: Callable[..., Any], n_outputs: int = 1) -> Callable[..., Any]:
+    """``step(*inputs, *outs)``: ``out.copy_(fn(*inputs))`` (each output's copy, for an op with several), with a code
+    object of its own (dynamo's cache key)."""
 
     def step(*args: Any) -> Any:
-        return args[-1].copy_(fn(*args[:-1]))
+        if n_outputs == 1:
+            return args[-1].copy_(fn(*args[:-1]))
+        results = fn(*args[:-n_outputs])
+        return tuple(o.copy_(r) for o, r in zip(args[-n_outputs:], results))
 
     code = step.__code__.replace()  # a new code object: this case's compiled graphs only
     return types.FunctionType(code, step.__globals__, step.__name__, step.__defaults__, step.__closure__)
@@ -118,10 +122,11 @@ class TorchCompileBackend(TorchBackend):
         inputs = list(inputs)
         _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
         self._check_tensors(op, inputs, output)
-        compiled = torch.compile(_step(FUNCTIONAL[op](torch, full)), dynamic=False, fullgraph=True)
+        outs = len(output) if isinstance(output, tuple) else 1
+        compiled = torch.compile(_step(FUNCTIONAL[op](torch, full), outs), dynamic=False, fullgraph=True)
 
         def bind(ins: Sequence[Any], out: Any) -> Callable[[], Any]:
-            args = (*ins, out)
+            args = (*ins, *(out if isinstance(out, tuple) else (out,)))
             return lambda: compiled(*args)
 
         launcher = CompiledLauncher(bind, inputs, output, tensor_layout, f"{op} on {self.name}")

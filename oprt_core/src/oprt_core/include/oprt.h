@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 3
+#define OPRT_ABI_VERSION 4
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
@@ -206,6 +206,22 @@ oprt_status_t oprt_get_rms_norm_workspace_size(oprt_rms_norm_descriptor_t desc, 
 oprt_status_t oprt_rms_norm(oprt_rms_norm_descriptor_t desc, void *workspace, size_t workspace_size,
                             void *out, const void *x, const void *weight, oprt_stream_t stream);
 oprt_status_t oprt_destroy_rms_norm_descriptor(oprt_rms_norm_descriptor_t desc);
+
+/* ---- add_rms_norm: h = x + residual; out = h / sqrt(mean(h**2 over the last axis) + eps) * weight (two outputs: out, h); weight has shape (x.shape[-1],) ----
+ * out (output): the normalised h, times weight; may be exactly x or residual (in place)
+ * h (output): x + residual (the residual stream of the next block); may be exactly x or residual (in place)
+ * eps (float): added to the variance (mean of squares) before the square root */
+typedef struct oprt_add_rms_norm_descriptor *oprt_add_rms_norm_descriptor_t;
+oprt_status_t oprt_create_add_rms_norm_descriptor(oprt_add_rms_norm_descriptor_t *desc,
+                                                  const oprt_tensor_desc_t *out, const oprt_tensor_desc_t *h,
+                                                  const oprt_tensor_desc_t *x,
+                                                  const oprt_tensor_desc_t *residual,
+                                                  const oprt_tensor_desc_t *weight, float eps);
+oprt_status_t oprt_get_add_rms_norm_workspace_size(oprt_add_rms_norm_descriptor_t desc, size_t *size);
+oprt_status_t oprt_add_rms_norm(oprt_add_rms_norm_descriptor_t desc, void *workspace, size_t workspace_size,
+                                void *out, void *h, const void *x, const void *residual, const void *weight,
+                                oprt_stream_t stream);
+oprt_status_t oprt_destroy_add_rms_norm_descriptor(oprt_add_rms_norm_descriptor_t desc);
 
 /* ---- layer_norm: out = (x - mean) / sqrt(var + eps) * weight + bias over the last axis (biased variance); weight and bias have shape (x.shape[-1],) ----
  * eps (float): added to the variance (mean of squares) before the square root */

@@ -9,6 +9,8 @@
  *                           const oprt_tensor_desc_t *<input>..., <ctype> <param>...);
  *     oprt_status_t launch_fn(const State *state, void *workspace, void *out, const void *<input>...,
  *                             oprt_stream_t stream);
+ * An op with several outputs takes one tensor and one pointer per output, in its declared order, where these take
+ * `out` (add_rms_norm: out, h); its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
  * plan_fn validates (the oprt_plan_<op> of oprt_validate.h) and fills the state, a plain struct copied by value and
  * freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor, its create, workspace
  * size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and the aliasing the op
@@ -281,6 +283,60 @@
         OPRT_CHECK_NOT_NULL(desc);                                                                                  \
         free(desc);                                                                                                 \
         return OPRT_STATUS_SUCCESS;                                                                                 \
+    }
+
+/* add_rms_norm: launch_fn(const State *, void *workspace, void *out, void *h, const void *x, const void *residual, const void *weight, oprt_stream_t) */
+#define OPRT_DEFINE_OP_add_rms_norm(State, plan_fn, launch_fn)                                                                \
+    struct oprt_add_rms_norm_descriptor {                                                                                     \
+        oprt_op_outputs_t common;                                                                                             \
+        State state;                                                                                                          \
+    };                                                                                                                        \
+    oprt_status_t oprt_create_add_rms_norm_descriptor(oprt_add_rms_norm_descriptor_t *desc,                                   \
+                                                      const oprt_tensor_desc_t *out, const oprt_tensor_desc_t *h,             \
+                                                      const oprt_tensor_desc_t *x,                                            \
+                                                      const oprt_tensor_desc_t *residual,                                     \
+                                                      const oprt_tensor_desc_t *weight, float eps) {                          \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                            \
+        *desc = NULL;                                                                                                         \
+        struct oprt_add_rms_norm_descriptor *d_ = (struct oprt_add_rms_norm_descriptor *)calloc(1, sizeof *d_);               \
+        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "add_rms_norm: out of host memory");                 \
+        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, out, h, x, residual, weight, eps);           \
+        if (s_ != OPRT_STATUS_SUCCESS) {                                                                                      \
+            free(d_);                                                                                                         \
+            return s_;                                                                                                        \
+        }                                                                                                                     \
+        const oprt_tensor_desc_t *outs_[2] = {out, h};                                                                        \
+        const oprt_tensor_desc_t *ins_[3] = {x, residual, weight};                                                            \
+        oprt_op_outputs_init(&d_->common, outs_, 2, ins_, 3);                                                                 \
+        d_->common.alias[0].inplace[0] = 1;                                                                                   \
+        d_->common.alias[0].inplace[1] = 1;                                                                                   \
+        d_->common.alias[1].inplace[0] = 1;                                                                                   \
+        d_->common.alias[1].inplace[1] = 1;                                                                                   \
+        *desc = d_;                                                                                                           \
+        return OPRT_STATUS_SUCCESS;                                                                                           \
+    }                                                                                                                         \
+    oprt_status_t oprt_get_add_rms_norm_workspace_size(oprt_add_rms_norm_descriptor_t desc, size_t *size) {                   \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                            \
+        OPRT_CHECK_NOT_NULL(size);                                                                                            \
+        *size = desc->common.workspace_size;                                                                                  \
+        return OPRT_STATUS_SUCCESS;                                                                                           \
+    }                                                                                                                         \
+    oprt_status_t oprt_add_rms_norm(oprt_add_rms_norm_descriptor_t desc, void *workspace, size_t workspace_size,              \
+                                    void *out, void *h, const void *x, const void *residual, const void *weight,              \
+                                    oprt_stream_t stream) {                                                                   \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                            \
+        void *const outs_[2] = {out, h};                                                                                      \
+        const void *ins_[3] = {x, residual, weight};                                                                          \
+        static const char *const onames_[2] = {"out", "h"};                                                                   \
+        static const char *const names_[3] = {"x", "residual", "weight"};                                                     \
+        OPRT_CHECK(oprt_check_launch_outputs(&desc->common, "add_rms_norm", workspace, workspace_size, outs_, onames_, ins_,  \
+                                             names_));                                                                        \
+        return launch_fn(&desc->state, workspace, out, h, x, residual, weight, stream);                                       \
+    }                                                                                                                         \
+    oprt_status_t oprt_destroy_add_rms_norm_descriptor(oprt_add_rms_norm_descriptor_t desc) {                                 \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                            \
+        free(desc);                                                                                                           \
+        return OPRT_STATUS_SUCCESS;                                                                                           \
     }
 
 /* layer_norm: launch_fn(const State *, void *workspace, void *out, const void *x, const void *weight, const void *bias, oprt_stream_t) */

@@ -276,28 +276,40 @@ static inline void oprt_plan_alias(oprt_alias_t *alias, const oprt_tensor_desc_t
     }
 }
 
-/* At launch: refuses (OPRT_STATUS_OVERLAP) an out that shares a byte with an input, unless it is exactly that
- * input (same pointer and layout) and the op runs in place on it. Pointers only: device memory is not read. */
-static inline oprt_status_t oprt_check_alias(const oprt_alias_t *alias, const char *op, const void *out,
-                                             const void *const *inputs, const char *const *names) {
+/* oprt_check_alias of an output named `out_name` (an op with several outputs names each; one output is "out"). */
+static inline oprt_status_t oprt_check_alias_named(const oprt_alias_t *alias, const char *op, const char *out_name,
+                                                   const void *out, const void *const *inputs,
+                                                   const char *const *names) {
     for (int32_t k = 0; k < alias->ninputs; ++k) {
         if (!oprt_spans_intersect((uintptr_t)out, alias->out_lo, alias->out_hi, (uintptr_t)inputs[k],
                                   alias->in_lo[k], alias->in_hi[k]))
             continue;
         const int exact = out == inputs[k] && alias->same_layout[k];
         if (exact && alias->inplace[k]) continue;
-        if (exact)
+        if (exact && strcmp(out_name, "out") == 0)
             return oprt_set_error(OPRT_STATUS_OVERLAP,
                                   "%s: out is input %s itself, and %s cannot run in place; use a separate output",
                                   op, names[k], op);
-        return oprt_set_error(OPRT_STATUS_OVERLAP, "%s: out overlaps input %s (%s); use a separate output%s%s%s", op,
-                              names[k],
+        if (exact)
+            return oprt_set_error(OPRT_STATUS_OVERLAP,
+                                  "%s: %s is input %s itself, and %s cannot write %s over %s; use a separate output",
+                                  op, out_name, names[k], op, out_name, names[k]);
+        return oprt_set_error(OPRT_STATUS_OVERLAP, "%s: %s overlaps input %s (%s); use a separate output%s%s%s%s%s",
+                              op, out_name, names[k],
                               out == inputs[k] ? "the same memory in another layout"
                                                : "partial overlap of the same memory",
                               alias->inplace[k] ? ", or " : "", alias->inplace[k] ? names[k] : "",
-                              alias->inplace[k] ? " itself as out (in place)" : "");
+                              alias->inplace[k] ? " itself as " : "", alias->inplace[k] ? out_name : "",
+                              alias->inplace[k] ? " (in place)" : "");
     }
     return OPRT_STATUS_SUCCESS;
+}
+
+/* At launch: refuses (OPRT_STATUS_OVERLAP) an out that shares a byte with an input, unless it is exactly that
+ * input (same pointer and layout) and the op runs in place on it. Pointers only: device memory is not read. */
+static inline oprt_status_t oprt_check_alias(const oprt_alias_t *alias, const char *op, const void *out,
+                                             const void *const *inputs, const char *const *names) {
+    return oprt_check_alias_named(alias, op, "out", out, inputs, names);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -774,6 +786,79 @@ static inline void oprt_xent_row_offsets(const oprt_xent_plan_t *p, int64_t r, i
     *oo = c;
 }
 
+/* add_rms_norm: h = x + residual and out = rms_norm(h) * weight. A rows plan of x and out (the leading dims merged
+ * only where residual's and h's merge too), with residual's and h's strides on the same leading dims. */
+typedef struct {
+    oprt_rows_plan_t rows;
+    int64_t res_strides[OPRT_MAX_NDIM], h_strides[OPRT_MAX_NDIM];
+    int64_t res_inner, h_inner;
+} oprt_add_rows_plan_t;
+
+static inline oprt_status_t oprt_plan_add_rms_norm(oprt_add_rows_plan_t *plan, const oprt_tensor_desc_t *out,
+                                                   const oprt_tensor_desc_t *h, const oprt_tensor_desc_t *x,
+                                                   const oprt_tensor_desc_t *residual,
+                                                   const oprt_tensor_desc_t *weight, float eps) {
+    static const char *const names[2] = {"x", "weight"};
+    static const char *const same_names[2] = {"residual", "h"};
+    const oprt_tensor_desc_t *vecs[1] = {weight};
+    const oprt_tensor_desc_t *same[2] = {residual, h};
+    OPRT_CHECK_NOT_NULL(plan);
+    OPRT_CHECK(oprt_plan_rows(&plan->rows, "add_rms_norm", out, x, vecs, 1, names, eps));
+    for (int32_t k = 0; k < 2; ++k) {
+        OPRT_CHECK(oprt_check_tensor(same[k], same_names[k]));
+        OPRT_CHECK(oprt_check_same_dtype(out, same[k], same_names[k]));
+        if (!oprt_same_shape(same[k], x)) {
+            char s1[160], sx[160];
+            oprt_format_shape(same[k], s1, sizeof s1);
+            oprt_format_shape(x, sx, sizeof sx);
+            return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "add_rms_norm: shape mismatch: %s has shape %s, expected "
+                                  "x's shape %s", same_names[k], s1, sx);
+        }
+    }
+    OPRT_CHECK(oprt_check_output_strides(h, "h"));
+    const int64_t n = plan->rows.n;
+    plan->res_inner = n > 1 ? residual->strides[x->ndim - 1] : 0;
+    plan->h_inner = n > 1 ? h->strides[x->ndim - 1] : 0;
+    /* the leading dims again, merged only where all four tensors merge */
+    oprt_rows_plan_t *r = &plan->rows;
+    int32_t m = 0;
+    for (int32_t i = 0; i < x->ndim - 1; ++i) {
+        if (x->shape[i] == 1) continue;
+        if (m > 0 && r->x_strides[m - 1] == x->strides[i] * x->shape[i] &&
+            r->out_strides[m - 1] == out->strides[i] * x->shape[i] &&
+            plan->res_strides[m - 1] == residual->strides[i] * x->shape[i] &&
+            plan->h_strides[m - 1] == h->strides[i] * x->shape[i]) {
+            r->shape[m - 1] *= x->shape[i];
+            r->x_strides[m - 1] = x->strides[i];
+            r->out_strides[m - 1] = out->strides[i];
+            plan->res_strides[m - 1] = residual->strides[i];
+            plan->h_strides[m - 1] = h->strides[i];
+            continue;
+        }
+        r->shape[m] = x->shape[i];
+        r->x_strides[m] = x->strides[i];
+        r->out_strides[m] = out->strides[i];
+        plan->res_strides[m] = residual->strides[i];
+        plan->h_strides[m] = h->strides[i];
+        ++m;
+    }
+    r->ndim = m;
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* Element offsets of row r's first element in residual and h (r in [0, rows)). */
+static inline void oprt_add_row_offsets(const oprt_add_rows_plan_t *p, int64_t r, int64_t *ro, int64_t *ho) {
+    int64_t a = 0, b = 0;
+    for (int32_t i = p->rows.ndim - 1; i >= 0; --i) {
+        const int64_t e = p->rows.shape[i], q = r % e;
+        a += q * p->res_strides[i];
+        b += q * p->h_strides[i];
+        r /= e;
+    }
+    *ro = a;
+    *ho = b;
+}
+
 /* silu_mul: gate, up and out of one shape and dtype; any strides (an elementwise plan, no broadcasting). */
 static inline oprt_status_t oprt_plan_silu_mul(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
                                                const oprt_tensor_desc_t *gate, const oprt_tensor_desc_t *up) {
@@ -832,6 +917,62 @@ static inline oprt_status_t oprt_check_launch(const oprt_op_common_t *c, const c
         if (c->numel_in[k] > 0 && inputs[k] == NULL)
             return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", op, names[k]);
     return oprt_check_alias(&c->alias, op, out, inputs, names);
+}
+
+/* ------------------------------------------------------------------------- */
+/* What the generated entry points of an op with several outputs keep (oprt_entry.h: OPRT_DEFINE_OP of such an op) */
+
+#define OPRT_MAX_OUTPUTS 4
+
+typedef struct {
+    size_t workspace_size;               /* bytes a launch needs (the backend's plan function sets it) */
+    int32_t noutputs, ninputs;
+    int64_t numel_out[OPRT_MAX_OUTPUTS];
+    int64_t numel_in[OPRT_MAX_INPUTS];
+    oprt_alias_t alias[OPRT_MAX_OUTPUTS]; /* output j against the inputs; alias[j].inplace[k]: output j may be input k */
+} oprt_op_outputs_t;
+
+/* Fills `c` (but workspace_size) for validated tensors; every inplace left 0 (the generated code sets what the op's
+ * declaration allows). */
+static inline void oprt_op_outputs_init(oprt_op_outputs_t *c, const oprt_tensor_desc_t *const *outs,
+                                        int32_t noutputs, const oprt_tensor_desc_t *const *inputs, int32_t ninputs) {
+    c->noutputs = noutputs;
+    c->ninputs = ninputs;
+    for (int32_t k = 0; k < ninputs; ++k) c->numel_in[k] = oprt_numel(inputs[k]);
+    for (int32_t j = 0; j < noutputs; ++j) {
+        c->numel_out[j] = oprt_numel(outs[j]);
+        oprt_plan_alias(&c->alias[j], outs[j], inputs, ninputs);
+    }
+}
+
+/* oprt_check_launch of an op with several outputs: the workspace, no NULL output or input (but empty ones), each
+ * output's overlap with the inputs as its declaration allows, and no two outputs sharing a byte. */
+static inline oprt_status_t oprt_check_launch_outputs(const oprt_op_outputs_t *c, const char *op,
+                                                      const void *workspace, size_t workspace_size,
+                                                      void *const *outs, const char *const *out_names,
+                                                      const void *const *inputs, const char *const *names) {
+    if (workspace_size < c->workspace_size)
+        return oprt_set_error(OPRT_STATUS_INSUFFICIENT_WORKSPACE,
+                              "%s: workspace of %zu bytes is too small; this descriptor needs %zu bytes", op,
+                              workspace_size, c->workspace_size);
+    if (c->workspace_size > 0 && workspace == NULL)
+        return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument 'workspace' is NULL but %zu bytes are needed",
+                              op, c->workspace_size);
+    for (int32_t j = 0; j < c->noutputs; ++j)
+        if (c->numel_out[j] > 0 && outs[j] == NULL)
+            return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", op, out_names[j]);
+    for (int32_t k = 0; k < c->ninputs; ++k)
+        if (c->numel_in[k] > 0 && inputs[k] == NULL)
+            return oprt_set_error(OPRT_STATUS_NULL_POINTER, "%s: argument '%s' is NULL", op, names[k]);
+    for (int32_t j = 0; j < c->noutputs; ++j) {
+        OPRT_CHECK(oprt_check_alias_named(&c->alias[j], op, out_names[j], outs[j], inputs, names));
+        for (int32_t i = 0; i < j; ++i)
+            if (oprt_spans_intersect((uintptr_t)outs[i], c->alias[i].out_lo, c->alias[i].out_hi, (uintptr_t)outs[j],
+                                     c->alias[j].out_lo, c->alias[j].out_hi))
+                return oprt_set_error(OPRT_STATUS_OVERLAP, "%s: outputs %s and %s share memory; use separate outputs",
+                                      op, out_names[i], out_names[j]);
+    }
+    return OPRT_STATUS_SUCCESS;
 }
 
 /* Element offset of the flat index `idx` (row-major over shape) given strides. */

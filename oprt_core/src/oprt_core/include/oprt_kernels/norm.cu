@@ -1,4 +1,5 @@
-// norm.cu: oprt.h's rms_norm and layer_norm (entry points from oprt_entry.h around a plan and a launch).
+// norm.cu: oprt.h's rms_norm, add_rms_norm and layer_norm (entry points from oprt_entry.h around a plan and a
+// launch).
 //
 // Paths, chosen per launch from the plan and the pointers:
 //  - rows (norm_rows_kernel): every row of x and out holds n contiguous elements, 16-byte aligned, at one row
@@ -13,6 +14,13 @@
 //    threads per row, scalar loads at the plan's strides, f32 sums; layer_norm makes three passes over the row
 //    (mean, variance, write), rms_norm two. Rows past the registers' reach (n > kRowsMaxPacks packs) read x again
 //    from L2 / memory in each pass.
+//
+// add_rms_norm (two outputs, h = x + residual and out = rms_norm(h) * weight) takes the same two paths: the rows
+// path (residual and h on the same row layout as x and out) adds each residual pack to x's as it loads them, rounds
+// the sum to the dtype and stores it to h at once, and keeps the rounded h in its registers for the sum of squares
+// and the scaled write (x, residual read once, h and out written once); add_norm_generic_kernel (any layout) writes
+// h in its first pass and reads it back in the second. Each element is read before it is written, by the thread
+// that writes it, so out and h may each be x or residual (in place); no launch re-reads x after writing.
 #include <cstdlib>
 #include <cstring>
 
@@ -29,6 +37,7 @@ constexpr int kRowsMaxPacks = 8192;  // 1024 threads x 8 packs: 64 K 16-bit or 3
 struct NormRowsArgs {
     int64_t rows, n, xrs, ors;  // row r of x at x + r * xrs, of out at out + r * ors (elements)
     float eps;
+    int64_t rrs, hrs;  // add_rms_norm: row r of residual at residual + r * rrs, of h at h + r * hrs
 };
 
 // G threads per row (G <= kWarp: a group of lanes, kBlock / G rows a block; G == 0: the block is the row, of
@@ -38,10 +47,12 @@ struct NormRowsArgs {
 // 64-register cap); elsewhere it halves the registers a row holds, for more rows in flight.
 template <int G, int P> constexpr int rows_threads() { return G != 0 ? kBlock : P <= 2 ? 256 : P <= 4 ? 512 : 1024; }
 
-template <typename T, int G, int P, bool kLayer, bool kRaw>
+// kAdd (add_rms_norm): b is the residual and hout the output h; out, hout, x and b may alias pairwise (in place), so
+// kAdd launches pass no restrict-qualified alias assumptions on them (the loads are ldg before any store of the same
+// elements, by the same thread).
+template <typename T, int G, int P, bool kLayer, bool kRaw, bool kAdd = false>
 __global__ void __launch_bounds__(rows_threads<G, P>())
-norm_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
-                 NormRowsArgs a) {
+norm_rows_kernel(T *out, const T *x, const T *__restrict__ w, const T *b, NormRowsArgs a, T *hout = nullptr) {
     constexpr int V = Pack<T>::N;
     constexpr bool kBlockRow = G == 0;
     __shared__ float smem[kBlockRow ? kMaxThreadsPerBlock / kWarp : 1];
@@ -52,6 +63,8 @@ norm_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__restri
     if ((kBlockRow || G == kWarp) && !live) return;  // a whole warp (or block) past the end
     const T *px = x + (live ? row : 0) * a.xrs + (int64_t)gl * V;
     T *po = out + row * a.ors + (int64_t)gl * V;
+    const T *pr = kAdd ? b + (live ? row : 0) * a.rrs + (int64_t)gl * V : nullptr;
+    T *ph = kAdd ? hout + row * a.hrs + (int64_t)gl * V : nullptr;
     const int64_t rem = a.n - (int64_t)gl * V;  // elements of the row from px on
     auto ok = [&](int p) { return live && (int64_t)p * g * V < rem; };
     auto reduce = [&](float v) {
@@ -72,10 +85,24 @@ norm_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__restri
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
-        const uint4 q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + (int64_t)p * g * V))
-                              : make_uint4(0u, 0u, 0u, 0u);
+        uint4 q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + (int64_t)p * g * V))
+                        : make_uint4(0u, 0u, 0u, 0u);
         float f[V];
         unpack_floats<T>(q, f);
+        if constexpr (kAdd) {
+            if (ok(p)) {  // h = x + residual, rounded to the dtype, stored, and normalised as stored
+                float fr[V];
+                unpack_floats<T>(oprt_vendor::ldg(reinterpret_cast<const uint4 *>(pr + (int64_t)p * g * V)), fr);
+#pragma unroll
+                for (int e = 0; e < V; ++e) f[e] += fr[e];
+                const uint4 hq = pack_floats<T>(f);
+                Pack<T> hp;
+                memcpy(&hp, &hq, 16);
+                store_pack(ph + (int64_t)p * g * V, hp);
+                unpack_floats<T>(hq, f);
+                q = hq;
+            }
+        }
         if constexpr (kRaw) raw[p] = q;
 #pragma unroll
         for (int e = 0; e < V; ++e) {
@@ -110,7 +137,7 @@ norm_rows_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__restri
         float f[V], wf[V], bf[V], o[V];
         floats(p, f);
         unpack_floats<T>(oprt_vendor::ldg(reinterpret_cast<const uint4 *>(w + off)), wf);
-        if constexpr (kLayer) unpack_floats<T>(oprt_vendor::ldg(reinterpret_cast<const uint4 *>(b + off)), bf);
+        if constexpr (kLayer && !kAdd) unpack_floats<T>(oprt_vendor::ldg(reinterpret_cast<const uint4 *>(b + off)), bf);
 #pragma unroll
         for (int e = 0; e < V; ++e) o[e] = kLayer ? (f[e] - mean) * r * wf[e] + bf[e] : f[e] * r * wf[e];
         const uint4 u = pack_floats<T>(o);
@@ -166,6 +193,43 @@ norm_generic_kernel(T *__restrict__ out, const T *__restrict__ x, const T *__res
     }
 }
 
+// add_rms_norm, any layout: row r of out, h, x, residual at the offsets of idx, elements at i * oi, hi, xi, ri.
+struct AddNormGenericArgs {
+    int64_t rows, n, xi, oi, ri, hi, ws;
+    float eps;
+    Indexer<4> idx;  // row r -> (out, h, x, residual offsets)
+};
+
+// G == kWarp: a warp per row; G == kBlock: a block per row. The first pass writes h (rounded to the dtype) and sums
+// its squares; the second reads h back (each element by the thread that wrote it) and writes out.
+template <typename T, int G>
+__global__ void __launch_bounds__(kBlock)
+add_norm_generic_kernel(T *out, T *h, const T *x, const T *res, const T *__restrict__ w, AddNormGenericArgs a) {
+    __shared__ float smem[kBlock / kWarp];
+    constexpr int kRowsPerBlock = kBlock / G;
+    const int gl = threadIdx.x % G;
+    auto reduce = [&](float v) {
+        if constexpr (G == kWarp) return warp_reduce(v, SumOp{});
+        else return block_reduce(v, SumOp{}, 0.f, smem);
+    };
+    for (int64_t row = (int64_t)blockIdx.x * kRowsPerBlock + threadIdx.x / G; row < a.rows;
+         row += (int64_t)gridDim.x * kRowsPerBlock) {
+        int64_t off[4];
+        a.idx.offsets(row, off);
+        T *po = out + off[0], *ph = h + off[1];
+        const T *px = x + off[2], *pr = res + off[3];
+        float s = 0.f;
+        for (int64_t i = gl; i < a.n; i += G) {
+            const T hv = from_f<T>(to_f(px[i * a.xi]) + to_f(pr[i * a.ri]));
+            ph[i * a.hi] = hv;
+            const float v = to_f(hv);
+            s += v * v;
+        }
+        const float r = rsqrtf(reduce(s) / (float)a.n + a.eps);
+        for (int64_t i = gl; i < a.n; i += G) po[i * a.oi] = from_f<T>(to_f(ph[i * a.hi]) * r * to_f(w[i * a.ws]));
+    }
+}
+
 // The block rows' packs a thread (0: by width, see the file comment) and whether 16-bit rows keep raw packs at
 // fewer than 8 packs a thread: OPRT_NVIDIA_NORM_P=2|4|8 and OPRT_NVIDIA_NORM_RAW=0|1, read when a descriptor is
 // created (the tune switches of the rows path).
@@ -187,38 +251,38 @@ NormConfig norm_config() {
 }
 
 // The rows path's configuration for rows of np packs (see the file comment); false where it does not apply.
-template <typename T, bool kLayer>
+template <typename T, bool kLayer, bool kAdd = false>
 bool launch_rows(gpuStream_t stream, T *out, const T *x, const T *w, const T *b, const NormRowsArgs &a,
-                 const NormConfig &cfg) {
+                 const NormConfig &cfg, T *h = nullptr) {
     constexpr int V = Pack<T>::N;
     constexpr bool k16 = sizeof(T) == 2;
     const int64_t np = a.n / V;
     if (np > kRowsMaxPacks || a.rows > 0x7fffffff) return false;
     auto warp_rows = [&](auto kernel, int g) {
         const int64_t per_block = kBlock / g;
-        kernel<<<(unsigned)((a.rows + per_block - 1) / per_block), kBlock, 0, stream>>>(out, x, w, b, a);
+        kernel<<<(unsigned)((a.rows + per_block - 1) / per_block), kBlock, 0, stream>>>(out, x, w, b, a, h);
     };
     auto block_rows = [&](auto kernel, int p) {
         const int threads = (int)((np + p - 1) / p + kWarp - 1) / kWarp * kWarp;
-        kernel<<<(unsigned)a.rows, threads, 0, stream>>>(out, x, w, b, a);
+        kernel<<<(unsigned)a.rows, threads, 0, stream>>>(out, x, w, b, a, h);
     };
-    if (np <= 1) warp_rows(norm_rows_kernel<T, 1, 1, kLayer, false>, 1);
-    else if (np <= 2) warp_rows(norm_rows_kernel<T, 2, 1, kLayer, false>, 2);
-    else if (np <= 4) warp_rows(norm_rows_kernel<T, 4, 1, kLayer, false>, 4);
-    else if (np <= 8) warp_rows(norm_rows_kernel<T, 8, 1, kLayer, false>, 8);
-    else if (np <= 16) warp_rows(norm_rows_kernel<T, 16, 1, kLayer, false>, 16);
-    else if (np <= 32) warp_rows(norm_rows_kernel<T, 32, 1, kLayer, false>, 32);
-    else if (np <= 64) warp_rows(norm_rows_kernel<T, 32, 2, kLayer, false>, 32);
+    if (np <= 1) warp_rows(norm_rows_kernel<T, 1, 1, kLayer, false, kAdd>, 1);
+    else if (np <= 2) warp_rows(norm_rows_kernel<T, 2, 1, kLayer, false, kAdd>, 2);
+    else if (np <= 4) warp_rows(norm_rows_kernel<T, 4, 1, kLayer, false, kAdd>, 4);
+    else if (np <= 8) warp_rows(norm_rows_kernel<T, 8, 1, kLayer, false, kAdd>, 8);
+    else if (np <= 16) warp_rows(norm_rows_kernel<T, 16, 1, kLayer, false, kAdd>, 16);
+    else if (np <= 32) warp_rows(norm_rows_kernel<T, 32, 1, kLayer, false, kAdd>, 32);
+    else if (np <= 64) warp_rows(norm_rows_kernel<T, 32, 2, kLayer, false, kAdd>, 32);
     else {
         int p = np <= 512 ? 2 : np <= 2048 ? 4 : 8;
         const int64_t most = cfg.p == 2 ? rows_threads<0, 2>() : cfg.p == 4 ? rows_threads<0, 4>() : rows_threads<0, 8>();
         if (cfg.p != 0 && np <= most * cfg.p && np >= (int64_t)kWarp * cfg.p) p = cfg.p;  // within its launch bounds
         const bool raw = k16 && (p == 8 || cfg.raw);
-        if (p == 2 && raw) block_rows(norm_rows_kernel<T, 0, 2, kLayer, k16>, 2);
-        else if (p == 2) block_rows(norm_rows_kernel<T, 0, 2, kLayer, false>, 2);
-        else if (p == 4 && raw) block_rows(norm_rows_kernel<T, 0, 4, kLayer, k16>, 4);
-        else if (p == 4) block_rows(norm_rows_kernel<T, 0, 4, kLayer, false>, 4);
-        else block_rows(norm_rows_kernel<T, 0, 8, kLayer, k16>, 8);
+        if (p == 2 && raw) block_rows(norm_rows_kernel<T, 0, 2, kLayer, k16, kAdd>, 2);
+        else if (p == 2) block_rows(norm_rows_kernel<T, 0, 2, kLayer, false, kAdd>, 2);
+        else if (p == 4 && raw) block_rows(norm_rows_kernel<T, 0, 4, kLayer, k16, kAdd>, 4);
+        else if (p == 4) block_rows(norm_rows_kernel<T, 0, 4, kLayer, false, kAdd>, 4);
+        else block_rows(norm_rows_kernel<T, 0, 8, kLayer, k16, kAdd>, 8);
     }
     return true;
 }
@@ -269,6 +333,79 @@ oprt_status_t launch_norm(const NormState *st, void *out_, const void *x_, const
     return check_launch(name);
 }
 
+struct AddNormState {
+    oprt_add_rows_plan_t plan;
+    NormConfig config;
+};
+
+template <typename T>
+oprt_status_t launch_add_norm(const AddNormState *st, void *out_, void *h_, const void *x_, const void *r_,
+                              const void *w_, gpuStream_t stream) {
+    const oprt_add_rows_plan_t *q = &st->plan;
+    const oprt_rows_plan_t *p = &q->rows;
+    note_launch("none");
+    if (p->numel == 0) return OPRT_STATUS_SUCCESS;
+    T *out = static_cast<T *>(out_), *h = static_cast<T *>(h_);
+    const T *x = static_cast<const T *>(x_), *res = static_cast<const T *>(r_), *w = static_cast<const T *>(w_);
+    constexpr int64_t V = Pack<T>::N, S = sizeof(T);
+    const int64_t n = p->n;
+    // rows path: unit inner strides (or one element a row), one row stride each, all of it 16-byte aligned
+    const bool unit = n == 1 || (p->x_inner == 1 && p->out_inner == 1 && q->res_inner == 1 && q->h_inner == 1 &&
+                                 p->vec_strides[0] == 1);
+    const bool one = p->ndim == 1;
+    const int64_t xrs = one ? p->x_strides[0] : 0, ors = one ? p->out_strides[0] : 0;
+    const int64_t rrs = one ? q->res_strides[0] : 0, hrs = one ? q->h_strides[0] : 0;
+    const bool rows = unit && p->ndim <= 1 && n % V == 0 && (xrs * S) % 16 == 0 && (ors * S) % 16 == 0 &&
+                      (rrs * S) % 16 == 0 && (hrs * S) % 16 == 0 && aligned16(x) && aligned16(out) &&
+                      aligned16(res) && aligned16(h) && aligned16(w);
+    if (rows && launch_rows<T, false, true>(stream, out, x, w, res, NormRowsArgs{p->rows, n, xrs, ors, p->eps, rrs, hrs},
+                                            st->config, h)) {
+        note_launch(n / V <= 64 ? "add_norm_rows_warp" : "add_norm_rows_block");
+        return check_launch("add_rms_norm kernel");
+    }
+    AddNormGenericArgs a{};
+    a.rows = p->rows;
+    a.n = n;
+    a.xi = p->x_inner;
+    a.oi = p->out_inner;
+    a.ri = q->res_inner;
+    a.hi = q->h_inner;
+    a.ws = p->vec_strides[0];
+    a.eps = p->eps;
+    a.idx.ndim = p->ndim;
+    for (int i = 0; i < p->ndim; ++i) {
+        a.idx.ext[i] = p->shape[i];
+        a.idx.stride[0][i] = p->out_strides[i];
+        a.idx.stride[1][i] = q->h_strides[i];
+        a.idx.stride[2][i] = p->x_strides[i];
+        a.idx.stride[3][i] = q->res_strides[i];
+    }
+    if (n <= 1024) {
+        note_launch("add_norm_generic_warp");
+        add_norm_generic_kernel<T, kWarp><<<grid_for(p->rows, kBlock / kWarp, 8), kBlock, 0, stream>>>(
+            out, h, x, res, w, a);
+    } else {
+        note_launch("add_norm_generic_block");
+        add_norm_generic_kernel<T, kBlock><<<grid_for(p->rows, 1, 8), kBlock, 0, stream>>>(out, h, x, res, w, a);
+    }
+    return check_launch("add_rms_norm kernel");
+}
+
+oprt_status_t plan_add_rms_norm(AddNormState *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                                const oprt_tensor_desc_t *h, const oprt_tensor_desc_t *x,
+                                const oprt_tensor_desc_t *residual, const oprt_tensor_desc_t *weight, float eps) {
+    *workspace = 0;
+    s->config = norm_config();
+    return oprt_plan_add_rms_norm(&s->plan, out, h, x, residual, weight, eps);
+}
+
+oprt_status_t run_add_rms_norm(const AddNormState *s, void *, void *out, void *h, const void *x, const void *residual,
+                               const void *weight, oprt_stream_t stream) {
+    return dispatch_dtype(s->plan.rows.dtype, [&](auto tag) {
+        return launch_add_norm<decltype(tag)>(s, out, h, x, residual, weight, (gpuStream_t)stream);
+    });
+}
+
 oprt_status_t plan_rms_norm(NormState *s, size_t *workspace, const oprt_tensor_desc_t *out,
                             const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight, float eps) {
     *workspace = 0;
@@ -302,5 +439,6 @@ oprt_status_t run_layer_norm(const NormState *s, void *, void *out, const void *
 
 extern "C" {
 OPRT_DEFINE_OP(rms_norm, NormState, plan_rms_norm, run_rms_norm)
+OPRT_DEFINE_OP(add_rms_norm, AddNormState, plan_add_rms_norm, run_add_rms_norm)
 OPRT_DEFINE_OP(layer_norm, NormState, plan_layer_norm, run_layer_norm)
 }  // extern "C"
