@@ -564,36 +564,38 @@ FastRowsArgs fast_args(const RowsArgs &a) {
 // rows of 128 packs a warp of 4 packs, longer rows a block of 128..512 threads with 2..8 packs (16-bit
 // rows of 2048 packs keep raw packs): each the fastest configuration measured for its width on the H200, 93-100%
 // of cudaMemcpy (results/h200/tune/softmax-rows-config.log). False (nothing launched) when the rows do not qualify.
-template <typename T> bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
+template <typename T, bool kShift = false>
+bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     if (a.kept.ndim > 1 || a.L > kRegsRowMax || a.rows > ((int64_t)1 << 31) - 1) return false;
     const FastRowsArgs f = fast_args(a);
+    const int64_t span = a.L + (kShift ? V - 1 : 0);  // kShift: the row and up to V - 1 elements before it
     int64_t np = 1;
-    while (np * V < a.L) np *= 2;
+    while (np * V < span) np *= 2;
     switch (np) {
-    case 1: launch_fast_rows<T, 1, 1, kBlock>(stream, out, x, f); return true;
-    case 2: launch_fast_rows<T, 1, 2, kBlock>(stream, out, x, f); return true;
-    case 4: launch_fast_rows<T, 2, 2, kBlock>(stream, out, x, f); return true;
-    case 8: launch_fast_rows<T, 4, 2, kBlock>(stream, out, x, f); return true;
-    case 16: launch_fast_rows<T, 8, 2, kBlock>(stream, out, x, f); return true;
+    case 1: launch_fast_rows<T, 1, 1, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 2: launch_fast_rows<T, 1, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 4: launch_fast_rows<T, 2, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 8: launch_fast_rows<T, 4, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 16: launch_fast_rows<T, 8, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
     case 32:  // f32 x 128: a pack a lane (99.5% against 98.4% for G16 P2)
-        if constexpr (V == 4) launch_fast_rows<T, 32, 1, kBlock>(stream, out, x, f);
-        else launch_fast_rows<T, 16, 2, kBlock>(stream, out, x, f);
+        if constexpr (V == 4) launch_fast_rows<T, 32, 1, kBlock, 0, kShift>(stream, out, x, f);
+        else launch_fast_rows<T, 16, 2, kBlock, 0, kShift>(stream, out, x, f);
         return true;
-    case 64: launch_fast_rows<T, 32, 2, kBlock>(stream, out, x, f); return true;
-    case 128: launch_fast_rows<T, 32, 4, kBlock>(stream, out, x, f); return true;
-    case 256: launch_fast_rows<T, 128, 2, 128>(stream, out, x, f); return true;
-    case 512: launch_fast_rows<T, 128, 4, 128>(stream, out, x, f); return true;
-    case 1024: launch_fast_rows<T, 256, 4, 256>(stream, out, x, f); return true;
+    case 64: launch_fast_rows<T, 32, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 128: launch_fast_rows<T, 32, 4, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 256: launch_fast_rows<T, 128, 2, 128, 0, kShift>(stream, out, x, f); return true;
+    case 512: launch_fast_rows<T, 128, 4, 128, 0, kShift>(stream, out, x, f); return true;
+    case 1024: launch_fast_rows<T, 256, 4, 256, 0, kShift>(stream, out, x, f); return true;
     case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune/softmax-rows-config.log)
         // (partial 16-bit rows take 512 x 4 floats: the bounds-checked packed kernel spills ~200 bytes)
-        if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
-        else if (a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
+        if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512, 0, kShift>(stream, out, x, f);
+        else if (kShift || a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512, 0, kShift>(stream, out, x, f);
         else launch_fast_rows<T, 256, 8, 256, kRawExp>(stream, out, x, f);
         return true;
     case 4096:
         if constexpr (V == 4) {
-            launch_fast_rows<T, 512, 8, 512>(stream, out, x, f);
+            launch_fast_rows<T, 512, 8, 512, 0, kShift>(stream, out, x, f);
             return true;
         }
         return false;
@@ -601,16 +603,53 @@ template <typename T> bool launch_fast(gpuStream_t stream, T *out, const T *x, c
     }
 }
 
-// Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, up to 8
-// blocks a cluster: f32 512 threads x 8 packs (16384 elements a block); 16-bit 512 threads x 8 packs of
-// exps (kRawExp, 32768 elements a block): on 65536-wide rows the fastest shapes measured on the H200 (f16 ~81% of
-// cudaMemcpy; smaller blocks, or raw packs with two exps an element, which saturate the exp unit, read less).
-// Longer rows take the generic cluster kernel, then online rows.
-template <typename T> bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
+// An integer tune switch read at each launch (so that one process can compare values): `dflt` where unset.
+int env_int(const char *name, int dflt) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+// One fast cluster configuration of 512 threads x P packs a block (16-bit P = 8: packed exps, kRawExp; otherwise
+// floats), clusters of up to max_cluster blocks.
+template <typename T, bool kShift>
+bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const FastRowsArgs &f, int max_cluster) {
+    constexpr int kRaw8 = Pack<T>::N == 4 ? 0 : kRawExp;
+    switch (P) {
+    case 1: return launch_fast_cluster_rows<T, 512, 1, 0, kShift>(stream, out, x, f, max_cluster);
+    case 2: return launch_fast_cluster_rows<T, 512, 2, 0, kShift>(stream, out, x, f, max_cluster);
+    case 4: return launch_fast_cluster_rows<T, 512, 4, 0, kShift>(stream, out, x, f, max_cluster);
+    default: return launch_fast_cluster_rows<T, 512, 8, kRaw8, kShift>(stream, out, x, f, max_cluster);
+    }
+}
+
+// Rows longer than kRegsRowMax with one row stride (kShift: of any 16-byte phase): softmax_rows.cuh's kernel in
+// cluster mode, the whole row in the registers of a cluster's blocks (one read, one write). The rule, from the
+// blocks a row needs at 512 threads x 8 packs (f32 16384 elements a block, 16-bit 32768 of packed exps: on
+// 65536-wide rows the fastest block shapes measured on the H200, f16 ~81% of cudaMemcpy):
+//  - few rows (rows x blocks a row < SMs): each row spread over as many blocks as fill the SMs, up to
+//    OPRT_NVIDIA_SOFTMAX_SPREAD (default 16, the non-portable cluster size; 8 keeps portable clusters, 1 turns it
+//    off), with the fewest packs a thread (8, 4, 2, 1) that still hold the row: 1-8 rows of a vocabulary
+//    otherwise leave most SMs idle, and each block's loads are one round trip;
+//  - otherwise 8 packs a thread in clusters of up to 8 blocks; rows that need 9-16 blocks take clusters of 16 only
+//    under OPRT_NVIDIA_SOFTMAX_ROWS16=1 (clusters of 16 over many 65536-wide rows ran at 35-64% of cudaMemcpy against
+//    74-81% at 8), else the generic cluster kernel, then online rows.
+template <typename T, bool kShift = false>
+bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
+    constexpr int V = Pack<T>::N;
     const FastRowsArgs f = fast_args(a);
-    if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 512, 8>(stream, out, x, f);
-    else return launch_fast_cluster_rows<T, 512, 8, kRawExp>(stream, out, x, f);
+    const int64_t span = a.L + (kShift ? V - 1 : 0);
+    const int64_t nb_min = ceil_div(span, (int64_t)512 * 8 * V);
+    const int spread = env_int("OPRT_NVIDIA_SOFTMAX_SPREAD", 16);
+    const int64_t sms = device_limits().sm_count;
+    if (spread > 1 && a.rows * nb_min < sms && nb_min <= spread) {
+        const int64_t want = std::min<int64_t>(spread, std::max<int64_t>(nb_min, sms / a.rows));
+        int P = 8;
+        while (P > 1 && ceil_div(span, (int64_t)512 * (P / 2) * V) <= want) P /= 2;
+        if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread)) return true;
+    }
+    const int max_cluster = env_int("OPRT_NVIDIA_SOFTMAX_ROWS16", 0) == 1 ? 16 : 8;
+    return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster);
 }
 
 // Columns through softmax_cols.cuh's cluster kernels where 16-byte packs work (aligned pointers, strides
@@ -700,6 +739,24 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
     if (vec && d.path != SoftmaxPath::kOnlineRows && launch_fast<T>(stream, out, x, a)) {
         note_launch("softmax_rows_fast");
         return check_launch("softmax fast rows kernel");
+    }
+    // Unit-stride rows of one row stride whose starts are not all 16-byte aligned (odd widths, odd strides, offset
+    // views), or whose length is not whole packs: the same kernels shifted to the 16-byte chunks that hold each row
+    // (kShift), where out's rows have x's phase (same start mod 16, row strides equal mod 16 bytes).
+    // OPRT_NVIDIA_SOFTMAX_SHIFT=0 turns this off (the generic kernels below, for comparison).
+    const bool shift = !vec && a.xs == 1 && a.os == 1 && a.kept.ndim <= 1 &&
+                       (reinterpret_cast<uintptr_t>(x) - reinterpret_cast<uintptr_t>(out)) % 16 == 0 &&
+                       (a.kept.ndim == 0 || ((a.kept.stride[0][0] - a.kept.stride[1][0]) * (int64_t)sizeof(T)) % 16 == 0) &&
+                       env_int("OPRT_NVIDIA_SOFTMAX_SHIFT", 1) != 0;
+    if (shift) {
+        if (a.L <= kRegsRowMax && launch_fast<T, true>(stream, out, x, a)) {
+            note_launch("softmax_rows_fast_shift");
+            return check_launch("softmax fast rows kernel");
+        }
+        if (a.L > kWarpRowMax && launch_fast_cluster<T, true>(stream, out, x, a)) {
+            note_launch("softmax_rows_fast_cluster_shift");
+            return check_launch("softmax fast cluster rows kernel");
+        }
     }
     const int VV = vec ? V : 1;
     if (d.path == SoftmaxPath::kWarpRows) {
