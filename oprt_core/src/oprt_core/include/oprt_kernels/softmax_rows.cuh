@@ -173,9 +173,13 @@ __device__ __forceinline__ uint4 opaque(uint4 u) {
     return u;
 }
 
-// The pack with its elements outside [lo, hi) replaced by -inf (their bits in T): what a shifted row's first and
+// A pack of -inf; the pack with its elements outside [lo, hi) replaced by -inf (their bits in T): what a shifted row's first and
 // last packs hold of neighbouring memory never reaches the max, the sum or the stores.
-template <typename T> __device__ __forceinline__ uint4 mask_pack(uint4 u, int64_t lo, int64_t hi) {
+template <typename T> __device__ __forceinline__ uint4 ninf_pack() {
+    const uint32_t w = sizeof(T) == 4 ? 0xff800000u : std::is_same<T, bf16_t>::value ? 0xff80ff80u : 0xfc00fc00u;
+    return make_uint4(w, w, w, w);
+}
+template <typename T> __device__ __forceinline__ uint4 mask_pack(uint4 u, int lo, int hi) {
     constexpr int V = Pack<T>::N;
     if (lo <= 0 && hi >= V) return u;
     uint32_t w[4] = {u.x, u.y, u.z, u.w};
@@ -242,17 +246,28 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     const T *px = xrow - d + seg + gl * V;
     T *po = out + row * a.ors - d + seg + gl * V;
     const int64_t rem = a.L + d - seg - (int64_t)gl * V;  // elements of the (shifted) row from px on
-    auto ok = [&](int p) { return live && (kFull || p * G * V < rem); };
+    // packs of this thread that hold some of the row: ok(p) is one integer compare (a 64-bit bound kept live per pack
+    // made the partial 16-bit 512 x 8 kernels spill ~200 bytes at their 64-register cap)
+    const int64_t np_row = rem <= 0 ? 0 : (rem + G * V - 1) / (G * V);
+    const int nvalid = !live ? 0 : kFull || np_row >= P ? P : (int)np_row;
+    auto ok = [&](int p) { return kFull ? live : p < nvalid; };
     // kShift: the elements [lo, hi) of pack p are the row's (lo > 0 only in the row's first pack, hi < V in its last)
-    auto lo = [&](int p) { return d - (seg + (int64_t)gl * V + (int64_t)p * G * V); };
-    auto hi = [&](int p) { return rem - (int64_t)p * G * V; };
+    // (as ints: the row's first element is in pack 0 of thread 0 of the first block, its last in pack nvalid - 1)
+    const int head = kShift && seg == 0 && gl == 0 ? (int)d : 0;
+    const int tail = !kShift || nvalid == 0 || rem - (int64_t)(nvalid - 1) * G * V >= V
+                         ? V
+                         : (int)(rem - (int64_t)(nvalid - 1) * G * V);
+    auto lo = [&](int p) { return p == 0 ? head : 0; };
+    auto hi = [&](int p) { return p == nvalid - 1 ? tail : V; };
 
     uint4 raw[kRaw ? P : 1];
     float v[kRaw ? 1 : P][V];
     float m = -INFINITY;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
-        uint4 q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : make_uint4(0u, 0u, 0u, 0u);
+        // a pack past the row holds -inf: it adds 0 to the sum with no test in the later loops (kRaw: a `continue`
+        // there made the partial 16-bit 512 x 8 kernels spill ~200 bytes at their 64-register cap)
+        uint4 q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : ninf_pack<T>();
         if constexpr (kShift) {
             if (ok(p)) q = mask_pack<T>(q, lo(p), hi(p));
         }
@@ -261,7 +276,6 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         unpack_floats<T>(q, f);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            if (!ok(p)) f[e] = -INFINITY;
             if constexpr (!kRaw) v[p][e] = f[e];
             m = fmaxf(m, f[e]);
         }
@@ -274,7 +288,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
-        if (!ok(p)) continue;
+        if (!kRaw && !ok(p)) continue;
         float f[V];
         if constexpr (kRaw) unpack_floats<T>(opaque(raw[p]), f);
 #pragma unroll
@@ -309,7 +323,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         Pack<T> q;
         memcpy(&q, &u, 16);
         if (kShift && (lo(p) > 0 || hi(p) < V)) {  // the row's first or last pack: its own elements only
-            const int64_t l = lo(p), h = hi(p);
+            const int l = lo(p), h = hi(p);
 #pragma unroll
             for (int e = 0; e < V; ++e)
                 if (e >= l && e < h) po[p * G * V + e] = q.v[e];
