@@ -39,6 +39,12 @@ struct RowsArgs {
     Indexer<2> kept;  // row -> x offset (0), out offset (1)
 };
 
+// An integer tune switch read at each launch (so that one process can compare values): `dflt` where unset.
+int env_int(const char *name, int dflt) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
 constexpr int kWarpRowMax = 1024;
 // Block rows: 512 threads and 2 blocks per SM (64 registers a thread), up to 32 values a thread (on the H200, f32
 // 32768x4096: 99% of cudaMemcpy, where 1024 threads x 16 values reached 81%).
@@ -376,6 +382,69 @@ softmax_cols_kernel(T *__restrict__ out, const T *__restrict__ x, ColsArgs a) {
     }
 }
 
+// Short axes over columns (an axis of up to kShortColsValues / VV rows, strided, with a unit-stride kept dim: a
+// leading or middle axis such as the 3 channels of (64, 3, 224, 224) over axis 1): a thread a column (kVec: a 16-byte
+// pack of VV columns) of one outer index, its whole axis in registers (one read, one write, no block exchange),
+// threads along the unit-stride dim so every row's loads coalesce; outer indices and columns flattened into one
+// grid-stride index, so a short inner extent (50 columns) still fills whole warps.
+constexpr int kShortColsValues = 64;
+constexpr int kShortColsThreads = 256;
+template <typename T, bool kVec, int R>
+__global__ void __launch_bounds__(kShortColsThreads)
+softmax_cols_short_kernel(T *__restrict__ out, const T *__restrict__ x, ColsArgs a, int64_t ipacks) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    const int64_t total = a.outer * ipacks;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t o = i / ipacks, c = (i - o * ipacks) * VV;
+        int64_t off[2];
+        a.outer_idx.offsets(o, off);
+        const T *px = x + off[0] + c;
+        T *po = out + off[1] + c * a.o_si;
+        float v[R][VV], m[VV], s[VV];
+#pragma unroll
+        for (int e = 0; e < VV; ++e) m[e] = -INFINITY, s[e] = 0.f;
+#pragma unroll
+        for (int l = 0; l < R; ++l) {
+            if (l < a.L) {
+                if constexpr (kVec) {
+                    const Pack<T> p = load_pack(px + l * a.xs);
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) v[l][e] = to_f(p.v[e]);
+                } else {
+                    v[l][0] = to_f(px[l * a.xs]);
+                }
+#pragma unroll
+                for (int e = 0; e < VV; ++e) m[e] = fmaxf(m[e], v[l][e]);
+            }
+        }
+#pragma unroll
+        for (int l = 0; l < R; ++l) {
+            if (l < a.L) {
+#pragma unroll
+                for (int e = 0; e < VV; ++e) {
+                    v[l][e] = exp_t<T>(v[l][e] - m[e]);
+                    s[e] += v[l][e];
+                }
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < VV; ++e) s[e] = 1.f / s[e];
+#pragma unroll
+        for (int l = 0; l < R; ++l) {
+            if (l < a.L) {
+                if constexpr (kVec) {
+                    Pack<T> p;
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) p.v[e] = from_f<T>(v[l][e] * s[e]);
+                    store_pack(po + l * a.os, p);
+                } else {
+                    po[l * a.os] = from_f<T>(v[l][0] * s[0]);
+                }
+            }
+        }
+    }
+}
+
 enum class SoftmaxPath { kEmpty, kWarpRows, kBlockRows, kOnlineRows, kCols };
 
 }  // namespace
@@ -603,11 +672,6 @@ bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     }
 }
 
-// An integer tune switch read at each launch (so that one process can compare values): `dflt` where unset.
-int env_int(const char *name, int dflt) {
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : dflt;
-}
 
 // One fast cluster configuration of 512 threads x P packs a block (16-bit P = 8: packed exps, kRawExp; otherwise
 // floats), clusters of up to max_cluster blocks.
@@ -717,6 +781,55 @@ bool launch_cols_fast(gpuStream_t stream, T *out, const T *x, const ColsArgs &c,
 #endif
 }
 
+// Whether 16-byte packs work across the unit-stride kept dim of these columns: aligned pointers, strides and inner
+// extent, out unit-stride along inner.
+template <typename T> bool cols_packs(const T *out, const T *x, const ColsArgs &c) {
+    constexpr int64_t V = Pack<T>::N, S = sizeof(T);
+    bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&
+               (c.os * S) % 16 == 0;
+    for (int i = 0; i < c.outer_idx.ndim; ++i)
+        vec = vec && (c.outer_idx.stride[0][i] * S) % 16 == 0 && (c.outer_idx.stride[1][i] * S) % 16 == 0;
+    return vec;
+}
+
+template <typename T, bool kVec, int R>
+void launch_cols_short_r(gpuStream_t stream, T *out, const T *x, const ColsArgs &c, int64_t ipacks) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    if constexpr (R * VV <= kShortColsValues) {
+        note_launch(kVec ? "softmax_cols_short_vec" : "softmax_cols_short");
+        const unsigned grid = grid_all(c.outer * ipacks, kShortColsThreads);
+        softmax_cols_short_kernel<T, kVec, R><<<grid, kShortColsThreads, 0, stream>>>(out, x, c, ipacks);
+    }
+}
+
+// Columns over an axis short enough for softmax_cols_short_kernel (up to 64 values a thread: f32 packs 16 rows,
+// 16-bit packs 8, single elements 64); false otherwise, and whenever OPRT_NVIDIA_SOFTMAX_COLS names a columns
+// kernel (so that the cluster kernels stay reachable on short axes), or OPRT_NVIDIA_SOFTMAX_SHORT=0.
+template <typename T> bool launch_cols_short(gpuStream_t stream, T *out, const T *x, const ColsArgs &c) {
+    const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");
+    if ((force && *force) || env_int("OPRT_NVIDIA_SOFTMAX_SHORT", 1) == 0) return false;
+    const bool vec = cols_packs(out, x, c);
+    const int VV = vec ? Pack<T>::N : 1;
+    if (c.L * VV > kShortColsValues) return false;
+    const int64_t ipacks = c.inner / VV;
+    const int r = pow2_clamp(c.L, 1, kShortColsValues);
+    auto go = [&](auto vec_tag) {
+        constexpr bool kV = decltype(vec_tag)::value;
+        switch (r) {
+        case 1: launch_cols_short_r<T, kV, 1>(stream, out, x, c, ipacks); break;
+        case 2: launch_cols_short_r<T, kV, 2>(stream, out, x, c, ipacks); break;
+        case 4: launch_cols_short_r<T, kV, 4>(stream, out, x, c, ipacks); break;
+        case 8: launch_cols_short_r<T, kV, 8>(stream, out, x, c, ipacks); break;
+        case 16: launch_cols_short_r<T, kV, 16>(stream, out, x, c, ipacks); break;
+        case 32: launch_cols_short_r<T, kV, 32>(stream, out, x, c, ipacks); break;
+        default: launch_cols_short_r<T, kV, 64>(stream, out, x, c, ipacks); break;
+        }
+    };
+    if (vec) go(std::true_type{});
+    else go(std::false_type{});
+    return true;
+}
+
 template <typename T>
 oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t ws_size, void *out_, const void *x_,
                              gpuStream_t stream) {
@@ -725,6 +838,7 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
     constexpr int V = Pack<T>::N;
     if (d.path == SoftmaxPath::kCols) {
         const ColsArgs &c = d.cols;
+        if (launch_cols_short<T>(stream, out, x, c)) return check_launch("softmax short cols kernel");
         if (launch_cols_fast<T>(stream, out, x, c, ws, ws_size)) return check_launch("softmax cols cluster kernel");
         unsigned grid = grid_all(c.outer * c.tiles, 1);
         note_launch("softmax_cols");
