@@ -22,6 +22,7 @@
 // The cluster paths (fast cluster rows, cluster rows, the on-chip, group and stash column kernels) need
 // OPRT_HAS_CLUSTERS (the column kernels OPRT_HAS_PTX as well: OPRT_COLS_CLUSTERS); without them the same cases take
 // the block kernels (online rows, the generic columns kernel).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
