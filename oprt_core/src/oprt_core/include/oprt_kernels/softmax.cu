@@ -697,7 +697,9 @@ bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const 
 //    OPRT_NVIDIA_SOFTMAX_SPREAD (default 16, the non-portable cluster size; 8 keeps portable clusters, 1 turns it
 //    off), with the fewest packs a thread (8, 4, 2, 1) that still hold the row: 1-8 rows of a vocabulary
 //    otherwise leave most SMs idle, and each block's loads are one round trip;
-//  - otherwise 8 packs a thread in clusters of up to 8 blocks; rows that need 9-16 blocks take clusters of 16 only
+//  - otherwise 8 packs a thread (OPRT_NVIDIA_SOFTMAX_CLUSTER_P=4, 2 or 1: that many, in floats, more blocks a row,
+//    where the clusters still hold the row) in clusters of up to 8 blocks; rows that need 9-16 blocks take clusters
+//    of 16 only
 //    under OPRT_NVIDIA_SOFTMAX_ROWS16=1 (clusters of 16 over many 65536-wide rows ran at 35-64% of cudaMemcpy against
 //    74-81% at 8), else the generic cluster kernel, then online rows.
 template <typename T, bool kShift = false>
@@ -716,6 +718,9 @@ bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs 
         if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread)) return true;
     }
     const int max_cluster = env_int("OPRT_NVIDIA_SOFTMAX_ROWS16", 0) == 1 ? 16 : 8;
+    const int p = env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", 8);
+    if (p != 8 && (p == 1 || p == 2 || p == 4) && launch_fast_cluster_p<T, kShift>(p, stream, out, x, f, max_cluster))
+        return true;
     return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster);
 }
 
