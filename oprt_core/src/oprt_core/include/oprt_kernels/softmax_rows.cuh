@@ -173,25 +173,26 @@ __device__ __forceinline__ uint4 opaque(uint4 u) {
     return u;
 }
 
-// A pack of -inf; the pack with its elements outside [lo, hi) replaced by -inf (their bits in T): what a shifted row's first and
-// last packs hold of neighbouring memory never reaches the max, the sum or the stores.
+// A pack of -inf; the elements [lo, hi) of the pack at p loaded one by one, the others -inf: a shifted row's first
+// and last packs read nothing outside the row (no bytes past a tensor's end, none of a neighbouring row that an
+// in-place call writes), and what they do not hold never reaches the max, the sum or the stores.
 template <typename T> __device__ __forceinline__ uint4 ninf_pack() {
     const uint32_t w = sizeof(T) == 4 ? 0xff800000u : std::is_same<T, bf16_t>::value ? 0xff80ff80u : 0xfc00fc00u;
     return make_uint4(w, w, w, w);
 }
-template <typename T> __device__ __forceinline__ uint4 mask_pack(uint4 u, int lo, int hi) {
+template <typename T> __device__ __forceinline__ uint4 load_part(const T *p, int lo, int hi) {
     constexpr int V = Pack<T>::N;
-    if (lo <= 0 && hi >= V) return u;
-    uint32_t w[4] = {u.x, u.y, u.z, u.w};
+    const uint4 ninf = ninf_pack<T>();
+    uint32_t w[4] = {ninf.x, ninf.y, ninf.z, ninf.w};
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-        if (e >= lo && e < hi) continue;
+        if (e < lo || e >= hi) continue;
         if constexpr (sizeof(T) == 4) {
-            w[e] = 0xff800000u;
+            w[e] = reinterpret_cast<const uint32_t *>(p)[e];
         } else {
-            const uint32_t ninf = std::is_same<T, bf16_t>::value ? 0xff80u : 0xfc00u;
+            const uint32_t b = reinterpret_cast<const uint16_t *>(p)[e];
             const int sh = (e % 2) * 16;
-            w[e / 2] = (w[e / 2] & ~(0xffffu << sh)) | (ninf << sh);
+            w[e / 2] = (w[e / 2] & ~(0xffffu << sh)) | (b << sh);
         }
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
@@ -209,11 +210,11 @@ template <typename T> __device__ __forceinline__ uint4 mask_pack(uint4 u, int lo
 //   the normal range loses at most 3e-8 absolutely before a scale <= 1, under the f16 atol 6e-8).
 // Groups past the last row (G < kWarp only: they share a warp with live rows) load nothing, take part
 // in the shuffles and store nothing.
-// kShift: rows of any length and 16-byte phase (odd widths, odd row strides): each row is read as the run of whole
-// 16-byte chunks that holds it, starting d = (row start mod 16) / sizeof(T) elements before it; the elements before
-// the row and past its end (in the first and last chunk only: never outside those chunks, so never another page) are
-// set to -inf when loaded and not stored, and those two packs are stored element by element. out's rows must have the
-// same phase as x's (the caller checks it); G * P * V must hold L + V - 1 elements.
+// kShift: rows of any length and 16-byte phase (odd widths, odd row strides): each row is laid out as the run of
+// whole 16-byte chunks that holds it, starting d = (row start mod 16) / sizeof(T) elements before it; the first and
+// last chunk, which the row may share with its neighbours, are loaded and stored element by element (load_part: the
+// elements outside the row are -inf, never read), every other one as a pack. out's rows must have the same phase as
+// x's (the caller checks it); G * P * V must hold L + V - 1 elements.
 // kCluster (sm_90 and newer, G == kBlock): a cluster of blocks per row, block q of the cluster holding
 // elements [q * G * P * V, (q + 1) * G * P * V) of it; the blocks' maxima and sums are combined through
 // distributed shared memory in one exchange of (max, sum) pairs (cluster_combine_maxsum: each block's sum
@@ -267,10 +268,11 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     for (int p = 0; p < P; ++p) {
         // a pack past the row holds -inf: it adds 0 to the sum with no test in the later loops (kRaw: a `continue`
         // there made the partial 16-bit 512 x 8 kernels spill ~200 bytes at their 64-register cap)
-        uint4 q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : ninf_pack<T>();
-        if constexpr (kShift) {
-            if (ok(p)) q = mask_pack<T>(q, lo(p), hi(p));
-        }
+        uint4 q;
+        if (kShift && ok(p) && (lo(p) > 0 || hi(p) < V))
+            q = load_part<T>(px + p * G * V, lo(p), hi(p));  // the row's first or last pack: its own elements only
+        else
+            q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : ninf_pack<T>();
         if constexpr (kRaw) raw[p] = q;
         float f[V];
         unpack_floats<T>(q, f);
