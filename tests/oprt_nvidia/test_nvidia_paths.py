@@ -7,6 +7,11 @@
   edge tiles, batched, 2-byte element pairs and the views that cannot take them;
 - softmax fast rows (softmax_rows.cuh: contiguous aligned rows of one row stride, up to 16384 elements):
   every configuration of row packs (1..4096, full and partial rows), padded and reversed row strides;
+- softmax shifted fast rows (rows of any width and 16-byte phase: odd widths, odd row strides, offset views; the
+  first and last pack of a row element by element) and fast cluster rows spread over up to 16 blocks for 1-8 rows;
+  the tune switches (OPRT_NVIDIA_SOFTMAX_SHIFT, _SPREAD, _ROWS16, _RAW16, _SHORT) reach their alternatives;
+- softmax and reduce_sum short columns (a leading or middle axis of up to 64 values a thread, packs or single
+  elements, views, -inf and NaN);
 - softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
   lane, a whole warp beyond, rows counts that leave a warp's last groups empty, misaligned starts
   (element path), strided rows;
