@@ -476,7 +476,8 @@ def test_softmax_few_rows_spread(nvidia_backend, rng, rows, length, dtype):
 def test_softmax_rows_switches(nvidia_backend, rng, monkeypatch, dtype):
     """The tune switches reach their alternatives and stay correct: OPRT_NVIDIA_SOFTMAX_SHIFT=0 (odd widths on the
     generic kernels), OPRT_NVIDIA_SOFTMAX_SPREAD=1 (few rows in clusters of up to 8), OPRT_NVIDIA_SOFTMAX_ROWS16=1
-    (many rows of 9-16 blocks in clusters of 16), OPRT_NVIDIA_SOFTMAX_RAW16=0 (16-bit rows near 16384 in floats)."""
+    (many rows of 9-16 blocks in clusters of 16), OPRT_NVIDIA_SOFTMAX_CLUSTER_P=4 and _CLUSTER_G=256 (smaller blocks,
+    more of them a row), OPRT_NVIDIA_SOFTMAX_RAW16=0 (16-bit rows near 16384 in floats)."""
     np_dtype = DTYPES[dtype].numpy
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_SHIFT", "0")
     _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (9, 577)).astype(np_dtype)], {"axis": -1}, dtype)
@@ -490,6 +491,14 @@ def test_softmax_rows_switches(nvidia_backend, rng, monkeypatch, dtype):
     _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (40, 151936)).astype(np_dtype)], {"axis": -1}, dtype)
     _launched(nvidia_backend, "softmax_rows_fast_cluster")
     monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_ROWS16")
+    for name, value in (("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", "4"), ("OPRT_NVIDIA_SOFTMAX_CLUSTER_G", "256")):
+        monkeypatch.setenv(name, value)  # 40 rows of 65536: 8 blocks a row (f32), 4 (16-bit)
+        x = rng.uniform(-8, 8, (40, 65536)).astype(np_dtype)
+        x[::3, 40000] = 15.0
+        _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+        _launched(nvidia_backend, "softmax_rows_fast_cluster")
+        _check(nvidia_backend, "softmax", [x[:, 1:]], {"axis": -1}, dtype)  # shifted
+        monkeypatch.delenv(name)
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_RAW16", "0")
     _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (9, 16000)).astype(np_dtype)], {"axis": -1}, dtype)
     _launched(nvidia_backend, "softmax_rows_fast", any_device=True)

@@ -698,7 +698,8 @@ bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const 
 //    off), with the fewest packs a thread (8, 4, 2, 1) that still hold the row: 1-8 rows of a vocabulary
 //    otherwise leave most SMs idle, and each block's loads are one round trip;
 //  - otherwise 8 packs a thread (OPRT_NVIDIA_SOFTMAX_CLUSTER_P=4, 2 or 1: that many, in floats, more blocks a row,
-//    where the clusters still hold the row) in clusters of up to 8 blocks; rows that need 9-16 blocks take clusters
+//    where the clusters still hold the row; OPRT_NVIDIA_SOFTMAX_CLUSTER_G=256: blocks of 256 threads) in clusters of
+//    up to 8 blocks; rows that need 9-16 blocks take clusters
 //    of 16 only
 //    under OPRT_NVIDIA_SOFTMAX_ROWS16=1 (clusters of 16 over many 65536-wide rows ran at 35-64% of cudaMemcpy against
 //    74-81% at 8), else the generic cluster kernel, then online rows.
@@ -721,6 +722,12 @@ bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs 
     const int p = env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", 8);
     if (p != 8 && (p == 1 || p == 2 || p == 4) && launch_fast_cluster_p<T, kShift>(p, stream, out, x, f, max_cluster))
         return true;
+    // OPRT_NVIDIA_SOFTMAX_CLUSTER_G=256: blocks of 256 threads x 8 packs (4 an SM instead of 2, so that more blocks
+    // are in other phases while one waits on its loads or the cluster barrier), twice the blocks a row
+    if (env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_G", 512) == 256) {
+        constexpr int kRaw8 = Pack<T>::N == 4 ? 0 : kRawExp;
+        if (launch_fast_cluster_rows<T, 256, 8, kRaw8, kShift>(stream, out, x, f, max_cluster)) return true;
+    }
     return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster);
 }
 
