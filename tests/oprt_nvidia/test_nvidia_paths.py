@@ -497,7 +497,9 @@ def test_softmax_rows_switches(nvidia_backend, rng, monkeypatch, dtype):
         x[::3, 40000] = 15.0
         _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
         _launched(nvidia_backend, "softmax_rows_fast_cluster")
-        _check(nvidia_backend, "softmax", [x[:, 1:]], {"axis": -1}, dtype)  # shifted
+        odd = np.ascontiguousarray(x[:, 3:])  # 65533 wide: shifted rows
+        _check(nvidia_backend, "softmax", [odd], {"axis": -1}, dtype)
+        _launched(nvidia_backend, "softmax_rows_fast_cluster_shift")
         monkeypatch.delenv(name)
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_RAW16", "0")
     _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (9, 16000)).astype(np_dtype)], {"axis": -1}, dtype)
