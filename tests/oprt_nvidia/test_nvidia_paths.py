@@ -7,6 +7,11 @@
   edge tiles, batched, 2-byte element pairs and the views that cannot take them;
 - softmax fast rows (softmax_rows.cuh: contiguous aligned rows of one row stride, up to 16384 elements):
   every configuration of row packs (1..4096, full and partial rows), padded and reversed row strides;
+- softmax shifted fast rows (rows of any width and 16-byte phase: odd widths, odd row strides, offset views; the
+  first and last pack of a row element by element) and fast cluster rows spread over up to 16 blocks for 1-8 rows;
+  the tune switches (OPRT_NVIDIA_SOFTMAX_SHIFT, _SPREAD, _ROWS16, _RAW16, _SHORT) reach their alternatives;
+- softmax and reduce_sum short columns (a leading or middle axis of up to 64 values a thread, packs or single
+  elements, views, -inf and NaN);
 - softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
   lane, a whole warp beyond, rows counts that leave a warp's last groups empty, misaligned starts
   (element path), strided rows;
@@ -262,21 +267,37 @@ ROW_LENGTHS = [
 ]
 
 
-def _rows_path(length, dtype, packs=True):
+def _fast_cluster_fits(span, v, rows, sms=132):
+    """Whether softmax.cu's launch_fast_cluster takes rows of `span` elements: 512 x 8 packs a block in clusters of
+    up to 8, or, where rows x blocks a row leave SMs idle, clusters of up to 16 (OPRT_NVIDIA_SOFTMAX_SPREAD's
+    default)."""
+    nb = -(-span // (512 * 8 * v))
+    return nb <= 8 or (rows * nb < sms and nb <= 16)
+
+
+def _rows_path(length, dtype, packs=True, shift=None, rows=3):
     """The kernel softmax.cu's launch_softmax takes for rows of `length` with one row stride (packs: unit-stride,
-    16-byte aligned rows and row strides, so that whole packs are possible): fast rows up to 16384 elements in whole
-    packs; else a warp-group row up to 1024 elements, a 512-thread block row up to 16384; longer rows in whole packs a
-    fast cluster of up to 8 blocks of 512 x 8 packs, then the older cluster kernel (8 blocks of 16384), then the online
-    kernel, which also takes longer rows of single elements."""
+    16-byte aligned rows and row strides, so that whole packs are possible; shift: unit-stride rows whose output rows
+    have the input rows' 16-byte phase, by default as packs: contiguous rows of any length): fast rows up to 16384
+    elements in whole packs; other rows that shift, the shifted fast rows while the row and up to a pack before it
+    fit 16384 elements, then the shifted fast clusters; else a warp-group row up to 1024 elements, a 512-thread block
+    row up to 16384; longer rows in whole packs a fast cluster (_fast_cluster_fits), then the older cluster kernel
+    (8 blocks of 16384), then the online kernel, which also takes longer rows of single elements."""
     v = 4 if dtype == "f32" else 8
+    shift = packs if shift is None else shift
     whole = packs and length % v == 0
+    if whole and length <= 16384:
+        return "softmax_rows_fast"
+    if shift and not whole:
+        if length + v - 1 <= 16384:
+            return "softmax_rows_fast_shift"
+        if _fast_cluster_fits(length + v - 1, v, rows):
+            return "softmax_rows_fast_cluster_shift"
     if length <= 16384:
-        if whole:
-            return "softmax_rows_fast"
         return "softmax_rows_group" if length <= 1024 else "softmax_rows_regs"
     if not whole:
         return "softmax_rows_online"
-    if -(-length // (512 * 8 * v)) <= 8:
+    if _fast_cluster_fits(length, v, rows):
         return "softmax_rows_fast_cluster"
     return "softmax_rows_cluster" if -(-length // 16384) <= 8 else "softmax_rows_online_vec"
 
@@ -308,7 +329,9 @@ def test_softmax_row_groups_misaligned(nvidia_backend, rng, length, dtype, offse
     _check_offsets(
         nvidia_backend, rng, "softmax", [(33, length)], {"axis": -1}, dtype, offsets[0], offsets[1], scale=6.0
     )
-    _launched(nvidia_backend, _rows_path(length, dtype, packs=False), any_device=True)  # a misaligned start or output
+    # a misaligned start or output: the shifted fast rows where both are misaligned alike, else the element path
+    same_phase = (offsets[0] - offsets[1]) * DTYPES[dtype].itemsize % 16 == 0
+    _launched(nvidia_backend, _rows_path(length, dtype, packs=False, shift=same_phase), any_device=True)
 
 
 @pytest.mark.gpu
@@ -317,7 +340,7 @@ def test_softmax_row_groups_misaligned(nvidia_backend, rng, length, dtype, offse
 def test_softmax_row_groups_strided(nvidia_backend, rng, length, dtype):
     base = rng.uniform(-6, 6, (41, 2 * length)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [base[:, ::2]], {"axis": -1}, dtype)  # strided rows
-    _launched(nvidia_backend, _rows_path(length, dtype, packs=False), any_device=True)
+    _launched(nvidia_backend, _rows_path(length, dtype, packs=False, shift=False), any_device=True)
     _check(nvidia_backend, "softmax", [base[::-1, :length]], {"axis": -1}, dtype)  # reversed rows, 16 B aligned or not
 
 
@@ -349,7 +372,7 @@ def test_softmax_long_rows(nvidia_backend, rng, length, dtype):
     x = rng.uniform(-8, 8, (rows, length)).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
     # rows up to 16384 choose by layout alone; the cluster kernels need a device that launches clusters
-    _launched(nvidia_backend, _rows_path(length, dtype), any_device=length <= 16384)
+    _launched(nvidia_backend, _rows_path(length, dtype, rows=rows), any_device=length <= 16384)
 
 
 @pytest.mark.gpu
@@ -399,6 +422,167 @@ def test_softmax_cluster_rows_misaligned_and_batched(nvidia_backend, rng, dtype)
     _check(nvidia_backend, "softmax", [x[:, ::2]], {"axis": -1}, dtype)  # strided kept dims, aligned rows
 
 
+# ---- softmax: rows of any 16-byte phase (kShift), few rows spread over clusters of up to 16 ---------------------
+
+# widths that break 16-byte packs (GPT-2's vocabulary, CLIP's 77 tokens, ViT's 197 and 577) and vocabulary widths that
+# take clusters: each row is read from the 16-byte boundary before it, its head and tail masked
+SHIFT_WIDTHS = [3, 77, 197, 577, 1001, 4099, 16383, 50257, 128256, 151936]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("length", SHIFT_WIDTHS)
+def test_softmax_shifted_rows(nvidia_backend, rng, length, dtype):
+    rows = 2 if length > 16384 else 37
+    x = rng.uniform(-8, 8, (rows, length)).astype(DTYPES[dtype].numpy)
+    x[0, 0] = 12.0  # a row's max in its masked head pack, and one in its tail pack
+    x[-1, -1] = 12.0
+    _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+    path = _rows_path(length, dtype, rows=rows)
+    _launched(nvidia_backend, path, any_device="cluster" not in path)  # the cluster kernels need a device for them
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("length", [77, 577, 5000, 50257])
+def test_softmax_shifted_rows_strides_and_offsets(nvidia_backend, rng, length, dtype):
+    """Odd row strides (a column slice of a buffer one element wider), rows reversed, and inputs and outputs that
+    start 3 elements into their buffers (same phase: shifted); an output one element off the input's phase takes the
+    generic kernels."""
+    base = rng.uniform(-8, 8, (5, length + 1)).astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [base[:, :length]], {"axis": -1}, dtype)
+    _check(nvidia_backend, "softmax", [base[::-1, 1:]], {"axis": -1}, dtype)
+    _check_offsets(nvidia_backend, rng, "softmax", [(3, length)], {"axis": -1}, dtype, 3, 3, scale=8.0)
+    path = _rows_path(length, dtype, packs=False, shift=True)
+    _launched(nvidia_backend, path, any_device="cluster" not in path)
+    _check_offsets(nvidia_backend, rng, "softmax", [(3, length)], {"axis": -1}, dtype, 3, 2, scale=8.0)
+    _launched(nvidia_backend, _rows_path(length, dtype, packs=False, shift=False), any_device=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("rows, length", [(1, 256000), (1, 50257), (3, 151936), (8, 128256), (1, 20000), (2, 65536)])
+def test_softmax_few_rows_spread(nvidia_backend, rng, rows, length, dtype):
+    """1-8 rows of a vocabulary: each row spread over up to 16 blocks with fewer packs a thread (one row of 256000
+    f32 is 16 blocks of 512 x 8 packs; 16-bit rows take 4, 2 or 1 packs a thread); the max in the last block only."""
+    x = rng.uniform(-8, 8, (rows, length)).astype(DTYPES[dtype].numpy)
+    x[:, -1] = 14.0
+    _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+    _launched(nvidia_backend, _rows_path(length, dtype, rows=rows))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_rows_switches(nvidia_backend, rng, monkeypatch, dtype):
+    """The tune switches reach their alternatives and stay correct: OPRT_NVIDIA_SOFTMAX_SHIFT=0 (odd widths on the
+    generic kernels), OPRT_NVIDIA_SOFTMAX_SPREAD=1 (few rows in clusters of up to 8), OPRT_NVIDIA_SOFTMAX_ROWS16=1
+    (many rows of 9-16 blocks in clusters of 16), OPRT_NVIDIA_SOFTMAX_CLUSTER_P=4 and _CLUSTER_G=256 (smaller blocks,
+    more of them a row), OPRT_NVIDIA_SOFTMAX_RAW16=0 (16-bit rows near 16384 in floats)."""
+    np_dtype = DTYPES[dtype].numpy
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_SHIFT", "0")
+    _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (9, 577)).astype(np_dtype)], {"axis": -1}, dtype)
+    _launched(nvidia_backend, "softmax_rows_group", any_device=True)
+    monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_SHIFT")
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_SPREAD", "1")
+    _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (2, 50257)).astype(np_dtype)], {"axis": -1}, dtype)
+    _launched(nvidia_backend, "softmax_rows_fast_cluster_shift")
+    monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_SPREAD")
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_ROWS16", "1")
+    _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (40, 151936)).astype(np_dtype)], {"axis": -1}, dtype)
+    _launched(nvidia_backend, "softmax_rows_fast_cluster")
+    monkeypatch.delenv("OPRT_NVIDIA_SOFTMAX_ROWS16")
+    for name, value in (("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", "4"), ("OPRT_NVIDIA_SOFTMAX_CLUSTER_G", "256")):
+        monkeypatch.setenv(name, value)  # 40 rows of 65536: 8 blocks a row (f32), 4 (16-bit)
+        x = rng.uniform(-8, 8, (40, 65536)).astype(np_dtype)
+        x[::3, 40000] = 15.0
+        _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+        _launched(nvidia_backend, "softmax_rows_fast_cluster")
+        odd = np.ascontiguousarray(x[:, 3:])  # 65533 wide: shifted rows
+        _check(nvidia_backend, "softmax", [odd], {"axis": -1}, dtype)
+        _launched(nvidia_backend, "softmax_rows_fast_cluster_shift")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_RAW16", "0")
+    _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (9, 16000)).astype(np_dtype)], {"axis": -1}, dtype)
+    _launched(nvidia_backend, "softmax_rows_fast", any_device=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_softmax_shifted_rows_extremes(nvidia_backend, dtype):
+    """-inf beside the masked head and tail, a row of only -inf (NaN, as the reference), NaN in one row only."""
+    x = np.full((4, 50257), -3.0, np.float32)
+    x[0, :5] = -np.inf
+    x[0, -5:] = -np.inf
+    x[1] = -np.inf
+    x[2, 30000] = np.nan
+    x[3, 1] = 40.0
+    _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": -1}, dtype)
+
+
+# ---- softmax and reduce_sum: short columns (a leading or middle axis of up to 64 values a thread) -------------
+
+# (shape, axis): 3 channels of an image batch (packs across 224-like inner extents), a middle axis between kept dims
+# with an odd inner extent (single elements: 50 columns), the longest short axes (f32 packs 16 rows, 16-bit 8,
+# single elements 64) and one past them, an axis with inner dims that merge
+SHORT_COLS_CASES = [
+    ((8, 3, 24, 40), 1),
+    ((7, 50, 9, 50), 1),
+    ((6, 16, 96), 1),
+    ((6, 8, 96), 1),
+    ((5, 64, 33), 1),
+    ((5, 65, 33), 1),
+    ((3, 48), 0),
+]
+
+
+def _short_cols_path(shape, axis, dtype, op):
+    inner = math.prod(shape[axis + 1:])
+    v = 4 if dtype == "f32" else 8
+    vv = v if inner % v == 0 else 1
+    if op == "softmax":
+        return ("softmax_cols_short_vec" if vv > 1 else "softmax_cols_short") if shape[axis] * vv <= 64 else None
+    return ("reduce_cols_short_vec" if vv > 1 else "reduce_cols_short") if shape[axis] <= 64 else None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize(
+    "shape, axis", SHORT_COLS_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
+)
+@pytest.mark.parametrize("op", ["softmax", "reduce_sum"])
+def test_short_cols(nvidia_backend, rng, op, shape, axis, dtype):
+    x = rng.uniform(-8, 8, shape).astype(DTYPES[dtype].numpy)
+    params = {"axis": axis} if op == "softmax" else {"axis": axis, "keepdims": False}
+    _check(nvidia_backend, op, [x], params, dtype)
+    path = _short_cols_path(shape, axis, dtype, op)
+    if path is not None:
+        _launched(nvidia_backend, path, any_device=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("op", ["softmax", "reduce_sum"])
+def test_short_cols_views_and_extremes(nvidia_backend, rng, monkeypatch, op, dtype):
+    """Non-contiguous views over a short middle axis (a sliced inner dim, reversed outer dim, a misaligned start: no
+    packs), -inf and NaN in one column, a column of only -inf; and the block kernels under the switches that turn the
+    short kernels off (OPRT_NVIDIA_SOFTMAX_SHORT=0, OPRT_NVIDIA_REDUCE_SHORT=0)."""
+    params = {"axis": 1} if op == "softmax" else {"axis": 1, "keepdims": False}
+    base = rng.uniform(-8, 8, (6, 5, 10, 48)).astype(np.float32)
+    base[0, :, 0, 0] = -np.inf
+    base[1, 2, 3, 4] = np.nan
+    base[2, 0, 1, 2] = -np.inf
+    xb = base.astype(DTYPES[dtype].numpy)
+    for view in (xb[:, :, :, 8:], xb[::-1, :, 2:, :], xb[:, :, :, 1:41]):
+        _check(nvidia_backend, op, [view], params, dtype)
+    _check_offsets(nvidia_backend, rng, op, [(4, 6, 40)], params, dtype, 1, 0, scale=8.0)
+    _launched(nvidia_backend, "softmax_cols_short" if op == "softmax" else "reduce_cols_short", any_device=True)
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_SHORT" if op == "softmax" else "OPRT_NVIDIA_REDUCE_SHORT", "0")
+    _check(nvidia_backend, op, [xb], params, dtype)
+    from oprt_nvidia import last_launch
+
+    assert "short" not in last_launch()
+
+
 # ---- softmax: cluster columns (a leading axis, 16-byte packs across the unit-stride kept dim) -------------------
 
 # (shape, axis): axis lengths around one segment (2048 rows) and several (clusters of up to 8 blocks), the
@@ -430,11 +614,16 @@ COLS_CASES = [
 ]
 
 
-def _cols_path(axis_len, fast):
+def _cols_path(axis_len, fast, dtype=None):
     """The kernel a COLS_CASES case launches: `fast` up to 16384 rows, the old columns kernel past them; an axis of
     one row is planned as rows of one element (the warp-group rows kernel: (1, 64) over axis 0 never reaches a
-    columns kernel)."""
-    return "softmax_rows_group" if axis_len == 1 else fast if axis_len <= 16384 else "softmax_cols"
+    columns kernel). dtype (where no columns kernel is forced): axes of up to 64 values a thread in 16-byte packs
+    (f32 16 rows, 16-bit 8; every COLS_CASES case has packs) take the short columns kernel."""
+    if axis_len == 1:
+        return "softmax_rows_group"
+    if dtype is not None and axis_len * (4 if dtype == "f32" else 8) <= 64:
+        return "softmax_cols_short_vec"
+    return fast if axis_len <= 16384 else "softmax_cols"
 
 
 @pytest.mark.gpu
@@ -445,7 +634,7 @@ def _cols_path(axis_len, fast):
 def test_softmax_cluster_cols(nvidia_backend, rng, shape, axis, dtype):
     x = rng.uniform(-8, 8, shape).astype(DTYPES[dtype].numpy)
     _check(nvidia_backend, "softmax", [x], {"axis": axis}, dtype)
-    _launched(nvidia_backend, _cols_path(shape[axis], "softmax_cols_onchip"))
+    _launched(nvidia_backend, _cols_path(shape[axis], "softmax_cols_onchip", dtype))
 
 
 @pytest.mark.gpu
@@ -681,10 +870,11 @@ _SPLIT_COLS = "reduce_cols_vec+reduce_cols_finish"
         ((512, 8192), -1, "reduce_rows_trips", None),  # a block per row, full trips only
         # a block per row, 8 packs a thread (f32) or 4 (16-bit): a full trip, then a predicated one
         ((300, 9000), -1, "reduce_rows_vec", None),
-        ((2048, 5000), -1, "reduce_rows_vec", None),  # a block per row, one predicated trip
+        # a block per row, one predicated trip; 16-bit rows of up to 16 KB (kWarpRowBytes) a warp
+        ((2048, 5000), -1, "reduce_rows_vec", "reduce_rows_vec_warp"),
         # a block per row (4097 > kWarpRowMax; one chunk: rows of at most kMinChunk = 16384 elements are not split),
-        # predicated trips
-        ((7, 4097), -1, "reduce_rows_vec", None),
+        # predicated trips; 16-bit: a warp
+        ((7, 4097), -1, "reduce_rows_vec", "reduce_rows_vec_warp"),
         # narrow columns split over many chunks (f32: 12, the finishing pass's 8 loads + 4; 16-bit 6)
         ((200003, 8), 0, _SPLIT_COLS, None),
         ((8192, 1024), 0, _SPLIT_COLS, None),  # columns, 16-byte packs, 8 chunks

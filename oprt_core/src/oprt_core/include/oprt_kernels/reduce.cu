@@ -16,6 +16,8 @@
 //    at about one block an SM with 16 rows in flight a thread).
 //  - anything else: the rows kernel with strided loads (or an index decomposition over several reduced
 //    dims that do not merge).
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "layout.cuh"
@@ -208,8 +210,12 @@ reduce_rows_finish_kernel(T *__restrict__ out, const float *__restrict__ ws, Row
 
 enum class ReducePath { kEmpty, kRows, kCols };
 
-// Rows no longer than this get a warp each, longer ones a block.
+// Rows no longer than this get a warp each, longer ones a block; 16-bit rows up to kWarpRowBytes too (a 5120-wide
+// 16-bit row is 640 packs: a block of 256 had 2 packs in flight a thread and a partial second trip, a warp has 8 in
+// flight and no block exchange), except rows of exactly one 16-bit trip (8192), which reduce_rows_trips takes.
+// OPRT_NVIDIA_REDUCE_WARP_BYTES (read when a descriptor is made) overrides kWarpRowBytes (8192: 16-bit as f32).
 constexpr int64_t kWarpRowMax = 4096;
+constexpr int64_t kWarpRowBytes = 16384;
 constexpr int64_t kTripElems = 16384;  // a multiple of one block trip of row_partial in every dtype
 // A split chunk holds at least this many elements (rows) / rows of threads (cols).
 constexpr int64_t kMinChunk = 16384;
@@ -315,7 +321,10 @@ void plan_reduce(oprt_reduce_sum_descriptor *d) {
             a.red.stride[0][i] = red[i].xs;
         }
         a.splits = 1;
-        d->warp_items = a.n <= kWarpRowMax;
+        const char *wb = getenv("OPRT_NVIDIA_REDUCE_WARP_BYTES");
+        const int64_t warp_bytes = wb && *wb ? atoll(wb) : kWarpRowBytes;
+        d->warp_items = a.n <= kWarpRowMax ||
+                        (p.dtype != OPRT_DTYPE_F32 && a.n * 2 <= warp_bytes && a.n != 8192);
         if (!d->warp_items && a.rows < 2 * wave) {
             int64_t splits = ceil_div(2 * wave, a.rows);
             int64_t by_size = ceil_div(a.n, kMinChunk);
@@ -437,6 +446,55 @@ template <typename T> bool trips_path(const oprt_reduce_sum_descriptor &d, const
     return true;
 }
 
+// Short reduced axes over columns (up to kShortColsRows rows: the 3 channels of (64, 3, 224, 224) over axis 1, the 50
+// rows of (50, 50, 50, 50) over axis 2): a thread a column (kVec: a 16-byte pack of columns) of one outer index, its
+// rows summed with 8 loads in flight, no block exchange; outer indices and columns flattened into one grid-stride
+// index, so a short inner extent still fills whole warps and every row's loads coalesce. kPackOut: out is written in
+// 16-byte packs too. The block kernels spent a block, a shared-memory exchange and strided scalar stores on a few rows.
+constexpr int64_t kShortColsRows = 64;
+template <typename T, bool kVec, bool kPackOut>
+__global__ void __launch_bounds__(kBlock)
+reduce_cols_short_kernel(T *__restrict__ out, const T *__restrict__ x, ColsArgs a, int64_t ipacks) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    const int64_t total = a.outer * ipacks;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t o = i / ipacks, col = (i - o * ipacks) * VV;
+        int64_t off[2];
+        a.outer_idx.offsets(o, off);
+        const T *p = x + off[0] + col;
+        float acc[VV] = {};
+        int64_t r = 0;
+        if constexpr (kVec) {
+            for (; r + 8 <= a.n; r += 8) {
+                Pack<T> v[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) v[u] = load_pack(p + (r + u) * a.rs);
+#pragma unroll
+                for (int u = 0; u < 8; ++u) add_pack(acc, v[u]);
+            }
+            for (; r < a.n; ++r) add_pack(acc, load_pack(p + r * a.rs));
+        } else {
+            for (; r + 8 <= a.n; r += 8) {
+                T v[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) v[u] = p[(r + u) * a.rs];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) acc[0] += to_f(v[u]);
+            }
+            for (; r < a.n; ++r) acc[0] += to_f(p[r * a.rs]);
+        }
+        if constexpr (kPackOut) {
+            Pack<T> q;
+#pragma unroll
+            for (int e = 0; e < VV; ++e) q.v[e] = from_f<T>(acc[e]);
+            store_pack(out + off[1] + col, q);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VV; ++e) out[off[1] + (col + e) * a.o_si] = from_f<T>(acc[e]);
+        }
+    }
+}
+
 template <typename T>
 oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void *out_, const void *x_,
                             gpuStream_t stream) {
@@ -503,6 +561,20 @@ oprt_status_t launch_reduce(const oprt_reduce_sum_descriptor &d, void *ws, void 
     constexpr int V = Pack<T>::N;
     bool vec = c0.inner % V == 0 && aligned16(x) && (c0.rs * (int64_t)sizeof(T)) % 16 == 0;
     for (int i = 0; i < c0.outer_idx.ndim; ++i) vec = vec && (c0.outer_idx.stride[0][i] * (int64_t)sizeof(T)) % 16 == 0;
+    // short axes: reduce_cols_short_kernel (OPRT_NVIDIA_REDUCE_SHORT=0: the block kernels below, for comparison)
+    const char *short_env = getenv("OPRT_NVIDIA_REDUCE_SHORT");
+    if (c0.n <= kShortColsRows && !(short_env && strcmp(short_env, "0") == 0)) {
+        bool pack_out = vec && c0.o_si == 1 && aligned16(out);
+        for (int i = 0; i < c0.outer_idx.ndim; ++i)
+            pack_out = pack_out && (c0.outer_idx.stride[1][i] * (int64_t)sizeof(T)) % 16 == 0;
+        const int64_t ipacks = c0.inner / (vec ? V : 1);
+        const unsigned sgrid = grid_all(c0.outer * ipacks, kBlock);
+        note_launch(vec ? "reduce_cols_short_vec" : "reduce_cols_short");
+        if (pack_out) reduce_cols_short_kernel<T, true, true><<<sgrid, kBlock, 0, stream>>>(out, x, c0, ipacks);
+        else if (vec) reduce_cols_short_kernel<T, true, false><<<sgrid, kBlock, 0, stream>>>(out, x, c0, ipacks);
+        else reduce_cols_short_kernel<T, false, false><<<sgrid, kBlock, 0, stream>>>(out, x, c0, ipacks);
+        return check_launch("reduce_sum short cols kernel");
+    }
     ColsArgs c;
     int bx, by;
     bool deep, band;

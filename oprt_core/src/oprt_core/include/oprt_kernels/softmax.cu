@@ -22,6 +22,7 @@
 // The cluster paths (fast cluster rows, cluster rows, the on-chip, group and stash column kernels) need
 // OPRT_HAS_CLUSTERS (the column kernels OPRT_HAS_PTX as well: OPRT_COLS_CLUSTERS); without them the same cases take
 // the block kernels (online rows, the generic columns kernel).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -38,6 +39,12 @@ struct RowsArgs {
     int64_t rows, L, xs, os;
     Indexer<2> kept;  // row -> x offset (0), out offset (1)
 };
+
+// An integer tune switch read at each launch (so that one process can compare values): `dflt` where unset.
+int env_int(const char *name, int dflt) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
 
 constexpr int kWarpRowMax = 1024;
 // Block rows: 512 threads and 2 blocks per SM (64 registers a thread), up to 32 values a thread (on the H200, f32
@@ -376,6 +383,69 @@ softmax_cols_kernel(T *__restrict__ out, const T *__restrict__ x, ColsArgs a) {
     }
 }
 
+// Short axes over columns (an axis of up to kShortColsValues / VV rows, strided, with a unit-stride kept dim: a
+// leading or middle axis such as the 3 channels of (64, 3, 224, 224) over axis 1): a thread a column (kVec: a 16-byte
+// pack of VV columns) of one outer index, its whole axis in registers (one read, one write, no block exchange),
+// threads along the unit-stride dim so every row's loads coalesce; outer indices and columns flattened into one
+// grid-stride index, so a short inner extent (50 columns) still fills whole warps.
+constexpr int kShortColsValues = 64;
+constexpr int kShortColsThreads = 256;
+template <typename T, bool kVec, int R>
+__global__ void __launch_bounds__(kShortColsThreads)
+softmax_cols_short_kernel(T *__restrict__ out, const T *__restrict__ x, ColsArgs a, int64_t ipacks) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    const int64_t total = a.outer * ipacks;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t o = i / ipacks, c = (i - o * ipacks) * VV;
+        int64_t off[2];
+        a.outer_idx.offsets(o, off);
+        const T *px = x + off[0] + c;
+        T *po = out + off[1] + c * a.o_si;
+        float v[R][VV], m[VV], s[VV];
+#pragma unroll
+        for (int e = 0; e < VV; ++e) m[e] = -INFINITY, s[e] = 0.f;
+#pragma unroll
+        for (int l = 0; l < R; ++l) {
+            if (l < a.L) {
+                if constexpr (kVec) {
+                    const Pack<T> p = load_pack(px + l * a.xs);
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) v[l][e] = to_f(p.v[e]);
+                } else {
+                    v[l][0] = to_f(px[l * a.xs]);
+                }
+#pragma unroll
+                for (int e = 0; e < VV; ++e) m[e] = fmaxf(m[e], v[l][e]);
+            }
+        }
+#pragma unroll
+        for (int l = 0; l < R; ++l) {
+            if (l < a.L) {
+#pragma unroll
+                for (int e = 0; e < VV; ++e) {
+                    v[l][e] = exp_t<T>(v[l][e] - m[e]);
+                    s[e] += v[l][e];
+                }
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < VV; ++e) s[e] = 1.f / s[e];
+#pragma unroll
+        for (int l = 0; l < R; ++l) {
+            if (l < a.L) {
+                if constexpr (kVec) {
+                    Pack<T> p;
+#pragma unroll
+                    for (int e = 0; e < VV; ++e) p.v[e] = from_f<T>(v[l][e] * s[e]);
+                    store_pack(po + l * a.os, p);
+                } else {
+                    po[l * a.os] = from_f<T>(v[l][0] * s[0]);
+                }
+            }
+        }
+    }
+}
+
 enum class SoftmaxPath { kEmpty, kWarpRows, kBlockRows, kOnlineRows, kCols };
 
 }  // namespace
@@ -564,36 +634,40 @@ FastRowsArgs fast_args(const RowsArgs &a) {
 // rows of 128 packs a warp of 4 packs, longer rows a block of 128..512 threads with 2..8 packs (16-bit
 // rows of 2048 packs keep raw packs): each the fastest configuration measured for its width on the H200, 93-100%
 // of cudaMemcpy (results/h200/tune/softmax-rows-config.log). False (nothing launched) when the rows do not qualify.
-template <typename T> bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
+template <typename T, bool kShift = false>
+bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     constexpr int V = Pack<T>::N;
     if (a.kept.ndim > 1 || a.L > kRegsRowMax || a.rows > ((int64_t)1 << 31) - 1) return false;
     const FastRowsArgs f = fast_args(a);
+    const int64_t span = a.L + (kShift ? V - 1 : 0);  // kShift: the row and up to V - 1 elements before it
     int64_t np = 1;
-    while (np * V < a.L) np *= 2;
+    while (np * V < span) np *= 2;
     switch (np) {
-    case 1: launch_fast_rows<T, 1, 1, kBlock>(stream, out, x, f); return true;
-    case 2: launch_fast_rows<T, 1, 2, kBlock>(stream, out, x, f); return true;
-    case 4: launch_fast_rows<T, 2, 2, kBlock>(stream, out, x, f); return true;
-    case 8: launch_fast_rows<T, 4, 2, kBlock>(stream, out, x, f); return true;
-    case 16: launch_fast_rows<T, 8, 2, kBlock>(stream, out, x, f); return true;
+    case 1: launch_fast_rows<T, 1, 1, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 2: launch_fast_rows<T, 1, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 4: launch_fast_rows<T, 2, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 8: launch_fast_rows<T, 4, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 16: launch_fast_rows<T, 8, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
     case 32:  // f32 x 128: a pack a lane (99.5% against 98.4% for G16 P2)
-        if constexpr (V == 4) launch_fast_rows<T, 32, 1, kBlock>(stream, out, x, f);
-        else launch_fast_rows<T, 16, 2, kBlock>(stream, out, x, f);
+        if constexpr (V == 4) launch_fast_rows<T, 32, 1, kBlock, 0, kShift>(stream, out, x, f);
+        else launch_fast_rows<T, 16, 2, kBlock, 0, kShift>(stream, out, x, f);
         return true;
-    case 64: launch_fast_rows<T, 32, 2, kBlock>(stream, out, x, f); return true;
-    case 128: launch_fast_rows<T, 32, 4, kBlock>(stream, out, x, f); return true;
-    case 256: launch_fast_rows<T, 128, 2, 128>(stream, out, x, f); return true;
-    case 512: launch_fast_rows<T, 128, 4, 128>(stream, out, x, f); return true;
-    case 1024: launch_fast_rows<T, 256, 4, 256>(stream, out, x, f); return true;
+    case 64: launch_fast_rows<T, 32, 2, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 128: launch_fast_rows<T, 32, 4, kBlock, 0, kShift>(stream, out, x, f); return true;
+    case 256: launch_fast_rows<T, 128, 2, 128, 0, kShift>(stream, out, x, f); return true;
+    case 512: launch_fast_rows<T, 128, 4, 128, 0, kShift>(stream, out, x, f); return true;
+    case 1024: launch_fast_rows<T, 256, 4, 256, 0, kShift>(stream, out, x, f); return true;
     case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune/softmax-rows-config.log)
-        // (partial 16-bit rows take 512 x 4 floats: the bounds-checked packed kernel spills ~200 bytes)
-        if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
-        else if (a.L != 2048 * V) launch_fast_rows<T, 512, 4, 512>(stream, out, x, f);
-        else launch_fast_rows<T, 256, 8, 256, kRawExp>(stream, out, x, f);
+        // (partial and shifted 16-bit rows too, now that packs past the row hold -inf and the bounds-checked packed
+        // kernel no longer spills ~200 bytes; OPRT_NVIDIA_SOFTMAX_RAW16=0: 512 x 4 floats, which they took before)
+        if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512, 0, kShift>(stream, out, x, f);
+        else if ((kShift || a.L != 2048 * V) && env_int("OPRT_NVIDIA_SOFTMAX_RAW16", 1) == 0)
+            launch_fast_rows<T, 512, 4, 512, 0, kShift>(stream, out, x, f);
+        else launch_fast_rows<T, 256, 8, 256, kRawExp, kShift>(stream, out, x, f);
         return true;
     case 4096:
         if constexpr (V == 4) {
-            launch_fast_rows<T, 512, 8, 512>(stream, out, x, f);
+            launch_fast_rows<T, 512, 8, 512, 0, kShift>(stream, out, x, f);
             return true;
         }
         return false;
@@ -601,16 +675,60 @@ template <typename T> bool launch_fast(gpuStream_t stream, T *out, const T *x, c
     }
 }
 
-// Rows longer than kRegsRowMax with one row stride: softmax_rows.cuh's kernel in cluster mode, up to 8
-// blocks a cluster: f32 512 threads x 8 packs (16384 elements a block); 16-bit 512 threads x 8 packs of
-// exps (kRawExp, 32768 elements a block): on 65536-wide rows the fastest shapes measured on the H200 (f16 ~81% of
-// cudaMemcpy; smaller blocks, or raw packs with two exps an element, which saturate the exp unit, read less).
-// Longer rows take the generic cluster kernel, then online rows.
-template <typename T> bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
+
+// One fast cluster configuration of 512 threads x P packs a block (16-bit P = 8: packed exps, kRawExp; otherwise
+// floats), clusters of up to max_cluster blocks.
+template <typename T, bool kShift>
+bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const FastRowsArgs &f, int max_cluster) {
+    constexpr int kRaw8 = Pack<T>::N == 4 ? 0 : kRawExp;
+    switch (P) {
+    case 1: return launch_fast_cluster_rows<T, 512, 1, 0, kShift>(stream, out, x, f, max_cluster);
+    case 2: return launch_fast_cluster_rows<T, 512, 2, 0, kShift>(stream, out, x, f, max_cluster);
+    case 4: return launch_fast_cluster_rows<T, 512, 4, 0, kShift>(stream, out, x, f, max_cluster);
+    default: return launch_fast_cluster_rows<T, 512, 8, kRaw8, kShift>(stream, out, x, f, max_cluster);
+    }
+}
+
+// Rows longer than kRegsRowMax with one row stride (kShift: of any 16-byte phase): softmax_rows.cuh's kernel in
+// cluster mode, the whole row in the registers of a cluster's blocks (one read, one write). The rule, from the
+// blocks a row needs at 512 threads x 8 packs (f32 16384 elements a block, 16-bit 32768 of packed exps: on
+// 65536-wide rows the fastest block shapes measured on the H200, f16 ~81% of cudaMemcpy):
+//  - few rows (rows x blocks a row < SMs): each row spread over as many blocks as fill the SMs, up to
+//    OPRT_NVIDIA_SOFTMAX_SPREAD (default 16, the non-portable cluster size; 8 keeps portable clusters, 1 turns it
+//    off), with the fewest packs a thread (8, 4, 2, 1) that still hold the row: 1-8 rows of a vocabulary
+//    otherwise leave most SMs idle, and each block's loads are one round trip;
+//  - otherwise 8 packs a thread (OPRT_NVIDIA_SOFTMAX_CLUSTER_P=4, 2 or 1: that many, in floats, more blocks a row,
+//    where the clusters still hold the row; OPRT_NVIDIA_SOFTMAX_CLUSTER_G=256: blocks of 256 threads) in clusters of
+//    up to 8 blocks; rows that need 9-16 blocks take clusters
+//    of 16 only
+//    under OPRT_NVIDIA_SOFTMAX_ROWS16=1 (clusters of 16 over many 65536-wide rows ran at 35-64% of cudaMemcpy against
+//    74-81% at 8), else the generic cluster kernel, then online rows.
+template <typename T, bool kShift = false>
+bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     if (a.kept.ndim > 1) return false;
+    constexpr int V = Pack<T>::N;
     const FastRowsArgs f = fast_args(a);
-    if constexpr (Pack<T>::N == 4) return launch_fast_cluster_rows<T, 512, 8>(stream, out, x, f);
-    else return launch_fast_cluster_rows<T, 512, 8, kRawExp>(stream, out, x, f);
+    const int64_t span = a.L + (kShift ? V - 1 : 0);
+    const int64_t nb_min = ceil_div(span, (int64_t)512 * 8 * V);
+    const int spread = env_int("OPRT_NVIDIA_SOFTMAX_SPREAD", 16);
+    const int64_t sms = device_limits().sm_count;
+    if (spread > 1 && a.rows * nb_min < sms && nb_min <= spread) {
+        const int64_t want = std::min<int64_t>(spread, std::max<int64_t>(nb_min, sms / a.rows));
+        int P = 8;
+        while (P > 1 && ceil_div(span, (int64_t)512 * (P / 2) * V) <= want) P /= 2;
+        if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread)) return true;
+    }
+    const int max_cluster = env_int("OPRT_NVIDIA_SOFTMAX_ROWS16", 0) == 1 ? 16 : 8;
+    const int p = env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", 8);
+    if (p != 8 && (p == 1 || p == 2 || p == 4) && launch_fast_cluster_p<T, kShift>(p, stream, out, x, f, max_cluster))
+        return true;
+    // OPRT_NVIDIA_SOFTMAX_CLUSTER_G=256: blocks of 256 threads x 8 packs (4 an SM instead of 2, so that more blocks
+    // are in other phases while one waits on its loads or the cluster barrier), twice the blocks a row
+    if (env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_G", 512) == 256) {
+        constexpr int kRaw8 = Pack<T>::N == 4 ? 0 : kRawExp;
+        if (launch_fast_cluster_rows<T, 256, 8, kRaw8, kShift>(stream, out, x, f, max_cluster)) return true;
+    }
+    return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster);
 }
 
 // Columns through softmax_cols.cuh's cluster kernels where 16-byte packs work (aligned pointers, strides
@@ -678,6 +796,55 @@ bool launch_cols_fast(gpuStream_t stream, T *out, const T *x, const ColsArgs &c,
 #endif
 }
 
+// Whether 16-byte packs work across the unit-stride kept dim of these columns: aligned pointers, strides and inner
+// extent, out unit-stride along inner.
+template <typename T> bool cols_packs(const T *out, const T *x, const ColsArgs &c) {
+    constexpr int64_t V = Pack<T>::N, S = sizeof(T);
+    bool vec = c.o_si == 1 && c.inner % V == 0 && aligned16(x) && aligned16(out) && (c.xs * S) % 16 == 0 &&
+               (c.os * S) % 16 == 0;
+    for (int i = 0; i < c.outer_idx.ndim; ++i)
+        vec = vec && (c.outer_idx.stride[0][i] * S) % 16 == 0 && (c.outer_idx.stride[1][i] * S) % 16 == 0;
+    return vec;
+}
+
+template <typename T, bool kVec, int R>
+void launch_cols_short_r(gpuStream_t stream, T *out, const T *x, const ColsArgs &c, int64_t ipacks) {
+    constexpr int VV = kVec ? Pack<T>::N : 1;
+    if constexpr (R * VV <= kShortColsValues) {
+        note_launch(kVec ? "softmax_cols_short_vec" : "softmax_cols_short");
+        const unsigned grid = grid_all(c.outer * ipacks, kShortColsThreads);
+        softmax_cols_short_kernel<T, kVec, R><<<grid, kShortColsThreads, 0, stream>>>(out, x, c, ipacks);
+    }
+}
+
+// Columns over an axis short enough for softmax_cols_short_kernel (up to 64 values a thread: f32 packs 16 rows,
+// 16-bit packs 8, single elements 64); false otherwise, and whenever OPRT_NVIDIA_SOFTMAX_COLS names a columns
+// kernel (so that the cluster kernels stay reachable on short axes), or OPRT_NVIDIA_SOFTMAX_SHORT=0.
+template <typename T> bool launch_cols_short(gpuStream_t stream, T *out, const T *x, const ColsArgs &c) {
+    const char *force = getenv("OPRT_NVIDIA_SOFTMAX_COLS");
+    if ((force && *force) || env_int("OPRT_NVIDIA_SOFTMAX_SHORT", 1) == 0) return false;
+    const bool vec = cols_packs(out, x, c);
+    const int VV = vec ? Pack<T>::N : 1;
+    if (c.L * VV > kShortColsValues) return false;
+    const int64_t ipacks = c.inner / VV;
+    const int r = pow2_clamp(c.L, 1, kShortColsValues);
+    auto go = [&](auto vec_tag) {
+        constexpr bool kV = decltype(vec_tag)::value;
+        switch (r) {
+        case 1: launch_cols_short_r<T, kV, 1>(stream, out, x, c, ipacks); break;
+        case 2: launch_cols_short_r<T, kV, 2>(stream, out, x, c, ipacks); break;
+        case 4: launch_cols_short_r<T, kV, 4>(stream, out, x, c, ipacks); break;
+        case 8: launch_cols_short_r<T, kV, 8>(stream, out, x, c, ipacks); break;
+        case 16: launch_cols_short_r<T, kV, 16>(stream, out, x, c, ipacks); break;
+        case 32: launch_cols_short_r<T, kV, 32>(stream, out, x, c, ipacks); break;
+        default: launch_cols_short_r<T, kV, 64>(stream, out, x, c, ipacks); break;
+        }
+    };
+    if (vec) go(std::true_type{});
+    else go(std::false_type{});
+    return true;
+}
+
 template <typename T>
 oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t ws_size, void *out_, const void *x_,
                              gpuStream_t stream) {
@@ -686,6 +853,7 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
     constexpr int V = Pack<T>::N;
     if (d.path == SoftmaxPath::kCols) {
         const ColsArgs &c = d.cols;
+        if (launch_cols_short<T>(stream, out, x, c)) return check_launch("softmax short cols kernel");
         if (launch_cols_fast<T>(stream, out, x, c, ws, ws_size)) return check_launch("softmax cols cluster kernel");
         unsigned grid = grid_all(c.outer * c.tiles, 1);
         note_launch("softmax_cols");
@@ -700,6 +868,24 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
     if (vec && d.path != SoftmaxPath::kOnlineRows && launch_fast<T>(stream, out, x, a)) {
         note_launch("softmax_rows_fast");
         return check_launch("softmax fast rows kernel");
+    }
+    // Unit-stride rows of one row stride whose starts are not all 16-byte aligned (odd widths, odd strides, offset
+    // views), or whose length is not whole packs: the same kernels shifted to the 16-byte chunks that hold each row
+    // (kShift), where out's rows have x's phase (same start mod 16, row strides equal mod 16 bytes).
+    // OPRT_NVIDIA_SOFTMAX_SHIFT=0 turns this off (the generic kernels below, for comparison).
+    const bool shift = !vec && a.xs == 1 && a.os == 1 && a.kept.ndim <= 1 &&
+                       (reinterpret_cast<uintptr_t>(x) - reinterpret_cast<uintptr_t>(out)) % 16 == 0 &&
+                       (a.kept.ndim == 0 || ((a.kept.stride[0][0] - a.kept.stride[1][0]) * (int64_t)sizeof(T)) % 16 == 0) &&
+                       env_int("OPRT_NVIDIA_SOFTMAX_SHIFT", 1) != 0;
+    if (shift) {
+        if (a.L <= kRegsRowMax && launch_fast<T, true>(stream, out, x, a)) {
+            note_launch("softmax_rows_fast_shift");
+            return check_launch("softmax fast rows kernel");
+        }
+        if (a.L > kWarpRowMax && launch_fast_cluster<T, true>(stream, out, x, a)) {
+            note_launch("softmax_rows_fast_cluster_shift");
+            return check_launch("softmax fast cluster rows kernel");
+        }
     }
     const int VV = vec ? V : 1;
     if (d.path == SoftmaxPath::kWarpRows) {

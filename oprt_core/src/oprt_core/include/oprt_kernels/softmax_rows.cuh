@@ -173,6 +173,31 @@ __device__ __forceinline__ uint4 opaque(uint4 u) {
     return u;
 }
 
+// A pack of -inf; the elements [lo, hi) of the pack at p loaded one by one, the others -inf: a shifted row's first
+// and last packs read nothing outside the row (no bytes past a tensor's end, none of a neighbouring row that an
+// in-place call writes), and what they do not hold never reaches the max, the sum or the stores.
+template <typename T> __device__ __forceinline__ uint4 ninf_pack() {
+    const uint32_t w = sizeof(T) == 4 ? 0xff800000u : std::is_same<T, bf16_t>::value ? 0xff80ff80u : 0xfc00fc00u;
+    return make_uint4(w, w, w, w);
+}
+template <typename T> __device__ __forceinline__ uint4 load_part(const T *p, int lo, int hi) {
+    constexpr int V = Pack<T>::N;
+    const uint4 ninf = ninf_pack<T>();
+    uint32_t w[4] = {ninf.x, ninf.y, ninf.z, ninf.w};
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+        if (e < lo || e >= hi) continue;
+        if constexpr (sizeof(T) == 4) {
+            w[e] = reinterpret_cast<const uint32_t *>(p)[e];
+        } else {
+            const uint32_t b = reinterpret_cast<const uint16_t *>(p)[e];
+            const int sh = (e % 2) * 16;
+            w[e / 2] = (w[e / 2] & ~(0xffffu << sh)) | (b << sh);
+        }
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 // G threads per row, P packs of V elements per thread (a row of up to G * P * V elements, all of it in
 // registers between the max, the sum and the scaling: one read, one write), kBlock / G rows per block,
 // one row per group. kFull: every row is exactly G * P * V long (no bounds checks). kRaw (for 16-bit
@@ -185,12 +210,17 @@ __device__ __forceinline__ uint4 opaque(uint4 u) {
 //   the normal range loses at most 3e-8 absolutely before a scale <= 1, under the f16 atol 6e-8).
 // Groups past the last row (G < kWarp only: they share a warp with live rows) load nothing, take part
 // in the shuffles and store nothing.
+// kShift: rows of any length and 16-byte phase (odd widths, odd row strides): each row is laid out as the run of
+// whole 16-byte chunks that holds it, starting d = (row start mod 16) / sizeof(T) elements before it; the first and
+// last chunk, which the row may share with its neighbours, are loaded and stored element by element (load_part: the
+// elements outside the row are -inf, never read), every other one as a pack. out's rows must have the same phase as
+// x's (the caller checks it); G * P * V must hold L + V - 1 elements.
 // kCluster (sm_90 and newer, G == kBlock): a cluster of blocks per row, block q of the cluster holding
 // elements [q * G * P * V, (q + 1) * G * P * V) of it; the blocks' maxima and sums are combined through
 // distributed shared memory in one exchange of (max, sum) pairs (cluster_combine_maxsum: each block's sum
 // is taken against its own max and rescaled), so rows of up to 8 blocks' registers are still read once.
 constexpr int kRawExp = 2;
-template <typename T, int G, int P, int kBlock, bool kFull, int kRaw, bool kCluster = false>
+template <typename T, int G, int P, int kBlock, bool kFull, int kRaw, bool kCluster = false, bool kShift = false>
 __global__ void __launch_bounds__(kBlock, (kBlock <= 1024 ? 1024 / kBlock : 1))
 softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsArgs a) {
     static_assert(G <= kWarp ? (G & (G - 1)) == 0 : G == kBlock && G % kWarp == 0, "G: lanes of a warp or the block");
@@ -207,26 +237,47 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     } else {
         row = (int64_t)blockIdx.x * (kBlock / G) + threadIdx.x / G;
     }
+    static_assert(!(kShift && kFull), "a shifted row has partial packs");
     const bool live = row < a.rows;
     if (G >= kWarp && !live) return;  // a whole warp (or block) past the end: nothing to share with
+    const T *xrow = x + (live ? row : 0) * a.xrs;
+    // kShift: the row's elements before its first 16-byte boundary (0..V-1); the row is read from that many earlier
+    const int64_t d = kShift ? (int64_t)((reinterpret_cast<uintptr_t>(xrow) % 16) / sizeof(T)) : 0;
     // this thread's first element of the row; pack p is p * G * V elements further (a constant offset)
-    const T *px = x + (live ? row : 0) * a.xrs + seg + gl * V;
-    T *po = out + row * a.ors + seg + gl * V;
-    const int64_t rem = a.L - seg - (int64_t)gl * V;  // elements of the row from px on
-    auto ok = [&](int p) { return live && (kFull || p * G * V < rem); };
+    const T *px = xrow - d + seg + gl * V;
+    T *po = out + row * a.ors - d + seg + gl * V;
+    const int64_t rem = a.L + d - seg - (int64_t)gl * V;  // elements of the (shifted) row from px on
+    // packs of this thread that hold some of the row: ok(p) is one integer compare (a 64-bit bound kept live per pack
+    // made the partial 16-bit 512 x 8 kernels spill ~200 bytes at their 64-register cap)
+    const int64_t np_row = rem <= 0 ? 0 : (rem + G * V - 1) / (G * V);
+    const int nvalid = !live ? 0 : kFull || np_row >= P ? P : (int)np_row;
+    auto ok = [&](int p) { return kFull ? live : p < nvalid; };
+    // kShift: the elements [lo, hi) of pack p are the row's (lo > 0 only in the row's first pack, hi < V in its last)
+    // (as ints: the row's first element is in pack 0 of thread 0 of the first block, its last in pack nvalid - 1)
+    const int head = kShift && seg == 0 && gl == 0 ? (int)d : 0;
+    const int tail = !kShift || nvalid == 0 || rem - (int64_t)(nvalid - 1) * G * V >= V
+                         ? V
+                         : (int)(rem - (int64_t)(nvalid - 1) * G * V);
+    auto lo = [&](int p) { return p == 0 ? head : 0; };
+    auto hi = [&](int p) { return p == nvalid - 1 ? tail : V; };
 
     uint4 raw[kRaw ? P : 1];
     float v[kRaw ? 1 : P][V];
     float m = -INFINITY;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
-        const uint4 q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : make_uint4(0u, 0u, 0u, 0u);
+        // a pack past the row holds -inf: it adds 0 to the sum with no test in the later loops (kRaw: a `continue`
+        // there made the partial 16-bit 512 x 8 kernels spill ~200 bytes at their 64-register cap)
+        uint4 q;
+        if (kShift && ok(p) && (lo(p) > 0 || hi(p) < V))
+            q = load_part<T>(px + p * G * V, lo(p), hi(p));  // the row's first or last pack: its own elements only
+        else
+            q = ok(p) ? oprt_vendor::ldg(reinterpret_cast<const uint4 *>(px + p * G * V)) : ninf_pack<T>();
         if constexpr (kRaw) raw[p] = q;
         float f[V];
         unpack_floats<T>(q, f);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            if (!ok(p)) f[e] = -INFINITY;
             if constexpr (!kRaw) v[p][e] = f[e];
             m = fmaxf(m, f[e]);
         }
@@ -239,7 +290,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
-        if (!ok(p)) continue;
+        if (!kRaw && !ok(p)) continue;
         float f[V];
         if constexpr (kRaw) unpack_floats<T>(opaque(raw[p]), f);
 #pragma unroll
@@ -273,17 +324,26 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         const uint4 u = pack_floats<T>(o);
         Pack<T> q;
         memcpy(&q, &u, 16);
-        store_pack(po + p * G * V, q);
+        if (kShift && (lo(p) > 0 || hi(p) < V)) {  // the row's first or last pack: its own elements only
+            const int l = lo(p), h = hi(p);
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                if (e >= l && e < h) po[p * G * V + e] = q.v[e];
+        } else {
+            store_pack(po + p * G * V, q);
+        }
     }
     if constexpr (kCluster) cluster_sync();  // the stat slots stay alive until every block has read them
 }
 
 // Launches one configuration; the grid has a block per kBlock / G rows (the caller checks it fits).
-template <typename T, int G, int P, int kBlock, int kRaw = 0>
+template <typename T, int G, int P, int kBlock, int kRaw = 0, bool kShift = false>
 void launch_fast_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
     constexpr int64_t kRowsPerBlock = kBlock / G;
     const unsigned grid = (unsigned)((a.rows + kRowsPerBlock - 1) / kRowsPerBlock);
-    if (a.L == (int64_t)G * P * Pack<T>::N)
+    if constexpr (kShift)
+        softmax_fast_rows_kernel<T, G, P, kBlock, false, kRaw, false, true><<<grid, kBlock, 0, stream>>>(out, x, a);
+    else if (a.L == (int64_t)G * P * Pack<T>::N)
         softmax_fast_rows_kernel<T, G, P, kBlock, true, kRaw><<<grid, kBlock, 0, stream>>>(out, x, a);
     else
         softmax_fast_rows_kernel<T, G, P, kBlock, false, kRaw><<<grid, kBlock, 0, stream>>>(out, x, a);
@@ -360,24 +420,42 @@ gpuError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, in
     return err;
 }
 
-// Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row, at most kMaxCluster. False
-// (nothing launched, no error left pending) where the device, the build or the shape does not allow it.
-template <typename T, int G, int P, int kRaw = 0>
-bool launch_fast_cluster_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
+// Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row (kShift: of L + V - 1), at most
+// max_cluster (more than kMaxCluster: a non-portable size, opted in on the kernel here). False (nothing launched, no
+// error left pending) where the device, the build or the shape does not allow it.
+template <typename T, int G, int P, int kRaw = 0, bool kShift = false>
+bool launch_fast_cluster_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a,
+                              int max_cluster = kMaxCluster) {
     const int64_t per_block = (int64_t)G * P * Pack<T>::N;
-    const int64_t nb = (a.L + per_block - 1) / per_block;
-    if (nb < 1 || nb > kMaxCluster || a.rows > 0x7fffffff / kMaxCluster || !cluster_launch_supported()) return false;
-    const bool full = a.L == nb * per_block;
-    void (*kernel)(T *, const T *, FastRowsArgs) = full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true>
-                                                        : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
+    const int64_t nb = (a.L + (kShift ? Pack<T>::N - 1 : 0) + per_block - 1) / per_block;
+    if (nb < 1 || nb > max_cluster || a.rows > 0x7fffffff / max_cluster || !cluster_launch_supported()) return false;
+    const bool full = !kShift && a.L == nb * per_block;
+    void (*kernel)(T *, const T *, FastRowsArgs) =
+        kShift ? softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, true>
+        : full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true>
+               : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
     static int built[2];
     if (!kernel_built_for_sm90((const void *)kernel, built[full ? 1 : 0])) return false;
+    if (nb > kMaxCluster) {
+        static int allowed16[2][64];  // per kernel (full or not) and device: the non-portable size is opted in
+        int dev = 0;
+        const bool known = gpuGetDevice(&dev) == gpuSuccess && dev >= 0 && dev < 64;
+        (void)gpuGetLastError();
+        if (!known || !allowed16[full ? 1 : 0][dev]) {
+            if (cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+                gpuSuccess) {
+                (void)gpuGetLastError();
+                return false;
+            }
+            if (known) allowed16[full ? 1 : 0][dev] = 1;
+        }
+    }
     return launch_clusters(kernel, a.rows * nb, G, nb, 0, stream, out, x, a) == gpuSuccess;
 }
 #else
 // No clusters (vendor.h): the cluster launches never happen; callers fall back to the block kernels.
-template <typename T, int G, int P, int kRaw = 0>
-bool launch_fast_cluster_rows(gpuStream_t, T *, const T *, const FastRowsArgs &) {
+template <typename T, int G, int P, int kRaw = 0, bool kShift = false>
+bool launch_fast_cluster_rows(gpuStream_t, T *, const T *, const FastRowsArgs &, int = 8) {
     return false;
 }
 #endif  // OPRT_HAS_CLUSTERS
