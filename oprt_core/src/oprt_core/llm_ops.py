@@ -469,14 +469,14 @@ def _xent_parts(logits: np.ndarray, target: np.ndarray, ignore_index: int
         z = np.zeros(t.shape)
         return z, ignored, z, z, z
     rows = logits.reshape(-1, v)  # a view for the contiguous float64 arrays the spec passes (else one copy)
-    m, log_s = np.empty(rows.shape[0]), np.empty(rows.shape[0])
+    row_m, row_log_s = np.empty(rows.shape[0]), np.empty(rows.shape[0])
     step = max(1, (1 << 23) // v)  # 64 MiB of float64 temporaries at a time, whatever the vocabulary
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for lo in range(0, rows.shape[0], step):
             block = rows[lo:lo + step]
-            m[lo:lo + step] = np.max(block, axis=-1)
-            log_s[lo:lo + step] = np.log(np.sum(np.exp(block - m[lo:lo + step, None]), axis=-1))
-        m, log_s = m.reshape(t.shape), log_s.reshape(t.shape)
+            row_m[lo:lo + step] = np.max(block, axis=-1)
+            row_log_s[lo:lo + step] = np.log(np.sum(np.exp(block - row_m[lo:lo + step, None]), axis=-1))
+        m, log_s = row_m.reshape(t.shape), row_log_s.reshape(t.shape)
         xt = np.take_along_axis(logits, np.where(valid, t, 0)[..., None], axis=-1)[..., 0]
         loss = np.where(valid, m + log_s - xt, np.nan)
     loss = np.where(ignored, 0.0, loss)
