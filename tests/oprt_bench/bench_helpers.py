@@ -21,6 +21,15 @@ from oprt_core.plugins import Registry, get_plugin_manager
 SCRIPT = Path(sys.executable).with_name("oprt-bench")
 
 
+def builtin_smoke_cases() -> int:
+    """The smoke cases of every built-in op (core, model and compute ops): the rows of one backend and dtype."""
+    from oprt_core.compute_ops import COMPUTE_OPS
+    from oprt_core.core_ops import CORE_OPS
+    from oprt_core.llm_ops import LLM_OPS
+
+    return sum(len(spec.cases("smoke")) for spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS))
+
+
 class UnavailableBackend(NumpyBackend):
     """Registered but unable to run: what a GPU backend looks like on a machine without a GPU."""
 

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from bench_helpers import SCRIPT, isolated_env, make_registry, run_script
+from bench_helpers import SCRIPT, builtin_smoke_cases, isolated_env, make_registry, run_script
 from click.testing import CliRunner
 
 from oprt_bench.cli import cli
@@ -34,7 +34,7 @@ EXPECTED = {
 
 
 def _check_rows(rows: list[dict], dtypes: tuple[str, ...] = ("f32",)) -> None:
-    assert len(rows) == 26 * 2 * len(dtypes)  # 26 smoke cases (12 core ops, 11 model ops, 3 matmul) x (faulty, numpy)
+    assert len(rows) == builtin_smoke_cases() * 2 * len(dtypes)  # every built-in op's smoke cases x (faulty, numpy)
     bad = {(r["op"], r["case"], r["dtype"]): r for r in rows if r["status"] != "ok"}
     assert set(bad) == {(op, case, dt) for (op, case) in EXPECTED for dt in dtypes}, bad
     for (op, case, _dt), row in bad.items():
