@@ -21,13 +21,18 @@ from oprt_core.plugins import Registry, get_plugin_manager
 SCRIPT = Path(sys.executable).with_name("oprt-bench")
 
 
-def builtin_smoke_cases() -> int:
-    """The smoke cases of every built-in op (core, model and compute ops): the rows of one backend and dtype."""
+def builtin_ops() -> tuple:
+    """The specs of every built-in op: the core, model and compute ops."""
     from oprt_core.compute_ops import COMPUTE_OPS
     from oprt_core.core_ops import CORE_OPS
     from oprt_core.llm_ops import LLM_OPS
 
-    return sum(len(spec.cases("smoke")) for spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS))
+    return (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS)
+
+
+def builtin_smoke_cases() -> int:
+    """The smoke cases of every built-in op: the rows of one backend and dtype."""
+    return sum(len(spec.cases("smoke")) for spec in builtin_ops())
 
 
 class UnavailableBackend(NumpyBackend):

@@ -56,9 +56,10 @@ def test_faults_become_error_rows_in_process_registry(tmp_path, monkeypatch):
     assert time.monotonic() - started < 60
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows)
-    assert "52 rows (49 ok, 3 error)" in r.stdout
+    n = 2 * builtin_smoke_cases()
+    assert f"{n} rows ({n - 3} ok, 3 error)" in r.stdout
     meta = json.loads((out / "run.json").read_text())
-    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": 49, "error": 3}
+    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": n - 3, "error": 3}
     assert meta["plan"]["isolation"] == "process" and meta["plan"]["case_timeout_s"] == 2.0
     assert meta["plan"]["in_process"] == []
     html = (out / "report.html").read_text()
@@ -75,7 +76,8 @@ def test_faults_from_the_installed_plugin_console_script(tmp_path):
     assert "Traceback" not in p.stderr
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows, ("f32", "bf16"))
-    assert "104 rows (98 ok, 6 error)" in p.stdout and "timed out after 1 s running the case" in p.stdout
+    n = 4 * builtin_smoke_cases()
+    assert f"{n} rows ({n - 6} ok, 6 error)" in p.stdout and "timed out after 1 s running the case" in p.stdout
     assert (out / "report.html").exists() and json.loads((out / "run.json").read_text())["exit_code"] == 1
 
 
