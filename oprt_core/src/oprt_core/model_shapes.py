@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ModelShape", "RopeShape", "ROPE", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS", "Gemm",
+__all__ = ["ModelShape", "RopeShape", "ROPE", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD",
+           "HIDDEN_KINDS", "Gemm",
            "GEMMS", "GEMM_TOKENS"]
 
 
