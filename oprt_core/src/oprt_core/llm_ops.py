@@ -1,12 +1,12 @@
 """The memory-bound operators of transformer models: rms_norm (and its fused residual form add_rms_norm), layer_norm,
-silu_mul, cross_entropy.
+silu_mul, cross_entropy, rope.
 
 Registered by the built-in plugin :mod:`oprt_core.builtin` next to the five core ops, with implementations in the
 numpy backend and the torch / cupy baselines, and a C ABI of their own: their prototypes are in oprt.h's generated
 region and their entry-point macros in oprt_entry.h (:mod:`oprt_core.cdecl` writes both from these specs), their
 validation is ``oprt_plan_rms_norm`` / ``oprt_plan_add_rms_norm`` / ``oprt_plan_layer_norm`` / ``oprt_plan_silu_mul``
-/ ``oprt_plan_cross_entropy`` in oprt_validate.h, and the shared kernel sources run them on the GPU backends
-(``norm.cu``, ``elementwise.cu``, ``xent.cu``).
+/ ``oprt_plan_cross_entropy`` / ``oprt_plan_rope`` in oprt_validate.h, and the shared kernel sources run them on the
+GPU backends (``norm.cu``, ``elementwise.cu``, ``xent.cu``, ``rope.cu``).
 
 Every op normalises (or gates) along the last axis; any leading shape, any strides. ``weight`` and ``bias`` have
 shape ``(n,)`` for ``x`` of shape ``(..., n)``, in ``x``'s dtype. Arithmetic in f32, one rounding to the
@@ -45,15 +45,25 @@ already-rounded inputs); n is the length of the normalised axis:
   smallest subnormal, at least 3e-37: where gate < -88.7, exp(-gate) overflows f32 and a kernel computing
   gate / (1 + exp(-gate)) returns -0 for a true value of magnitude below 88.7 * e^-88.7 ~ 2.6e-37.
 
+- rope, each pair (x1, x2) of every head of q and k -> (x1 c - x2 s, x2 c + x1 s) with c, s the token's row of the
+  cos / sin inputs (exact: they are inputs, not computed): two products and an add (or an FMA) in f32, each
+  rounded to half an ulp of its own result. x1 c - x2 s may cancel, so the error is charged on the products'
+  magnitudes, per element: atol = 2 * eps(f32) * (|x1 c| + |x2 s|) (|x2 c| + |x1 s| for the pair's second
+  element) + the dtype's smallest subnormal; rtol = eps(dtype) for the one rounding to the dtype (a double rounding
+  f32 -> f16/bf16 included). A wrong sign, swapped pairs or the neighbouring position's row err by O(|x|), far
+  outside it in every dtype.
+
 Bytes moved (ideal: each input read once, each output written once): rms_norm (2 numel + n) * itemsize,
 add_rms_norm (4 numel + n) * itemsize (x and residual read, out and h written), layer_norm (2 numel + 2 n) *
 itemsize, silu_mul 3 numel * itemsize, cross_entropy numel * itemsize (the logits) + rows * the target's itemsize
-(8 for i64) + the output (rows, or one element for the mean) * itemsize. Flops, each operation 1 (an exp or an
+(8 for i64) + the output (rows, or one element for the mean) * itemsize, rope 2 (T Hq D + T Hk D) * itemsize (q and k
+read and written) + T D * itemsize (each token's cos and sin rows, counted once per token) + T * the positions'
+itemsize. Flops, each operation 1 (an exp or an
 rsqrt too): rms_norm 4 per element (square, add, two products) + 3 per row (divide by n, add eps, rsqrt);
 add_rms_norm one more per element (the residual add); layer_norm 7 per element (add for the mean, subtract,
 square, add for the variance, two products, add of the bias) + 4 per row; silu_mul 5 per element (exp, add,
 divide, two products); cross_entropy 4 per element (max, subtract, exp, add) + 3 per row (log, add, subtract),
-+ 1 per row for the mean.
++ 1 per row for the mean; rope 3 per element of q and k (4 products and 2 adds a pair).
 
 rms_norm's fused residual form is an op of its own, ``add_rms_norm(x, residual, weight, eps) -> (out, h)``, rather
 than an optional input of rms_norm: its C entry points, plan and kernel take a fixed list of tensors (two outputs,
