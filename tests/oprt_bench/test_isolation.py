@@ -34,7 +34,7 @@ EXPECTED = {
 
 
 def _check_rows(rows: list[dict], dtypes: tuple[str, ...] = ("f32",)) -> None:
-    assert len(rows) == 26 * 2 * len(dtypes)  # 26 smoke cases (12 core ops, 11 model ops, 3 matmul) x (faulty, numpy)
+    assert len(rows) == 32 * 2 * len(dtypes)  # 32 smoke cases (12 core ops, 17 model ops, 3 matmul) x (faulty, numpy)
     bad = {(r["op"], r["case"], r["dtype"]): r for r in rows if r["status"] != "ok"}
     assert set(bad) == {(op, case, dt) for (op, case) in EXPECTED for dt in dtypes}, bad
     for (op, case, _dt), row in bad.items():
@@ -56,9 +56,9 @@ def test_faults_become_error_rows_in_process_registry(tmp_path, monkeypatch):
     assert time.monotonic() - started < 60
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows)
-    assert "52 rows (49 ok, 3 error)" in r.stdout
+    assert "64 rows (61 ok, 3 error)" in r.stdout
     meta = json.loads((out / "run.json").read_text())
-    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": 49, "error": 3}
+    assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": 61, "error": 3}
     assert meta["plan"]["isolation"] == "process" and meta["plan"]["case_timeout_s"] == 2.0
     assert meta["plan"]["in_process"] == []
     html = (out / "report.html").read_text()
@@ -75,7 +75,7 @@ def test_faults_from_the_installed_plugin_console_script(tmp_path):
     assert "Traceback" not in p.stderr
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows, ("f32", "bf16"))
-    assert "104 rows (98 ok, 6 error)" in p.stdout and "timed out after 1 s running the case" in p.stdout
+    assert "128 rows (122 ok, 6 error)" in p.stdout and "timed out after 1 s running the case" in p.stdout
     assert (out / "report.html").exists() and json.loads((out / "run.json").read_text())["exit_code"] == 1
 
 

@@ -54,9 +54,9 @@ def _check_rendered(tmp_path: Path, report: Path) -> None:
 
 def test_smoke_report_renders(smoke_run, tmp_path):
     dom = _open(tmp_path, smoke_run / "report.html")
-    assert len(re.findall(r"<table class=\"op sortable\"", dom)) == 10  # the core ops, the model ops, matmul
+    assert len(re.findall(r"<table class=\"op sortable\"", dom)) == 12  # the core ops, the model ops, matmul
     svgs = re.findall(r"<svg\b.*?</svg>", dom, flags=re.S)
-    assert len(svgs) == 11 and all("<path" in s for s in svgs)  # ten ops' GB/s and the roofline
+    assert len(svgs) == 13 and all("<path" in s for s in svgs)  # twelve ops' GB/s and the roofline
     assert re.search(r"<th data-col=\"3\" [^>]*class=\"sort\"[^>]*>median ms</th>", dom)  # the script ran
     assert 'id="summary"' in dom and "Environment" in dom and 'id="roofline-chart"' in dom
     _check_rendered(tmp_path, smoke_run / "report.html")

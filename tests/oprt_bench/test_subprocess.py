@@ -23,7 +23,7 @@ def test_smoke_sweep_end_to_end(smoke_run):
     assert set(rows["op"]) == {"copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "add_rms_norm",
                                "layer_norm", "silu_mul", "cross_entropy", "rope", "matmul"}
     assert set(rows["dtype"]) == {"f32", "f16", "bf16"}
-    assert len(rows) == 3 * 26  # 12 smoke cases of the core ops, 11 of the model ops and 3 of matmul, 3 dtypes
+    assert len(rows) == 3 * 32  # 12 smoke cases of the core ops, 17 of the model ops and 3 of matmul, 3 dtypes
     timed = rows.astype({"median_ms": float, "p10_ms": float, "p90_ms": float, "min_ms": float, "gbps": float})
     assert ((timed["min_ms"] <= timed["p10_ms"]) & (timed["p10_ms"] <= timed["median_ms"])
             & (timed["median_ms"] <= timed["p90_ms"])).all()
@@ -51,7 +51,7 @@ def test_smoke_sweep_end_to_end(smoke_run):
     assert len(doc["rows"]) == len(rows) and doc["run"]["status"] == "complete"
 
     html = (smoke_run / "report.html").read_text()
-    assert html.count("<table class='op sortable'") == 10 and html.count("<svg") == 11  # 10 ops' GB/s, the roofline
+    assert html.count("<table class='op sortable'") == 12 and html.count("<svg") == 13  # 12 ops' GB/s, the roofline
     # nothing to fetch: no external src/href/url(), one inline script, no stylesheets links, no @import
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)|url\(\s*["']?(https?:|//)|@import""", html)
     assert html.count("<script") == 1 and "<script>" in html and "<link" not in html and "<img" not in html
