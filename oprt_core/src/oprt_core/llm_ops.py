@@ -480,7 +480,8 @@ def _xent_parts(logits: np.ndarray, target: np.ndarray, ignore_index: int
         z = np.zeros(t.shape)
         return z, ignored, z, z, z
     rows = logits.reshape(-1, v)  # a view for the contiguous float64 arrays the spec passes (else one copy)
-    m, log_s = np.empty(rows.shape[0]), np.empty(rows.shape[0])
+    m: np.ndarray = np.empty(rows.shape[0])  # per row, then reshaped to the leading shape
+    log_s: np.ndarray = np.empty(rows.shape[0])
     step = max(1, (1 << 23) // v)  # 64 MiB of float64 temporaries at a time, whatever the vocabulary
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for lo in range(0, rows.shape[0], step):

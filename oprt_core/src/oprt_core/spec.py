@@ -280,9 +280,9 @@ class OpSpec:
             # (a copy of a spec, dataclasses.replace, carries both, in agreement)
             raise InvalidArgumentError(f"{self.name}: declare in-place inputs per output (Output.inplace), not with "
                                        "inplace, when the op declares its outputs")
-        names = [o.name for o in self.outputs]
-        if len(set(names)) != len(names) or set(names) & set(self.input_names):
-            raise InvalidArgumentError(f"{self.name}: output names {', '.join(names)} must differ from each other "
+        out_names = [o.name for o in self.outputs]
+        if len(set(out_names)) != len(out_names) or set(out_names) & set(self.input_names):
+            raise InvalidArgumentError(f"{self.name}: output names {', '.join(out_names)} must differ from each other "
                                        f"and from the inputs ({', '.join(self.input_names)})")
         for o in self.outputs:
             bad = [name for name in o.inplace if name not in self.input_names]
