@@ -29,7 +29,7 @@
 #             [:BASELINE]]], each into OUTDIR/NAME (default NAME: bench-CASESET-BACKENDS...); default: the default and
 #             large case sets on the GPU backends (+ torch, cupy on default)
 #   models    oprt-bench --cases models over OPRT_SUITE_MODELS_OPS (default the model ops: rms_norm, add_rms_norm,
-#             layer_norm, silu_mul, cross_entropy) on OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch,
+#             layer_norm, silu_mul, cross_entropy, rope) on OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch,
 #             torch-compile, liger) and
 #             OPRT_SUITE_MODELS_DTYPES (default all), baseline torch, into OUTDIR/models-DTYPES (torch-compile's
 #             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800)
@@ -241,7 +241,7 @@ if has models; then
     mdt=${OPRT_SUITE_MODELS_DTYPES:-all}
     OPRT_SUITE_STEP_TIMEOUT=${OPRT_SUITE_MODELS_TIMEOUT:-1800} run_logged "models-${mdt//,/-}" oprt-bench \
         --backends "${OPRT_SUITE_MODELS_BACKENDS:-$GPU_BACKENDS,torch,torch-compile,liger}" --cases models \
-        --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,add_rms_norm,layer_norm,silu_mul,cross_entropy}" --dtypes "$mdt" --baseline torch \
+        --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,add_rms_norm,layer_norm,silu_mul,cross_entropy,rope}" --dtypes "$mdt" --baseline torch \
         --out "$OUTDIR/models-${mdt//,/-}" --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
 fi
 

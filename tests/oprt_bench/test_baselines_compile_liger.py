@@ -201,6 +201,8 @@ def test_liger_available_and_what_it_refuses(modules):
     assert not copy and "Liger-Kernel has no copy kernel" in copy.reason
     fused = be.supports("add_rms_norm", "bf16")  # a Liger without the fused add-rms_norm
     assert not fused and "has no LigerFusedAddRMSNormFunction" in fused.reason
+    rope = be.supports("rope", "bf16")
+    assert not rope and "LigerRopeFunction" in rope.reason and "no gptj" in rope.reason
     assert not be.supports("rms_norm", "f64")
 
 

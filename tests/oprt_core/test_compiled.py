@@ -608,7 +608,7 @@ def test_param_types_are_checked_in_python(host_backend):
         b.prepare("softmax", [x], out, {"axis": 1 << 40})
     with pytest.raises(E.UnknownNameError,
                        match="valid choices: add_rms_norm, copy, cross_entropy, layer_norm, reduce_sum, relu, "
-                             "rms_norm, silu_mul, softmax, vector_add"):
+                             "rms_norm, rope, silu_mul, softmax, vector_add"):
         b.prepare("gelu", [x], out, {})
     with pytest.raises(E.InvalidArgumentError, match="takes 2 input"):
         b.prepare("vector_add", [x], out, {})

@@ -28,8 +28,8 @@ from oprt_core.validate import check_call
 
 X = np.ones((3, 4), np.float32)
 # the built-in ops
-CORE_CHOICES = ("add_rms_norm, copy, cross_entropy, layer_norm, matmul, reduce_sum, relu, rms_norm, silu_mul, softmax, "
-                "vector_add")
+CORE_CHOICES = ("add_rms_norm, copy, cross_entropy, layer_norm, matmul, reduce_sum, relu, rms_norm, rope, silu_mul, "
+                "softmax, vector_add")
 
 
 @pytest.fixture(scope="module")

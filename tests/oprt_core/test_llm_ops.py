@@ -149,7 +149,7 @@ def test_every_case_set_and_real_hidden_sizes():
             assert spec.cases(cs) and all(c.op == spec.name for c in spec.cases(cs))
         assert max(c.numel for c in spec.cases("smoke")) <= 1 << 12  # smoke stays tiny
         widths = {c.shape[-1] for c in spec.cases("default")}
-        assert {4096, 14336} <= widths or spec.name == "cross_entropy"
+        assert {4096, 14336} <= widths or spec.name in ("cross_entropy", "rope")  # (rope: head_dims, test_rope.py)
     assert {4096, 5120, 8192, 14336} <= {c.shape[-1] for c in RMS.cases("default")}
     layouts = {t.layout for c in RMS.cases("edge") for t in c.inputs}
     assert layouts == {"contiguous", "transposed", "step2", "offset1", "reversed", "broadcast0"}
@@ -367,7 +367,7 @@ from oprt_core.spec import LAYOUTS  # noqa: E402
 
 @st.composite
 def _model_op_case(draw):
-    op = draw(st.sampled_from(sorted(LLM_SPECS)))
+    op = draw(st.sampled_from(sorted(set(LLM_SPECS) - {"rope"})))  # rope's cases: test_rope.py
     ndim = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(st.integers(1, 70), min_size=ndim, max_size=ndim)))
     layouts = [lay for lay in LAYOUTS if lay != "transposed" or ndim >= 2]

@@ -34,7 +34,7 @@ TESTS = Path(__file__).resolve().parents[1]
 FAKE_DIR = TESTS / "plugins" / "fake"
 # the built-in plugin "core" registers the five core ops, the model ops and the compute-bound ops
 CORE_OPS = ["copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "add_rms_norm", "layer_norm",
-            "silu_mul", "cross_entropy", "matmul"]
+            "silu_mul", "cross_entropy", "rope", "matmul"]
 ENV_VARS = ("OPRT_DISABLE_PLUGIN_AUTOLOAD", "OPRT_PLUGINS", "OPRT_DISABLED_PLUGINS")
 
 

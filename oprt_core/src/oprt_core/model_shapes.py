@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ModelShape", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD", "HIDDEN_KINDS", "Gemm",
+__all__ = ["ModelShape", "RopeShape", "ROPE", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD",
+           "HIDDEN_KINDS", "Gemm",
            "GEMMS", "GEMM_TOKENS"]
 
 
@@ -153,6 +154,42 @@ BIAS_ADD: tuple[ModelShape, ...] = (
     *(ModelShape(m.name.replace("/b64", "+bias/b64"), m.shape, m.source, "conv", bias=(m.shape[1], 1, 1))
       for m in ELEMENTWISE if m.kind == "conv"),
 )
+
+
+# -- rotary position embeddings of attention's q and k ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RopeShape:
+    """One case of rope's ``models`` set: q of shape ``(tokens, heads, head_dim)``, k of ``(tokens, kv_heads,
+    head_dim)``, a cos / sin cache of ``positions`` rows, the pairing ``style`` (neox: halves, gptj: interleaved)
+    and the public config the numbers come from."""
+
+    name: str
+    tokens: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    style: str
+    positions: int
+    source: str
+
+
+# (model, attention heads, key/value heads, rotated head dims, style, max_position_embeddings, source)
+ROPE_MODELS = (
+    ("llama3-8b", 32, 8, 128, "neox", 8192, "meta-llama/Meta-Llama-3-8B config.json (HF rotate_half: halves)"),
+    ("qwen2-7b", 28, 4, 128, "neox", 32768, "Qwen/Qwen2-7B config.json (HF rotate_half: halves)"),
+    ("mistral-7b", 32, 8, 128, "neox", 32768, "mistralai/Mistral-7B-v0.1 config.json (HF rotate_half: halves)"),
+    # GPT-J rotates the first rotary_dim = 64 of each 256-wide head, pairs interleaved (rotate_every_two)
+    ("gpt-j-6b", 16, 16, 64, "gptj", 2048, "EleutherAI/gpt-j-6b config.json: 16 heads, rotary_dim 64 "
+     "(rotate_every_two: interleaved pairs)"),
+)
+ROPE_TOKENS = (1, 16, 512, 4096, 16384)
+
+#: rope: q and k of each model from one decoded token to a prompt of 16384 tokens
+ROPE: tuple[RopeShape, ...] = tuple(
+    RopeShape(f"{model}/rope/{t}tok", t, heads, kv, dim, style, pos, source)
+    for model, heads, kv, dim, style, pos, source in ROPE_MODELS for t in ROPE_TOKENS)
 
 
 # -- the GEMMs of a transformer layer: tokens x K times a weight K x N --------------------------------------------

@@ -155,8 +155,33 @@ def _cross_entropy(inputs, out, params) -> None:
     np.copyto(out, loss.astype(out.dtype))
 
 
+@_quiet
+def _rope(inputs, outs, params) -> None:
+    """Each pair (x1, x2) -> (x1 c - x2 s, x2 c + x1 s) in f32; NaN for a token whose position is outside [0, P).
+    Both results are computed before either is written (q_out may be q, k_out k)."""
+    q, k, cos, sin, positions = inputs
+    pos = np.asarray(positions, np.int64)
+    valid = (pos >= 0) & (pos < cos.shape[0])
+    rows = np.where(valid, pos, 0) if cos.shape[0] else np.zeros(0, np.int64)
+    c = cos.astype(_F32)[rows][:, None, :]
+    s = sin.astype(_F32)[rows][:, None, :]
+    half = q.shape[-1] // 2
+    i1, i2 = ((..., slice(0, half)), (..., slice(half, None))) if params["style"] == "neox" else \
+        ((..., slice(0, None, 2)), (..., slice(1, None, 2)))
+    results = []
+    for x, out in zip((q, k), outs):
+        xf = x.astype(_F32)
+        y = np.empty(x.shape, _F32)
+        y[i1] = xf[i1] * c - xf[i2] * s
+        y[i2] = xf[i2] * c + xf[i1] * s
+        y[~valid] = np.nan
+        results.append(y.astype(out.dtype))
+    for out, y in zip(outs, results):
+        np.copyto(out, y)
+
+
 LLM_IMPLS: dict[str, Impl] = {"rms_norm": _rms_norm, "add_rms_norm": _add_rms_norm, "layer_norm": _layer_norm,
-                              "silu_mul": _silu_mul, "cross_entropy": _cross_entropy}
+                              "silu_mul": _silu_mul, "cross_entropy": _cross_entropy, "rope": _rope}
 
 
 # -- the compute-bound ops (oprt_core.compute_ops)
@@ -218,7 +243,7 @@ def llc_bytes() -> int | None:
 
 class NumpyBackend:
     """The reference CPU backend (``numpy``): every core op, model op (rms_norm, add_rms_norm, layer_norm, silu_mul,
-    cross_entropy) and
+    cross_entropy, rope) and
     compute-bound op (matmul), dtype and case."""
 
     name = "numpy"

@@ -825,3 +825,54 @@ static oprt_status_t host_cross_entropy(const oprt_xent_plan_t *p, void *workspa
 }
 
 OPRT_DEFINE_OP(cross_entropy, oprt_xent_plan_t, host_plan_cross_entropy, host_cross_entropy)
+
+/* ---- rope (two outputs): per token, each pair of every q head then every k head rotated by the token's cos / sin
+ * row in f32; NaN for a position outside [0, P). A pair's two elements are read before either is written, so
+ * q_out may be q and k_out k. ---- */
+
+static oprt_status_t host_plan_rope(oprt_rope_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *q_out,
+                                    const oprt_tensor_desc_t *k_out, const oprt_tensor_desc_t *q,
+                                    const oprt_tensor_desc_t *k, const oprt_tensor_desc_t *cos,
+                                    const oprt_tensor_desc_t *sin, const oprt_tensor_desc_t *positions,
+                                    int32_t style) {
+    HOST_CHECK_UNSUPPORTED("rope");
+    *workspace = 0;
+    return oprt_plan_rope(s, q_out, k_out, q, k, cos, sin, positions, style);
+}
+
+static oprt_status_t host_rope(const oprt_rope_plan_t *p, void *workspace, void *q_out_, void *k_out_,
+                               const void *q_, const void *k_, const void *cos_, const void *sin_,
+                               const void *positions, oprt_stream_t stream) {
+    (void)workspace;
+    OPRT_CHECK(host_launch_prologue(stream, "oprt_rope"));
+    const int32_t dt = p->dtype;
+    char *const outs[2] = {(char *)q_out_, (char *)k_out_};
+    const char *const ins[2] = {(const char *)q_, (const char *)k_};
+    const int64_t *const in_s[2] = {p->q_strides, p->k_strides};
+    const int64_t *const out_s[2] = {p->qo_strides, p->ko_strides};
+    const int64_t heads[2] = {p->hq, p->hk};
+    const char *cs = (const char *)cos_, *sn = (const char *)sin_;
+    for (int64_t t = 0; t < p->t; ++t) {
+        const int64_t pos = p->pos_dtype == OPRT_DTYPE_I32 ? (int64_t)((const int32_t *)positions)[t * p->pos_stride]
+                                                           : ((const int64_t *)positions)[t * p->pos_stride];
+        const int valid = pos >= 0 && pos < p->p;
+        for (int64_t i = 0; i < p->d / 2; ++i) {
+            const float c = valid ? load_f(cs, pos * p->cos_strides[0] + i * p->cos_strides[1], dt) : NAN;
+            const float s = valid ? load_f(sn, pos * p->sin_strides[0] + i * p->sin_strides[1], dt) : NAN;
+            for (int w = 0; w < 2; ++w) {
+                for (int64_t h = 0; h < heads[w]; ++h) {
+                    int64_t i1, i2, o1, o2;
+                    oprt_rope_pair(p, i, in_s[w][2], &i1, &i2);
+                    oprt_rope_pair(p, i, out_s[w][2], &o1, &o2);
+                    const int64_t xb = t * in_s[w][0] + h * in_s[w][1], ob = t * out_s[w][0] + h * out_s[w][1];
+                    const float x1 = load_f(ins[w], xb + i1, dt), x2 = load_f(ins[w], xb + i2, dt);
+                    store_f(outs[w], ob + o1, dt, x1 * c - x2 * s);
+                    store_f(outs[w], ob + o2, dt, x2 * c + x1 * s);
+                }
+            }
+        }
+    }
+    return OPRT_STATUS_SUCCESS;
+}
+
+OPRT_DEFINE_OP(rope, oprt_rope_plan_t, host_plan_rope, host_rope)

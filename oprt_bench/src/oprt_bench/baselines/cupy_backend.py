@@ -24,7 +24,7 @@ silu_mul   a one-line ``cupy.ElementwiseKernel`` ``out = g / (1 + exp(-g)) * up`
            (``g`` = gate in f32), one rounding to the dtype (CuPy has no silu); any strides
 ========== ==========================================================================
 
-rms_norm, add_rms_norm, layer_norm and cross_entropy are unsupported: CuPy has none of them (a composition of its
+rms_norm, add_rms_norm, layer_norm, cross_entropy and rope are unsupported: CuPy has none of them (a composition of its
 reductions and elementwise functions would be several kernels and temporaries, not the library's op).
 
 Strided inputs keep their layout, negative strides included (CuPy arrays may have

@@ -27,6 +27,8 @@ itself at ``prepare`` is an unsupported row too, never a crash). Liger's cross_e
 to the host (``.item()``, a synchronisation, inside the timed call: what its users pay); versions whose kernel
 writes the logits' gradient over the logits in every forward (before its ``HAS_GRADIENTS`` switch) are
 unsupported with that reason, as a timed repeat would read its own gradient; an empty case (no row) too.
+rope is unsupported (``ROPE_REFUSAL`` says why: Liger's rope kernel takes another layout and a full-width cos / sin
+per token, and has no gptj style).
 Non-contiguous inputs are made contiguous by Liger first (its ``ensure_contiguous``), inside the timed call:
 that is what its users pay.
 
@@ -70,6 +72,15 @@ LIGER_FUNCTIONS = {
     "softmax": "LigerSoftmaxFunction",
     "cross_entropy": "LigerCrossEntropyFunction",
 }
+
+
+#: Why rope is not run on Liger: its LigerRopeFunction takes q and k as (batch, heads, tokens, head_dim) with cos
+#: and sin of the full head_dim gathered per token, rotates halves only (no gptj) and writes over its inputs; rope's
+#: (tokens, heads, head_dim) q and k with a (positions, head_dim / 2) cache and a positions input would need a
+#: transposed copy of q and k and a gathered, doubled cos / sin built on every call, which is not Liger's kernel.
+ROPE_REFUSAL = ("Liger's rope (LigerRopeFunction) takes (batch, heads, tokens, head_dim) q and k with per-token cos "
+                "and sin of the full head_dim and rotates halves only (no gptj): rope's (tokens, heads, head_dim) "
+                "inputs with a (positions, head_dim / 2) cache and positions would need copies built on every call")
 
 
 def row_refusal(op: str, shape: Sequence[int], params: Mapping[str, Any]) -> str | None:
@@ -247,6 +258,8 @@ class LigerBackend(TorchBackend):
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
         if op in LIGER_FUNCTIONS and op not in self._impls:
             return Support(False, f"liger-kernel {_version()} has no {LIGER_FUNCTIONS[op]}")
+        if op == "rope":
+            return Support(False, ROPE_REFUSAL)
         if op not in LIGER_FUNCTIONS:
             return Support(False, f"Liger-Kernel has no {op} kernel (it has {', '.join(LIGER_FUNCTIONS)})")
         if op == "cross_entropy" and self._overwriting:

@@ -34,6 +34,10 @@ cross_     ``out.copy_(torch.nn.functional.cross_entropy(logits.reshape(-1, V), 
 entropy    ignore_index=..., reduction=...))``: log_softmax and nll_loss, with a temporary of the logits'
            size; the rows' losses copied into out (no ``out=`` variant; a view where the leading dims
            merge, else reshape copies the logits)
+rope       the formula in f32: ``cos.index_select(0, positions)`` (and sin) per token, each head's halves
+           (neox) or interleaved pairs (gptj) rotated, ``torch.cat`` / ``torch.stack`` of the halves,
+           ``q_out.copy_`` and ``k_out.copy_`` rounding once (no ``out=`` form; several kernels and
+           f32 temporaries of q's and k's size)
 ========== ==========================================================================
 
 Inputs keep their strides (transposed, stepped, offset and broadcast views are
@@ -217,6 +221,42 @@ def _cross_entropy(torch, inputs, out, params) -> Callable[[], Any]:
     return lambda: out.copy_(fn(x, t))  # no out= variant
 
 
+def _rope_fn(torch, params) -> Callable[..., Any]:
+    """``(q, k, cos, sin, positions) -> (q_out, k_out)``: each pair rotated by its token's cos / sin row, in f32,
+    rounded once to the dtype (a position outside [0, P) is an index error in torch, NaN in oprt's kernels)."""
+    neox = params["style"] == "neox"
+    cat, stack = torch.cat, torch.stack
+
+    def rotate(x, c, s):
+        xf = x.float()
+        if neox:
+            half = xf.shape[-1] // 2
+            x1, x2 = xf[..., :half], xf[..., half:]
+            return cat((x1 * c - x2 * s, x2 * c + x1 * s), -1).to(x.dtype)
+        x1, x2 = xf[..., 0::2], xf[..., 1::2]
+        return stack((x1 * c - x2 * s, x2 * c + x1 * s), -1).flatten(-2).to(x.dtype)
+
+    def fn(q, k, cos, sin, positions):
+        c = cos.index_select(0, positions).float().unsqueeze(1)  # (T, 1, D/2): one row per token, every head
+        s = sin.index_select(0, positions).float().unsqueeze(1)
+        return rotate(q, c, s), rotate(k, c, s)
+
+    return fn
+
+
+def _rope(torch, inputs, outs, params) -> Callable[[], Any]:
+    q, k, cos, sin, pos = inputs
+    q_out, k_out = outs
+    fn = _rope_fn(torch, params)
+
+    def run() -> Any:
+        rq, rk = fn(q, k, cos, sin, pos)
+        q_out.copy_(rq)
+        return k_out.copy_(rk)
+
+    return run
+
+
 CORE_IMPLS: dict[str, Impl] = {
     "copy": _copy,
     "vector_add": _vector_add,
@@ -228,6 +268,7 @@ CORE_IMPLS: dict[str, Impl] = {
     "layer_norm": _layer_norm,
     "silu_mul": _silu_mul,
     "cross_entropy": _cross_entropy,
+    "rope": _rope,
 }
 
 
@@ -280,6 +321,7 @@ FUNCTIONAL: dict[str, Callable[[Any, Mapping[str, Any]], Callable[..., Any]]] = 
     "layer_norm": _layer_norm_fn,
     "silu_mul": _silu_mul_fn,
     "cross_entropy": _cross_entropy_fn,
+    "rope": _rope_fn,
 }
 
 

@@ -25,10 +25,11 @@
  *  - Aliasing: an op launch refuses (OPRT_STATUS_OVERLAP) an out whose bytes
  *    intersect an input's, unless out is exactly that input (same pointer,
  *    shape and strides) and the op runs in place on it: copy, relu,
- *    vector_add and silu_mul (either input) and softmax do; reduce_sum,
- *    rms_norm, layer_norm and cross_entropy do not.
+ *    vector_add and silu_mul (either input) and softmax do, and rope's q_out
+ *    over q and k_out over k; reduce_sum, rms_norm, layer_norm and
+ *    cross_entropy do not.
  *  - Dtypes: values are f32, f16 or bf16, one dtype for out and every value
- *    input; index inputs (cross_entropy's target) are i32 or i64 as the op
+ *    input; index inputs (cross_entropy's target, rope's positions) are i32 or i64 as the op
  *    declares, and any other dtype there is OPRT_STATUS_UNSUPPORTED_DTYPE.
  *  - Backends write each op's four entry points with oprt_entry.h's
  *    OPRT_DEFINE_OP (generated, like the op declarations below, from the
@@ -45,7 +46,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 4
+#define OPRT_ABI_VERSION 5
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
@@ -259,6 +260,23 @@ oprt_status_t oprt_get_cross_entropy_workspace_size(oprt_cross_entropy_descripto
 oprt_status_t oprt_cross_entropy(oprt_cross_entropy_descriptor_t desc, void *workspace, size_t workspace_size,
                                  void *out, const void *logits, const void *target, oprt_stream_t stream);
 oprt_status_t oprt_destroy_cross_entropy_descriptor(oprt_cross_entropy_descriptor_t desc);
+
+/* ---- rope: rotary embedding of q and k (two outputs: q_out, k_out): pairs (x1, x2) of each head -> (x1 c - x2 s, x2 c + x1 s), c = cos[positions[t], i], s = sin[positions[t], i]; style neox pairs (i, i + D/2), gptj (2i, 2i + 1) ----
+ * positions (an index tensor): i64 or i32
+ * q_out (output): q rotated; may be exactly q (in place)
+ * k_out (output): k rotated; may be exactly k (in place)
+ * style (int32_t: 0 neox, 1 gptj): neox: pairs (i, i + D/2); gptj: pairs (2i, 2i + 1) */
+typedef struct oprt_rope_descriptor *oprt_rope_descriptor_t;
+oprt_status_t oprt_create_rope_descriptor(oprt_rope_descriptor_t *desc, const oprt_tensor_desc_t *q_out,
+                                          const oprt_tensor_desc_t *k_out, const oprt_tensor_desc_t *q,
+                                          const oprt_tensor_desc_t *k, const oprt_tensor_desc_t *cos,
+                                          const oprt_tensor_desc_t *sin, const oprt_tensor_desc_t *positions,
+                                          int32_t style);
+oprt_status_t oprt_get_rope_workspace_size(oprt_rope_descriptor_t desc, size_t *size);
+oprt_status_t oprt_rope(oprt_rope_descriptor_t desc, void *workspace, size_t workspace_size, void *q_out,
+                        void *k_out, const void *q, const void *k, const void *cos, const void *sin,
+                        const void *positions, oprt_stream_t stream);
+oprt_status_t oprt_destroy_rope_descriptor(oprt_rope_descriptor_t desc);
 /* OPRT_OPS_END */
 /* OPRT_CDEF_END */
 

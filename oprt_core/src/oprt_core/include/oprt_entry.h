@@ -473,4 +473,56 @@
         return OPRT_STATUS_SUCCESS;                                                                                              \
     }
 
+/* rope: launch_fn(const State *, void *workspace, void *q_out, void *k_out, const void *q, const void *k, const void *cos, const void *sin, const void *positions, oprt_stream_t) */
+#define OPRT_DEFINE_OP_rope(State, plan_fn, launch_fn)                                                                             \
+    struct oprt_rope_descriptor {                                                                                                  \
+        oprt_op_outputs_t common;                                                                                                  \
+        State state;                                                                                                               \
+    };                                                                                                                             \
+    oprt_status_t oprt_create_rope_descriptor(oprt_rope_descriptor_t *desc, const oprt_tensor_desc_t *q_out,                       \
+                                              const oprt_tensor_desc_t *k_out, const oprt_tensor_desc_t *q,                        \
+                                              const oprt_tensor_desc_t *k, const oprt_tensor_desc_t *cos,                          \
+                                              const oprt_tensor_desc_t *sin, const oprt_tensor_desc_t *positions,                  \
+                                              int32_t style) {                                                                     \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                                 \
+        *desc = NULL;                                                                                                              \
+        struct oprt_rope_descriptor *d_ = (struct oprt_rope_descriptor *)calloc(1, sizeof *d_);                                    \
+        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "rope: out of host memory");                              \
+        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, q_out, k_out, q, k, cos, sin, positions, style);  \
+        if (s_ != OPRT_STATUS_SUCCESS) {                                                                                           \
+            free(d_);                                                                                                              \
+            return s_;                                                                                                             \
+        }                                                                                                                          \
+        const oprt_tensor_desc_t *outs_[2] = {q_out, k_out};                                                                       \
+        const oprt_tensor_desc_t *ins_[5] = {q, k, cos, sin, positions};                                                           \
+        oprt_op_outputs_init(&d_->common, outs_, 2, ins_, 5);                                                                      \
+        d_->common.alias[0].inplace[0] = 1;                                                                                        \
+        d_->common.alias[1].inplace[1] = 1;                                                                                        \
+        *desc = d_;                                                                                                                \
+        return OPRT_STATUS_SUCCESS;                                                                                                \
+    }                                                                                                                              \
+    oprt_status_t oprt_get_rope_workspace_size(oprt_rope_descriptor_t desc, size_t *size) {                                        \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                                 \
+        OPRT_CHECK_NOT_NULL(size);                                                                                                 \
+        *size = desc->common.workspace_size;                                                                                       \
+        return OPRT_STATUS_SUCCESS;                                                                                                \
+    }                                                                                                                              \
+    oprt_status_t oprt_rope(oprt_rope_descriptor_t desc, void *workspace, size_t workspace_size, void *q_out,                      \
+                            void *k_out, const void *q, const void *k, const void *cos, const void *sin,                           \
+                            const void *positions, oprt_stream_t stream) {                                                         \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                                 \
+        void *const outs_[2] = {q_out, k_out};                                                                                     \
+        const void *ins_[5] = {q, k, cos, sin, positions};                                                                         \
+        static const char *const onames_[2] = {"q_out", "k_out"};                                                                  \
+        static const char *const names_[5] = {"q", "k", "cos", "sin", "positions"};                                                \
+        OPRT_CHECK(oprt_check_launch_outputs(&desc->common, "rope", workspace, workspace_size, outs_, onames_, ins_,               \
+                                             names_));                                                                             \
+        return launch_fn(&desc->state, workspace, q_out, k_out, q, k, cos, sin, positions, stream);                                \
+    }                                                                                                                              \
+    oprt_status_t oprt_destroy_rope_descriptor(oprt_rope_descriptor_t desc) {                                                      \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                                 \
+        free(desc);                                                                                                                \
+        return OPRT_STATUS_SUCCESS;                                                                                                \
+    }
+
 #endif /* OPRT_ENTRY_H_ */
