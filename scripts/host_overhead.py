@@ -14,7 +14,7 @@ and reports the median and p90 in microseconds of:
   torch                 torch's own call (copy_, add, clamp_min, sum, mul with out=; softmax and the norms
                         allocate), for scale
 
-Ops: the core ops and the model ops (rms_norm, add_rms_norm: two outputs, layer_norm, silu_mul).
+Ops: the core ops and the model ops (rms_norm, add_rms_norm and rope: two outputs, layer_norm, silu_mul, cross_entropy).
 
 The stream is synchronised every 200 calls so the launch queue never fills (a full queue would
 make a launch wait for the GPU, and the GPU time would be measured instead of the host's).
@@ -57,6 +57,16 @@ def summary_us(ts: list[int]) -> tuple[float, float]:
     return statistics.median(s) / 1e3, s[int(0.9 * len(s))] / 1e3
 
 
+def _rope_torch(torch, q, k, cos, sin, pos):
+    """neox rope in torch for scale (allocates, as a model's own code does)."""
+    c, s = cos[pos][:, None, :], sin[pos][:, None, :]
+    out = []
+    for x in (q, k):
+        x1, x2 = x[..., :c.shape[-1]], x[..., c.shape[-1]:]
+        out.append(torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="nvidia")
@@ -87,6 +97,15 @@ def main() -> int:
     bc = rng.uniform(-1, 1, (shape[1],), dtype=cp.float32)
     xt, yt, ot, ort, wt, bt, ht = (torch.as_tensor(a, device="cuda") for a in (xc, yc, oc, orow, wc, bc, hc))
     F = torch.nn.functional
+    # cross_entropy's targets; rope on q and k of 2 heads of 64 over the same rows, a 64-position cos/sin cache
+    tc = rng.integers(0, shape[1], (shape[0],), dtype=cp.int64)
+    qc, kc = xc.reshape(shape[0], 2, shape[1] // 2), yc.reshape(shape[0], 2, shape[1] // 2)
+    qoc, koc = cp.empty_like(qc), cp.empty_like(kc)
+    cosc = rng.uniform(-1, 1, (shape[0], shape[1] // 4), dtype=cp.float32)
+    sinc = rng.uniform(-1, 1, (shape[0], shape[1] // 4), dtype=cp.float32)
+    pc = cp.arange(shape[0], dtype=cp.int64)
+    tt, qt, kt, qot, kot, cost, sint, pt = (torch.as_tensor(a, device="cuda")
+                                            for a in (tc, qc, kc, qoc, koc, cosc, sinc, pc))
 
     def sync() -> None:
         torch.cuda.synchronize()
@@ -105,6 +124,10 @@ def main() -> int:
         ("layer_norm", [xc, wc, bc], {"eps": 1e-5}, oc, [xt, wt, bt], ot,
          lambda: F.layer_norm(xt, (shape[1],), wt, bt, 1e-5)),
         ("silu_mul", [xc, yc], {}, oc, [xt, yt], ot, lambda: torch.mul(F.silu(xt), yt, out=ot)),
+        ("cross_entropy", [xc, tc], {"ignore_index": -100, "reduction": "none"}, orow, [xt, tt], ort,
+         lambda: F.cross_entropy(xt, tt, reduction="none")),
+        ("rope", [qc, kc, cosc, sinc, pc], {"style": "neox"}, (qoc, koc), [qt, kt, cost, sint, pt], (qot, kot),
+         lambda: _rope_torch(torch, qt, kt, cost, sint, pt)),
     ]
     rows = []
     per_round = max(1, args.calls // max(1, args.rounds))
