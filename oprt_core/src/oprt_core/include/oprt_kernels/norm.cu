@@ -1,6 +1,10 @@
 // norm.cu: oprt.h's rms_norm, add_rms_norm and layer_norm (entry points from oprt_entry.h around a plan and a
 // launch).
 //
+// In place (add_rms_norm's out or h over x or residual): each element of x and residual is read once, through the
+// read-only path, by the thread that later writes it, and never again after a store; a change that re-reads x or
+// residual after writing out or h breaks in-place calls.
+//
 // Paths, chosen per launch from the plan and the pointers:
 //  - rows (norm_rows_kernel): every row of x and out holds n contiguous elements, 16-byte aligned, at one row
 //    stride, weight (and bias) contiguous and aligned, n a multiple of the pack width, and the row fits the

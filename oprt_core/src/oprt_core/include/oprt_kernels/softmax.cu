@@ -710,7 +710,8 @@ bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs 
     const FastRowsArgs f = fast_args(a);
     const int64_t span = a.L + (kShift ? V - 1 : 0);
     const int64_t nb_min = ceil_div(span, (int64_t)512 * 8 * V);
-    const int spread = env_int("OPRT_NVIDIA_SOFTMAX_SPREAD", 16);
+    // at most 16 blocks a cluster (the hardware's non-portable limit): a larger setting is capped, not launched
+    const int spread = std::min(env_int("OPRT_NVIDIA_SOFTMAX_SPREAD", 16), 16);
     const int64_t sms = device_limits().sm_count;
     if (spread > 1 && a.rows * nb_min < sms && nb_min <= spread) {
         const int64_t want = std::min<int64_t>(spread, std::max<int64_t>(nb_min, sms / a.rows));

@@ -7,6 +7,9 @@
 // index bookkeeping (an Indexer, a row loop, per-pack bounds), which capped occupancy where these rows
 // need it most; this kernel has one row per group, no loop and no division, and reaches 96-100% of
 // cudaMemcpy on the tuned shapes.
+// In place (out == x): each element is read once, through the read-only path, by the thread that later writes it,
+// and never after a store (the shifted rows' shared first and last chunks: each row reads and writes only its own
+// elements); a second pass over x would break in-place calls.
 #pragma once
 
 #include <type_traits>
