@@ -96,15 +96,30 @@ def test_numpy_broadcast_input_inside_out_is_refused():
         ops.vector_add(a, a[0], out=a)
 
 
-def test_numpy_interleaved_views_are_refused_conservatively():
-    """x[::2] and x[1::2], or a row's two halves, share no element, but their spans intersect: refused (overlap is
-    decided from the spans)."""
+def test_numpy_interleaved_rows_that_share_no_byte_are_accepted():
+    """x[::2] and x[1::2], or a row's two halves: their spans intersect, but laid out as rows of one stride their rows
+    share no byte (the rows test), so the op runs and writes only out."""
+    x = rand(16)
+    src = x[::2].copy()
+    ops.copy(x[::2], out=x[1::2])
+    np.testing.assert_array_equal(x[1::2], src)
+    np.testing.assert_array_equal(x[::2], src)
+    y = rand((4, 8))
+    left = y[:, :4].copy()
+    ops.relu(y[:, :4], out=y[:, 4:], negative_slope=0.5)
+    assert CORE_SPECS["relu"].check(y[:, 4:].copy(), [left], "f32", {"negative_slope": 0.5}).ok
+    np.testing.assert_array_equal(y[:, :4], left)
+
+
+def test_numpy_interleaved_views_of_other_strides_are_refused_conservatively():
+    """x[::4] and x[1::2] share no element, but their strides differ, so the rows test cannot tell: refused. Rows
+    that overlap by one element (a row's first five and last four of eight) are refused too."""
     x = rand(16)
     with pytest.raises(OverlapError, match=partial("copy", "x")):
-        ops.copy(x[::2], out=x[1::2])
-    y = rand((4, 8))
+        ops.copy(x[::4], out=x[1::2][:4])
+    y = rand((4, 9))
     with pytest.raises(OverlapError, match=partial("relu", "x")):
-        ops.relu(y[:, :4], out=y[:, 4:])
+        ops.relu(y[:, :5], out=y[:, 4:])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -339,6 +354,22 @@ def test_c_accepts_disjoint_pointers_into_one_buffer(host_raw):
     status, msg = _c_call(ffi, lib, "copy", t, [_tdesc(ffi, (10,), (-1,))], base + 40, [base + 36])
     assert status == 0, msg
     np.testing.assert_array_equal(x[10:], src[::-1])
+
+
+def test_c_accepts_interleaved_rows_that_share_no_byte(host_raw):
+    """The halves of each row of a (6, 10) buffer: spans intersect, rows share no byte (oprt_rows_disjoint)."""
+    ffi, lib = host_raw.ffi, host_raw.lib
+    x = rand((6, 10))
+    left = x[:, :5].copy()
+    base = ffi.from_buffer(x)
+    t = _tdesc(ffi, (6, 5), (10, 1))
+    status, msg = _c_call(ffi, lib, "copy", t, [t], base + 20, [base])
+    assert status == 0, msg
+    np.testing.assert_array_equal(x[:, 5:], left)
+    # six columns from column 4 overlap the first five by one: refused
+    status, msg = _c_call(ffi, lib, "copy", _tdesc(ffi, (6, 6), (10, 1)), [_tdesc(ffi, (6, 6), (10, 1))], base + 16,
+                          [base])
+    assert status != 0 and "out overlaps input x (partial overlap of the same memory)" in msg
 
 
 def test_compiled_backend_raises_overlap_error(host_backend):

@@ -184,9 +184,18 @@ def test_ops_api_on_views_of_a_fused_qkv_buffer():
     qo, ko = ops.rope(q, k, cos, sin, pos)
     assert ROPE.check((qo, ko), [q, k, cos, sin, pos], "f32").ok
     np.testing.assert_array_equal(qkv, before)  # out of place: the buffer is only read
-    # in place over the fused buffer: q_out's byte span crosses k's (the overlap checks compare spans), refused
+    # in place over the fused buffer: q's and k's byte spans cross, but their rows share no byte
+    want = ROPE.reference([q, k, cos, sin, pos])
+    qo, ko = ops.rope(q, k, cos, sin, pos, out=(q, k))
+    assert qo is q and ko is k
+    assert ROPE.check((q.copy(), k.copy()), [before[:, :hq * d].reshape(t, hq, d),
+                                             before[:, hq * d:(hq + hk) * d].reshape(t, hk, d), cos, sin, pos],
+                      "f32", ref=want).ok
+    np.testing.assert_array_equal(qkv[:, (hq + hk) * d:], before[:, (hq + hk) * d:])  # v untouched
+    # a k that takes q's last head: q_out over q would write k's input
+    k2 = qkv[:, (hq - 1) * d:(hq - 1 + hk) * d].reshape(t, hk, d)
     with pytest.raises(InvalidArgumentError, match="rope: q_out overlaps input k \\(partial overlap"):
-        ops.rope(q, k, cos, sin, pos, out=(q, k))
+        ops.rope(q, k2, cos, sin, pos, out=(q, k2))
 
 
 def test_ops_api_and_numpy_backend_refuse_bad_input():
@@ -263,6 +272,12 @@ def test_host_library_on_a_fused_qkv_buffer_and_in_place(host_backend, style, po
     b.prepare("rope", [dq, dk, *dcs], outs, params)()
     assert ROPE.check(tuple(b.to_host(o) for o in outs), [q, k, cos, sin, pos], "f16", params, ref=want).ok
     np.testing.assert_array_equal(b.to_host(dqkv), qkv)  # only read
+    # in place over the fused buffer (spans cross, rows share no byte): q_out exactly q, k_out exactly k
+    b.prepare("rope", [dq, dk, *dcs], (dq, dk), params)()
+    got = b.to_host(dqkv)
+    assert ROPE.check((got[:, :hq * d].reshape(t, hq, d), got[:, hq * d:(hq + hk) * d].reshape(t, hk, d)),
+                      [q, k, cos, sin, pos], "f16", params, ref=want).ok
+    np.testing.assert_array_equal(got[:, (hq + hk) * d:], qkv[:, (hq + hk) * d:])  # v untouched
     # in place: q and k of their own buffers, q_out exactly q and k_out exactly k
     iq, ik = b.to_device(np.ascontiguousarray(q)), b.to_device(np.ascontiguousarray(k))
     b.prepare("rope", [iq, ik, *dcs], (iq, ik), params)()

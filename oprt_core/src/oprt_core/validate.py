@@ -124,6 +124,33 @@ def _byte_span(layout: Layout) -> tuple[int, int] | None:
     return ptr + lo, ptr + hi + item
 
 
+def _rows_span(layout: Layout) -> tuple[int, int, int] | None:
+    """``(step, lo, hi)``: an array as rows along its outermost dim (the largest stride of extent > 1, positive),
+    its other dims' bytes [lo, hi) from a row's start fitting in one step; None where it is not so laid out."""
+    _, shape, strides, item = layout
+    dims = [(abs(int(st)), int(st), i) for i, (n, st) in enumerate(zip(shape, strides)) if int(n) > 1]
+    if 0 in shape or not dims:
+        return None
+    _, step, outer = max(dims)
+    if step <= 0 or step > 1 << 56:
+        return None
+    inner = [(n, st) for i, (n, st) in enumerate(zip(shape, strides)) if i != outer]
+    lo, hi = element_span(tuple(n for n, _ in inner), tuple(st for _, st in inner))
+    hi += item
+    return (step, lo, hi) if hi - lo <= step else None
+
+
+def _rows_disjoint(a: Layout, b: Layout) -> bool:
+    """Whether two arrays laid out as rows of one step share no byte (oprt_validate.h's ``oprt_rows_disjoint``): a
+    byte of b's rows lies (b - a) mod step from the start of a row of a. False where it cannot tell."""
+    ra, rb = _rows_span(a), _rows_span(b)
+    if ra is None or rb is None or ra[0] != rb[0]:
+        return False
+    step = ra[0]
+    r = (b[0] - a[0]) % step
+    return all(not (rb[1] + r + j * step < ra[2] and ra[1] < rb[2] + r + j * step) for j in range(-2, 3))
+
+
 def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = "python") -> None:
     """Refuse an ``out`` that shares memory with an input, unless it is exactly that input (same address, shape,
     strides on the dims of extent > 1, and itemsize) and ``spec.inplace`` names it: raises
@@ -133,8 +160,10 @@ def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = 
     :class:`~oprt_core.spec.Output` allows, and two outputs that share memory are refused (as
     ``oprt_check_launch_outputs`` does).
 
-    Decided from address spans (the lowest to the highest byte each array covers), so two interleaved views that
-    share no element (``x[::2]`` and ``x[1::2]``) are refused too. Arrays whose layout cannot be read
+    Decided from address spans (the lowest to the highest byte each array covers), except that two arrays laid out
+    as rows of one stride whose rows interleave without sharing a byte are disjoint (q and k of one fused qkv
+    buffer, ``t[..., :d]`` and ``t[..., d:]``, ``x[::2]`` and ``x[1::2]``); other interleaved views that share no
+    element (``x[::4]`` and ``x[1::2]``: strides differ) are refused. Arrays whose layout cannot be read
     (:func:`memory_layout` is None) are not judged."""
     if spec.multi_output:
         outs = as_outputs(out)
@@ -149,15 +178,17 @@ def check_overlap(spec: OpSpec, out: Any, inputs: Sequence[Any], backend: str = 
 
 
 def _overlap(a: Any, b: Any) -> bool:
-    """Whether two arrays' byte spans intersect (unreadable layouts: not judged)."""
+    """Whether two arrays' byte spans intersect, rows that interleave without a shared byte aside (unreadable
+    layouts: not judged)."""
     if a is b:
         return True
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return bool(np.may_share_memory(a, b))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and not np.may_share_memory(a, b):
+        return False
     la, lb = memory_layout(a), memory_layout(b)
-    sa = _byte_span(la) if la is not None else None
-    sb = _byte_span(lb) if lb is not None else None
-    return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1]
+    if la is None or lb is None:
+        return False
+    sa, sb = _byte_span(la), _byte_span(lb)
+    return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1] and not _rows_disjoint(la, lb)
 
 
 def _check_out_overlap(spec: OpSpec, out: Any, out_name: str, inplace: Sequence[str], inputs: Sequence[Any],
@@ -182,6 +213,8 @@ def _check_out_overlap(spec: OpSpec, out: Any, out_name: str, inplace: Sequence[
         x_layout = memory_layout(x)
         x_span = _byte_span(x_layout) if x_layout is not None else None
         if x_layout is None or x_span is None or x_span[1] <= o_span[0] or o_span[1] <= x_span[0]:
+            continue
+        if _rows_disjoint(out_layout, x_layout):  # interleaved rows that share no byte
             continue
         o_ptr, o_shape, o_strides, o_item = out_layout
         name = names[i] if i < len(names) else f"input {i}"

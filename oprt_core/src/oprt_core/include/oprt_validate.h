@@ -223,12 +223,19 @@ static inline oprt_status_t oprt_check_same_dtype(const oprt_tensor_desc_t *out,
 /* What a launch needs to decide whether out may share memory with an input. An op allows out to be exactly
  * input k (inplace[k]: it runs in place on it) or nothing; a plan leaves every inplace[k] 0 (no aliasing) and
  * the core ops that run in place set theirs. */
+/* A tensor as rows along its outermost dim (the largest stride of extent > 1, positive): `step` bytes apart, the
+ * other dims' bytes [lo, hi) from a row's start fitting in one step; step 0 where it is not so laid out. */
+typedef struct {
+    int64_t step, lo, hi;
+} oprt_rows_span_t;
+
 typedef struct {
     int32_t ninputs;
     int32_t inplace[OPRT_MAX_INPUTS];     /* out may be exactly input k */
     int32_t same_layout[OPRT_MAX_INPUTS]; /* input k has out's shape and strides (those of extent-1 dims aside) */
     int64_t out_lo, out_hi;               /* out's bytes are [out + out_lo, out + out_hi); empty when equal */
     int64_t in_lo[OPRT_MAX_INPUTS], in_hi[OPRT_MAX_INPUTS];
+    oprt_rows_span_t out_rows, in_rows[OPRT_MAX_INPUTS];
 } oprt_alias_t;
 
 /* The bytes a validated tensor covers, from its pointer: [lo, hi) (lo <= 0 < hi), or [0, 0) when it is empty.
@@ -257,6 +264,43 @@ static inline int oprt_spans_intersect(uintptr_t a, int64_t alo, int64_t ahi, ui
     return a <= b ? (uint64_t)(b - a) < (uint64_t)(ahi - blo) : (uint64_t)(a - b) < (uint64_t)(bhi - alo);
 }
 
+static inline void oprt_rows_span(const oprt_tensor_desc_t *t, oprt_rows_span_t *r) {
+    const int64_t size = (int64_t)oprt_dtype_size(t->dtype);
+    int32_t outer = -1;
+    r->step = r->lo = r->hi = 0;
+    if (oprt_numel(t) == 0) return;
+    for (int32_t i = 0; i < t->ndim; ++i) {
+        if (t->shape[i] <= 1) continue;
+        const int64_t s = t->strides[i] < 0 ? -t->strides[i] : t->strides[i];
+        const int64_t o = outer < 0 ? -1 : (t->strides[outer] < 0 ? -t->strides[outer] : t->strides[outer]);
+        if (s > o) outer = i;
+    }
+    if (outer < 0 || t->strides[outer] <= 0 || t->strides[outer] > ((int64_t)1 << 56) / size) return;
+    int64_t l = 0, h = 0; /* bounded by oprt_check_tensor */
+    for (int32_t i = 0; i < t->ndim; ++i) {
+        if (i == outer || t->shape[i] <= 1) continue;
+        const int64_t reach = (t->shape[i] - 1) * t->strides[i];
+        if (reach < 0) l += reach;
+        else h += reach;
+    }
+    if ((h + 1 - l) > t->strides[outer]) return;
+    r->step = t->strides[outer] * size;
+    r->lo = l * size;
+    r->hi = (h + 1) * size;
+}
+
+/* Whether tensors at a and b laid out as rows of one step (oprt_rows_span) share no byte: each byte of b's rows lies
+ * (b - a) mod step from the start of a row of a. 0 where it cannot tell. */
+static inline int oprt_rows_disjoint(uintptr_t a, const oprt_rows_span_t *ra, uintptr_t b, const oprt_rows_span_t *rb) {
+    if (ra->step == 0 || ra->step != rb->step) return 0;
+    const int64_t s = ra->step;
+    int64_t r = (int64_t)((uint64_t)(b - a) % (uint64_t)s);
+    if (b < a) r = (s - (int64_t)((uint64_t)(a - b) % (uint64_t)s)) % s;
+    for (int64_t j = -2; j <= 2; ++j)
+        if (rb->lo + r + j * s < ra->hi && ra->lo < rb->hi + r + j * s) return 0;
+    return 1;
+}
+
 static inline int oprt_same_layout(const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
     if (a->dtype != b->dtype || !oprt_same_shape(a, b)) return 0;
     for (int32_t i = 0; i < a->ndim; ++i)
@@ -270,8 +314,10 @@ static inline void oprt_plan_alias(oprt_alias_t *alias, const oprt_tensor_desc_t
     memset(alias, 0, sizeof *alias);
     alias->ninputs = ninputs;
     oprt_byte_span(out, &alias->out_lo, &alias->out_hi);
+    oprt_rows_span(out, &alias->out_rows);
     for (int32_t k = 0; k < ninputs; ++k) {
         oprt_byte_span(inputs[k], &alias->in_lo[k], &alias->in_hi[k]);
+        oprt_rows_span(inputs[k], &alias->in_rows[k]);
         alias->same_layout[k] = oprt_same_layout(out, inputs[k]);
     }
 }
@@ -284,6 +330,8 @@ static inline oprt_status_t oprt_check_alias_named(const oprt_alias_t *alias, co
         if (!oprt_spans_intersect((uintptr_t)out, alias->out_lo, alias->out_hi, (uintptr_t)inputs[k],
                                   alias->in_lo[k], alias->in_hi[k]))
             continue;
+        if (oprt_rows_disjoint((uintptr_t)out, &alias->out_rows, (uintptr_t)inputs[k], &alias->in_rows[k]))
+            continue; /* rows that interleave without a shared byte (q and k of one fused qkv buffer) */
         const int exact = out == inputs[k] && alias->same_layout[k];
         if (exact && alias->inplace[k]) continue;
         if (exact && strcmp(out_name, "out") == 0)
@@ -1069,7 +1117,9 @@ static inline oprt_status_t oprt_check_launch_outputs(const oprt_op_outputs_t *c
         OPRT_CHECK(oprt_check_alias_named(&c->alias[j], op, out_names[j], outs[j], inputs, names));
         for (int32_t i = 0; i < j; ++i)
             if (oprt_spans_intersect((uintptr_t)outs[i], c->alias[i].out_lo, c->alias[i].out_hi, (uintptr_t)outs[j],
-                                     c->alias[j].out_lo, c->alias[j].out_hi))
+                                     c->alias[j].out_lo, c->alias[j].out_hi) &&
+                !oprt_rows_disjoint((uintptr_t)outs[i], &c->alias[i].out_rows, (uintptr_t)outs[j],
+                                    &c->alias[j].out_rows))
                 return oprt_set_error(OPRT_STATUS_OVERLAP, "%s: outputs %s and %s share memory; use separate outputs",
                                       op, out_names[i], out_names[j]);
     }
