@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -459,3 +459,25 @@ def check_what_goes_in_comes_out(backend: Any, dtype: str, rng: Any) -> None:
     np.testing.assert_array_equal(cp.asnumpy(w), np.where(x_host > 0, x_host, x_host * npdt.type(0.5)))
     v = cp.from_dlpack(backend.to_device(x_host))  # DeviceArray -> CuPy through DLPack
     np.testing.assert_array_equal(cp.asnumpy(v), x_host)
+
+
+def rows_disjoint(a: tuple[int, Sequence[int], Sequence[int]], b: tuple[int, Sequence[int], Sequence[int]]) -> bool:
+    """The overlap checks' rows rule, restated for test oracles: tensors ``(origin, shape, strides)`` of one dtype
+    (in elements), each laid out as rows along its largest positive stride with its other dims inside one row, of
+    the same row stride, whose rows share no element (``(origin_b - origin_a) mod step`` clears a's row)."""
+
+    def rows(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int, int] | None:
+        dims = [i for i, n in enumerate(shape) if n > 1]
+        if not dims or 0 in shape:
+            return None
+        outer = max(dims, key=lambda i: abs(strides[i]))
+        step = strides[outer]
+        lo = sum((shape[i] - 1) * strides[i] for i in dims if i != outer and strides[i] < 0)
+        hi = sum((shape[i] - 1) * strides[i] for i in dims if i != outer and strides[i] > 0) + 1
+        return (step, lo, hi) if step > 0 and hi - lo <= step else None
+
+    ra, rb = rows(a[1], a[2]), rows(b[1], b[2])
+    if ra is None or rb is None or ra[0] != rb[0]:
+        return False
+    step, r = ra[0], (b[0] - a[0]) % ra[0]
+    return all(not (rb[1] + r + j * step < ra[2] and ra[1] < rb[2] + r + j * step) for j in range(-2, 3))

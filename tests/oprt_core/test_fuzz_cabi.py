@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+from gpu_helpers import rows_disjoint  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -311,8 +312,8 @@ def _host_view(t: T, fill: np.ndarray | float, rng: np.random.Generator | None) 
 def expected_overlap(op: str, out: T, ins: list[T], origins: list[int]) -> tuple[int, str] | None:
     """(input index, "exact" or "partial") of the first input whose bytes out shares in a way the op does not
     allow, with the tensors' element [0, ...] at ``origins`` (out first) of one buffer; None when the call may
-    run. Restates oprt_check_alias: spans intersect, and out is not exactly (same origin and layout) an input
-    named in the spec's ``inplace``."""
+    run. Restates oprt_check_alias: spans intersect, rows do not interleave apart (``rows_disjoint``), and out is
+    not exactly (same origin and layout) an input named in the spec's ``inplace``."""
     spec = CORE_SPECS[op]
 
     def span(t: T, origin: int) -> tuple[int, int] | None:
@@ -325,6 +326,8 @@ def expected_overlap(op: str, out: T, ins: list[T], origins: list[int]) -> tuple
     for k, t in enumerate(ins):
         s = span(t, origins[k + 1])
         if o is None or s is None or s[1] <= o[0] or o[1] <= s[0]:
+            continue
+        if rows_disjoint((origins[0], out.dims, out.strides), (origins[k + 1], t.dims, t.strides)):
             continue
         exact = origins[k + 1] == origins[0] and t.dims == out.dims and all(
             a == b for n, a, b in zip(out.dims, out.strides, t.strides) if n > 1)
