@@ -292,9 +292,10 @@ def test_the_slurm_example_advertises_oprt_backends_one_thread_per_gpu():
     assert "export DASK_DISTRIBUTED__WORKER__DAEMON=False" in slurm["job_script_prologue"]
 
 
-def test_the_slurm_example_makes_a_job_script():
+def test_the_slurm_example_makes_a_job_script(tmp_path, monkeypatch):
     pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed (pip install dask-jobqueue)")
     import dask
+    monkeypatch.chdir(tmp_path)  # the cluster makes the example's log_directory in the working directory
     from dask_jobqueue import SLURMCluster
 
     # the example's keys over dask-jobqueue's defaults, as ~/.config/dask/jobqueue.yaml would be
