@@ -1,8 +1,8 @@
 """matmul (oprt_core.compute_ops): the reference against element-by-element float64 sums (math.fsum), a budget
 that passes a sequential f32 accumulation and refuses one wrong product term or a result 4 ulps off, the shape
 rule's errors, bytes and flops, the numpy backend on every smoke and edge case (large and models with
-OPRT_TEST_LARGE=1), the generated op function, and the C path of the compiled host library (oprt_plan_matmul and a sequential f32 loop) against the
-reference, with its refusals of bad input."""
+OPRT_TEST_LARGE=1), the generated op function, and the C path of the compiled host library (oprt_plan_matmul and
+a sequential f32 loop) against the reference, with its refusals of bad input."""
 
 from __future__ import annotations
 

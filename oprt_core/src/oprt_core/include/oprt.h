@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 5
+#define OPRT_ABI_VERSION 6
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
