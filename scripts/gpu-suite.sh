@@ -199,7 +199,7 @@ if has sanitize; then
     # OPRT_SUITE_SANITIZE: '|'-separated NAME=PYTEST-ARGS groups (';' between pytest args), one log per tool
     mkdir -p "$OUTDIR/sanitizer"
     groups=${OPRT_SUITE_SANITIZE:-"nvidia=tests/oprt_nvidia/test_nvidia_ops.py;tests/oprt_nvidia/test_nvidia_paths.py;\
--k;not default and not large"}
+tests/oprt_nvidia/test_nvidia_matmul.py;-k;not default and not large"}
     IFS='|' read -r -a group_list <<<"$groups"
     for group in "${group_list[@]}"; do
         gname=${group%%=*}

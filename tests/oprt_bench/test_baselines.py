@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from oprt_core.compute_ops import COMPUTE_OPS, COMPUTE_SPECS, matmul_case
 from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.errors import (
     BackendUnavailable,
@@ -43,8 +44,8 @@ from oprt_bench.baselines import CupyBackend, TorchBackend, cupy_plugin, host_sp
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 DTYPES = ("f32", "f16", "bf16")
-SPECS = {**CORE_SPECS, **LLM_SPECS}  # the core ops and the model ops (torch runs both; CuPy has no model op)
-SWEEP = [(spec.name, case_set, case) for spec in (*CORE_OPS, *LLM_OPS) for case_set in ("smoke", "edge")
+SPECS = {**CORE_SPECS, **LLM_SPECS, **COMPUTE_SPECS}  # torch runs them all; CuPy no model op but silu_mul, no matmul
+SWEEP = [(spec.name, case_set, case) for spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS) for case_set in ("smoke", "edge")
          for case in spec.cases(case_set)]
 SWEEP_IDS = [f"{case_set}-{case.name}" for _, case_set, case in SWEEP]
 LAYOUTS = ("contiguous", "transposed", "step2", "offset1", "broadcast0")
@@ -134,6 +135,32 @@ def test_model_ops_torch_runs_them_cupy_only_silu_mul(op):
         assert sup.ok and op in CupyBackend._impls
     else:
         assert not sup.ok and sup.reason.startswith(f"CuPy has no {op}")
+
+
+def test_torch_matmul_flags_alpha_and_no_compiled_form(torch_cpu):
+    """matmul on torch: out= written (no NaN of the fill left), alpha by a multiply of the result, TF32 switched on
+    only for a case that allows it, the 16-bit reduced-precision reductions off; torch-compile has no matmul."""
+    import torch
+
+    from oprt_bench.baselines.torch_compile_backend import TorchCompileBackend
+
+    flags = torch.backends.cuda.matmul
+    for allow_tf32, alpha in ((True, -2.5), (False, 1.0)):
+        case = matmul_case(7, 5, 9, b_layout="transposed", alpha=alpha, allow_tf32=allow_tf32)
+        run_and_check(torch_cpu, "matmul", case, "f32")
+        assert flags.allow_tf32 is allow_tf32
+        assert flags.allow_fp16_reduced_precision_reduction is False
+    spec = COMPUTE_SPECS["matmul"]
+    rng = np.random.default_rng(5)
+    case = matmul_case(6, 4, 8, alpha=0.5)
+    inputs = spec.make_inputs(case, "bf16", rng)
+    out = torch_cpu.empty((6, 4), "bf16")
+    torch_cpu.prepare("matmul", [torch_cpu.to_device(x) for x in inputs], out, {"alpha": 0.5})()
+    got = torch_cpu.to_host(out)
+    assert spec.check(got, inputs, "bf16", {"alpha": 0.5}).ok
+    assert not spec.check(got, inputs, "bf16", {"alpha": 1.0}).ok  # alpha was applied: the check tells
+    sup = TorchCompileBackend(device="cpu").supports("matmul", "f32", case)
+    assert not sup.ok and "has no implementation of 'matmul'" in sup.reason
 
 
 # -- layouts --------------------------------------------------------------------------------------------------

@@ -147,9 +147,9 @@ class NoMatmul(NumpyBackend):
 
 
 def test_a_refused_row_draws_no_inputs_and_no_reference(monkeypatch):
-    """The large matmul cases' float64 references take a minute each: a backend that refuses the case (a compiled
-    backend, matmul not in oprt.h) gets its unsupported row without one being computed, in process and in a
-    worker (run_row_here)."""
+    """The large matmul cases' float64 references take a minute each: a backend that refuses the case (one without a
+    matmul, such as torch-compile) gets its unsupported row without one being computed, in process and in a worker
+    (run_row_here)."""
     import oprt_bench.execute as execute
 
     drawn: list[str] = []

@@ -607,7 +607,7 @@ def test_param_types_are_checked_in_python(host_backend):
     with pytest.raises(E.InvalidArgumentError, match="int32"):
         b.prepare("softmax", [x], out, {"axis": 1 << 40})
     with pytest.raises(E.UnknownNameError,
-                       match="valid choices: add_rms_norm, copy, cross_entropy, layer_norm, reduce_sum, relu, "
+                       match="valid choices: add_rms_norm, copy, cross_entropy, layer_norm, matmul, reduce_sum, relu, "
                              "rms_norm, rope, silu_mul, softmax, vector_add"):
         b.prepare("gelu", [x], out, {})
     with pytest.raises(E.InvalidArgumentError, match="takes 2 input"):

@@ -1,7 +1,8 @@
 """matmul (oprt_core.compute_ops): the reference against element-by-element float64 sums (math.fsum), a budget
 that passes a sequential f32 accumulation and refuses one wrong product term or a result 4 ulps off, the shape
 rule's errors, bytes and flops, the numpy backend on every smoke and edge case (large and models with
-OPRT_TEST_LARGE=1), the generated op function, and the compiled host library reporting it unsupported."""
+OPRT_TEST_LARGE=1), the generated op function, and the C path of the compiled host library (oprt_plan_matmul and
+a sequential f32 loop) against the reference, with its refusals of bad input."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ import os
 import ml_dtypes
 import numpy as np
 import pytest
+from gpu_helpers import run_checked
 
+import oprt_core.errors as E
 import oprt_core.ops as ops
 from oprt_core import cdecl
 from oprt_core.compute_ops import COMPUTE_SPECS, matmul_atol_factor, matmul_case, matmul_dims, matmul_spec
+from oprt_core.device_array import DeviceArray
 from oprt_core.dtypes import DTYPES
 from oprt_core.errors import InvalidArgumentError
 from oprt_core.numpy_backend import NumpyBackend
@@ -277,15 +281,69 @@ def test_op_function():
 
 # -- registration and the C ABI -------------------------------------------------------------------------------
 
-def test_registered_by_the_builtin_plugin_but_not_in_the_c_abi():
+def test_registered_by_the_builtin_plugin_and_in_the_c_abi():
     assert get_registry().get_op("matmul") is S and COMPUTE_SPECS["matmul"] is S
-    assert "matmul" not in {s.name for s in cdecl.c_abi_ops()}
-    assert not S.has_c_abi  # no param declares a ctype: cdecl writes no entry points for it
-    with pytest.raises(InvalidArgumentError, match="has no C ABI"):
-        cdecl.prototypes(S)
+    assert [s.name for s in cdecl.c_abi_ops()][-1] == "matmul"  # after the core and the model ops
+    assert S.has_c_abi
+    proto = cdecl.prototypes(S)
+    assert ("float alpha, float beta, int32_t allow_tf32);" in proto
+            and "oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc" in proto)
+    assert cdecl.c_params(S, S.validate_params({"alpha": 2, "allow_tf32": True})) == (2.0, 0.0, 1)
 
 
-def test_compiled_host_backend_reports_matmul_unsupported(host_backend):
-    sup = host_backend.supports("matmul", "f32", S.cases("smoke")[0])
-    assert not sup.ok
-    assert sup.reason == f"matmul is not in oprt.h's C ABI yet, so backend {host_backend.name!r} has no matmul kernel"
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_host_library_on_every_smoke_and_edge_case(host_backend, dtype):
+    """The C path (oprt_plan_matmul's strides and a sequential f32 loop) against the reference: odd sizes, K = 0,
+    transposed, stepped, offset and reversed operands, batched, alpha."""
+    for case in S.cases("smoke") + S.cases("edge"):
+        result, _, _ = run_checked(host_backend, S, case, dtype, 21)
+        assert result.ok, f"{case}: {result.message}"
+
+
+def test_host_library_batched_transposed_weight(host_backend):
+    b, rng = host_backend, np.random.default_rng(22)
+    x = _rand(rng, 3, 13, 19).astype(ml_dtypes.bfloat16)
+    w = _rand(rng, 3, 11, 19).astype(ml_dtypes.bfloat16)  # (B, N, K) row-major, used as (B, K, N)
+    wt = np.swapaxes(w, 1, 2)
+    out = b.empty((3, 13, 11), "bf16")
+    dw = b.to_device(w)
+    dwt = DeviceArray(b, dw.ptr, (3, 19, 11), (11 * 19, 1, 19), "bf16", dw)  # w's memory seen as (B, K, N)
+    b.prepare("matmul", [b.to_device(x), dwt], out, {"alpha": -1.5})()
+    got = b.to_host(out)
+    assert S.check(got, [x, wt], "bf16", {"alpha": -1.5}).ok
+    # the same product with one term of a's row 0 wrong is refused: the check can fail
+    bad = got.astype(np.float32)
+    bad[1, 0, 0] += 0.25
+    assert not S.check(bad.astype(ml_dtypes.bfloat16), [x, wt], "bf16", {"alpha": -1.5}).ok
+
+
+def test_host_library_refuses_bad_input(host_backend):
+    b = host_backend
+    desc = b.ffi.new("oprt_matmul_descriptor_t *")
+
+    def create(out, a, w, alpha=1.0, beta=0.0, tf32=0):
+        tds = [b._tensor_desc(t, n) for t, n in zip((out, a, w), ("out", "a", "b"))]
+        b.check(b.lib.oprt_create_matmul_descriptor(desc, *tds, alpha, beta, tf32))
+
+    a, w, out = b.empty((4, 6), "f32"), b.empty((6, 5), "f32"), b.empty((4, 5), "f32")
+    create(out, a, w)  # the good call: the refusals below are each one thing wrong
+    b.lib.oprt_destroy_matmul_descriptor(desc[0])
+    with pytest.raises(E.ShapeError, match=r"matmul: inner dims mismatch: .* got a of shape \(4, 6\) and b of shape "
+                                           r"\(5, 5\)"):
+        create(out, a, b.empty((5, 5), "f32"))
+    with pytest.raises(E.ShapeError, match="matmul: a and b must have the same rank"):
+        create(out, a, b.empty((1, 6, 5), "f32"))
+    with pytest.raises(E.ShapeError, match="matmul: a and b must be 2-D"):
+        create(out, b.empty((24,), "f32"), w)
+    with pytest.raises(E.ShapeError, match="matmul: batch mismatch"):
+        create(b.empty((2, 4, 5), "f32"), b.empty((2, 4, 6), "f32"), b.empty((3, 6, 5), "f32"))
+    with pytest.raises(E.ShapeError, match=r"matmul: shape mismatch: out has shape \(5, 4\), expected \(4, 5\)"):
+        create(b.empty((5, 4), "f32"), a, w)
+    with pytest.raises(E.UnsupportedDtypeError, match="dtype mismatch: out is f32 but b is f16"):
+        create(out, a, b.empty((6, 5), "f16"))
+    with pytest.raises(E.ParamError, match="matmul: beta must be 0.0, got 0.5"):
+        create(out, a, w, beta=0.5)
+    with pytest.raises(E.ParamError, match="matmul: alpha must be finite, got inf"):
+        create(out, a, w, alpha=math.inf)
+    with pytest.raises(E.ParamError, match="matmul: allow_tf32 must be 0 or 1, got 2"):
+        create(out, a, w, tf32=2)

@@ -17,6 +17,7 @@ import oprt_core.errors as E
 import oprt_core.ops as ops
 from oprt_core.cdecl import c_abi_ops
 from oprt_core.compiled import DeviceArray
+from oprt_core.compute_ops import COMPUTE_SPECS
 from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES
 from oprt_core.llm_ops import LLM_SPECS, cross_entropy_case, norm_case, silu_mul_case
@@ -57,7 +58,7 @@ def _cases():
 @pytest.mark.parametrize("op, case, dtype", list(_cases()))
 def test_case_sets(nvidia_backend, rng, op, case, dtype):
     assert nvidia_backend.supports(op, dtype, case)
-    result, *_ = run_case(nvidia_backend, {**CORE_SPECS, **LLM_SPECS}[op], case, dtype, rng)
+    result, *_ = run_case(nvidia_backend, {**CORE_SPECS, **LLM_SPECS, **COMPUTE_SPECS}[op], case, dtype, rng)
     assert result.ok, result.message
 
 

@@ -332,11 +332,12 @@ def c_params(spec: OpSpec, params: Mapping[str, Any]) -> tuple:
 # -- the command line: keep oprt.h's region and third-party headers in step with the specs ----------------------
 
 def c_abi_ops() -> tuple[OpSpec, ...]:
-    """The ops of oprt.h's C ABI, in its order: the core ops, then the model ops."""
+    """The ops of oprt.h's C ABI, in its order: the core ops, the model ops, then the compute-bound ops."""
+    from .compute_ops import COMPUTE_OPS
     from .core_ops import CORE_OPS
     from .llm_ops import LLM_OPS
 
-    return (*CORE_OPS, *LLM_OPS)
+    return (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS)
 
 
 def _oprt_h() -> Path:

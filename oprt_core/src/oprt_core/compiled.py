@@ -38,7 +38,6 @@ from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from .cabi import STATUS_NAMES, check_abi
 from .cdecl import c_abi_ops, c_params, entry_points
-from .compute_ops import COMPUTE_SPECS
 from .core_ops import OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
@@ -611,8 +610,6 @@ class CompiledBackend:
         self._specs[spec.name] = spec
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in self._specs and op in COMPUTE_SPECS:
-            return Support(False, f"{op} is not in oprt.h's C ABI yet, so backend {self.name!r} has no {op} kernel")
         if op not in self._specs:
             what = "oprt.h's ops" if len(self._specs) == len(c_abi_ops()) else "the ops"
             return Support(False, f"backend {self.name!r} implements only {what} "

@@ -1,8 +1,9 @@
 """The compute-bound operators: matmul.
 
 Registered by the built-in plugin :mod:`oprt_core.builtin` next to the core ops and the model ops, with an
-implementation in the numpy backend. Not in oprt.h's C ABI yet (``cdecl.c_abi_ops()`` leaves it out): the compiled
-backends report it unsupported, and no GPU kernel (CUTLASS / CuTe on NVIDIA, a tiled kernel on MetaX) is written.
+implementation in the numpy backend. In oprt.h's C ABI after the model ops (alpha and beta as C floats, allow_tf32 as
+an int32 0 or 1; ``oprt_plan_matmul`` of oprt_validate.h validates), with the shared tiled kernel
+``oprt_kernels/matmul.cu`` on NVIDIA and MetaX (CUTLASS / CuTe kernels for sm_90 are not written yet).
 
 ``matmul(a, b, alpha=1.0, beta=0.0, allow_tf32=False)``: ``out = alpha * a @ b``.
 
@@ -222,9 +223,11 @@ matmul_spec = OpSpec(
     """,
     n_inputs=2,
     input_names=("a", "b"),
-    params=(Param("alpha", (float, int), 1.0, "scales the product a @ b"),
-            Param("beta", (float, int), 0.0, "scales c in alpha * a @ b + beta * c; only 0.0 (c is not declared)"),
-            Param("allow_tf32", (bool,), False, "f32 inputs may be rounded to TF32 on tensor cores")),
+    params=(Param("alpha", (float, int), 1.0, "scales the product a @ b", ctype="float"),
+            Param("beta", (float, int), 0.0, "scales c in alpha * a @ b + beta * c; only 0.0 (c is not declared)",
+                  ctype="float"),
+            Param("allow_tf32", (bool,), False, "f32 inputs may be rounded to TF32 on tensor cores",
+                  ctype="int32_t")),
     reference_fn=_matmul_ref,
     param_check_fn=_check_params,
     output_shape_fn=_output_shape,

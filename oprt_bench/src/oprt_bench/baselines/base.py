@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from oprt_core.backend import Availability, Support
+from oprt_core.compute_ops import COMPUTE_SPECS
 from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import BackendUnavailable, InvalidArgumentError, UnknownNameError
@@ -181,11 +182,11 @@ class BaselineBackend:
 
     def _check_call(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any],
                     dtype_name: Callable[[Any], str]) -> tuple[Any, dict[str, Any]]:
-        """``prepare``'s first checks: a core op (or model op), shapes and dtypes that fit its spec; the output dtype
-        and params."""
+        """``prepare``'s first checks: an op of oprt (core, model or compute-bound), shapes and dtypes that fit its
+        spec; the output dtype and params."""
         if op not in self._impls:
             raise UnknownNameError(f"op of the {self._library} backend", op, self._impls)
-        spec = CORE_SPECS[op] if op in CORE_SPECS else LLM_SPECS[op]
+        spec = {**CORE_SPECS, **LLM_SPECS, **COMPUTE_SPECS}[op]
         if spec.multi_output:
             if not isinstance(output, tuple) or len(output) != spec.n_outputs:
                 raise InvalidArgumentError(f"{op}: pass a tuple of its {spec.n_outputs} outputs "

@@ -38,6 +38,11 @@ rope       the formula in f32: ``cos.index_select(0, positions)`` (and sin) per 
            (neox) or interleaved pairs (gptj) rotated, ``torch.cat`` / ``torch.stack`` of the halves,
            ``q_out.copy_`` and ``k_out.copy_`` rounding once (no ``out=`` form; several kernels and
            f32 temporaries of q's and k's size)
+matmul     ``torch.matmul(a, b, out=out)`` (cuBLAS on a GPU; a transposed operand passed as the view it is),
+           then ``out.mul_(alpha)`` only where alpha != 1 (a second rounding, within the budget's rtol).
+           Before each call ``torch.backends.cuda.matmul.allow_tf32`` is set to the case's allow_tf32 and
+           the f16 / bf16 reduced-precision reductions are turned off: f32 accumulation, as the op declares.
+           Not in torch-compile (its TF32 choice is fixed when the graph compiles)
 ========== ==========================================================================
 
 Inputs keep their strides (transposed, stepped, offset and broadcast views are
@@ -257,6 +262,31 @@ def _rope(torch, inputs, outs, params) -> Callable[[], Any]:
     return run
 
 
+def _matmul_flags(torch, allow_tf32: bool) -> None:
+    """torch's global matmul switches as the op declares: TF32 only where asked, f32 accumulation for 16-bit."""
+    flags = torch.backends.cuda.matmul
+    flags.allow_tf32 = allow_tf32
+    flags.allow_fp16_reduced_precision_reduction = False
+    if hasattr(flags, "allow_bf16_reduced_precision_reduction"):
+        flags.allow_bf16_reduced_precision_reduction = False
+
+
+def _matmul(torch, inputs, out, params) -> Callable[[], Any]:
+    a, b = inputs
+    alpha, tf32, matmul = float(params["alpha"]), bool(params["allow_tf32"]), torch.matmul
+
+    if alpha == 1.0:
+        def run() -> Any:
+            _matmul_flags(torch, tf32)
+            return matmul(a, b, out=out)
+    else:
+        def run() -> Any:
+            _matmul_flags(torch, tf32)
+            return matmul(a, b, out=out).mul_(alpha)
+
+    return run
+
+
 CORE_IMPLS: dict[str, Impl] = {
     "copy": _copy,
     "vector_add": _vector_add,
@@ -269,6 +299,7 @@ CORE_IMPLS: dict[str, Impl] = {
     "silu_mul": _silu_mul,
     "cross_entropy": _cross_entropy,
     "rope": _rope,
+    "matmul": _matmul,
 }
 
 

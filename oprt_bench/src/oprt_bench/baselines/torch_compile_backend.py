@@ -29,7 +29,7 @@ from typing import Any
 from oprt_core.backend import Availability, DeviceInfo
 
 from .base import Launcher, import_library
-from .torch_backend import FUNCTIONAL, TorchBackend, tensor_dtype_name, tensor_layout
+from .torch_backend import CORE_IMPLS, FUNCTIONAL, TorchBackend, tensor_dtype_name, tensor_layout
 
 __all__ = ["TorchCompileBackend", "CompiledLauncher", "raise_recompile_limits", "RECOMPILE_LIMIT"]
 
@@ -79,6 +79,8 @@ class CompiledLauncher(Launcher):
 
 class TorchCompileBackend(TorchBackend):
     """torch.compile of the torch baseline's code, compiled per case at ``prepare`` (the compile time on the side)."""
+
+    _impls = {op: impl for op, impl in CORE_IMPLS.items() if op in FUNCTIONAL}  # the ops with a functional form
 
     def __init__(self, device: str = "cuda") -> None:
         super().__init__(device)

@@ -26,8 +26,8 @@
  *    intersect an input's, unless out is exactly that input (same pointer,
  *    shape and strides) and the op runs in place on it: copy, relu,
  *    vector_add and silu_mul (either input) and softmax do, and rope's q_out
- *    over q and k_out over k; reduce_sum, rms_norm, layer_norm and
- *    cross_entropy do not.
+ *    over q and k_out over k; reduce_sum, rms_norm, layer_norm,
+ *    cross_entropy and matmul do not.
  *  - Dtypes: values are f32, f16 or bf16, one dtype for out and every value
  *    input; index inputs (cross_entropy's target, rope's positions) are i32 or i64 as the op
  *    declares, and any other dtype there is OPRT_STATUS_UNSUPPORTED_DTYPE.
@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 5
+#define OPRT_ABI_VERSION 6
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
@@ -277,6 +277,19 @@ oprt_status_t oprt_rope(oprt_rope_descriptor_t desc, void *workspace, size_t wor
                         void *k_out, const void *q, const void *k, const void *cos, const void *sin,
                         const void *positions, oprt_stream_t stream);
 oprt_status_t oprt_destroy_rope_descriptor(oprt_rope_descriptor_t desc);
+
+/* ---- matmul: out = alpha * a @ b: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); f32 accumulation ----
+ * alpha (float): scales the product a @ b
+ * beta (float): scales c in alpha * a @ b + beta * c; only 0.0 (c is not declared)
+ * allow_tf32 (int32_t, 0 or 1): f32 inputs may be rounded to TF32 on tensor cores */
+typedef struct oprt_matmul_descriptor *oprt_matmul_descriptor_t;
+oprt_status_t oprt_create_matmul_descriptor(oprt_matmul_descriptor_t *desc, const oprt_tensor_desc_t *out,
+                                            const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b,
+                                            float alpha, float beta, int32_t allow_tf32);
+oprt_status_t oprt_get_matmul_workspace_size(oprt_matmul_descriptor_t desc, size_t *size);
+oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
+                          const void *a, const void *b, oprt_stream_t stream);
+oprt_status_t oprt_destroy_matmul_descriptor(oprt_matmul_descriptor_t desc);
 /* OPRT_OPS_END */
 /* OPRT_CDEF_END */
 

@@ -1028,6 +1028,91 @@ static inline oprt_status_t oprt_plan_silu_mul(oprt_elementwise_plan_t *plan, co
 }
 
 /* ------------------------------------------------------------------------- */
+/* matmul: out = alpha * a @ b, a (M, K) @ b (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); any
+ * strides (a transposed view is a column-major operand)                                                        */
+
+typedef struct {
+    int32_t dtype;                   /* a's, b's and out's */
+    int32_t allow_tf32;              /* 0 or 1: f32 inputs may be rounded to TF32 */
+    int64_t batch, m, n, k;          /* batch 1 for 2-D operands */
+    int64_t a_bs, a_rs, a_cs;        /* a[p, i, l] at p * a_bs + i * a_rs + l * a_cs (a_bs 0 for 2-D) */
+    int64_t b_bs, b_rs, b_cs;        /* b[p, l, j] at p * b_bs + l * b_rs + j * b_cs */
+    int64_t o_bs, o_rs, o_cs;        /* out[p, i, j] at p * o_bs + i * o_rs + j * o_cs */
+    float alpha;
+} oprt_matmul_plan_t;
+
+static inline oprt_status_t oprt_matmul_shape_error_(const char *what, const oprt_tensor_desc_t *a,
+                                                    const oprt_tensor_desc_t *b) {
+    char sa[160], sb[160];
+    oprt_format_shape(a, sa, sizeof sa);
+    oprt_format_shape(b, sb, sizeof sb);
+    return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "matmul: %s; got a of shape %s and b of shape %s", what, sa, sb);
+}
+
+/* Validates a, b and out (one value dtype; ranks 2 or 3, alike; a's K = b's K; batched, one batch extent; out of
+ * shape (..., M, N)), alpha (finite), beta (0 only: the op declares no c) and allow_tf32 (0 or 1), and plans the
+ * product as three strided (B, rows, cols) views. */
+static inline oprt_status_t oprt_plan_matmul(oprt_matmul_plan_t *plan, const oprt_tensor_desc_t *out,
+                                             const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b, float alpha,
+                                             float beta, int32_t allow_tf32) {
+    OPRT_CHECK_NOT_NULL(plan);
+    OPRT_CHECK(oprt_check_tensor(out, "out"));
+    OPRT_CHECK(oprt_check_tensor(a, "a"));
+    OPRT_CHECK(oprt_check_tensor(b, "b"));
+    OPRT_CHECK(oprt_check_same_dtype(out, a, "a"));
+    OPRT_CHECK(oprt_check_same_dtype(out, b, "b"));
+    if ((a->ndim != 2 && a->ndim != 3) || (b->ndim != 2 && b->ndim != 3))
+        return oprt_matmul_shape_error_("a and b must be 2-D (M, K) and (K, N), or 3-D (B, M, K) and (B, K, N)", a,
+                                        b);
+    if (a->ndim != b->ndim)
+        return oprt_matmul_shape_error_("a and b must have the same rank (both 2-D or both 3-D, batched)", a, b);
+    const int32_t nd = a->ndim;
+    if (a->shape[nd - 1] != b->shape[nd - 2])
+        return oprt_matmul_shape_error_("inner dims mismatch: a's last extent (K) must equal b's second-to-last",
+                                        a, b);
+    if (nd == 3 && a->shape[0] != b->shape[0])
+        return oprt_matmul_shape_error_("batch mismatch: batched inputs must have the same batch extent", a, b);
+    const int64_t m = a->shape[nd - 2], n = b->shape[nd - 1];
+    if (out->ndim != nd || out->shape[nd - 2] != m || out->shape[nd - 1] != n ||
+        (nd == 3 && out->shape[0] != a->shape[0])) {
+        char so[160], sa[160], sb[160];
+        oprt_format_shape(out, so, sizeof so);
+        oprt_format_shape(a, sa, sizeof sa);
+        oprt_format_shape(b, sb, sizeof sb);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "matmul: shape mismatch: out has shape %s, expected %s(%lld, "
+                              "%lld) for a of shape %s and b of shape %s", so, nd == 3 ? "a batch of " : "",
+                              (long long)m, (long long)n, sa, sb);
+    }
+    if (!isfinite(alpha))
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: alpha must be finite, got %g", (double)alpha);
+    if (beta != 0.0f)
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: beta must be 0.0, got %g: alpha * a @ b + beta * c "
+                              "needs an input c, which matmul does not declare", (double)beta);
+    if (allow_tf32 != 0 && allow_tf32 != 1)
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: allow_tf32 must be 0 or 1, got %d", (int)allow_tf32);
+    OPRT_CHECK(oprt_check_output_strides(out, "out"));
+    memset(plan, 0, sizeof *plan);
+    plan->dtype = a->dtype;
+    plan->allow_tf32 = allow_tf32;
+    plan->batch = nd == 3 ? a->shape[0] : 1;
+    plan->m = m;
+    plan->n = n;
+    plan->k = a->shape[nd - 1];
+    const int32_t o = nd - 2; /* the first of the two matrix dims */
+    plan->a_bs = nd == 3 ? a->strides[0] : 0;
+    plan->b_bs = nd == 3 ? b->strides[0] : 0;
+    plan->o_bs = nd == 3 ? out->strides[0] : 0;
+    plan->a_rs = a->strides[o];
+    plan->a_cs = a->strides[o + 1];
+    plan->b_rs = b->strides[o];
+    plan->b_cs = b->strides[o + 1];
+    plan->o_rs = out->strides[o];
+    plan->o_cs = out->strides[o + 1];
+    plan->alpha = alpha;
+    return OPRT_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
 /* What the generated entry points (oprt_entry.h) keep beside a backend's own state                  */
 
 typedef struct {

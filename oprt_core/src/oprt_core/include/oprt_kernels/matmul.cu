@@ -1,0 +1,160 @@
+// matmul.cu: oprt.h's matmul (entry points from oprt_entry.h around a plan and a launch).
+//
+// A portable tiled kernel (matmul_tiled), the same source on NVIDIA and MetaX: no tensor-core instructions, no
+// warp-width assumption. Each block computes kBM x kBN outputs of one product (one batch index), in a grid-stride
+// loop over every (batch, row tile, column tile); each of its 256 threads keeps kTM x kTN accumulators in f32. Per
+// kBK-deep step the block stages a (kBM x kBK) tile of a and a (kBK x kBN) tile of b in shared memory, converted to
+// f32 (16-bit products are then exact in f32, as the budget of oprt_core.compute_ops assumes), zero-filled past the
+// edges (odd M, N and K), and every thread adds its kBK products an output with fmaf in order of k.
+//  - Any strides (oprt_plan_matmul's (B, rows, cols) views): a transposed operand is read along its unit stride, the
+//    threads of a warp taking consecutive elements along whichever of the tile's two dims has the smaller stride.
+//  - A thread's outputs are rows ty + 16 i and columns tx + 16 j of the tile: a warp's shared-memory reads of b are
+//    consecutive words (no bank conflicts), those of a one word for 16 threads (a broadcast), and its stores to a
+//    row-major out consecutive elements.
+// allow_tf32 is accepted and not used: the products are full f32. Loads are element by element (no 16-byte packs
+// yet) and there is no double buffering: a baseline for correctness on every layout, not a peak kernel; CUTLASS /
+// CuTe kernels for sm_90 are future work (docs/matmul.md).
+#include "common.cuh"
+#include "oprt_entry.h"
+
+using namespace oprt_kernels;
+
+namespace {
+
+constexpr int kBM = 64, kBN = 64, kBK = 16;                  // block tile
+constexpr int kTM = 4, kTN = 4;                              // outputs a thread, rows x columns
+constexpr int kTX = kBN / kTN, kTY = kBM / kTM;              // threads along the columns, the rows: 16 x 16
+constexpr int kThreads = kTX * kTY;                          // 256
+constexpr int kPad = 4;                                      // shared-memory row padding (words)
+static_assert(kBM * kBK % kThreads == 0 && kBK * kBN % kThreads == 0, "matmul: a tile's loads split evenly");
+
+struct MatmulArgs {
+    int64_t m, n, k;
+    int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs, o_bs, o_rs, o_cs;
+    int64_t tiles_n, tiles_per_batch, tiles;
+    float alpha;
+    int32_t a_along_k;  // consecutive threads load consecutive k of a (its unit stride is along K), else along M
+    int32_t b_along_n;  // consecutive threads load consecutive n of b, else along K
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+matmul_tiled_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, MatmulArgs p) {
+    __shared__ float as[kBK][kBM + kPad];
+    __shared__ float bs[kBK][kBN + kPad];
+    const int tid = threadIdx.x;
+    const int tx = tid % kTX, ty = tid / kTX;
+    for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+        const int64_t q = t / p.tiles_per_batch, r = t % p.tiles_per_batch;
+        const int64_t m0 = (r / p.tiles_n) * kBM, n0 = (r % p.tiles_n) * kBN;
+        const T *pa = a + q * p.a_bs;
+        const T *pb = b + q * p.b_bs;
+        float acc[kTM][kTN];
+#pragma unroll
+        for (int i = 0; i < kTM; ++i)
+#pragma unroll
+            for (int j = 0; j < kTN; ++j) acc[i][j] = 0.f;
+        for (int64_t k0 = 0; k0 < p.k; k0 += kBK) {
+#pragma unroll
+            for (int e = 0; e < kBM * kBK / kThreads; ++e) {
+                const int idx = tid + e * kThreads;
+                const int i = p.a_along_k ? idx / kBK : idx % kBM;
+                const int l = p.a_along_k ? idx % kBK : idx / kBM;
+                const int64_t gi = m0 + i, gl = k0 + l;
+                as[l][i] = gi < p.m && gl < p.k ? to_f(pa[gi * p.a_rs + gl * p.a_cs]) : 0.f;
+            }
+#pragma unroll
+            for (int e = 0; e < kBK * kBN / kThreads; ++e) {
+                const int idx = tid + e * kThreads;
+                const int l = p.b_along_n ? idx / kBN : idx % kBK;
+                const int j = p.b_along_n ? idx % kBN : idx / kBK;
+                const int64_t gl = k0 + l, gj = n0 + j;
+                bs[l][j] = gl < p.k && gj < p.n ? to_f(pb[gl * p.b_rs + gj * p.b_cs]) : 0.f;
+            }
+            __syncthreads();
+#pragma unroll
+            for (int l = 0; l < kBK; ++l) {
+                float av[kTM], bv[kTN];
+#pragma unroll
+                for (int i = 0; i < kTM; ++i) av[i] = as[l][ty + kTY * i];
+#pragma unroll
+                for (int j = 0; j < kTN; ++j) bv[j] = bs[l][tx + kTX * j];
+#pragma unroll
+                for (int i = 0; i < kTM; ++i)
+#pragma unroll
+                    for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+            }
+            __syncthreads();  // the tiles are read before the next step overwrites them
+        }
+        T *po = out + q * p.o_bs;
+#pragma unroll
+        for (int i = 0; i < kTM; ++i) {
+            const int64_t gi = m0 + ty + kTY * i;
+            if (gi >= p.m) continue;
+#pragma unroll
+            for (int j = 0; j < kTN; ++j) {
+                const int64_t gj = n0 + tx + kTX * j;
+                if (gj < p.n) po[gi * p.o_rs + gj * p.o_cs] = from_f<T>(p.alpha * acc[i][j]);
+            }
+        }
+    }
+}
+
+struct MatmulState {
+    oprt_matmul_plan_t plan;
+};
+
+inline int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+
+template <typename T>
+oprt_status_t launch_matmul(const MatmulState *st, void *out_, const void *a_, const void *b_, gpuStream_t stream) {
+    const oprt_matmul_plan_t *p = &st->plan;
+    note_launch("none");
+    if (p->batch == 0 || p->m == 0 || p->n == 0) return OPRT_STATUS_SUCCESS;  // no output element
+    MatmulArgs g{};
+    g.m = p->m;
+    g.n = p->n;
+    g.k = p->k;
+    g.a_bs = p->a_bs;
+    g.a_rs = p->a_rs;
+    g.a_cs = p->a_cs;
+    g.b_bs = p->b_bs;
+    g.b_rs = p->b_rs;
+    g.b_cs = p->b_cs;
+    g.o_bs = p->o_bs;
+    g.o_rs = p->o_rs;
+    g.o_cs = p->o_cs;
+    g.tiles_n = ceil_div(p->n, (int64_t)kBN);
+    g.tiles_per_batch = ceil_div(p->m, (int64_t)kBM) * g.tiles_n;
+    g.tiles = p->batch * g.tiles_per_batch;
+    g.alpha = p->alpha;
+    // along the dim of the smaller stride, an extent-1 dim's stride aside
+    g.a_along_k = p->k > 1 && (p->m <= 1 || abs64(p->a_cs) <= abs64(p->a_rs));
+    g.b_along_n = p->n > 1 && (p->k <= 1 || abs64(p->b_cs) <= abs64(p->b_rs));
+    note_launch("matmul_tiled");
+    matmul_tiled_kernel<T><<<grid_all(g.tiles, 1), kThreads, 0, stream>>>(
+        static_cast<T *>(out_), static_cast<const T *>(a_), static_cast<const T *>(b_), g);
+    return check_launch("matmul kernel");
+}
+
+oprt_status_t plan_matmul(MatmulState *s, size_t *workspace, const oprt_tensor_desc_t *out,
+                          const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b, float alpha, float beta,
+                          int32_t allow_tf32) {
+    OPRT_CHECK(oprt_plan_matmul(&s->plan, out, a, b, alpha, beta, allow_tf32));
+    *workspace = 0;
+    return OPRT_STATUS_SUCCESS;
+}
+
+oprt_status_t run_matmul(const MatmulState *s, void *workspace, void *out, const void *a, const void *b,
+                         oprt_stream_t stream) {
+    (void)workspace;
+    return dispatch_dtype(s->plan.dtype, [&](auto tag) {
+        return launch_matmul<decltype(tag)>(s, out, a, b, (gpuStream_t)stream);
+    });
+}
+
+}  // namespace
+
+extern "C" {
+OPRT_DEFINE_OP(matmul, MatmulState, plan_matmul, run_matmul)
+}  // extern "C"
