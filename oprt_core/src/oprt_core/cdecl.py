@@ -131,6 +131,46 @@ def _signature(name: str, args: Sequence[str]) -> list[str]:
     return ["    " + line for line in (_function(name, args)[:-1] + " {").split("\n")]
 
 
+def _create_prologue(op: str, struct: str, plan_args: str) -> list[str]:
+    """The start of an entry macro's create function: allocate the descriptor, run plan_fn(plan_args), free it on
+    failure."""
+    return [
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        *desc = NULL;",
+        f"        {struct} *d_ = ({struct} *)calloc(1, sizeof *d_);",
+        f'        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "{op}: out of host memory");',
+        f"        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, {plan_args});",
+        "        if (s_ != OPRT_STATUS_SUCCESS) {",
+        "            free(d_);",
+        "            return s_;",
+        "        }",
+    ]
+
+
+def _workspace_and_destroy(workspace: str, destroy: str, desc_t: str) -> tuple[list[str], list[str]]:
+    """An entry macro's workspace-size and destroy functions (the same for every op)."""
+    return [
+        f"    oprt_status_t {workspace}({desc_t} desc, size_t *size) {{",
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        OPRT_CHECK_NOT_NULL(size);",
+        "        *size = desc->common.workspace_size;",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+    ], [
+        f"    oprt_status_t {destroy}({desc_t} desc) {{",
+        "        OPRT_CHECK_NOT_NULL(desc);",
+        "        free(desc);",
+        "        return OPRT_STATUS_SUCCESS;",
+        "    }",
+    ]
+
+
+def _macro(lines: list[str]) -> str:
+    """Lines joined into one C macro, the continuation backslashes aligned."""
+    width = max(len(line) for line in lines) + 1
+    return " \\\n".join(line.ljust(width) for line in lines[:-1]) + " \\\n" + lines[-1]
+
+
 def entry_macro(spec: OpSpec) -> str:
     """``OPRT_DEFINE_OP_<op>(State, plan_fn, launch_fn)``: a C macro defining ``spec``'s four entry points around a
     backend's two functions, so the backend writes only those (oprt_entry.h says how)."""
@@ -141,6 +181,7 @@ def entry_macro(spec: OpSpec) -> str:
     op, ins, n = spec.name, spec.input_names, spec.n_inputs
     desc_t, struct = f"oprt_{op}_descriptor_t", f"struct oprt_{op}_descriptor"
     create, workspace, launch, destroy = entry_points(op)
+    workspace_fn, destroy_fn = _workspace_and_destroy(workspace, destroy, desc_t)
     tensors = ["const oprt_tensor_desc_t *out", *(f"const oprt_tensor_desc_t *{i}" for i in ins)]
     params = [f"{p.ctype} {p.name}" for p in spec.params]
     pnames = "".join(f", {p.name}" for p in spec.params)
@@ -154,27 +195,14 @@ def entry_macro(spec: OpSpec) -> str:
         "        State state;",
         "    };",
         *_signature(create, [f"{desc_t} *desc", *tensors, *params]),
-        "        OPRT_CHECK_NOT_NULL(desc);",
-        "        *desc = NULL;",
-        f"        {struct} *d_ = ({struct} *)calloc(1, sizeof *d_);",
-        f'        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "{op}: out of host memory");',
-        f"        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, out, {inames}{pnames});",
-        "        if (s_ != OPRT_STATUS_SUCCESS) {",
-        "            free(d_);",
-        "            return s_;",
-        "        }",
+        *_create_prologue(op, struct, f"out, {inames}{pnames}"),
         f"        const oprt_tensor_desc_t *ins_[{n}] = {{{inames}}};",
         f"        oprt_op_common_init(&d_->common, out, ins_, {n});",
         *inplace,
         "        *desc = d_;",
         "        return OPRT_STATUS_SUCCESS;",
         "    }",
-        f"    oprt_status_t {workspace}({desc_t} desc, size_t *size) {{",
-        "        OPRT_CHECK_NOT_NULL(desc);",
-        "        OPRT_CHECK_NOT_NULL(size);",
-        "        *size = desc->common.workspace_size;",
-        "        return OPRT_STATUS_SUCCESS;",
-        "    }",
+        *workspace_fn,
         *_signature(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size", "void *out",
                              *(f"const void *{i}" for i in ins), "oprt_stream_t stream"]),
         "        OPRT_CHECK_NOT_NULL(desc);",
@@ -183,14 +211,9 @@ def entry_macro(spec: OpSpec) -> str:
         f'        OPRT_CHECK(oprt_check_launch(&desc->common, "{op}", workspace, workspace_size, out, ins_, names_));',
         f"        return launch_fn(&desc->state, workspace, out, {inames}, stream);",
         "    }",
-        f"    oprt_status_t {destroy}({desc_t} desc) {{",
-        "        OPRT_CHECK_NOT_NULL(desc);",
-        "        free(desc);",
-        "        return OPRT_STATUS_SUCCESS;",
-        "    }",
+        *destroy_fn,
     ]
-    width = max(len(line) for line in lines) + 1
-    body = " \\\n".join(line.ljust(width) for line in lines[:-1]) + " \\\n" + lines[-1]
+    body = _macro(lines)
     return f"/* {op}: launch_fn(const State *, void *workspace, void *out, const void *{', const void *'.join(ins)}, " \
            f"oprt_stream_t) */\n{body}\n"
 
@@ -203,6 +226,7 @@ def _entry_macro_outputs(spec: OpSpec) -> str:
     outs, m = spec.output_names, spec.n_outputs
     desc_t, struct = f"oprt_{op}_descriptor_t", f"struct oprt_{op}_descriptor"
     create, workspace, launch, destroy = entry_points(op)
+    workspace_fn, destroy_fn = _workspace_and_destroy(workspace, destroy, desc_t)
     tensors = [*(f"const oprt_tensor_desc_t *{o}" for o in outs), *(f"const oprt_tensor_desc_t *{i}" for i in ins)]
     params = [f"{p.ctype} {p.name}" for p in spec.params]
     pnames = "".join(f", {p.name}" for p in spec.params)
@@ -218,16 +242,7 @@ def _entry_macro_outputs(spec: OpSpec) -> str:
         "        State state;",
         "    };",
         *_signature(create, [f"{desc_t} *desc", *tensors, *params]),
-        "        OPRT_CHECK_NOT_NULL(desc);",
-        "        *desc = NULL;",
-        f"        {struct} *d_ = ({struct} *)calloc(1, sizeof *d_);",
-        f'        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "{op}: out of host memory");',
-        f"        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, {onames}, {inames}"
-        f"{pnames});",
-        "        if (s_ != OPRT_STATUS_SUCCESS) {",
-        "            free(d_);",
-        "            return s_;",
-        "        }",
+        *_create_prologue(op, struct, f"{onames}, {inames}{pnames}"),
         f"        const oprt_tensor_desc_t *outs_[{m}] = {{{onames}}};",
         f"        const oprt_tensor_desc_t *ins_[{n}] = {{{inames}}};",
         f"        oprt_op_outputs_init(&d_->common, outs_, {m}, ins_, {n});",
@@ -235,12 +250,7 @@ def _entry_macro_outputs(spec: OpSpec) -> str:
         "        *desc = d_;",
         "        return OPRT_STATUS_SUCCESS;",
         "    }",
-        f"    oprt_status_t {workspace}({desc_t} desc, size_t *size) {{",
-        "        OPRT_CHECK_NOT_NULL(desc);",
-        "        OPRT_CHECK_NOT_NULL(size);",
-        "        *size = desc->common.workspace_size;",
-        "        return OPRT_STATUS_SUCCESS;",
-        "    }",
+        *workspace_fn,
         *_signature(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size",
                              *(f"void *{o}" for o in outs), *(f"const void *{i}" for i in ins),
                              "oprt_stream_t stream"]),
@@ -254,14 +264,9 @@ def _entry_macro_outputs(spec: OpSpec) -> str:
         "                                             names_));",
         f"        return launch_fn(&desc->state, workspace, {onames}, {inames}, stream);",
         "    }",
-        f"    oprt_status_t {destroy}({desc_t} desc) {{",
-        "        OPRT_CHECK_NOT_NULL(desc);",
-        "        free(desc);",
-        "        return OPRT_STATUS_SUCCESS;",
-        "    }",
+        *destroy_fn,
     ]
-    width = max(len(line) for line in lines) + 1
-    body = " \\\n".join(line.ljust(width) for line in lines[:-1]) + " \\\n" + lines[-1]
+    body = _macro(lines)
     return f"/* {op}: launch_fn(const State *, void *workspace, void *{', void *'.join(outs)}, " \
            f"const void *{', const void *'.join(ins)}, oprt_stream_t) */\n{body}\n"
 
