@@ -5,7 +5,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .backend import Availability, Backend, DeviceInfo, Event, Launcher, Support
-from .dtypes import DTYPES, DType, get_dtype
+from .dtypes import DTYPES, OPT_IN_DTYPES, DType, get_dtype
 from .errors import (
     BackendError,
     BackendUnavailable,
@@ -22,7 +22,7 @@ from .spec import Budget, Case, OpSpec, Param, TensorCase, parse_shape
 __all__ = [
     "__version__",
     "Availability", "Backend", "DeviceInfo", "Event", "Launcher", "Support",
-    "DTYPES", "DType", "get_dtype",
+    "DTYPES", "OPT_IN_DTYPES", "DType", "get_dtype",
     "BackendError", "BackendUnavailable", "InvalidArgumentError", "OprtError", "PluginLoadError",
     "UnknownNameError", "UnsupportedCase",
     "hookimpl", "hookspec",

@@ -17,11 +17,16 @@ an int32 0 or 1; ``oprt_plan_matmul`` of oprt_validate.h validates), with the sh
   does not reach the output). ``out`` may be ``c`` itself, the same memory and strides (in place, ``C += A @ B``):
   each output element's ``c`` is read before that element is written; any other overlap of ``out`` and ``c``, and
   any overlap of ``out`` with ``a`` or ``b``, is refused.
-- dtypes: f32, f16, bf16; inputs and output of one dtype. The products are summed in f32 and the result rounded
-  once to the output dtype. f32 inputs are multiplied in full f32 unless ``allow_tf32=True``, which lets a kernel
+- dtypes: f32, f16, bf16, inputs and output of one dtype; and e4m3 inputs with a bf16 output (below). The
+  products are summed in f32 and the result rounded once to the output dtype. f32 inputs are multiplied in full f32 unless ``allow_tf32=True``, which lets a kernel
   round them to TF32 (10 mantissa bits) first, as tensor cores do; the budget widens accordingly.
-- fp8 (e4m3 inputs with a per-tensor scale, bf16 output) is not declared: oprt's dtypes are f32, f16 and bf16, and
-  a scaled fp8 op needs mixed input and output dtypes and scale inputs, which an OpSpec cannot declare today.
+- fp8: e4m3 ``a`` and ``b`` (an opt-in dtype, :data:`~oprt_core.dtypes.OPT_IN_DTYPES`: a sweep runs it when asked,
+  ``--dtypes e4m3``) with a bf16 ``out`` and ``c`` (``OpSpec.output_dtypes``; every other mix is refused). A row's
+  dtype is ``e4m3``, the inputs'. The products are summed in f32 (a kernel on fp8 tensor cores in their reduced
+  precision, which the budget covers) and the result rounded once to bf16. Per-tensor scales fold into alpha: with
+  a = scale_a * A8 and b = scale_b * B8 (A8, B8 the stored e4m3 values), ``a @ b = scale_a * scale_b * (A8 @ B8)``,
+  so ``alpha = scale_a * scale_b`` computes what torch._scaled_mm computes with its scalar scale_a and scale_b (its
+  baseline passes ``scale_a = alpha``, ``scale_b = 1``); no separate scale params.
 
 Error budget, per output element (|out - ref| <= atol_ij + rtol * |ref_ij| against a float64 reference of the same,
 already-rounded inputs; ``S = |alpha| * (|a| @ |b|)``, the sum of the magnitudes of the K products):
@@ -59,10 +64,29 @@ already-rounded inputs; ``S = |alpha| * (|a| @ |b|)``, the sum of the magnitudes
   cases never draw such data. A ``beta * c`` term left out or added twice errs by ``|beta c_ij|`` (~0.5 |beta|
   on average), far above its own eps(f32) share.
 - K = 0: the sum is empty, S = 0, and the output must be exactly 0 (or ``beta * c``, within its own term).
+- e4m3 inputs (4-bit significands): every product is exact in f32 (8 bits), as in f16 and bf16. Hopper's fp8
+  tensor cores do not sum in f32, though: DeepSeek-V3's report measured about 14 significand bits retained in the
+  accumulation of FP8 GEMMs on the H800 (a maximum relative error near 2% at K = 4096 on random data), which
+  CUTLASS's and cuBLAS's "fast accumulation" kernels keep over the whole of K (the others promote partial sums into
+  f32 registers every few MMAs). The budget takes 13 bits (``EPS_FP8_ACC = 2^-12``, a bit below the measured 14)
+  and a model of the instruction: each MMA adds its 32 products to the accumulator with every addend truncated 13
+  bits below the largest of them. Truncation of the accumulator is biased, and its size is that of the partial
+  sums, not of S (which bounds them loosely: an S-scaled term at 2^-12 exceeds the result itself), so this term is
+  scaled by ``Q_ij = sqrt((a^2 @ b^2)_ij)``, the RMS size of the partial sums on signed random data. Simulated
+  (tests/oprt_core/test_matmul.py), that model's error stays below ``3.2 sqrt(K) EPS_FP8_ACC Q`` at K = 256-4096;
+  the budget allows 8:
+
+      atol_ij = 8 * (sqrt(K) + 1) * EPS_FP8_ACC * |alpha| * Q_ij  (+ eps(f32) * |beta * c_ij| with beta != 0)
+      rtol    = eps(bf16)  (the output's)
+
+  On the uniform [-1, 1) inputs Q ~ sqrt(K) / 3: at K = 256 atol ~ 0.17 and rtol * |ref| ~ 0.04, so a wrong
+  product term of magnitude >= 0.5 is refused; at K = 4096 atol ~ 2.6 against |ref| ~ 21, about what fast
+  accumulation costs there. An f32-accumulating kernel (the tiled kernel, the numpy backend) is far inside it.
 
 Bytes moved (an ideal kernel reads each input once and writes the output once; real tiled kernels re-read tiles
 from L2, which this does not count): ``(B*M*K + B*K*N + B*M*N) * itemsize``, plus ``B*M*N * itemsize`` for the read
-of ``c`` where ``beta != 0`` (with ``beta == 0`` it is not read). Flops: ``2 * B * M * N * K`` (a multiply and an
+of ``c`` where ``beta != 0`` (with ``beta == 0`` it is not read); e4m3 rows count a and b at 1 byte an element, out
+and c at bf16's 2. Flops: ``2 * B * M * N * K`` (a multiply and an
 add per product), plus ``2 * B * M * N`` where ``beta != 0`` (``beta * c`` and its add); alpha's scaling and the
 rounding are not counted.
 """
@@ -75,7 +99,7 @@ from typing import Any
 import numpy as np
 
 from . import model_shapes
-from .dtypes import DTYPES, DType
+from .dtypes import DTYPES, OPT_IN_DTYPES, DType
 from .errors import InvalidArgumentError
 from .spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
 
@@ -83,6 +107,10 @@ __all__ = ["COMPUTE_OPS", "COMPUTE_SPECS", "matmul_spec", "matmul_case", "matmul
 
 _EPS32 = DTYPES["f32"].eps
 EPS_TF32 = 2.0 ** -10  # TF32: 10 explicit mantissa bits
+#: The spacing of 1.0 in the sums of Hopper's fp8 tensor cores (module docstring): 13 significand bits kept where
+#: f32 keeps 24, read as a 13-bit significand (2^-12), and as truncation rather than rounding (one ulp per add).
+EPS_FP8_ACC = 2.0 ** -12
+_OUTPUT_DTYPES = {"e4m3": "bf16"}  # matmul's mixed dtypes: e4m3 a and b, a bf16 out (and c)
 
 
 def matmul_dims(shapes: list[tuple[int, ...]]) -> tuple[int, int, int, int]:
@@ -136,25 +164,40 @@ def _matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, alpha
 
 def matmul_atol_factor(k: int, dt: DType, allow_tf32: bool = False) -> float:
     """atol_ij / S_ij of the module's budget: ``(2 sqrt(K) + 2) eps(f32)``, plus eps(tf32) where TF32 is allowed
-    on f32 inputs."""
+    on f32 inputs; e4m3 inputs: atol_ij / Q_ij, ``8 (sqrt(K) + 1) EPS_FP8_ACC`` (fp8 tensor cores' sums)."""
+    if dt.name == "e4m3":
+        return 8 * (math.sqrt(k) + 1) * EPS_FP8_ACC
     factor = (2 * math.sqrt(k) + 2) * _EPS32
     return factor + (EPS_TF32 if allow_tf32 and dt.name == "f32" else 0.0)
 
 
 def _tolerance(dt: DType, inputs64: Any, ref: np.ndarray, params: dict) -> tuple[np.ndarray, float]:
+    """(atol per element, rtol) of a row of ``dt`` (the inputs'): the rounding term in the output dtype's eps."""
     a, b = inputs64[:2]
+    if dt.name == "e4m3":  # Q = sqrt(a^2 @ b^2), the scale of the partial sums on signed data (module docstring)
+        s = np.sqrt(np.matmul(np.square(a).astype(np.float32), np.square(b).astype(np.float32))).astype(np.float64)
+        s *= abs(params["alpha"]) * matmul_atol_factor(a.shape[-1], dt)
+        if len(inputs64) > 2 and params["beta"] != 0:
+            s += (abs(params["beta"]) * _EPS32) * np.abs(inputs64[2])
+        return s, _out_dtype(dt).eps
     # the magnitudes' sum in float32: a bound's scale needs no more (it is 3-4 digits above its own error), and
     # float32 BLAS is twice as fast as float64 on large cases
     s = np.matmul(np.abs(a).astype(np.float32), np.abs(b).astype(np.float32)).astype(np.float64)
     s *= abs(params["alpha"]) * matmul_atol_factor(a.shape[-1], dt, params["allow_tf32"])
     if len(inputs64) > 2 and params["beta"] != 0:  # beta * c: one f32 product and one add (module docstring)
         s += (abs(params["beta"]) * _EPS32) * np.abs(inputs64[2])
-    return s, dt.eps
+    return s, _out_dtype(dt).eps
+
+
+def _out_dtype(dt: DType) -> DType:
+    """The output's (and c's) dtype in a row of ``dt``: bf16 for e4m3 inputs, else the inputs' own."""
+    return DTYPES[_OUTPUT_DTYPES[dt.name]] if dt.name in _OUTPUT_DTYPES else dt
 
 
 def _bytes(case: Case, dt: DType) -> int:
     batch, m, n, k = matmul_dims([t.shape for t in case.inputs])
-    return batch * (m * k + k * n + m * n * (2 if _has_c(case) else 1)) * dt.itemsize
+    out_size = _out_dtype(dt).itemsize  # e4m3 inputs: 1 byte an element, the bf16 out and c 2
+    return batch * ((m * k + k * n) * dt.itemsize + m * n * (2 if _has_c(case) else 1) * out_size)
 
 
 def _flops(case: Case) -> int:
@@ -253,20 +296,27 @@ matmul_spec = OpSpec(
     doc="out = alpha * a @ b + beta * c: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); "
         "c optional, of out's shape; f32 accumulation.",
     api_doc="""Matrix product ``alpha * a @ b + beta * c`` (BLAS's GEMM), the products summed in f32 and the result
-    rounded once to the inputs' dtype.
+    rounded once to the inputs' dtype (bf16 for e4m3 inputs).
+
+    fp8: ``a`` and ``b`` of e4m3 (``ml_dtypes.float8_e4m3fn``) give a bf16 result, and take a bf16 ``c``. A
+    per-tensor scale of each operand (``a = scale_a * A8``, ``b = scale_b * B8``, A8 and B8 the stored e4m3 values)
+    goes into ``alpha = scale_a * scale_b``: ``matmul(A8, B8, alpha=scale_a * scale_b)`` computes what
+    ``torch._scaled_mm(A8, B8, scale_a, scale_b, out_dtype=torch.bfloat16)`` does with scalar scales. A kernel on
+    fp8 tensor cores may sum in their reduced precision; the error budget allows for it.
 
     Args:
-        a: an array of f32, f16 or bf16 of shape ``(M, K)``, or ``(B, M, K)`` batched; any strides (``W.T`` of a
-            row-major ``W`` is a column-major operand, nothing is copied). A Python list is converted by
+        a: an array of f32, f16, bf16 or e4m3 of shape ``(M, K)``, or ``(B, M, K)`` batched; any strides (``W.T``
+            of a row-major ``W`` is a column-major operand, nothing is copied). A Python list is converted by
             ``numpy.asarray``, Python floats to f32.
         b: an array of ``a``'s dtype of shape ``(K, N)``, or ``(B, K, N)`` with ``a``'s batch extent.
-        c: None, or an array of ``a``'s dtype and exactly the output's shape (``(M, N)`` or ``(B, M, N)``, no
-            broadcasting), any strides; ``beta != 0`` needs it. With ``beta == 0`` it is not read (BLAS's rule: a
-            NaN there does not reach the result). ``out`` may be ``c`` itself (``C += A @ B`` in place).
-        alpha: a finite float scaling the product.
+        c: None, or an array of the output's dtype (``a``'s; bf16 for e4m3 inputs) and exactly the output's shape
+            (``(M, N)`` or ``(B, M, N)``, no broadcasting), any strides; ``beta != 0`` needs it. With ``beta == 0``
+            it is not read (BLAS's rule: a NaN there does not reach the result). ``out`` may be ``c`` itself
+            (``C += A @ B`` in place).
+        alpha: a finite float scaling the product (e4m3 inputs: the product of their per-tensor scales).
         beta: a finite float scaling ``c``; 0.0 (the default) leaves ``c`` out.
         allow_tf32: for f32 inputs, let a kernel round them to TF32 (10 mantissa bits) on tensor cores; the error
-            budget widens by 2^-10 of the products' magnitudes. No effect on f16 and bf16.
+            budget widens by 2^-10 of the products' magnitudes. No effect on f16, bf16 and e4m3.
     """,
     n_inputs=3,
     input_names=("a", "b", "c"),
@@ -282,9 +332,12 @@ matmul_spec = OpSpec(
     output_shape_fn=_output_shape,
     bytes_fn=_bytes,
     flops_fn=_flops,
-    # the budgets at K = 4096 on uniform [-1, 1) data (S ~ K / 4); tolerance_fn gives each case's own, per element
-    # from |a| @ |b|
-    budgets={d: Budget(DTYPES[d].eps, matmul_atol_factor(4096, DTYPES[d]) * 1024) for d in DTYPES},
+    # the budgets at K = 4096 on uniform [-1, 1) data (S ~ K / 4; e4m3: Q ~ sqrt(K) / 3); tolerance_fn gives each
+    # case's own, per element from |a| @ |b| (e4m3: a^2 @ b^2)
+    budgets={**{d: Budget(DTYPES[d].eps, matmul_atol_factor(4096, DTYPES[d]) * 1024) for d in DTYPES},
+             "e4m3": Budget(DTYPES["bf16"].eps, matmul_atol_factor(4096, OPT_IN_DTYPES["e4m3"]) * 64 / 3)},
+    dtypes=(*DTYPES, "e4m3"),
+    output_dtypes=_OUTPUT_DTYPES,
     tolerance_fn=_tolerance,
     case_sets=_case_sets(),
     custom_case_fn=_custom_case,

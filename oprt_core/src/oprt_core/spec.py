@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from .dtypes import DTYPES, INDEX_DTYPES, DType, get_dtype
@@ -268,6 +269,11 @@ class OpSpec:
     #: ABI passes NULL for an absent one's tensor descriptor and pointer (oprt_validate.h's checks treat it as
     #: empty). The op's ``param_check_fn`` decides what their absence means for the params.
     optional_inputs: tuple[str, ...] = ()
+    #: Mixed dtypes: a row dtype (the inputs') -> the dtype of the outputs, and of the inputs the outputs may be
+    #: (``inplace``: matmul's c), where they differ (matmul: ``{"e4m3": "bf16"}``). A row's dtype (a report's dtype
+    #: column) stays the inputs'; the outputs are made (:meth:`new_outputs`) and checked (the budget's rounding
+    #: term) in the output dtype, and ``bytes_fn`` counts each array in its own. Every other mix is refused.
+    output_dtypes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.n_inputs != len(self.input_names):
@@ -288,6 +294,10 @@ class OpSpec:
             if not dts or any(d not in INDEX_DTYPES for d in dts):
                 raise InvalidArgumentError(f"{self.name}: index input {name!r} must declare dtypes of "
                                            f"{', '.join(INDEX_DTYPES)}, got {dts!r}")
+        for row, odt in self.output_dtypes.items():
+            if row not in self.dtypes or get_dtype(odt).name != odt:
+                raise InvalidArgumentError(f"{self.name}: output_dtypes maps {row!r} to {odt!r}: the key must be one "
+                                           f"of the op's dtypes ({', '.join(self.dtypes)}), the value a dtype name")
         if self.index_inputs and self.index_fn is None:
             raise InvalidArgumentError(f"{self.name}: index inputs need an index_fn to make their values")
         if not self.outputs:
@@ -309,6 +319,19 @@ class OpSpec:
     def input_dtypes(self, name: str) -> tuple[str, ...]:
         """The dtypes input ``name`` accepts: its index dtypes, or the op's value dtypes (``out`` too)."""
         return tuple(self.index_inputs.get(name, self.dtypes))
+
+    def output_dtype(self, dtype: str | DType) -> DType:
+        """The dtype of the outputs (and of the inputs they may be) in a row of ``dtype``: ``output_dtypes``'
+        where it maps ``dtype``, else ``dtype`` itself."""
+        dt = get_dtype(dtype)
+        return get_dtype(self.output_dtypes[dt.name]) if dt.name in self.output_dtypes else dt
+
+    def value_dtype(self, i: int, dtype: str | DType) -> DType:
+        """The dtype of value input ``i`` in a row of ``dtype``: the output dtype for an input an output may be
+        (``inplace``), else ``dtype``."""
+        name = self.input_names[i] if i < len(self.input_names) else ""
+        inplace = {n for o in self.outputs for n in o.inplace}
+        return self.output_dtype(dtype) if name in inplace else get_dtype(dtype)
 
     def is_index(self, i: int) -> bool:
         """Whether input ``i`` is an index input."""
@@ -410,8 +433,10 @@ class OpSpec:
 
     def new_outputs(self, backend: Any, shapes: Sequence[Sequence[int]], params: Mapping[str, Any],
                     dtype: str) -> Any:
-        """Uninitialised outputs from ``backend.empty``: one array, or a tuple of them for a multi-output op."""
-        arrays = tuple(backend.empty(s, dtype) for s in self.output_shapes(shapes, params))
+        """Uninitialised outputs from ``backend.empty``: one array, or a tuple of them for a multi-output op; in
+        the output dtype of a row of ``dtype`` (:meth:`output_dtype`)."""
+        odt = self.output_dtype(dtype).name
+        arrays = tuple(backend.empty(s, odt) for s in self.output_shapes(shapes, params))
         return arrays if self.multi_output else arrays[0]
 
     def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> Any:
@@ -455,7 +480,8 @@ class OpSpec:
 
     def make_inputs(self, case: Case, dtype: str | DType, rng: np.random.Generator) -> list[np.ndarray]:
         """Fresh random inputs in ``dtype`` with the case's layouts (never zeros); index inputs in their own
-        dtype, with the values ``index_fn`` gives."""
+        dtype, with the values ``index_fn`` gives; an input an output may be in the output dtype
+        (:meth:`value_dtype`)."""
         dt = get_dtype(dtype)
         out = []
         for i, t in enumerate(case.inputs):
@@ -464,7 +490,7 @@ class OpSpec:
                 idt = INDEX_DTYPES[t.dtype or self.index_inputs[name][0]]
                 out.append(make_tensor(t, idt, rng, values=self._index_values(case, name, rng)))
             else:
-                out.append(make_tensor(t, dt, rng, case.data))
+                out.append(make_tensor(t, self.value_dtype(i, dt), rng, case.data))
         return out
 
     def _index_values(self, case: Case, name: str, rng: np.random.Generator) -> Callable[[int], np.ndarray]:
@@ -475,7 +501,8 @@ class OpSpec:
     # -- checking ---------------------------------------------------------------------
     def tolerance(self, dtype: str | DType, inputs64: Sequence[np.ndarray], ref: np.ndarray,
                   params: Mapping[str, Any], output: int = 0) -> tuple[Any, float]:
-        """(atol, rtol) of output number ``output`` (its own ``Output.tolerance_fn``, else the op's)."""
+        """(atol, rtol) of output number ``output`` (its own ``Output.tolerance_fn``, else the op's) in a row of
+        ``dtype`` (the inputs'; a tolerance_fn of an op with ``output_dtypes`` rounds to :meth:`output_dtype`)."""
         dt = get_dtype(dtype)
         fn = self.outputs[output].tolerance_fn or self.tolerance_fn
         if fn is not None:
@@ -641,6 +668,8 @@ def _values(n: int, dt: DType, rng: np.random.Generator, data: str) -> np.ndarra
         v = rng.uniform(-1.0, 1.0, n)
         # keep exact zeros out: a zero input hides sign and scaling bugs
         v[v == 0.0] = 0.5
+        if dt.opt_in:  # e4m3 rounds |v| < 2^-10 to 0 (its smallest subnormal is 2^-9): those become 0.5 too
+            v[np.abs(v) < float(ml_dtypes.finfo(dt.numpy).smallest_subnormal)] = 0.5
         return v
     if data == "large":
         # Magnitudes where exp(x) overflows the dtype unless the max is subtracted first.

@@ -29,8 +29,10 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
     given, the required ones and then any of the optional ones (``spec.optional_inputs``).
 
     ``out_shape`` and ``out_dtype``: the output's; for a multi-output op a sequence of each output's (one dtype
-    for all is accepted too). Raises InvalidArgumentError (count, shape, param, axis, dtype mismatch, an index
-    input of another dtype than it declares) or UnsupportedCase (a dtype the op does not define).
+    for all is accepted too). The dtype returned is the row's: the first input's where the op declares a mix for it
+    (``spec.output_dtypes``: matmul's e4m3 a and b with a bf16 out), else out's. Raises InvalidArgumentError
+    (count, shape, param, axis, dtype mismatch, an index input of another dtype than it declares) or
+    UnsupportedCase (a dtype the op does not define).
     """
     spec.check_input_count(len(shapes))
     names = spec.output_names
@@ -45,6 +47,10 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
         out_shapes, odts = [tuple(out_shape)], [get_dtype(out_dtype, index=True)]
     dts = [get_dtype(d, index=True) for d in dtypes]
     odt = odts[0]
+    first = dts[0] if dts and spec.input_names[0] not in spec.index_inputs else None
+    if first is not None and first.name in spec.output_dtypes:  # a declared mix (matmul: e4m3 a and b, bf16 out)
+        _check_mixed(spec, first, dts, odts)
+        return first, _check_shapes(spec, shapes, out_shapes, params)
     for name, dt in [*zip(names[1:], odts[1:]), *zip(spec.input_names, dts)]:
         if name in spec.index_inputs:  # an integer input of its own dtype (cross_entropy's target)
             accepted = spec.index_inputs[name]
@@ -54,15 +60,45 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
             continue
         if dt != odt:
             raise InvalidArgumentError(f"{spec.name}: dtype mismatch: {names[0]} is {odt} but {name} is {dt} "
-                                       "(mixed dtypes are not supported)")
+                                       f"({_mixes(spec)})")
     if odt.name not in spec.dtypes:
         raise UnsupportedCase(f"{spec.name} does not define dtype {odt}; it supports {', '.join(spec.dtypes)}")
+    return odt, _check_shapes(spec, shapes, out_shapes, params)
+
+
+def _mixes(spec: OpSpec) -> str:
+    """The mixed dtypes an op takes, in words: "mixed dtypes are not supported" where it declares none."""
+    if not spec.output_dtypes:
+        return "mixed dtypes are not supported"
+    inplace = {n for o in spec.outputs for n in o.inplace}
+    rows = " and ".join(n for n in spec.input_names if n not in inplace and n not in spec.index_inputs)
+    with_out = " and ".join([*spec.output_names, *(n for n in spec.input_names if n in inplace)])
+    mixes = "; ".join(f"{row} {rows} with {out} {with_out}" for row, out in spec.output_dtypes.items())
+    return f"the only mixed dtypes it takes: {mixes}"
+
+
+def _check_mixed(spec: OpSpec, row: DType, dts: Sequence[DType], odts: Sequence[DType]) -> None:
+    """A call of a declared mix: every value input of ``row`` (those an output may be of the output dtype), every
+    output of the output dtype; InvalidArgumentError naming the first that is not."""
+    expected = [(name, spec.value_dtype(i, row), dt) for i, (name, dt) in enumerate(zip(spec.input_names, dts))
+                if name not in spec.index_inputs]
+    expected += [(name, spec.output_dtype(row), dt) for name, dt in zip(spec.output_names, odts)]
+    for name, want, got in expected:
+        if got != want:
+            raise InvalidArgumentError(f"{spec.name}: dtype mismatch: {spec.input_names[0]} is {row}, so {name} must "
+                                       f"be {want}, got {got} ({_mixes(spec)})")
+
+
+def _check_shapes(spec: OpSpec, shapes: Sequence[Sequence[int]], out_shapes: Sequence[tuple[int, ...]],
+                  params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The params with defaults, after checking them and every output's shape."""
+    names = spec.output_names
     params = spec.validate_params(params, shapes)
     for name, got, expected in zip(names, out_shapes, spec.output_shapes(shapes, params)):
         if got != tuple(expected):
             raise InvalidArgumentError(f"{spec.name}: shape mismatch: {name} has shape {got}, expected "
                                        f"{tuple(expected)} for inputs {', '.join(map(str, map(tuple, shapes)))}")
-    return odt, params
+    return params
 
 
 def check_output_layout(shape: Sequence[int], strides: Sequence[int], writeable: bool = True,
