@@ -87,7 +87,8 @@ def _registry(ctx: click.Context) -> Registry:
 @click.option("--ops", default="all", show_default=True, metavar="all|NAME,...", help="Ops to sweep.")
 @click.option("--backends", default="all", show_default=True, metavar="all|NAME,...",
               help="Backends to sweep; 'all' = every available one. A named backend must be available.")
-@click.option("--dtypes", default="all", show_default=True, metavar="all|f32,f16,bf16", help="Dtypes to sweep.")
+@click.option("--dtypes", default="all", show_default=True, metavar="all|f32,f16,bf16,e4m3",
+              help="Dtypes to sweep (all: f32, f16, bf16; e4m3 only when named, for the ops that declare it).")
 @click.option("--cases", default="default", show_default=True, metavar="smoke|default|large|edge|models",
               help="Case set of every op (models: shapes of published models, docs/cases.md; an op without the "
                    "set has no rows).")
@@ -317,7 +318,8 @@ def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, 
 @click.argument("a")
 @click.argument("b")
 @click.option("--ops", default="all", show_default=True, metavar="all|NAME,...", help="Ops to time.")
-@click.option("--dtypes", default="all", show_default=True, metavar="all|f32,f16,bf16", help="Dtypes to time.")
+@click.option("--dtypes", default="all", show_default=True, metavar="all|f32,f16,bf16,e4m3",
+              help="Dtypes to time (all: f32, f16, bf16; e4m3 only when named).")
 @click.option("--cases", default="default", show_default=True, metavar="smoke|default|large|edge|models",
               help="Case set of every op.")
 @click.option("--shape", "shapes", multiple=True, metavar="SHAPE",

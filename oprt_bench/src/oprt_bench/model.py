@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from oprt_core.dtypes import OPT_IN_DTYPES
 from oprt_core.spec import Case, OpSpec
 
 from .calibrate import Calibration, TimerCheck
@@ -151,12 +152,16 @@ class Plan:
     def jobs(self) -> Iterator[tuple[OpSpec, Case, str]]:
         for spec in self.specs:
             for case in self.cases[spec.name]:
-                for dtype in self.dtypes:
+                for dtype in self.op_dtypes(spec):
                     yield spec, case, dtype
+
+    def op_dtypes(self, spec: OpSpec) -> list[str]:
+        """The sweep's dtypes that give ``spec`` rows: an opt-in one (e4m3) only where the op declares it."""
+        return [d for d in self.dtypes if d in spec.dtypes or d not in OPT_IN_DTYPES]
 
     @property
     def n_rows(self) -> int:
-        return sum(len(c) for c in self.cases.values()) * len(self.dtypes) * len(self.backends)
+        return sum(len(self.cases[s.name]) * len(self.op_dtypes(s)) for s in self.specs) * len(self.backends)
 
     def to_dict(self) -> dict[str, Any]:
         return {

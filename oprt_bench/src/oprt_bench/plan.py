@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oprt_core import DTYPES, OprtError, Registry, UnknownNameError, get_dtype
+from oprt_core import DTYPES, OPT_IN_DTYPES, OprtError, Registry, UnknownNameError, get_dtype
 from oprt_core.spec import CASE_SETS, Case, parse_shape
 
 from .availability import availability as check_availability
@@ -130,7 +130,7 @@ def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, Remot
             try:
                 get_dtype(name)
             except UnknownNameError:
-                raise UnknownNameError("dtype", name, [*DTYPES, "all"]) from None
+                raise UnknownNameError("dtype", name, [*DTYPES, *OPT_IN_DTYPES, "all"]) from None
         for dt in (DTYPES if name == "all" else [get_dtype(name).name]):
             if dt not in dtypes:
                 dtypes.append(dt)
@@ -163,6 +163,18 @@ def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, Remot
             raise UsageError(f"no op of --ops has a {opts.cases!r} case set (ops: {', '.join(lacking)})")
         for name in lacking:
             notes.append(f"op {name!r} has no {opts.cases!r} case set: no rows for it")
+
+    # an opt-in dtype (e4m3) gives rows only for the ops that declare it: said once per dtype, an error when no op
+    # of the sweep declares any dtype asked for
+    for dt in (d for d in dtypes if d in OPT_IN_DTYPES):
+        takers = [s.name for s in specs if dt in s.dtypes]
+        others = [s.name for s in specs if dt not in s.dtypes]
+        if not takers and all(d in OPT_IN_DTYPES for d in dtypes):
+            declaring = [n for n in registry.ops if dt in registry.get_op(n).dtypes]
+            raise UsageError(f"--dtypes {dt}: no op of --ops takes it ({', '.join(others)}); {dt} is opt-in, for "
+                             f"the ops that declare it: {', '.join(declaring) or '(none)'}")
+        if others:
+            notes.append(f"dtype {dt} is opt-in: no {dt} rows for {', '.join(others)}, which do not declare it")
 
     all_backends = list(registry.backends)
     if remote is not None:
