@@ -108,5 +108,8 @@ def ridge_point(peak_tflops: float, peak_gbps: float) -> float:
 
 
 def roof_dtype(dtype: str, params: dict[str, Any] | None = None) -> str:
-    """The compute peak a row of ``dtype`` is held to: ``tf32`` for f32 with ``allow_tf32`` set, else the dtype."""
+    """The compute peak a row of ``dtype`` is held to: ``tf32`` for f32 with ``allow_tf32`` set, ``fp8`` for e4m3
+    (the fp8 tensor cores' dense peak), else the dtype."""
+    if dtype == "e4m3":
+        return "fp8"
     return "tf32" if dtype == "f32" and (params or {}).get("allow_tf32") is True else dtype

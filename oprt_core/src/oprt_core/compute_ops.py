@@ -266,7 +266,9 @@ def _case_sets() -> dict[str, list[Case]]:
             c(1024, 1024, 128, batch=32, name="b32-1024x1024x128"),
             c(4096, 4096, 4096, beta=1.0),  # C += A @ B: c read, out written
         ],
-        "large": [c(n, n, n) for n in (8192, 12288, 16384)],
+        # and two with a column-major b, as torch._scaled_mm takes fp8 operands (the e4m3 baseline)
+        "large": [*(c(n, n, n) for n in (8192, 12288, 16384)),
+                  *(c(n, n, n, b_layout="transposed") for n in (8192, 16384))],
         "edge": [
             c(1, 1, 1), c(1, 7, 5), c(7, 1, 5), c(33, 17, 1), c(127, 129, 131), c(5, 3, 1000),
             c(0, 5, 7), c(5, 0, 7), c(5, 7, 0),
@@ -281,6 +283,9 @@ def _case_sets() -> dict[str, list[Case]]:
             c(9, 11, 13, batch=3, c_layout="reversed", beta=-0.75),
             c(33, 17, 9, c_layout="offset1", alpha=0.0, beta=1.5),  # alpha 0: out = beta * c
             c(13, 11, 7, c_layout="contiguous", beta=0.0),  # c given, beta 0: not read
+            # the layout and sizes torch._scaled_mm takes (row-major a, column-major b, K and N multiples of 16), M
+            # odd and M = 1: e4m3 edges its baseline runs too
+            c(17, 32, 48, b_layout="transposed", alpha=0.75), c(1, 16, 16, b_layout="transposed"),
         ],
         # the QKV, out-proj and MLP GEMMs of published layers (oprt_core.model_shapes) at decode (1-64 tokens)
         # and prompt (512-16384 tokens) sizes

@@ -143,6 +143,7 @@ class BaselineBackend:
     name: str
     _library: str  # the module imported by the first availability(): "torch", "cupy"
     _impls: Mapping[str, Impl]  # the core ops it runs: (lib, inputs, out, params) -> a zero-argument call
+    _opt_in_dtypes: tuple[str, ...] = ()  # the opt-in dtypes (e4m3) its supports() judges itself; others refused
 
     def __init__(self) -> None:
         self._lib: Any = None  # the imported library, once a device is found
@@ -176,9 +177,13 @@ class BaselineBackend:
         if op not in self._impls:
             return None, Support(False, f"{self._library} backend has no implementation of {op!r}")
         try:
-            return get_dtype(dtype), None
+            dt = get_dtype(dtype)
         except InvalidArgumentError as exc:
             return None, Support(False, str(exc))
+        if dt.opt_in and dt.name not in self._opt_in_dtypes:
+            return None, Support(False, f"{self._library} backend does not run {dt} (an opt-in dtype: matmul's fp8 "
+                                        "inputs)")
+        return dt, None
 
     def _check_call(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any],
                     dtype_name: Callable[[Any], str]) -> tuple[Any, dict[str, Any]]:

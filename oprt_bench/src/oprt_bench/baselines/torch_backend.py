@@ -45,7 +45,12 @@ matmul     ``torch.matmul(a, b, out=out)`` (cuBLAS on a GPU; a transposed operan
            given with beta == 0 is not passed (not read, as the op declares).
            Before each call ``torch.backends.cuda.matmul.allow_tf32`` is set to the case's allow_tf32 and
            the f16 / bf16 reduced-precision reductions are turned off: f32 accumulation, as the op declares.
-           Not in torch-compile (its TF32 choice is fixed when the graph compiles)
+           Not in torch-compile (its TF32 choice is fixed when the graph compiles).
+           e4m3 inputs: ``torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, out=out)``
+           (cuBLASLt's fp8 GEMM; scale_a = alpha and scale_b = 1, float32 scalars on the device) where it
+           exists: a CUDA device of compute capability 8.9 or more, ``a`` row-major and ``b`` column-major
+           (a weight's ``W.T``), K and N multiples of 16, 2-D, no ``beta * c`` (_scaled_mm has none); other
+           cases are unsupported, saying which rule (:func:`scaled_mm_refusal`)
 ========== ==========================================================================
 
 Inputs keep their strides (transposed, stepped, offset and broadcast views are
@@ -88,19 +93,41 @@ from .base import (
 from .host_layout import host_span
 
 __all__ = ["TorchBackend", "TorchEvent", "HostEvent", "CORE_IMPLS", "FUNCTIONAL", "NEGATIVE_STRIDES", "torch_dtype",
-           "tensor_dtype_name", "tensor_layout"]
+           "tensor_dtype_name", "tensor_layout", "scaled_mm_refusal"]
 
-_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64"}
+_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64",
+                "float8_e4m3fn": "e4m3"}
 NEGATIVE_STRIDES = ("torch tensors cannot have negative strides: a reversed view would be a flip copy, "
                     "not the strided read the case measures")
 """The reason a torch-based backend gives for a case with a ``reversed`` (negative-stride) input."""
 
 
 def torch_dtype(torch: Any, name: str) -> Any:
-    """The torch dtype of oprt's dtype ``name`` ("f32", "f16", "bf16"; "i32", "i64" of index inputs); ``torch`` is
-    the imported module."""
+    """The torch dtype of oprt's dtype ``name`` ("f32", "f16", "bf16", "e4m3"; "i32", "i64" of index inputs);
+    ``torch`` is the imported module."""
+    key = get_dtype(name, index=True).name
+    if key == "e4m3":
+        return torch.float8_e4m3fn
     return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
-            "i64": torch.int64}[get_dtype(name, index=True).name]
+            "i64": torch.int64}[key]
+
+
+def scaled_mm_refusal(case: Any) -> str | None:
+    """Why ``torch._scaled_mm`` cannot run an e4m3 matmul case as it is laid out (None: it can): 2-D only, ``a``
+    row-major and ``b`` column-major (its cuBLASLt layout rule), K and N multiples of 16 (its size checks), no
+    ``beta * c`` (it has no such term; its bias is one row of N)."""
+    a, b = case.inputs[0], case.inputs[1]
+    if len(a.shape) != 2:
+        return "torch._scaled_mm takes 2-D operands only (no batched form)"
+    if len(case.inputs) > 2 and case.param_dict.get("beta", 0.0) != 0:
+        return "torch._scaled_mm has no beta * c term (its bias is a row of N)"
+    if a.layout != "contiguous" or b.layout != "transposed":
+        return (f"torch._scaled_mm needs a row-major a and a column-major b (b = W.T of a row-major weight W); "
+                f"this case has a {a.layout} and b {b.layout}")
+    k, n = b.shape
+    if k % 16 or n % 16:
+        return f"torch._scaled_mm needs K and N multiples of 16; this case has K = {k}, N = {n}"
+    return None
 
 
 def tensor_dtype_name(tensor: Any) -> str:
@@ -274,8 +301,28 @@ def _matmul_flags(torch, allow_tf32: bool) -> None:
         flags.allow_bf16_reduced_precision_reduction = False
 
 
+def _scaled_mm(torch, inputs, out, params) -> Callable[[], Any]:
+    """e4m3 a @ b on fp8 tensor cores: torch._scaled_mm with alpha as scale_a (module docstring)."""
+    a, b = inputs[:2]
+    if a.dim() != 2:
+        raise UnsupportedCase("torch._scaled_mm takes 2-D operands only (no batched form)")
+    if len(inputs) > 2 and float(params["beta"]) != 0.0:
+        raise UnsupportedCase("torch._scaled_mm has no beta * c term (its bias is a row of N)")
+    if a.stride(-1) != 1 or b.stride(-2) != 1:
+        raise UnsupportedCase(f"torch._scaled_mm needs a row-major a and a column-major b; got strides {a.stride()} "
+                              f"and {b.stride()}")
+    scale_a = torch.tensor(float(params["alpha"]), dtype=torch.float32, device=a.device)
+    scale_b = torch.ones((), dtype=torch.float32, device=a.device)
+    scaled_mm, bf16 = torch._scaled_mm, torch.bfloat16
+    if out.is_contiguous():
+        return lambda: scaled_mm(a, b, scale_a, scale_b, out_dtype=bf16, out=out)
+    return lambda: out.copy_(scaled_mm(a, b, scale_a, scale_b, out_dtype=bf16))
+
+
 def _matmul(torch, inputs, out, params) -> Callable[[], Any]:
     a, b = inputs[:2]
+    if a.dtype == torch.float8_e4m3fn:
+        return _scaled_mm(torch, inputs, out, params)
     alpha, beta, tf32, matmul = float(params["alpha"]), float(params["beta"]), bool(params["allow_tf32"]), torch.matmul
 
     if len(inputs) > 2 and beta != 0.0:  # out = alpha * a @ b + beta * c in one cuBLAS GEMM
@@ -407,6 +454,7 @@ class TorchBackend(BaselineBackend):
 
     _library = "torch"
     _impls = CORE_IMPLS
+    _opt_in_dtypes = ("e4m3",)  # matmul's, through torch._scaled_mm (supports)
 
     def __init__(self, device: str = "cuda") -> None:
         super().__init__()
@@ -471,11 +519,29 @@ class TorchBackend(BaselineBackend):
         dt, refused = self._op_dtype(op, dtype)
         if refused is not None:
             return refused
+        if dt.name == "e4m3" and op == "matmul":
+            return self._fp8_support(case)
         if dt.name not in ("f32", "f16", "bf16"):
             return Support(False, f"torch backend does not run {dt}")
         if case is not None and any(t.layout == "reversed" for t in getattr(case, "inputs", ())):
             return Support(False, NEGATIVE_STRIDES)
         return Support(True)
+
+    def _fp8_support(self, case: Any | None) -> Support:
+        """e4m3 matmul: torch._scaled_mm where this torch has it, on a CUDA device with fp8 tensor cores
+        (compute capability 8.9+), for the cases its layout and size rules allow."""
+        torch = self._require()
+        if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+            return Support(False, f"torch {torch.__version__} has no torch._scaled_mm (fp8 GEMM)")
+        if not self.is_cuda:
+            return Support(False, "torch._scaled_mm is measured on CUDA devices with fp8 tensor cores only, not on "
+                                  "torch's CPU test device")
+        major, minor = torch.cuda.get_device_capability(self._dev)
+        if (major, minor) < (8, 9):
+            return Support(False, f"torch._scaled_mm needs fp8 tensor cores (compute capability 8.9+); this device "
+                                  f"is {major}.{minor}")
+        why = scaled_mm_refusal(case) if case is not None else None
+        return Support(False, why) if why else Support(True)
 
     # -- memory -----------------------------------------------------------------------
     def to_device(self, array: Any) -> Any:
@@ -491,6 +557,8 @@ class TorchBackend(BaselineBackend):
         flat = span.flat
         if dtype == torch.bfloat16:  # torch.from_numpy knows no ml_dtypes.bfloat16: move the bits
             buf = torch.from_numpy(flat.view(np.int16)).to(self._dev).view(torch.bfloat16)
+        elif flat.dtype.itemsize == 1 and flat.dtype.kind == "V":  # ml_dtypes' float8_e4m3fn: the bits too
+            buf = torch.from_numpy(flat.view(np.uint8)).to(self._dev).view(dtype)
         else:
             buf = torch.from_numpy(flat).to(self._dev)
         return torch.as_strided(buf, span.shape, span.strides, span.storage_offset)
@@ -519,6 +587,8 @@ class TorchBackend(BaselineBackend):
         t = array.detach()
         if t.dtype == torch.bfloat16:
             host = t.view(torch.int16).cpu().numpy().view(get_dtype("bf16").numpy)
+        elif t.dtype == getattr(torch, "float8_e4m3fn", None):
+            host = t.view(torch.uint8).cpu().numpy().view(get_dtype("e4m3").numpy)
         else:
             host = t.cpu().numpy()
         return np.array(host, copy=True)
