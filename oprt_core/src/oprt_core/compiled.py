@@ -626,8 +626,9 @@ class CompiledBackend:
             dt = get_dtype(dtype)
         except UnknownNameError as exc:
             return Support(False, str(exc))
-        if dt.name not in DTYPES:
-            return Support(False, f"backend {self.name!r} does not support dtype {dtype}")
+        if dt.name not in DTYPES and dt.name not in self._specs[op].dtypes:  # an opt-in dtype (e4m3): where declared
+            return Support(False, f"backend {self.name!r} does not support dtype {dtype} for {op} (it does only "
+                                  f"where the op declares it)")
         return Support(True)
 
     # -- memory ---------------------------------------------------------------------------------

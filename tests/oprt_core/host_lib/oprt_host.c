@@ -105,8 +105,20 @@ static inline uint16_t f32_to_bf16(float f) {
     return (uint16_t)(x >> 16);
 }
 
+/* fp8 e4m3 (1 sign, 4 exponent bits of bias 7, 3 mantissa bits; no inf, NaN at 0x7f and 0xff) -> f32, exact. */
+static inline float e4m3_to_f32(uint8_t v) {
+    const uint32_t sign = (uint32_t)(v & 0x80u) << 24, e = (v >> 3) & 0xFu, m = v & 7u;
+    if ((v & 0x7Fu) == 0x7Fu) return bits_f32(sign | 0x7FC00000u);
+    if (e == 0) { /* subnormal: m * 2^-9 */
+        float f = (float)m * 0x1p-9f;
+        return sign ? -f : f;
+    }
+    return bits_f32(sign | ((e + 120u) << 23) | (m << 20));
+}
+
 static inline float load_f(const char *base, int64_t elem, int32_t dtype) {
     switch (dtype) {
+    case OPRT_DTYPE_F8E4M3: return e4m3_to_f32((uint8_t)base[elem]);
     case OPRT_DTYPE_F32: {
         float v;
         memcpy(&v, base + elem * 4, 4);
@@ -877,7 +889,8 @@ static oprt_status_t host_rope(const oprt_rope_plan_t *p, void *workspace, void 
 
 OPRT_DEFINE_OP(rope, oprt_rope_plan_t, host_plan_rope, host_rope)
 
-/* ---- matmul: per output element, the K products summed in f32 in a sequential loop, times alpha, plus beta * c
+/* ---- matmul: per output element, the K products summed in f32 in a sequential loop (e4m3 a and b decoded to f32,
+ * exactly), times alpha, plus beta * c
  * where the plan reads c (read before the element is written: out may be c itself), one rounding (allow_tf32 is
  * allowed, never used: full f32 products) ---- */
 
@@ -893,7 +906,7 @@ static oprt_status_t host_matmul(const oprt_matmul_plan_t *p, void *workspace, v
                                  const void *b_, const void *c_, oprt_stream_t stream) {
     (void)workspace;
     OPRT_CHECK(host_launch_prologue(stream, "oprt_matmul"));
-    const int32_t dt = p->dtype;
+    const int32_t dt = p->dtype, in = p->in_dtype; /* in: a's and b's, e4m3 with a bf16 out */
     char *out = (char *)out_;
     const char *a = (const char *)a_, *b = (const char *)b_, *c = (const char *)c_;
     for (int64_t q = 0; q < p->batch; ++q)
@@ -901,8 +914,8 @@ static oprt_status_t host_matmul(const oprt_matmul_plan_t *p, void *workspace, v
             for (int64_t j = 0; j < p->n; ++j) {
                 float acc = 0.0f;
                 for (int64_t l = 0; l < p->k; ++l)
-                    acc += load_f(a, q * p->a_bs + i * p->a_rs + l * p->a_cs, dt) *
-                           load_f(b, q * p->b_bs + l * p->b_rs + j * p->b_cs, dt);
+                    acc += load_f(a, q * p->a_bs + i * p->a_rs + l * p->a_cs, in) *
+                           load_f(b, q * p->b_bs + l * p->b_rs + j * p->b_cs, in);
                 float v = p->alpha * acc;
                 if (p->has_c) v += p->beta * load_f(c, q * p->c_bs + i * p->c_rs + j * p->c_cs, dt);
                 store_f(out, q * p->o_bs + i * p->o_rs + j * p->o_cs, dt, v);

@@ -33,7 +33,9 @@
  *    pointer is then not read); the op's comment says what its absence means.
  *  - Dtypes: values are f32, f16 or bf16, one dtype for out and every value
  *    input; index inputs (cross_entropy's target, rope's positions) are i32 or i64 as the op
- *    declares, and any other dtype there is OPRT_STATUS_UNSUPPORTED_DTYPE.
+ *    declares, and any other dtype there is OPRT_STATUS_UNSUPPORTED_DTYPE. The one mix:
+ *    matmul's a and b may be fp8 e4m3 (OPRT_DTYPE_F8E4M3) with out and c bf16; every
+ *    other op refuses e4m3, and matmul every other mix.
  *  - Backends write each op's four entry points with oprt_entry.h's
  *    OPRT_DEFINE_OP (generated, like the op declarations below, from the
  *    op specs by oprt_core.cdecl).
@@ -49,7 +51,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 7
+#define OPRT_ABI_VERSION 8
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
@@ -75,7 +77,8 @@ typedef enum {
     OPRT_DTYPE_F16 = 1,
     OPRT_DTYPE_BF16 = 2,
     OPRT_DTYPE_I32 = 3,                 /* index tensors only (an op declares which inputs take them) */
-    OPRT_DTYPE_I64 = 4
+    OPRT_DTYPE_I64 = 4,
+    OPRT_DTYPE_F8E4M3 = 5               /* fp8 e4m3 (finite only, NaN 0x7f/0xff): matmul's a and b, with a bf16 out */
 } oprt_dtype_t;
 
 typedef enum {

@@ -57,6 +57,7 @@ static inline size_t oprt_dtype_size(int32_t dtype) {
     case OPRT_DTYPE_BF16: return 2;
     case OPRT_DTYPE_I32: return 4;
     case OPRT_DTYPE_I64: return 8;
+    case OPRT_DTYPE_F8E4M3: return 1;
     default: return 0;
     }
 }
@@ -68,6 +69,7 @@ static inline const char *oprt_dtype_name(int32_t dtype) {
     case OPRT_DTYPE_BF16: return "bf16";
     case OPRT_DTYPE_I32: return "i32";
     case OPRT_DTYPE_I64: return "i64";
+    case OPRT_DTYPE_F8E4M3: return "e4m3";
     default: return "unknown";
     }
 }
@@ -99,11 +101,21 @@ static inline oprt_status_t oprt_check_tensor(const oprt_tensor_desc_t *t, const
         return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
                               "tensor '%s' has unknown dtype code %d (valid: 0=f32, 1=f16, 2=bf16)",
                               name, (int)t->dtype);
+    if (t->dtype == OPRT_DTYPE_F8E4M3)
+        return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
+                              "tensor '%s' has dtype e4m3 where f32, f16 or bf16 is needed (e4m3 is matmul's a and b "
+                              "only, with a bf16 out)", name);
     if (!oprt_is_value_dtype(t->dtype))
         return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
                               "tensor '%s' has dtype %s (an index dtype) where f32, f16 or bf16 is needed", name,
                               oprt_dtype_name(t->dtype));
     return oprt_check_layout_(t, name);
+}
+
+/* A tensor of a value dtype or e4m3 (matmul's a and b). */
+static inline oprt_status_t oprt_check_tensor_or_e4m3(const oprt_tensor_desc_t *t, const char *name) {
+    if (t != NULL && t->dtype == OPRT_DTYPE_F8E4M3) return oprt_check_layout_(t, name);
+    return oprt_check_tensor(t, name);
 }
 
 /* An index tensor (cross_entropy's target): dtype i64 where `allow_i32` is 0, i32 or i64 where it is 1. */
@@ -1034,7 +1046,7 @@ static inline oprt_status_t oprt_plan_silu_mul(oprt_elementwise_plan_t *plan, co
  * (B, M, N), c optional and of out's shape; any strides (a transposed view is a column-major operand)          */
 
 typedef struct {
-    int32_t dtype;                   /* a's, b's and out's */
+    int32_t dtype;                   /* out's and c's; a's and b's too, but where in_dtype says e4m3 */
     int32_t allow_tf32;              /* 0 or 1: f32 inputs may be rounded to TF32 */
     int64_t batch, m, n, k;          /* batch 1 for 2-D operands */
     int64_t a_bs, a_rs, a_cs;        /* a[p, i, l] at p * a_bs + i * a_rs + l * a_cs (a_bs 0 for 2-D) */
@@ -1044,6 +1056,7 @@ typedef struct {
     float beta;                      /* 0 where has_c is 0 */
     int32_t has_c;                   /* 1: c is read (given and beta != 0); 0: out = alpha * a @ b, c unread */
     int64_t c_bs, c_rs, c_cs;        /* c[p, i, j] at p * c_bs + i * c_rs + j * c_cs (0 where has_c is 0) */
+    int32_t in_dtype;                /* a's and b's: dtype, or OPRT_DTYPE_F8E4M3 (dtype then bf16) */
 } oprt_matmul_plan_t;
 
 static inline oprt_status_t oprt_matmul_shape_error_(const char *what, const oprt_tensor_desc_t *a,
@@ -1054,8 +1067,8 @@ static inline oprt_status_t oprt_matmul_shape_error_(const char *what, const opr
     return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "matmul: %s; got a of shape %s and b of shape %s", what, sa, sb);
 }
 
-/* Validates a, b and out (one value dtype; ranks 2 or 3, alike; a's K = b's K; batched, one batch extent; out of
- * shape (..., M, N)), c (NULL, or of out's dtype and exactly its shape, any strides), alpha and beta (finite; beta
+/* Validates a, b and out (one value dtype, or a and b e4m3 with out bf16; ranks 2 or 3, alike; a's K = b's K;
+ * batched, one batch extent; out of shape (..., M, N)), c (NULL, or of out's dtype and exactly its shape, any strides), alpha and beta (finite; beta
  * != 0 needs c) and allow_tf32 (0 or 1), and plans the product as strided (B, rows, cols) views. c given with beta
  * == 0 is validated and not read (has_c 0), as BLAS defines it. Aliasing is the launch's (oprt_check_launch): out
  * may be exactly c, nothing else. */
@@ -1065,11 +1078,20 @@ static inline oprt_status_t oprt_plan_matmul(oprt_matmul_plan_t *plan, const opr
                                              int32_t allow_tf32) {
     OPRT_CHECK_NOT_NULL(plan);
     OPRT_CHECK(oprt_check_tensor(out, "out"));
-    OPRT_CHECK(oprt_check_tensor(a, "a"));
-    OPRT_CHECK(oprt_check_tensor(b, "b"));
+    OPRT_CHECK(oprt_check_tensor_or_e4m3(a, "a"));
+    OPRT_CHECK(oprt_check_tensor_or_e4m3(b, "b"));
     if (c != NULL) OPRT_CHECK(oprt_check_tensor(c, "c"));
-    OPRT_CHECK(oprt_check_same_dtype(out, a, "a"));
-    OPRT_CHECK(oprt_check_same_dtype(out, b, "b"));
+    if (a->dtype == OPRT_DTYPE_F8E4M3 || b->dtype == OPRT_DTYPE_F8E4M3) {
+        /* the one mix: e4m3 a and b, bf16 out (and c, checked below against out) */
+        if (a->dtype != b->dtype || out->dtype != OPRT_DTYPE_BF16)
+            return oprt_set_error(OPRT_STATUS_UNSUPPORTED_DTYPE,
+                                  "matmul: dtype mismatch: a is %s, b is %s and out is %s; the only mixed dtypes "
+                                  "matmul takes are e4m3 a and b with bf16 out and c", oprt_dtype_name(a->dtype),
+                                  oprt_dtype_name(b->dtype), oprt_dtype_name(out->dtype));
+    } else {
+        OPRT_CHECK(oprt_check_same_dtype(out, a, "a"));
+        OPRT_CHECK(oprt_check_same_dtype(out, b, "b"));
+    }
     if (c != NULL) OPRT_CHECK(oprt_check_same_dtype(out, c, "c"));
     if ((a->ndim != 2 && a->ndim != 3) || (b->ndim != 2 && b->ndim != 3))
         return oprt_matmul_shape_error_("a and b must be 2-D (M, K) and (K, N), or 3-D (B, M, K) and (B, K, N)", a,
@@ -1111,7 +1133,8 @@ static inline oprt_status_t oprt_plan_matmul(oprt_matmul_plan_t *plan, const opr
         return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: allow_tf32 must be 0 or 1, got %d", (int)allow_tf32);
     OPRT_CHECK(oprt_check_output_strides(out, "out"));
     memset(plan, 0, sizeof *plan);
-    plan->dtype = a->dtype;
+    plan->dtype = out->dtype;
+    plan->in_dtype = a->dtype;
     plan->allow_tf32 = allow_tf32;
     plan->batch = nd == 3 ? a->shape[0] : 1;
     plan->m = m;

@@ -28,6 +28,7 @@ using oprt_common::Pack;
 using oprt_common::pow2_clamp;
 
 using oprt_vendor::bf16_t;
+using oprt_vendor::e4m3_t;
 using oprt_vendor::half_t;
 using oprt_vendor::shfl_xor;
 using oprt_warp::MaxOp;
@@ -152,6 +153,7 @@ gpuError_t launch_dependent(void (*kernel)(KArgs...), unsigned grid, dim3 block,
 // ---- dtypes ----------------------------------------------------------------------------------
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(half_t v) { return oprt_vendor::half_to_float(v); }
+__device__ __forceinline__ float to_f(e4m3_t v) { return oprt_vendor::e4m3_to_float(v); }  // exact
 // bf16 -> f32 is exact: the 16 bits are the float's high half. Written as a shift rather than through
 // __bfloat162float (inline asm in cuda_bf16.hpp), which kept the compiler from rematerialising the
 // conversion: the raw-pack softmax kernels spilled 70-170 bytes in bf16 and none in f16.

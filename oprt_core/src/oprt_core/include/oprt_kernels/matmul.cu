@@ -4,8 +4,10 @@
 // warp-width assumption. Each block computes kBM x kBN outputs of one product (one batch index), in a grid-stride
 // loop over every (batch, row tile, column tile); each of its 256 threads keeps kTM x kTN accumulators in f32. Per
 // kBK-deep step the block stages a (kBM x kBK) tile of a and a (kBK x kBN) tile of b in shared memory, converted to
-// f32 (16-bit products are then exact in f32, as the budget of oprt_core.compute_ops assumes), zero-filled past the
-// edges (odd M, N and K), and every thread adds its kBK products an output with fmaf in order of k.
+// f32 (16-bit and fp8 products are then exact in f32, as the budget of oprt_core.compute_ops assumes), zero-filled
+// past the edges (odd M, N and K), and every thread adds its kBK products an output with fmaf in order of k.
+//  - fp8: e4m3 a and b (their loads converted to f32 exactly: cuda_fp8.h's __nv_fp8_e4m3 on NVIDIA, a bit decode
+//    on MetaX, vendor_*.h) with a bf16 out and c; f32 accumulation on the CUDA cores (no fp8 tensor cores here).
 //  - Any strides (oprt_plan_matmul's (B, rows, cols) views): a transposed operand is read along its unit stride, the
 //    threads of a warp taking consecutive elements along whichever of the tile's two dims has the smaller stride.
 //  - A thread's outputs are rows ty + 16 i and columns tx + 16 j of the tile: a warp's shared-memory reads of b are
@@ -42,9 +44,10 @@ struct MatmulArgs {
     int32_t b_along_n;  // consecutive threads load consecutive n of b, else along K
 };
 
-template <typename T>
+// TIn: a's and b's element type, T: out's and c's (e4m3_t and bf16_t for fp8 inputs, else one type)
+template <typename TIn, typename T>
 __global__ void __launch_bounds__(kThreads)
-matmul_tiled_kernel(T *out, const T *__restrict__ a, const T *__restrict__ b, const T *c, MatmulArgs p) {
+matmul_tiled_kernel(T *out, const TIn *__restrict__ a, const TIn *__restrict__ b, const T *c, MatmulArgs p) {
     __shared__ float as[kBK][kBM + kPad];
     __shared__ float bs[kBK][kBN + kPad];
     const int tid = threadIdx.x;
@@ -52,8 +55,8 @@ matmul_tiled_kernel(T *out, const T *__restrict__ a, const T *__restrict__ b, co
     for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         const int64_t q = t / p.tiles_per_batch, r = t % p.tiles_per_batch;
         const int64_t m0 = (r / p.tiles_n) * kBM, n0 = (r % p.tiles_n) * kBN;
-        const T *pa = a + q * p.a_bs;
-        const T *pb = b + q * p.b_bs;
+        const TIn *pa = a + q * p.a_bs;
+        const TIn *pb = b + q * p.b_bs;
         float acc[kTM][kTN];
 #pragma unroll
         for (int i = 0; i < kTM; ++i)
@@ -115,7 +118,7 @@ struct MatmulState {
 
 inline int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
-template <typename T>
+template <typename TIn, typename T>
 oprt_status_t launch_matmul(const MatmulState *st, void *out_, const void *a_, const void *b_, const void *c_,
                             gpuStream_t stream) {
     const oprt_matmul_plan_t *p = &st->plan;
@@ -147,8 +150,8 @@ oprt_status_t launch_matmul(const MatmulState *st, void *out_, const void *a_, c
     g.a_along_k = p->k > 1 && (p->m <= 1 || abs64(p->a_cs) <= abs64(p->a_rs));
     g.b_along_n = p->n > 1 && (p->k <= 1 || abs64(p->b_cs) <= abs64(p->b_rs));
     note_launch("matmul_tiled");
-    matmul_tiled_kernel<T><<<grid_all(g.tiles, 1), kThreads, 0, stream>>>(
-        static_cast<T *>(out_), static_cast<const T *>(a_), static_cast<const T *>(b_),
+    matmul_tiled_kernel<TIn, T><<<grid_all(g.tiles, 1), kThreads, 0, stream>>>(
+        static_cast<T *>(out_), static_cast<const TIn *>(a_), static_cast<const TIn *>(b_),
         p->has_c ? static_cast<const T *>(c_) : nullptr, g);
     return check_launch("matmul kernel");
 }
@@ -164,8 +167,10 @@ oprt_status_t plan_matmul(MatmulState *s, size_t *workspace, const oprt_tensor_d
 oprt_status_t run_matmul(const MatmulState *s, void *workspace, void *out, const void *a, const void *b,
                          const void *c, oprt_stream_t stream) {
     (void)workspace;
+    if (s->plan.in_dtype == OPRT_DTYPE_F8E4M3)  // e4m3 a and b, bf16 out and c (oprt_plan_matmul's one mix)
+        return launch_matmul<e4m3_t, bf16_t>(s, out, a, b, c, (gpuStream_t)stream);
     return dispatch_dtype(s->plan.dtype, [&](auto tag) {
-        return launch_matmul<decltype(tag)>(s, out, a, b, c, (gpuStream_t)stream);
+        return launch_matmul<decltype(tag), decltype(tag)>(s, out, a, b, c, (gpuStream_t)stream);
     });
 }
 

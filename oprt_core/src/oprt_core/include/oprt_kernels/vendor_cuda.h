@@ -1,11 +1,12 @@
 // vendor_cuda.h: the NVIDIA side of the kernel sources' vendor layer (vendor.h includes it unless the build
 // defines OPRT_VENDOR_MACA): the CUDA headers, the runtime names the sources use (gpu* -> cuda*), the 16-bit
-// types and conversions, the warp intrinsics, the warp width and the capability macros. The kernels name none of
+// and fp8 types and conversions, the warp intrinsics, the warp width and the capability macros. The kernels name none of
 // CUDA's own identifiers outside code a capability macro keeps to this vendor.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -100,6 +101,10 @@ __device__ __forceinline__ float half_to_float(half_t v) { return __half2float(v
 __device__ __forceinline__ half_t float_to_half(float v) { return __float2half_rn(v); }
 __device__ __forceinline__ bf16_t float_to_bf16(float v) { return __float2bfloat16_rn(v); }
 __device__ __forceinline__ unsigned short bf16_bits(bf16_t v) { return __bfloat16_as_ushort(v); }
+
+// ---- fp8 e4m3 (matmul's a and b): cuda_fp8.h's type; its conversion to f32 is exact (a cvt on sm_89+)
+using e4m3_t = __nv_fp8_e4m3;
+__device__ __forceinline__ float e4m3_to_float(e4m3_t v) { return static_cast<float>(v); }
 // Two halves packed in a 32-bit word (low one first) to two floats, and two floats to such a word (round to nearest
 // even, one cvt.rn.{f16,bf16}x2.f32 a pair).
 __device__ __forceinline__ float2 half2_bits_to_float2(uint32_t w) {

@@ -116,6 +116,17 @@ __device__ __forceinline__ unsigned short bf16_bits(bf16_t v) {
     memcpy(&b, &v, 2);
     return b;
 }
+// ---- fp8 e4m3 (matmul's a and b): MACA's headers offer no fp8 type that oprt knows of, so the bits are decoded
+// here, portably and exactly (1 sign, 4 exponent bits of bias 7, 3 mantissa bits; no inf, NaN at 0x7f and 0xff)
+struct e4m3_t {
+    uint8_t bits;
+};
+__device__ __forceinline__ float e4m3_to_float(e4m3_t v) {
+    const uint32_t b = v.bits, sign = (b & 0x80u) << 24, e = (b >> 3) & 0xFu, m = b & 7u;
+    if ((b & 0x7Fu) == 0x7Fu) return __uint_as_float(sign | 0x7FC00000u);
+    if (e == 0) return sign ? -(float)m * 0x1p-9f : (float)m * 0x1p-9f;  // subnormal: m * 2^-9
+    return __uint_as_float(sign | ((e + 120u) << 23) | (m << 20));
+}
 __device__ __forceinline__ float2 half2_bits_to_float2(uint32_t w) {
     half_t h[2];
     memcpy(h, &w, 4);
