@@ -222,13 +222,13 @@ def test_too_many_dims_string():
 
 @pytest.mark.parametrize("name", ["f64", "float64", "double", "int8", "", "F 32"])
 def test_unknown_dtype_name(name):
-    with raises(UnknownNameError, f"unknown dtype {name!r}; valid choices: bf16, f16, f32"):
+    with raises(UnknownNameError, f"unknown dtype {name!r}; valid choices: bf16, e4m3, f16, f32"):
         get_dtype(name)
 
 
 @pytest.mark.parametrize("value", [np.float64, np.int32, np.dtype("complex64"), object, 3, None])
 def test_unknown_dtype_objects(value):
-    with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, f16, f32"):
+    with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, e4m3, f16, f32"):
         get_dtype(value)
 
 
@@ -258,7 +258,7 @@ def test_bad_dtype_in_spec_methods():
                  lambda: spec.bytes_moved(case, "int8"),
                  lambda: spec.check(X, [X], "f8"),
                  lambda: NumpyBackend().empty((3,), "f64")):
-        with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, f16, f32"):
+        with raises(UnknownNameError, "unknown dtype", "valid choices: bf16, e4m3, f16, f32"):
             call()
 
 

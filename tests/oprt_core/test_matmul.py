@@ -283,7 +283,7 @@ def test_numpy_backend_every_case(case_set, case, dtype):
     be = NumpyBackend()
     assert be.supports("matmul", dtype, case).ok
     inputs = S.make_inputs(case, dtype, np.random.default_rng(7))
-    out = be.empty(S.output_shape([x.shape for x in inputs], case.param_dict), dtype)
+    out = be.empty(S.output_shape([x.shape for x in inputs], case.param_dict), S.output_dtype(dtype).name)
     be.fill_nan(out)
     be.prepare("matmul", inputs, out, case.param_dict)()
     res = S.check(be.to_host(out), inputs, dtype, case.param_dict)

@@ -314,9 +314,9 @@ matmul_spec = OpSpec(
             of a row-major ``W`` is a column-major operand, nothing is copied). A Python list is converted by
             ``numpy.asarray``, Python floats to f32.
         b: an array of ``a``'s dtype of shape ``(K, N)``, or ``(B, K, N)`` with ``a``'s batch extent.
-        c: None, or an array of the output's dtype (``a``'s; bf16 for e4m3 inputs) and exactly the output's shape
-            (``(M, N)`` or ``(B, M, N)``, no broadcasting), any strides; ``beta != 0`` needs it. With ``beta == 0``
-            it is not read (BLAS's rule: a NaN there does not reach the result). ``out`` may be ``c`` itself
+        c: None, or an array of ``a``'s dtype (bf16, the output's, for e4m3 inputs) and exactly the output's
+            shape (``(M, N)`` or ``(B, M, N)``, no broadcasting), any strides; ``beta != 0`` needs it. With ``beta ==
+            0`` it is not read (BLAS's rule: a NaN there does not reach the result). ``out`` may be ``c`` itself
             (``C += A @ B`` in place).
         alpha: a finite float scaling the product (e4m3 inputs: the product of their per-tensor scales).
         beta: a finite float scaling ``c``; 0.0 (the default) leaves ``c`` out.

@@ -301,7 +301,8 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     full = spec.validate_params(params, [tuple(a.shape) for a in arrays])
     if out is None:
         shapes = spec.output_shapes([a.shape for a in arrays], full)
-        made = [_new_out(be, like, shape, _dtype_name(arrays[0])) for shape in shapes]
+        odt = spec.output_dtype(_dtype_name(arrays[0])).name if spec.output_dtypes else _dtype_name(arrays[0])
+        made = [_new_out(be, like, shape, odt) for shape in shapes]
         caller_out, out = (tuple(m[0] for m in made), tuple(m[1] for m in made)) if multi else made[0]
     else:
         out = tuple(_as_out(be, backend, o) for o in out) if multi else _as_out(be, backend, out)
@@ -375,7 +376,8 @@ def _new_out(be: Any, like: tuple[str, Any] | None, shape: Sequence[int], dtype:
     """(the caller's result, the backend's view of it): the output allocated by the input's library where the
     backend writes into that library's memory (see above), else by the backend."""
     kind, x = like if like is not None else ("native", None)
-    if x is not None and kind in ("torch", "cupy") and getattr(be, "cuda_interop", False) and _on_cuda(kind, x):
+    if (x is not None and kind in ("torch", "cupy") and getattr(be, "cuda_interop", False) and _on_cuda(kind, x)
+            and _oprt_name(x.dtype) == dtype):  # the input's dtype (not a mixed op's other output dtype)
         lib = sys.modules[kind]
         if kind == "torch":
             new = lib.empty(tuple(shape), dtype=x.dtype, device=x.device)

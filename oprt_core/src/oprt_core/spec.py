@@ -317,8 +317,14 @@ class OpSpec:
                                            f"which are not inputs (inputs: {', '.join(self.input_names)})")
 
     def input_dtypes(self, name: str) -> tuple[str, ...]:
-        """The dtypes input ``name`` accepts: its index dtypes, or the op's value dtypes (``out`` too)."""
-        return tuple(self.index_inputs.get(name, self.dtypes))
+        """The dtypes input ``name`` accepts: its index dtypes, or the op's value dtypes; an output's (``out``), and
+        an input's that an output may be (matmul's c), are those in :meth:`output_dtype` (bf16 where e4m3 maps to
+        it)."""
+        if name in self.index_inputs:
+            return tuple(self.index_inputs[name])
+        if name in self.output_names or any(name in o.inplace for o in self.outputs):
+            return tuple(dict.fromkeys(self.output_dtype(d).name for d in self.dtypes))
+        return tuple(self.dtypes)
 
     def output_dtype(self, dtype: str | DType) -> DType:
         """The dtype of the outputs (and of the inputs they may be) in a row of ``dtype``: ``output_dtypes``'
