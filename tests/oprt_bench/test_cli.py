@@ -91,7 +91,7 @@ def test_failed_and_error_rows_exit_1(tmp_path):
                         "reduce_sum, relu, rms_norm, rope, silu_mul, softmax, vector_add"),
     (["--backends", "cuda"], "unknown backend 'cuda'; valid choices: all, ghost, numpy"),
     (["--backends", "ghost"], "backend 'ghost' is unavailable: no device: test double without hardware; available"),
-    (["--dtypes", "f32,int8"], "unknown dtype 'int8'; valid choices: all, bf16, f16, f32"),
+    (["--dtypes", "f32,int8"], "unknown dtype 'int8'; valid choices: all, bf16, e4m3, f16, f32"),
     (["--shape", "40964096x"], "malformed shape '40964096x'"),
     (["--mode", "fast"], "'fast' is not one of 'test', 'bench', 'all'"),
     (["--seed", "x"], "'x' is not a valid integer"),

@@ -62,7 +62,7 @@ def test_user_mistakes_subprocess(tmp_path):
     cases = [
         (["--ops", "copy,nope"], "unknown op 'nope'; valid choices: add_rms_norm, all, copy"),
         (["--backends", "nvidia"], "unknown backend 'nvidia'; valid choices: all, numpy"),
-        (["--dtypes", "fp8"], "unknown dtype 'fp8'"),
+        (["--dtypes", "fp64"], "unknown dtype 'fp64'"),
         (["--shape", "4x4x"], "malformed shape '4x4x'"),
         (["--out", str(tmp_path / "f" / "run")], "is not writable"),
     ]

@@ -83,7 +83,7 @@ def test_unsupported_dtype_and_backend_reason(registry):
     ({"ops": "nope"}, "unknown op 'nope'; valid choices: add_rms_norm, all, copy"),
     ({"backends": "nope"}, "unknown backend 'nope'; valid choices: all, ghost, numpy"),
     ({"backends": "ghost"}, "backend 'ghost' is unavailable: no device"),
-    ({"dtypes": "f64"}, "unknown dtype 'f64'; valid choices: all, bf16, f16, f32"),
+    ({"dtypes": "f64"}, "unknown dtype 'f64'; valid choices: all, bf16, e4m3, f16, f32"),
     ({"cases": "huge"}, "unknown case set 'huge'; valid choices: default, edge, large, models, smoke"),
     ({"shapes": ["12by4"]}, "malformed shape '12by4'"),
     ({"shapes": ["scalar"], "ops": "softmax"}, "--shape scalar does not fit op softmax"),
