@@ -1,7 +1,8 @@
 """matmul on the GPU against the float64 reference (skips without a GPU): the tiled kernel (matmul_tiled) in every
 dtype on odd M, N and K (past and short of the 64 x 64 x 16 tiles), transposed, stepped and reversed operands,
-batched products (a transposed weight among them), alpha, K = 0 and an empty output. The case sets' smoke and
-edge cases run in test_nvidia_ops.py's test_case_sets."""
+batched products (a transposed weight among them), alpha, K = 0 and an empty output; e4m3 inputs with a bf16 out
+(those cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets' smoke and
+edge cases of the default dtypes run in test_nvidia_ops.py's test_case_sets."""
 
 from __future__ import annotations
 
@@ -71,3 +72,44 @@ def test_matmul_wrong_kernel_is_caught(nvidia_backend, rng):
     result, got, inputs = _run(nvidia_backend, case, "f32", rng)
     assert result.ok, result.message
     assert not MATMUL.check(got * 0.5, inputs, "f32", {"alpha": 0.5}).ok
+
+
+# -- fp8: e4m3 a and b, a bf16 out (and c); the loads decoded to f32 (cuda_fp8.h on NVIDIA, a bit decode on MetaX) --
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [*_CASES, matmul_case(37, 29, 41, beta=0.5), matmul_case(9, 11, 13, batch=3,
+                                                                                            c_layout="transposed",
+                                                                                            beta=-1.0)],
+                         ids=lambda c: c.name)
+def test_matmul_tiled_e4m3(nvidia_backend, rng, case):
+    result, got, _ = _run(nvidia_backend, case, "e4m3", rng)
+    assert result.ok, result.message
+    assert got.dtype.name == "bfloat16" and np.isfinite(got.astype(np.float32)).all()
+    launched = nvidia_backend.last_launch()
+    assert launched is None or launched == "matmul_tiled", launched
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case_set", ["smoke", "edge"])
+def test_matmul_case_sets_e4m3(nvidia_backend, case_set):
+    for case in MATMUL.cases(case_set):
+        result, _, _ = _run(nvidia_backend, case, "e4m3", np.random.default_rng(33))
+        assert result.ok, f"{case}: {result.message}"
+
+
+@pytest.mark.gpu
+def test_matmul_e4m3_decodes_every_finite_code_exactly(nvidia_backend):
+    """a holds each finite e4m3 code (NaN 0x7f and 0xff aside), b = 1: out is each value exactly (e4m3 is a subset
+    of bf16), subnormals and +-448 among them; a wrong result here is the decode, not the sum."""
+    import ml_dtypes
+
+    b = nvidia_backend
+    codes = np.array([c for c in range(256) if c & 0x7F != 0x7F], np.uint8)
+    a = codes.view(ml_dtypes.float8_e4m3fn).reshape(-1, 1)
+    one = np.ones((1, 1), ml_dtypes.float8_e4m3fn)
+    out = b.empty((codes.size, 1), "bf16")
+    b.prepare("matmul", [b.to_device(a), b.to_device(one)], out, {})()
+    b.synchronize()
+    got = b.to_host(out).astype(np.float64).ravel()
+    assert np.array_equal(got, a.astype(np.float64).ravel())
+    assert got.max() == 448.0 and got.min() == -448.0 and got[1] == 2.0 ** -9
