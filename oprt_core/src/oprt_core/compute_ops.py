@@ -18,8 +18,9 @@ an int32 0 or 1; ``oprt_plan_matmul`` of oprt_validate.h validates), with the sh
   each output element's ``c`` is read before that element is written; any other overlap of ``out`` and ``c``, and
   any overlap of ``out`` with ``a`` or ``b``, is refused.
 - dtypes: f32, f16, bf16, inputs and output of one dtype; and e4m3 inputs with a bf16 output (below). The
-  products are summed in f32 and the result rounded once to the output dtype. f32 inputs are multiplied in full f32 unless ``allow_tf32=True``, which lets a kernel
-  round them to TF32 (10 mantissa bits) first, as tensor cores do; the budget widens accordingly.
+  products are summed in f32 and the result rounded once to the output dtype. f32 inputs are multiplied in full
+  f32 unless ``allow_tf32=True``, which lets a kernel round them to TF32 (10 mantissa bits) first, as tensor cores
+  do; the budget widens accordingly.
 - fp8: e4m3 ``a`` and ``b`` (an opt-in dtype, :data:`~oprt_core.dtypes.OPT_IN_DTYPES`: a sweep runs it when asked,
   ``--dtypes e4m3``) with a bf16 ``out`` and ``c`` (``OpSpec.output_dtypes``; every other mix is refused). A row's
   dtype is ``e4m3``, the inputs'. The products are summed in f32 (a kernel on fp8 tensor cores in their reduced

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import DType, dtype_of
+from .errors import InvalidArgumentError
 
 __all__ = ["KDL_CPU", "KDL_CUDA", "KDL_FLOAT", "KDL_BFLOAT", "DLDevice", "DLDataType", "DLTensor",
            "DLManagedTensor", "DLManagedTensorVersioned", "DLPACK_VERSION", "FLAG_READ_ONLY", "dl_dtype",
@@ -82,7 +83,10 @@ class DLManagedTensorVersioned(ctypes.Structure):
 
 
 def dl_dtype(dt: DType) -> tuple[int, int, int]:
-    """(code, bits, lanes) of an oprt dtype: kDLFloat for f32 and f16, kDLBfloat for bf16, kDLInt for i32, i64."""
+    """(code, bits, lanes) of an oprt dtype: kDLFloat for f32 and f16, kDLBfloat for bf16, kDLInt for i32, i64;
+    InvalidArgumentError for e4m3 (not exported: the fp8 codes are recent in DLPack and its consumers)."""
+    if dt.name not in _DL_CODES:
+        raise InvalidArgumentError(f"no DLPack export of {dt.name} arrays (f32, f16, bf16, i32 and i64 only)")
     code, bits = _DL_CODES[dt.name]
     return code, bits, 1
 
