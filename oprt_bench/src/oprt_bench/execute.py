@@ -88,7 +88,8 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
         m: Measurement | None = None
         with RowTelemetry(entry.telemetry) as telemetry:  # clocks and power while the row is timed
             if timing.timer == "graph":
-                m, row.timer_note = measure_graph(backend, launch, arrays[:-1], out, inputs, out_shape, dtype,
+                m, row.timer_note = measure_graph(backend, launch, arrays[:-1], out, inputs, out_shape,
+                                                  spec.output_dtype(dtype).name,  # out's (bf16 in an e4m3 row)
                                                   timing, entry.device_info)
             row.timer = "events" if m is None else "graph"
             if m is None:
