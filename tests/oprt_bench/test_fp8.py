@@ -114,3 +114,13 @@ def test_cupy_refuses_opt_in_dtypes_with_a_reason():
     sup = be.supports("copy", "e4m3")
     assert not sup.ok and "cupy backend does not run e4m3 (an opt-in dtype" in sup.reason
     assert not be.supports("matmul", "e4m3").ok
+
+
+def test_torch_compile_and_liger_refuse_e4m3_matmul_with_a_reason():
+    from oprt_bench.baselines.liger_backend import LigerBackend
+    from oprt_bench.baselines.torch_compile_backend import TorchCompileBackend
+
+    sup = TorchCompileBackend(device="cpu").supports("matmul", "e4m3")
+    assert not sup.ok and "has no implementation of 'matmul'" in sup.reason
+    sup = LigerBackend().supports("matmul", "e4m3")
+    assert not sup.ok and "no matmul kernel" in sup.reason
