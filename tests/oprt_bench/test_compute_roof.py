@@ -12,8 +12,15 @@ from bench_helpers import make_registry
 
 from oprt_bench.calibrate import TimerCheck
 from oprt_bench.model import BackendEntry, Row
-from oprt_bench.peaks import (COMPUTE_PEAKS, Peak, compute_peak, measured_compute_peaks, pct_of_compute, ridge_point,
-                              roof_dtype)
+from oprt_bench.peaks import (
+    COMPUTE_PEAKS,
+    Peak,
+    compute_peak,
+    measured_compute_peaks,
+    pct_of_compute,
+    ridge_point,
+    roof_dtype,
+)
 from oprt_bench.report import backend_compute_peaks, render_report
 from oprt_bench.results import Run, normalize_rows
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
