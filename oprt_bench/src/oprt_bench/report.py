@@ -518,8 +518,8 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                     compute_drawn = True
             handles.append(Line2D([], [], color=color_of[label], linewidth=2, label=str(label)))
         # the compute roof measured by the fastest row of each device and dtype (a floor of the true peak)
-        measured = measured_compute_peaks(points.to_dict("records"))
-        for device, per in measured.items():
+        fastest = measured_compute_peaks({str(k): v for k, v in r.items()} for r in points.to_dict("records"))
+        for device, per in fastest.items():
             for dtype, m in per.items():
                 gid = f"oprt-roof-{len(titles)}"
                 titles[gid] = (f"compute roof ({dtype}, measured: the fastest row, {m['backend']} {m['op']} "
@@ -539,7 +539,7 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                         Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="memory roof: spec peak")]
         else:
             handles.append(Line2D([], [], color="none", label="memory roof: no peak recorded"))
-        if measured:
+        if fastest:
             handles.append(Line2D([], [], color="#333", linestyle="-.",
                                   label="compute roof: measured (fastest row) per dtype"))
         if compute_drawn:
