@@ -2,14 +2,15 @@
 """Markdown table of a run's nvidia rows against the performance targets.
 
     python scripts/perf_table.py results/<run>/results.csv [--backend nvidia] [--peak GBPS] [--all] [--kernel]
+    python scripts/perf_table.py --below results/<models run>/results.csv   # only the rows below their target
     python scripts/perf_table.py RUN_A/results.csv RUN_B/results.csv ...   # several sweeps of the same cases
     python scripts/perf_table.py --union OPS_A/results.csv OPS_B/results.csv  # one sweep split by op group
     python scripts/perf_table.py --format markdown --op softmax DEFAULT/results.csv LARGE/results.csv  # docs tables
 
-Reads oprt-bench's results.csv (columns op, case, shape, dtype, backend, status, median_ms, gbps,
-pct_of_peak, baseline, speedup; pct_of_peak may be empty) and prints, for every row of the backend,
+Reads oprt-bench's results.csv (columns op, case, shape, dtype, params, backend, status, median_ms, bytes, gbps,
+pct_of_peak, baseline, speedup, tflops; pct_of_peak may be empty) and prints, for every row of the backend,
 op | case | dtype | GB/s | % of peak | speedup over the baseline (3 decimals: a 0.998 that misses
->= 1.00 shows as such; 4 where 3 would round a miss up to its target, 0.9996) | target | met.
+>= 1.00 shows as such; 4 where 3 would round a miss up to its target, 0.9996) | [speedup vs others] | target | met.
 
 % of peak: the CSV's pct_of_peak (oprt-bench's: against the run's calibrated device-to-device copy; empty where a
 backend was not calibrated), or 100 * gbps / --peak when --peak is given (e.g. --peak 4190 on the H200). Targets
@@ -21,11 +22,35 @@ elements x 4 bytes, so that a shape that qualifies in f32 carries the same targe
   softmax over axis 0 of a 2-D tensor: >= 80%;
 - copy of a transposed 2-D view, >= 64 MiB: >= 80%;
 - speedup over the baseline >= 1.00 on every `large` case and >= 0.95 on every `default` case.
-A row's case set comes from oprt_core's case sets when oprt_core imports (else, said on stderr, `large`
-for tensors of >= 2^26 elements, 256 MiB as f32, and no speedup target otherwise). Rows without a target
-show "-" under "met". Without --all only rows with a target are listed. --kernel adds the row's `kernel` cell (which
-of the backend's kernels ran, results schema 3 on). --op keeps the rows of the named ops (comma-separated). Exit
-status 0 either way (a report, not a gate).
+
+The targets of real model shapes and of matmul (RULES, each with its reason; bytes moved: the CSV's `bytes`, else
+GB/s x median_ms):
+- every `models` row of a memory-bound op (any op but matmul): speedup >= 0.90 against torch (the floor; smaller
+  cases have no other target);
+- `models`, memory-bound, >= 32 MiB moved: >= 1.00 against torch;
+- `models` softmax over the last axis, rows >= 32768 wide, >= 32 MiB moved: >= 85% of peak, every dtype;
+- `models` rms_norm, add_rms_norm, layer_norm, silu_mul, >= 32 MiB moved: >= 90% of peak; rope and cross_entropy:
+  >= 85%; both >= 1.00 against torch and against each of torch-compile and liger where the run has their rows;
+- matmul in f16 and bf16, `large` squares and `models` GEMMs with M >= 2048 (M: the first input's second-to-last
+  extent in the `shape` column): >= 0.95 against torch and >= 70% of the device's dense compute peak.
+Tie rule of the >= 1.00 targets: a speedup within 1% under it (>= 0.99) counts as met where the row and the
+baseline's row are both at >= 95% of peak. These speedups are the baseline's median_ms / the row's, from the
+baseline's row of the same (op, case, dtype, params) in the same CSV (the CSV's `speedup` column is against the run's
+first backend only); a run without torch's row misses the targets against torch, a baseline row that is not ok
+(unsupported: liger refuses some shapes) is no target. The table's "speedup vs others" column lists them (those
+against the speedup column's baseline aside); over several CSVs each is the median over the runs.
+
+% of peak of a compute-bound op (matmul) is of the dense compute peak of the row's dtype, marked "(compute)" in the
+cell: the CSV's pct_of_compute where it has one, else 100 x tflops / run.json's
+backends[BACKEND].compute_peak[DTYPE].tflops beside the CSV (tf32 for f32 rows with "allow_tf32": true); without
+either the cell says "no compute peak" and the row misses its target.
+
+A row's case sets come from oprt_core's registry when oprt_core imports (every op: core, model ops, matmul, plugins';
+else, said on stderr, `large` for tensors of >= 2^26 elements, 256 MiB as f32, and no other speedup or `models`
+target). Rows without a target show "-" under "met". Without --all only rows with a target are listed; --below lists
+only the rows below their target (the summary line counts them either way). --kernel adds the row's `kernel` cell
+(which of the backend's kernels ran, results schema 3 on). --op keeps the rows of the named ops (comma-separated).
+Exit status 0 either way (a report, not a gate).
 
 Several CSVs (sweeps of the same cases, e.g. of one commit on several machines): one row per (op, case, dtype), each
 number the median over the runs that timed it with its range in parentheses, the targets judged on the medians; a row
@@ -35,8 +60,8 @@ row is judged on the runs that have it.
 
 --format markdown (the tables of docs/kernels.md): every row of the backend, targeted or not, one table per CSV in
 the order given (each CSV its own run, typically one per case set; nothing is combined), each under its run's line
-(below), with the kernel each row ran and the target in short ("95%, 1.00x"); an op column only where the rows hold
-more than one op.
+(below), with the kernel each row ran and the target in short ("95%, 1.00x", "90%, 1.00x torch/torch-compile/liger");
+an op column only where the rows hold more than one op, "speedup vs others" only where a row has such targets.
 
 When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
 the figures come from: device, date, commit, case sets, flush, and the calibrated peak the % column is against.
@@ -506,9 +531,12 @@ def _fmt_speedup(v: float | None) -> str:
 
 def _others(r: dict) -> str:
     """The row's speedups against the baselines of its targets, but the one of the speedup column: "torch-compile
-    1.031, liger: unsupported" (a baseline row that is not ok: no target; "no row": the run has none)."""
+    1.031, liger: unsupported" (a baseline row that is not ok: no target; "torch: no row": the run has none of a
+    baseline the target needs)."""
     cells = []
     for b, g in r.get("vs", {}).items():
+        if g["status"] == "no row" and not r["model"]["speedup"][b]["required"]:
+            continue  # a baseline judged only where the run has it: nothing to say
         if g["status"] != "ok":
             cells.append(f"{b}: {g['status']}")
         elif b != r["baseline"]:
