@@ -282,9 +282,9 @@ def model_targets(facts: Facts) -> dict:
             if have is not None and rule.speedup < have["min"]:
                 have["required"] = have["required"] or b in rule.against
                 continue
-            same = have is not None and rule.speedup == have["min"]
-            speed[b] = {"min": rule.speedup, "tie": rule.tie or (same and have["tie"]),
-                        "required": b in rule.against or bool(have and have["required"]), "why": rule.why}
+            tie = rule.tie or bool(have and rule.speedup == have["min"] and have["tie"])
+            required = b in rule.against or bool(have and have["required"])
+            speed[b] = {"min": rule.speedup, "tie": tie, "required": required, "why": rule.why}
     return {"pct": pct, "speedup": speed}
 
 
