@@ -60,7 +60,7 @@ row is judged on the runs that have it.
 
 --format markdown (the tables of docs/kernels.md): every row of the backend, targeted or not, one table per CSV in
 the order given (each CSV its own run, typically one per case set; nothing is combined), each under its run's line
-(below), with the kernel each row ran and the target in short ("95%, 1.00x", "90%, 1.00x torch/torch-compile/liger");
+(below), with the kernel each row ran and the target in short ("95%, 1.00x", "90%, 1.00x torch/torch-compile*/liger*");
 an op column only where the rows hold more than one op, "speedup vs others" only where a row has such targets.
 
 When the run's run.json lies beside the CSV (every oprt-bench run folder), a line above the table says where
@@ -596,20 +596,21 @@ def render(rows: list[dict], kernel: bool = False, nruns: int = 1, below: bool =
     judged = [r for r in rows if r["met"] != "-"]
     met = sum(r["met"] == "yes" for r in judged)
     out.append("")
+    out.extend(_notes(shown))  # the summary last: a log's tail
     out.append(f"{met} of {len(judged)} rows with a target meet it"
                + (f" (judged on the medians of {upto}{runs} runs; ranges in parentheses)." if runs > 1 else ".")
                + f" {len(judged) - met} below target" + (" (listed)." if below else "."))
-    out.extend(_notes(shown))
     return "\n".join(out)
 
 
 def _short_target(tp: float | None, ts: float | None, model: dict | None = None, compute: bool = False) -> str:
-    """A row's targets in short: "95%, 1.00x", "0.95x", "90%, 1.00x torch/torch-compile/liger", or "-"."""
+    """A row's targets in short: "95%, 1.00x", "0.95x", "90%, 1.00x torch/torch-compile*/liger*", or "-"."""
     parts = ([f"{tp:.0f}%"] if tp is not None else []) + ([f"{ts:.2f}x"] if ts is not None else [])
-    if model and model["pct"]:
+    model = model or {"pct": None, "speedup": {}}
+    if model["pct"]:
         parts.append(f"{model['pct'][0]:.0f}%" + (" compute" if compute else ""))
-    for (lo, _tie), names in _speed_groups(model or {"speedup": {}}).items():
-        parts.append(f"{lo:.2f}x " + "/".join(names))
+    for (lo, _tie), names in _speed_groups(model).items():
+        parts.append(f"{lo:.2f}x " + "/".join(b + ("" if model["speedup"][b]["required"] else "*") for b in names))
     return ", ".join(parts) or "-"
 
 
@@ -641,8 +642,8 @@ def render_markdown(rows: list[dict]) -> str:
         out.append("| " + " | ".join(cells) + " |")
     judged = [r for r in rows if r["met"] != "-"]
     out.append("")
-    out.append(f"{sum(r['met'] == 'yes' for r in judged)} of {len(judged)} rows with a target meet it.")
     out.extend(_notes(rows))
+    out.append(f"{sum(r['met'] == 'yes' for r in judged)} of {len(judged)} rows with a target meet it.")
     return "\n".join(out)
 
 
