@@ -548,7 +548,9 @@ def _pct_cell(r: dict, text: str) -> str:
     """A compute-bound row's % is of the dense compute peak: said in the cell."""
     if r.get("pct_kind") != "compute":
         return text
-    return f"{text} (compute)" if text else "no compute peak"
+    if not text:  # an ok row without a %: its compute peak is unknown (a failed row has no figures at all)
+        return "no compute peak" if r["status"] == "ok" else ""
+    return f"{text} (compute)"
 
 
 def _notes(rows: list[dict]) -> list[str]:

@@ -433,12 +433,18 @@ def test_matmul_compute_targets(tmp_path):
 
 
 def test_matmul_pct_of_compute_column(tmp_path):
-    """A CSV with pct_of_compute: its cell is the % (where not empty), before run.json's peak."""
+    """A CSV with pct_of_compute: its cell is the % (where not empty), before run.json's peak; a failed row has none."""
     rows = [
         *_matmul("8192x8192x8192", "8192x8192,8192x8192", "bf16", 600.0, 1.0, pct_of_compute="71.0"),
         *_matmul("8192x8192x8192", "8192x8192,8192x8192", "f16", 600.0, 1.0, pct_of_compute=""),
     ]
+    failed = _matmul("16384x16384x16384", "16384x16384,16384x16384", "bf16", 0.0, 1.0, pct_of_compute="")
+    failed[0].update(status="failed", tflops="", median_ms="", gbps="", speedup="")
+    rows += failed
     mm = _lines(_run(tmp_path, rows, run_json=H200_RUN), "matmul")
+    # a failed row: no figures (not "no compute peak": the peak is known), the target missed
+    assert "| 16384x16384x16384 (failed) | bf16 |  |  |" in mm[("16384x16384x16384", "bf16")]
+    assert mm[("16384x16384x16384", "bf16")].endswith("| no |")
     assert "| 71.0 (compute) |" in mm[("8192x8192x8192", "bf16")] and mm[("8192x8192x8192", "bf16")].endswith("| yes |")
     assert "| 60.6 (compute) |" in mm[("8192x8192x8192", "f16")] and mm[("8192x8192x8192", "f16")].endswith("| no |")
 
