@@ -32,7 +32,8 @@
 #             layer_norm, silu_mul, cross_entropy, rope) on OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch,
 #             torch-compile, liger) and
 #             OPRT_SUITE_MODELS_DTYPES (default all), baseline torch, into OUTDIR/models-DTYPES (torch-compile's
-#             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800)
+#             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800);
+#             then scripts/perf_table.py --below per GPU backend: OUTDIR/models-DTYPES-below-BACKEND.log
 #   telemetry a small sweep (nvidia, core ops, smoke cases, f32 f16) with GPU telemetry (nvidia-ml-py: its wheel in
 #             .whl/ where the host lacks it) and --profile ncu:2 into OUTDIR/telemetry (results.csv, run.json,
 #             report.html, profiles/*.ncu-rep); telemetry-check.log counts the filled telemetry cells, clock drops
@@ -243,6 +244,12 @@ if has models; then
         --backends "${OPRT_SUITE_MODELS_BACKENDS:-$GPU_BACKENDS,torch,torch-compile,liger}" --cases models \
         --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,add_rms_norm,layer_norm,silu_mul,cross_entropy,rope}" --dtypes "$mdt" --baseline torch \
         --out "$OUTDIR/models-${mdt//,/-}" --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
+    # every row of each GPU backend below its target (the models set's and the core sets'): the table's last line
+    # counts them
+    for be in ${GPU_BACKENDS//,/ }; do
+        run_logged "models-${mdt//,/-}-below-$be" python3 scripts/perf_table.py --below --backend "$be" \
+            "$OUTDIR/models-${mdt//,/-}/results.csv"
+    done
 fi
 
 if has telemetry; then
