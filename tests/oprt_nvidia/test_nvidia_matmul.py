@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 
 import oprt_core.errors as E
-from oprt_core.device_array import DeviceArray
-
 from oprt_core.compute_ops import matmul_case
 from oprt_core.compute_ops import matmul_spec as MATMUL
+from oprt_core.device_array import DeviceArray
 from oprt_core.dtypes import DTYPES
 
 
