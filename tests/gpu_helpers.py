@@ -223,6 +223,8 @@ def check_pointer_entry_points(ext: Any, tdesc: Callable[..., Any]) -> None:
         # two outputs (out, h) before the inputs
         ("add_rms_norm", (*(tdesc((4, 64)) for _ in range(4)), tdesc((64,)), 1e-6),
          ("out", "h", "x", "residual", "weight")),
+        # an optional input given (matmul's c, beta != 0): its pointer forwarded and checked like the others
+        ("matmul", (tdesc((4, 5)), tdesc((4, 3)), tdesc((3, 5)), tdesc((4, 5)), 1.0, 0.5, 0), ("out", "a", "b", "c")),
     )
     for op, args, names in cases:
         nout = 2 if op == "add_rms_norm" else 1

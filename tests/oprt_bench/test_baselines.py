@@ -163,6 +163,31 @@ def test_torch_matmul_flags_alpha_and_no_compiled_form(torch_cpu):
     assert not sup.ok and "has no implementation of 'matmul'" in sup.reason
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_matmul_with_c_respects_alpha_and_beta(torch_cpu, dtype):
+    """alpha * a @ b + beta * c on torch (addmm 2-D, baddbmm batched): within budget, and the check fails on the
+    result taken without c or with another beta; a c given with beta 0 is not read (NaN in it, a finite result)."""
+    spec = COMPUTE_SPECS["matmul"]
+    for case in (matmul_case(9, 7, 11, b_layout="transposed", c_layout="transposed", alpha=-0.5, beta=1.5),
+                 matmul_case(5, 6, 4, batch=3, alpha=2.0, beta=-0.25)):
+        run_and_check(torch_cpu, "matmul", case, dtype)
+        params = case.param_dict
+        inputs = spec.make_inputs(case, dtype, np.random.default_rng(6))
+        out = torch_cpu.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
+        torch_cpu.prepare("matmul", [torch_cpu.to_device(x) for x in inputs], out, params)()
+        got = torch_cpu.to_host(out)
+        assert spec.check(got, inputs, dtype, params).ok
+        assert not spec.check(got, inputs[:2], dtype, {**params, "beta": 0.0}).ok
+        assert not spec.check(got, inputs, dtype, {**params, "beta": 2 * params["beta"]}).ok
+    case = matmul_case(4, 3, 5, c_layout="contiguous")
+    a, b, c = spec.make_inputs(case, dtype, np.random.default_rng(7))
+    c[...] = np.nan
+    out = torch_cpu.empty((4, 3), dtype)
+    torch_cpu.prepare("matmul", [torch_cpu.to_device(x) for x in (a, b, c)], out, {})()
+    got = torch_cpu.to_host(out)
+    assert np.isfinite(got.astype(np.float32)).all() and spec.check(got, [a, b, c], dtype).ok
+
+
 # -- layouts --------------------------------------------------------------------------------------------------
 
 def _elem_strides(x: np.ndarray) -> tuple[int, ...]:

@@ -176,9 +176,9 @@ def test_out_of_the_wrong_shape(reg, op, inputs, out, fragments):
 
 
 def test_wrong_number_of_inputs(reg):
-    with raises(InvalidArgumentError, "vector_add takes 2 input(s), got 1"):
+    with raises(InvalidArgumentError, "vector_add takes 2 input(s) (a, b), got 1"):
         ops.run("vector_add", [X], registry=reg)
-    with raises(InvalidArgumentError, "copy takes 1 input(s), got 2"):
+    with raises(InvalidArgumentError, "copy takes 1 input(s) (x), got 2"):
         ops.run("copy", [X, X], registry=reg)
     with raises(InvalidArgumentError, "vector_add takes 2 input(s) (a, b), got 3"):
         check_call(CORE_SPECS["vector_add"], [(3,)] * 3, ["f32"] * 3, (3,), "f32", {})

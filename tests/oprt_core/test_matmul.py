@@ -1,8 +1,9 @@
 """matmul (oprt_core.compute_ops): the reference against element-by-element float64 sums (math.fsum), a budget
-that passes a sequential f32 accumulation and refuses one wrong product term or a result 4 ulps off, the shape
-rule's errors, bytes and flops, the numpy backend on every smoke and edge case (large and models with
-OPRT_TEST_LARGE=1), the generated op function, and the C path of the compiled host library (oprt_plan_matmul and
-a sequential f32 loop) against the reference, with its refusals of bad input."""
+that passes a sequential f32 accumulation and refuses one wrong product term, a result 4 ulps off or a beta * c
+term left out, the shape rule's errors (c's among them), bytes and flops, the numpy backend on every smoke and
+edge case (large and models with OPRT_TEST_LARGE=1), the generated op function with and without c (in place over
+c too), and the C path of the compiled host library (oprt_plan_matmul and a sequential f32 loop) against the
+reference, with its refusals of bad input."""
 
 from __future__ import annotations
 
@@ -197,8 +198,12 @@ def test_shape_errors(a, b, fragment):
 def test_wrong_out_shape_and_beta_are_refused():
     with pytest.raises(InvalidArgumentError, match=r"out has shape \(4, 5\), expected \(4, 6\)"):
         check_call(S, [(4, 5), (5, 6)], ["f32", "f32"], (4, 5), "f32", {})
-    with pytest.raises(InvalidArgumentError, match="beta must be 0.0, got 1.0: .* needs an input c"):
+    with pytest.raises(InvalidArgumentError, match=r"matmul: beta is 1.0 but c is not given: .* needs c, of out's "
+                                                   r"shape \(pass c, or beta=0.0\)"):
         ops.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), beta=1.0)
+    with pytest.raises(InvalidArgumentError, match="matmul: param 'beta' must be finite"):
+        ops.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
+                   beta=math.nan)
     with pytest.raises(InvalidArgumentError, match="dtype mismatch"):
         ops.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float16))
     with pytest.raises(InvalidArgumentError, match="allow_tf32"):
@@ -213,9 +218,21 @@ def test_bytes_and_flops():
     assert S.bytes_moved(matmul_case(4096, 4096, 4096), "f32") == 3 * 4096 * 4096 * 4
 
 
+def test_bytes_and_flops_count_c_where_it_is_read():
+    c = matmul_case(4, 6, 5, batch=3, beta=0.5)
+    assert [t.shape for t in c.inputs][2] == (3, 4, 6)
+    assert S.flops(c) == 2 * 3 * 4 * 6 * 5 + 2 * 3 * 4 * 6  # beta * c and its add
+    assert S.bytes_moved(c, "f16") == 3 * (4 * 5 + 5 * 6 + 2 * 4 * 6) * 2  # c read, out written
+    unread = matmul_case(4, 6, 5, batch=3, c_layout="contiguous")  # c given, beta 0: not read
+    assert len(unread.inputs) == 3
+    assert S.flops(unread) == 2 * 3 * 4 * 6 * 5 and S.bytes_moved(unread, "f16") == 3 * (4 * 5 + 5 * 6 + 4 * 6) * 2
+
+
 def test_custom_case_is_a_times_its_transpose_shape():
     c = S.custom_case((64, 32))
     assert [t.shape for t in c.inputs] == [(64, 32), (32, 64)] and c.name == "64x64x32"
+    c = S.custom_case((64, 32), {"beta": 0.5})  # --shape 64x32 --param beta=0.5: c of out's shape
+    assert [t.shape for t in c.inputs] == [(64, 32), (32, 64), (64, 64)] and c.param_dict["beta"] == 0.5
     c = S.custom_case((2, 8, 16), {"alpha": 2.0})
     assert [t.shape for t in c.inputs] == [(2, 8, 16), (2, 16, 8)] and c.param_dict["alpha"] == 2.0
     with pytest.raises(InvalidArgumentError, match="--shape gives a's shape, MxK or BxMxK"):
@@ -241,6 +258,12 @@ def test_case_sets():
     # 4096 hidden; 32 query heads + 2 x 8 key/value heads of 128: N = 6144; the weight is a transposed view
     assert [t.shape for t in qkv.inputs] == [(2048, 4096), (4096, 6144)] and qkv.inputs[1].layout == "transposed"
     assert {c.inputs[0].shape[0] for c in models} == {1, 16, 64, 512, 2048, 16384}
+    for case_set in ("smoke", "default", "edge"):  # each has cases with c, read (beta != 0)
+        assert any(len(c.inputs) == 3 and c.param_dict.get("beta", 0) != 0 for c in S.cases(case_set)), case_set
+    with_c = [c for c in edge if len(c.inputs) == 3]
+    assert {"transposed", "step2", "reversed", "offset1"} <= {c.inputs[2].layout for c in with_c}
+    assert any(c.param_dict.get("beta", 0.0) == 0.0 for c in with_c)  # given and not read
+    assert any(c.inputs[0].shape[-1] == 0 for c in with_c)  # K = 0: out = beta * c
 
 
 # -- the numpy backend ------------------------------------------------------------------------------------------
@@ -268,7 +291,10 @@ def test_numpy_backend_every_case(case_set, case, dtype):
 
 
 def test_op_function():
-    assert list(inspect.signature(ops.matmul).parameters)[:5] == ["a", "b", "alpha", "beta", "allow_tf32"]
+    params = inspect.signature(ops.matmul).parameters
+    assert list(params)[:6] == ["a", "b", "c", "alpha", "beta", "allow_tf32"] and params["c"].default is None
+    assert "c: None, or an array of ``a``'s dtype" in ops.matmul.__doc__
+    assert "``out`` may be ``c`` itself" in ops.matmul.__doc__
     rng = np.random.default_rng(8)
     a, b = _rand(rng, 3, 5, 7).astype(np.float16), _rand(rng, 3, 7, 4).astype(np.float16)
     got = ops.matmul(a, b, alpha=0.5)
@@ -279,15 +305,148 @@ def test_op_function():
     assert ops.matmul(a2, w.T, out=out) is out and S.check(out, [a2, w.T], "f32").ok
 
 
+# -- c and beta: out = alpha * a @ b + beta * c -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("a_shape", "b_shape", "alpha", "beta"), [
+    ((5, 7), (7, 3), 1.0, 1.0), ((4, 33), (33, 6), -2.5, 0.5), ((3, 4, 9), (3, 9, 5), 0.5, -2.0),
+    ((4, 0), (0, 3), 1.0, 3.0),  # K = 0: beta * c exactly
+])
+def test_reference_with_c_matches_fsum(a_shape, b_shape, alpha, beta):
+    rng = np.random.default_rng(31)
+    a, b = _rand(rng, *a_shape), _rand(rng, *b_shape)
+    c = _rand(rng, *a_shape[:-1], b_shape[-1])
+    ref = S.reference([a, b, c], {"alpha": alpha, "beta": beta})
+    np.testing.assert_allclose(ref, fsum_matmul(a, b, alpha) + beta * c, rtol=1e-13, atol=1e-15)
+    assert not np.allclose(ref, fsum_matmul(a, b, alpha))  # c counts
+
+
+def test_c_with_beta_zero_is_not_read():
+    """BLAS's rule: with beta == 0, c is not read: a NaN or inf there does not reach the reference or the result."""
+    rng = np.random.default_rng(32)
+    a, b = _rand(rng, 4, 6).astype(np.float32), _rand(rng, 6, 5).astype(np.float32)
+    c = np.full((4, 5), np.nan, np.float32)
+    c[0, 0] = np.inf
+    ref = S.reference([a, b, c], {"beta": 0.0})
+    assert np.isfinite(ref).all()
+    np.testing.assert_allclose(ref, S.reference([a, b]), rtol=0, atol=0)
+    got = ops.matmul(a, b, c)
+    assert np.isfinite(got).all() and S.check(got, [a, b, c], "f32").ok
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_sequential_f32_with_beta_c_is_within_budget_and_c_left_out_is_not(dtype):
+    """A plain kernel (sequential f32 sum, alpha * acc + beta * c in f32, one rounding) passes; the same result
+    without the beta * c term, or with it twice, fails."""
+    case = matmul_case(8, 8, 1000, alpha=0.75, beta=-1.5)
+    a, b, c = S.make_inputs(case, dtype, np.random.default_rng(33))
+    params = case.param_dict
+    acc = _sequential_f32(a, b)
+    c32 = c.astype(np.float32)
+    good = (np.float32(0.75) * acc + np.float32(-1.5) * c32).astype(DTYPES[dtype].numpy)
+    res = S.check(good, [a, b, c], dtype, params)
+    assert res.ok, res.message
+    for bad in (np.float32(0.75) * acc, np.float32(0.75) * acc + np.float32(-3.0) * c32):
+        assert not S.check(bad.astype(DTYPES[dtype].numpy), [a, b, c], dtype, params).ok
+
+
+def test_budget_widens_by_eps_of_beta_c():
+    rng = np.random.default_rng(34)
+    a, b, c = _rand(rng, 3, 4), _rand(rng, 4, 5), _rand(rng, 3, 5)
+    params = S.validate_params({"beta": 4.0}, [a.shape, b.shape, c.shape])
+    ref = S.reference([a, b, c], params)
+    without, _ = S.tolerance("f32", [a, b], ref, S.validate_params({}))
+    with_c, rtol = S.tolerance("f32", [a, b, c], ref, params)
+    np.testing.assert_allclose(with_c - without, 4.0 * DTYPES["f32"].eps * np.abs(c), rtol=1e-12)
+    assert rtol == DTYPES["f32"].eps
+
+
+@pytest.mark.parametrize(("shapes", "fragment"), [
+    ([(4, 5), (5, 6), (4, 5)], "matmul: c has shape (4, 5), expected out's shape (4, 6) for a of shape (4, 5) and b "
+                               "of shape (5, 6) (c is not broadcast)"),
+    ([(4, 5), (5, 6), (6,)], "matmul: c has shape (6,), expected out's shape (4, 6)"),  # a bias row: not a c
+    ([(2, 4, 5), (2, 5, 6), (4, 6)], "matmul: c has shape (4, 6), expected out's shape (2, 4, 6)"),
+])
+def test_c_of_the_wrong_shape_is_refused(shapes, fragment):
+    with pytest.raises(InvalidArgumentError) as info:
+        S.output_shape(shapes, {"beta": 1.0})
+    assert fragment in str(info.value)
+    arrays = [np.ones(sh, np.float32) for sh in shapes]
+    with pytest.raises(InvalidArgumentError, match="matmul: c has shape"):
+        ops.matmul(*arrays, beta=1.0)
+    with pytest.raises(InvalidArgumentError, match="matmul: c has shape"):  # refused with beta 0 too (still given)
+        ops.matmul(*arrays)
+
+
+def test_c_of_another_dtype_and_too_many_inputs_are_refused():
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    with pytest.raises(InvalidArgumentError, match="matmul: dtype mismatch: out is f32 but c is f16"):
+        ops.matmul(a, b, np.ones((2, 4), np.float16), beta=1.0)
+    with pytest.raises(InvalidArgumentError, match=r"matmul: c must be an array of f32, f16 or bf16, got int32"):
+        ops.matmul(a, b, np.ones((2, 4), np.int32), beta=1.0)
+    with pytest.raises(InvalidArgumentError, match=r"matmul takes 2 or 3 inputs \(a, b, optionally c\), got 4"):
+        ops.run("matmul", [a, b, np.ones((2, 4), np.float32), a])
+    with pytest.raises(InvalidArgumentError, match=r"matmul takes 2 or 3 inputs \(a, b, optionally c\), got 1"):
+        check_call(S, [(2, 3)], ["f32"], (2, 4), "f32", {})
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_op_function_with_c_positional_keyword_and_through_run(dtype):
+    rng = np.random.default_rng(35)
+    npdt = DTYPES[dtype].numpy
+    a, b, c = (_rand(rng, *sh).astype(npdt) for sh in ((2, 6, 9), (2, 9, 7), (2, 6, 7)))
+    params = {"alpha": -0.5, "beta": 2.0}
+    for got in (ops.matmul(a, b, c, -0.5, 2.0), ops.matmul(a, b, c=c, alpha=-0.5, beta=2.0),
+                ops.run("matmul", [a, b, c], params)):
+        assert got.dtype == npdt and got.shape == (2, 6, 7)
+        res = S.check(got, [a, b, c], dtype, params)
+        assert res.ok, res.message
+        assert not S.check(got, [a, b], dtype, {"alpha": -0.5}).ok  # beta * c is in it
+    # run with c given as None: left out
+    got = ops.run("matmul", [a, b, None], {"alpha": -0.5})
+    assert S.check(got, [a, b], dtype, {"alpha": -0.5}).ok
+    with pytest.raises(InvalidArgumentError, match="matmul: beta is 2.0 but c is not given"):
+        ops.run("matmul", [a, b, None], params)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_numpy_in_place_over_c(dtype):
+    """out = c itself: C = alpha * A @ B + beta * C, each element's c read before it is written."""
+    rng = np.random.default_rng(36)
+    npdt = DTYPES[dtype].numpy
+    a, w, c = _rand(rng, 5, 8).astype(npdt), _rand(rng, 6, 8).astype(npdt), _rand(rng, 6, 5).astype(npdt).T
+    c0 = c.copy()
+    assert ops.matmul(a, w.T, c, beta=1.0, out=c) is c  # c a transposed view: any strides
+    res = S.check(c, [a, w.T, c0], dtype, {"beta": 1.0})
+    assert res.ok, res.message
+    assert not np.array_equal(c, c0)
+
+
+def test_out_overlapping_c_other_than_exactly_is_refused():
+    a, b = np.ones((4, 3), np.float32), np.ones((3, 4), np.float32)
+    buf = np.zeros((5, 4), np.float32)
+    with pytest.raises(E.OverlapError, match=r"matmul: out overlaps input c \(partial overlap of the same memory\); "
+                                             r"use a separate output, or c itself as out \(in place\)"):
+        ops.matmul(a, b, buf[:4], beta=1.0, out=buf[1:])
+    with pytest.raises(E.OverlapError, match="matmul: out overlaps input c .the same memory in another layout"):
+        sq = np.zeros((4, 4), np.float32)
+        ops.matmul(a, b, sq, beta=1.0, out=sq.T)
+    with pytest.raises(E.OverlapError, match="matmul: out is input a itself"):
+        sq = np.ones((4, 4), np.float32)
+        ops.matmul(sq, np.ones((4, 4), np.float32), out=sq)
+
+
 # -- registration and the C ABI -------------------------------------------------------------------------------
 
 def test_registered_by_the_builtin_plugin_and_in_the_c_abi():
     assert get_registry().get_op("matmul") is S and COMPUTE_SPECS["matmul"] is S
     assert [s.name for s in cdecl.c_abi_ops()][-1] == "matmul"  # after the core and the model ops
     assert S.has_c_abi
-    proto = cdecl.prototypes(S)
-    assert ("float alpha, float beta, int32_t allow_tf32);" in proto
-            and "oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc" in proto)
+    proto = " ".join(cdecl.prototypes(S).split())
+    assert ("const oprt_tensor_desc_t *b, const oprt_tensor_desc_t *c, float alpha, float beta, int32_t allow_tf32);"
+            in proto)
+    assert ("oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc, void *workspace, size_t workspace_size, void "
+            "*out, const void *a, const void *b, const void *c, oprt_stream_t stream);" in proto)
+    assert "c (optional): NULL tensor and pointer where left out; out may be exactly it (in place)" in proto
     assert cdecl.c_params(S, S.validate_params({"alpha": 2, "allow_tf32": True})) == (2.0, 0.0, 1)
 
 
@@ -321,9 +480,10 @@ def test_host_library_refuses_bad_input(host_backend):
     b = host_backend
     desc = b.ffi.new("oprt_matmul_descriptor_t *")
 
-    def create(out, a, w, alpha=1.0, beta=0.0, tf32=0):
+    def create(out, a, w, alpha=1.0, beta=0.0, tf32=0, c=None):
         tds = [b._tensor_desc(t, n) for t, n in zip((out, a, w), ("out", "a", "b"))]
-        b.check(b.lib.oprt_create_matmul_descriptor(desc, *tds, alpha, beta, tf32))
+        tc = b._tensor_desc(c, "c") if c is not None else b.ffi.NULL
+        b.check(b.lib.oprt_create_matmul_descriptor(desc, *tds, tc, alpha, beta, tf32))
 
     a, w, out = b.empty((4, 6), "f32"), b.empty((6, 5), "f32"), b.empty((4, 5), "f32")
     create(out, a, w)  # the good call: the refusals below are each one thing wrong
@@ -341,9 +501,119 @@ def test_host_library_refuses_bad_input(host_backend):
         create(b.empty((5, 4), "f32"), a, w)
     with pytest.raises(E.UnsupportedDtypeError, match="dtype mismatch: out is f32 but b is f16"):
         create(out, a, b.empty((6, 5), "f16"))
-    with pytest.raises(E.ParamError, match="matmul: beta must be 0.0, got 0.5"):
+    with pytest.raises(E.ParamError, match=r"matmul: beta is 0.5 but c is NULL: alpha \* a @ b \+ beta \* c needs c, "
+                                          r"of out's shape \(pass c, or beta 0\)"):
         create(out, a, w, beta=0.5)
+    with pytest.raises(E.ParamError, match="matmul: beta must be finite, got nan"):
+        create(out, a, w, beta=math.nan, c=b.empty((4, 5), "f32"))
+    with pytest.raises(E.ShapeError, match=r"matmul: c has shape \(5, 4\), expected out's shape \(4, 5\) \(c is not "
+                                          r"broadcast\)"):
+        create(out, a, w, beta=1.0, c=b.empty((5, 4), "f32"))
+    with pytest.raises(E.ShapeError, match=r"matmul: c has shape \(5,\), expected out's shape \(4, 5\)"):
+        create(out, a, w, beta=0.0, c=b.empty((5,), "f32"))  # a given c is validated with beta 0 too
+    with pytest.raises(E.UnsupportedDtypeError, match="dtype mismatch: out is f32 but c is bf16"):
+        create(out, a, w, beta=1.0, c=b.empty((4, 5), "bf16"))
     with pytest.raises(E.ParamError, match="matmul: alpha must be finite, got inf"):
         create(out, a, w, alpha=math.inf)
     with pytest.raises(E.ParamError, match="matmul: allow_tf32 must be 0 or 1, got 2"):
         create(out, a, w, tf32=2)
+
+
+def _host_inputs(b, rng, dtype, *shapes):
+    host = [_rand(rng, *sh).astype(DTYPES[dtype].numpy) for sh in shapes]
+    return host, [b.to_device(x) for x in host]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_host_library_in_place_over_c_and_partial_overlap_refused(host_backend, dtype):
+    """out = c itself through the C ABI (each element's c read before it is written, the launch allows exactly this
+    alias); out one row into c's memory is refused at launch with OPRT_STATUS_OVERLAP."""
+    b, rng = host_backend, np.random.default_rng(41)
+    (a, w, c), (da, dw, dc) = _host_inputs(b, rng, dtype, (7, 9), (9, 6), (7, 6))
+    params = {"alpha": 0.5, "beta": -1.0}
+    b.prepare("matmul", [da, dw, dc], dc, params)()
+    got = b.to_host(dc)
+    res = S.check(got, [a, w, c], dtype, params)
+    assert res.ok, res.message
+    assert not S.check(got, [a, w], dtype, {"alpha": 0.5}).ok
+    buf = b.empty((8, 6), dtype)
+    c_view = DeviceArray(b, buf.ptr, (7, 6), (6, 1), dtype, buf)
+    out_view = DeviceArray(b, buf.ptr + 6 * DTYPES[dtype].itemsize, (7, 6), (6, 1), dtype, buf)
+    with pytest.raises(E.OverlapError, match=r"matmul: out overlaps input c \(partial overlap of the same memory\); "
+                                             r"use a separate output, or c itself as out \(in place\)"):
+        b.prepare("matmul", [da, dw, c_view], out_view, params)()
+
+
+def test_host_library_c_pointer_at_launch(host_backend):
+    """A descriptor made with c needs its pointer (NULL refused); one made without c does not read the pointer
+    given (NULL, as oprt_core passes, or anything)."""
+    b, rng = host_backend, np.random.default_rng(42)
+    (a, w, c), (da, dw, dc) = _host_inputs(b, rng, "f32", (3, 4), (4, 5), (3, 5))
+    out = b.empty((3, 5), "f32")
+    ffi, lib = b.ffi, b.lib
+    desc = ffi.new("oprt_matmul_descriptor_t *")
+    tds = [b._tensor_desc(t, n) for t, n in ((out, "out"), (da, "a"), (dw, "b"), (dc, "c"))]
+    b.check(lib.oprt_create_matmul_descriptor(desc, *tds, 1.0, 2.0, 0))
+    ptr = [ffi.cast("void *", x.ptr) for x in (out, da, dw, dc)]
+    with pytest.raises(E.NullPointerError, match="matmul: argument 'c' is NULL"):
+        b.check(lib.oprt_matmul(desc[0], ffi.NULL, 0, ptr[0], ptr[1], ptr[2], ffi.NULL, ffi.NULL))
+    b.check(lib.oprt_matmul(desc[0], ffi.NULL, 0, *ptr, ffi.NULL))
+    assert S.check(b.to_host(out), [a, w, c], "f32", {"beta": 2.0}).ok
+    lib.oprt_destroy_matmul_descriptor(desc[0])
+    b.check(lib.oprt_create_matmul_descriptor(desc, *tds[:3], ffi.NULL, 1.0, 0.0, 0))
+    bogus = ffi.cast("void *", 16)  # never read: the descriptor has no c
+    b.check(lib.oprt_matmul(desc[0], ffi.NULL, 0, ptr[0], ptr[1], ptr[2], bogus, ffi.NULL))
+    assert S.check(b.to_host(out), [a, w], "f32").ok
+    lib.oprt_destroy_matmul_descriptor(desc[0])
+
+
+@pytest.mark.parametrize("ptrs", [True, False], ids=["oprt_ptrs", "casts"])
+def test_host_library_launchers_with_and_without_c_on_raw_pointers(host_backend, ptrs):
+    """CompiledBackend passes NULL for a c left out, at create and at every launch: prepared and run, and on raw
+    pointers (the op API's fast path), with and without c, on oprt_ptrs_matmul and on cast pointers."""
+    b, rng = host_backend, np.random.default_rng(43)
+    (a, w, c, a2, w2, c2), dev = _host_inputs(b, rng, "f16", (6, 10), (10, 4), (6, 4), (6, 10), (10, 4), (6, 4))
+    da, dw, dc, da2, dw2, dc2 = dev
+    out = b.empty((6, 4), "f16")
+    for inputs, host, host2, params in (([da, dw], [a, w], [a2, w2], {"alpha": 2.0}),
+                                        ([da, dw, dc], [a, w, c], [a2, w2, c2], {"alpha": 2.0, "beta": 0.5})):
+        launcher = b.prepare("matmul", inputs, out, params)
+        assert launcher.absent == 3 - len(inputs)
+        if not ptrs:
+            launcher._fn_ptrs = None
+        launcher()
+        assert S.check(b.to_host(out), host, "f16", params).ok
+        second = [da2, dw2, dc2][:len(inputs)]
+        b.fill_nan(out)
+        launcher.launch_ptrs(out.ptr, [x.ptr for x in second])
+        res = S.check(b.to_host(out), host2, "f16", params)
+        assert res.ok, res.message
+        assert not S.check(b.to_host(out), host, "f16", params).ok  # the new pointers' inputs, not the first
+
+
+def test_op_api_fast_path_on_the_host_library_with_and_without_c(host_backend, monkeypatch):
+    from oprt_core import hookimpl
+    from oprt_core.plugins import Registry, get_plugin_manager
+
+    class _Register:
+        @hookimpl
+        def oprt_register_backends(self, register):
+            register(host_backend)
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(_Register(), "host-matmul", "tests")
+    reg = Registry(pm)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    ops.clear_cache()
+    b, rng = host_backend, np.random.default_rng(44)
+    out = b.empty((5, 3), "f32")
+    for _ in range(2):  # full path, then fast path
+        (a, w, c), (da, dw, dc) = _host_inputs(b, rng, "f32", (5, 2), (2, 3), (5, 3))
+        assert ops.matmul(da, dw, backend="host", out=out) is out
+        assert S.check(b.to_host(out), [a, w], "f32").ok
+        assert ops.matmul(da, dw, dc, beta=-1.0, backend="host", out=out) is out
+        assert S.check(b.to_host(out), [a, w, c], "f32", {"beta": -1.0}).ok
+        assert ops.matmul(da, dw, dc, beta=1.0, backend="host", out=dc) is dc  # in place over c
+        assert S.check(b.to_host(dc), [a, w, c], "f32", {"beta": 1.0}).ok
+    assert len(ops._fast) == 3
+    ops.clear_cache()

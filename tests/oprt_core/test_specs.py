@@ -45,7 +45,7 @@ def test_every_op_has_the_four_case_sets(op):
         names = [c.name for c in cases]
         assert len(names) == len(set(names)), f"{op}/{case_set}: duplicate case names {names}"
         for c in cases:
-            assert c.op == op and len(c.inputs) == spec.n_inputs
+            assert c.op == op and spec.min_inputs <= len(c.inputs) <= spec.n_inputs
             # every case is valid for its op: params and shapes agree
             full = spec.validate_params(c.param_dict, [t.shape for t in c.inputs])
             spec.output_shape([t.shape for t in c.inputs], full)
@@ -438,3 +438,56 @@ def test_custom_case():
     assert c.param_dict == {"negative_slope": 0.2}
     with pytest.raises(InvalidArgumentError, match="axis 2 is out of range"):
         CORE_SPECS["softmax"].custom_case((8, 100), {"axis": 2})
+
+
+# -------------------------------------------------------------------------------------------------
+# optional inputs (matmul's c)
+
+
+def _spec_with_optional(**kw):
+    from oprt_core.spec import OpSpec
+
+    base = dict(name="axpby", doc="out = x (+ y)", n_inputs=3, input_names=("x", "y", "z"),
+                reference_fn=lambda x, y=None, z=None: x, bytes_fn=lambda c, d: 0, flops_fn=lambda c: 0,
+                budgets={}, case_sets={})
+    return OpSpec(**{**base, **kw})
+
+
+def test_optional_inputs_are_the_last_ones_and_counted():
+    spec = _spec_with_optional(optional_inputs=("y", "z"))
+    assert spec.min_inputs == 1 and spec.n_inputs == 3
+    assert spec.inputs_wording() == "1 or 2 or 3 inputs (x, optionally y, z)"
+    for n in (1, 2, 3):
+        spec.check_input_count(n)
+        assert spec.output_shapes([(4,)] * n, {}) == ((4,),)
+    for n in (0, 4):
+        with pytest.raises(InvalidArgumentError, match=rf"axpby takes 1 or 2 or 3 inputs \(x, optionally y, z\), "
+                                                       rf"got {n}"):
+            spec.check_input_count(n)
+    assert _spec_with_optional().inputs_wording() == "3 input(s) (x, y, z)"
+
+
+@pytest.mark.parametrize(("kw", "fragment"), [
+    ({"optional_inputs": ("y",)}, "optional_inputs 'y' must be the last inputs, in order"),
+    ({"optional_inputs": ("z", "y")}, "must be the last inputs, in order"),
+    ({"optional_inputs": ("x", "y", "z")}, "after at least one required one"),
+    ({"n_inputs": 2}, "axpby: n_inputs is 2 but input_names names 3 (x, y, z)"),
+])
+def test_optional_inputs_declared_wrongly_are_refused(kw, fragment):
+    with pytest.raises(InvalidArgumentError) as info:
+        _spec_with_optional(**kw)
+    assert fragment in str(info.value)
+
+
+def test_op_function_of_optional_inputs_takes_them_as_keywords_defaulting_to_none():
+    import inspect
+
+    from oprt_core import ops
+
+    fn = ops._op_function(_spec_with_optional(optional_inputs=("y", "z")))
+    params = inspect.signature(fn).parameters
+    assert list(params)[:3] == ["x", "y", "z"] and params["y"].default is None and params["z"].default is None
+    assert "y: None (left out), or an array of f32, f16 or bf16" in fn.__doc__
+    assert ops._given((1, 2, None), 1, "axpby") == (1, 2) and ops._given((1, None, None), 1, "axpby") == (1,)
+    with pytest.raises(InvalidArgumentError, match="axpby: an optional input is None while a later one is given"):
+        ops._given((1, None, 3), 1, "axpby")

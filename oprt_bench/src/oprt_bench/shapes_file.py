@@ -93,9 +93,8 @@ def _entry(spec: OpSpec, name: str, entry: Mapping[str, Any]) -> Case:
         full = spec.validate_params(params, [shapes] * spec.n_inputs)
         case = replace(spec.custom_case(shapes, full), name=name)
     else:
-        if len(shapes) != spec.n_inputs:
-            raise UsageError(f"{len(shapes)} shapes given; {spec.name} takes {spec.n_inputs} input(s) "
-                             f"({', '.join(spec.input_names)})")
+        if not spec.min_inputs <= len(shapes) <= spec.n_inputs:
+            raise UsageError(f"{len(shapes)} shapes given; {spec.name} takes {spec.inputs_wording()}")
         full = spec.validate_params(params, shapes)
         case = Case(spec.name, name, tuple(TensorCase(s) for s in shapes), tuple(sorted(full.items())))
     layout = entry.get("layout", "contiguous")

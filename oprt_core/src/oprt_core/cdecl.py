@@ -12,6 +12,8 @@ and shaped alike for every op:
 
 An op with several outputs (``spec.outputs``) takes one ``const oprt_tensor_desc_t *<output>`` and one
 ``void *<output>`` per output, named and ordered as declared, in place of ``out`` (add_rms_norm: ``out, h``).
+An optional input (``spec.optional_inputs``, matmul's ``c``) has its tensor and pointer like any other; a caller
+leaving it out passes NULL for both (:meth:`~oprt_core.compiled.CompiledBackend.prepare` does).
 
 :func:`prototypes` writes them from the spec; the core ops' are the generated region of oprt.h (between
 ``OPRT_OPS_BEGIN`` and ``OPRT_OPS_END``, inside the cffi declarations), kept equal to this module's output by
@@ -67,6 +69,9 @@ def _comment(spec: OpSpec) -> list[str]:
     lines = [f"/* ---- {spec.name}: {spec.doc.rstrip('.')} ----"]
     for name, dts in spec.index_inputs.items():
         lines.append(f" * {name} (an index tensor): {' or '.join(dts)}")
+    for name in spec.optional_inputs:
+        may = "; out may be exactly it (in place)" if name in spec.inplace and not spec.multi_output else ""
+        lines.append(f" * {name} (optional): NULL tensor and pointer where left out{may}")
     if spec.multi_output:
         for o in spec.outputs:
             may = f"; may be exactly {' or '.join(o.inplace)} (in place)" if o.inplace else ""
@@ -284,6 +289,8 @@ ENTRY_PREAMBLE = """/*
  *                             oprt_stream_t stream);
  * An op with several outputs takes one tensor and one pointer per output, in its declared order, where these take
  * `out` (add_rms_norm: out, h); its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
+ * An optional input (matmul's c) left out is a NULL tensor in create (plan_fn gets NULL and decides what that
+ * means) and a pointer the launch checks do not look at (launch_fn gets it as given, NULL from oprt_core).
  * plan_fn validates (the oprt_plan_<op> of oprt_validate.h) and fills the state, a plain struct copied by value and
  * freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor, its create, workspace
  * size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and the aliasing the op

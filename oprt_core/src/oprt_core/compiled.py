@@ -198,8 +198,9 @@ class CompiledLauncher:
 
     def __init__(self, backend: CompiledBackend, op: str, desc: Any, fn: Any, workspace: RawBuffer | None,
                  workspace_size: int, inputs: Sequence[DeviceArray], output: DeviceArray, params: dict[str, Any],
-                 fn_ptrs: Any = None):
+                 fn_ptrs: Any = None, absent: int = 0):
         self.backend = backend
+        self.absent = absent  # optional inputs left out (the last ones): a NULL pointer each at every launch
         self.op = op
         self.desc = desc
         self.params = params
@@ -230,7 +231,7 @@ class CompiledLauncher:
         ffi = self.backend.ffi
         outs = output if isinstance(output, tuple) else (output,)
         return (self.desc, self._ws_ptr, self.workspace_size, *(ffi.cast("void *", o.ptr) for o in outs),
-                *(ffi.cast("const void *", x.ptr) for x in inputs), ffi.NULL)
+                *(ffi.cast("const void *", x.ptr) for x in inputs), *(ffi.NULL,) * self.absent, ffi.NULL)
 
     def _outputs(self, output: Any) -> Any:
         """The backend's view of a caller's output(s): a tuple for a multi-output launcher."""
@@ -260,9 +261,16 @@ class CompiledLauncher:
         but only the workspace's address: the caller keeps this launcher alive while it uses it (the op API's
         cache entries hold both)."""
         fp = self._fn_ptrs
+        cast, fn, desc, ws, size, null = self._cast, self._fn, self.desc, self._ws_ptr, self.workspace_size, self._null
+        if self.absent:  # the left-out optional inputs' NULL pointers after the given ones
+            zeros, nulls = (0,) * self.absent, (null,) * self.absent
+            if fp is not None:
+                ws_int = self._ws_int
+                return lambda *ptrs: fp(desc, ws_int, size, *ptrs, *zeros)
+            return lambda out_ptr, *in_ptrs: fn(desc, ws, size, cast("void *", out_ptr),
+                                                *[cast("const void *", p) for p in in_ptrs], *nulls, null)
         if fp is not None:
             return functools.partial(fp, self.desc, self._ws_int, self.workspace_size)
-        cast, fn, desc, ws, size, null = self._cast, self._fn, self.desc, self._ws_ptr, self.workspace_size, self._null
 
         def call(out_ptr: int, *in_ptrs: int) -> int:
             return fn(desc, ws, size, cast("void *", out_ptr), *[cast("const void *", p) for p in in_ptrs], null)
@@ -795,9 +803,7 @@ class CompiledBackend:
         spec = self._specs.get(op)
         if spec is None:
             raise UnknownNameError(f"op of backend {self.name!r}", op, self._specs)
-        if len(inputs) != spec.n_inputs:
-            raise InvalidArgumentError(f"{op} takes {spec.n_inputs} input(s) ({', '.join(spec.input_names)}), "
-                                       f"got {len(inputs)}")
+        spec.check_input_count(len(inputs))
         full = spec.validate_params(params)
         ffi, lib = self._ready()
         create, get_ws, fn, destroy = (getattr(lib, name, None) for name in entry_points(op))
@@ -813,6 +819,8 @@ class CompiledBackend:
             out = self._as_output(output)
         tds = [self._tensor_desc(o, name) for o, name in zip(as_outputs(out), spec.output_names)]
         tds += [self._tensor_desc(x, n) for x, n in zip(ins, spec.input_names)]
+        absent = spec.n_inputs - len(ins)  # optional inputs left out: NULL descriptors and pointers
+        tds += [ffi.NULL] * absent
         extra = c_params(spec, full)
         p = ffi.new(f"oprt_{op}_descriptor_t *")
         self.check(create(p, *tds, *extra))
@@ -825,7 +833,7 @@ class CompiledBackend:
             ptr, owner = self._alloc(ws_size)
             workspace = RawBuffer(ptr, owner, ws_size)
         return CompiledLauncher(self, op, desc, fn, workspace, ws_size, ins, out, full,
-                                fn_ptrs=getattr(lib, f"oprt_ptrs_{op}", None))
+                                fn_ptrs=getattr(lib, f"oprt_ptrs_{op}", None), absent=absent)
 
     # -- timing ---------------------------------------------------------------------------------
     def synchronize(self) -> None:

@@ -5,18 +5,21 @@ implementation in the numpy backend. In oprt.h's C ABI after the model ops (alph
 an int32 0 or 1; ``oprt_plan_matmul`` of oprt_validate.h validates), with the shared tiled kernel
 ``oprt_kernels/matmul.cu`` on NVIDIA and MetaX (CUTLASS / CuTe kernels for sm_90 are not written yet).
 
-``matmul(a, b, alpha=1.0, beta=0.0, allow_tf32=False)``: ``out = alpha * a @ b``.
+``matmul(a, b, c=None, alpha=1.0, beta=0.0, allow_tf32=False)``: ``out = alpha * a @ b + beta * c``, BLAS's GEMM.
 
 - Shapes: ``a`` of ``(M, K)`` and ``b`` of ``(K, N)`` give ``(M, N)``; batched, ``a`` of ``(B, M, K)`` and ``b`` of
   ``(B, K, N)`` give ``(B, M, N)``, one product per batch index. Both inputs have the same rank (2 or 3) and, batched,
-  the same batch extent; K may be 0 (the output is zeros). Any strides: a transposed view (a row-major weight
-  ``W`` of ``(N, K)`` passed as ``W.T``, as a linear layer uses it) is a column-major operand.
+  the same batch extent; K may be 0 (the output is then ``beta * c``, or zeros). Any strides: a transposed view (a
+  row-major weight ``W`` of ``(N, K)`` passed as ``W.T``, as a linear layer uses it) is a column-major operand.
+- ``c``: an optional third input (:attr:`~oprt_core.spec.OpSpec.optional_inputs`) of exactly ``out``'s shape (no
+  broadcasting: a bias row is not a ``c``) and the inputs' dtype, any strides. ``beta != 0`` needs it (refused
+  without, saying so); with ``beta == 0`` a given ``c`` is accepted and not read, as BLAS defines it (a NaN in it
+  does not reach the output). ``out`` may be ``c`` itself, the same memory and strides (in place, ``C += A @ B``):
+  each output element's ``c`` is read before that element is written; any other overlap of ``out`` and ``c``, and
+  any overlap of ``out`` with ``a`` or ``b``, is refused.
 - dtypes: f32, f16, bf16; inputs and output of one dtype. The products are summed in f32 and the result rounded
   once to the output dtype. f32 inputs are multiplied in full f32 unless ``allow_tf32=True``, which lets a kernel
   round them to TF32 (10 mantissa bits) first, as tensor cores do; the budget widens accordingly.
-- ``beta``: only 0.0. The BLAS form ``alpha * a @ b + beta * c`` needs ``c`` as an optional third input, and an
-  :class:`~oprt_core.spec.OpSpec` declares a fixed number of inputs (``n_inputs``), none optional; ``beta`` is
-  declared so that the signature stays the same once ``c`` is, and any other value is refused with that reason.
 - fp8 (e4m3 inputs with a per-tensor scale, bf16 output) is not declared: oprt's dtypes are f32, f16 and bf16, and
   a scaled fp8 op needs mixed input and output dtypes and scale inputs, which an OpSpec cannot declare today.
 
@@ -36,8 +39,14 @@ already-rounded inputs; ``S = |alpha| * (|a| @ |b|)``, the sum of the magnitudes
   K = 256-16384 (tests/oprt_core/test_matmul.py checks K up to 4096): the bound leaves room.
 - alpha: one more f32 product, and the rounding of the result to the output dtype: ``rtol = eps(dtype)``
   (covering a double rounding through f32), and the product's ulp within the ``2 * eps(f32) * S`` below.
+- beta * c (``beta != 0``): in f32, one product ``beta * c_ij`` (half an ulp of ``|beta c_ij|``) and one add to
+  ``alpha * acc`` (half an ulp of the sum, at most ``(S_ij + |beta c_ij|)``: its ``S`` share is within the
+  ``+ 2`` below, with alpha's product), so ``eps(f32) * |beta c_ij|`` more (a fused multiply-add rounds less);
+  ``c_ij`` is in the inputs' dtype, exact in f32. The rounding to the output dtype is rtol's, relative to the
+  reference that includes ``beta * c``.
 
       atol_ij = (2 * sqrt(K) + 2) * eps(f32) * S_ij  (+ eps(tf32) * S_ij with allow_tf32, f32 inputs)
+                (+ eps(f32) * |beta * c_ij| with beta != 0)
       rtol    = eps(dtype)
 
   On the uniform [-1, 1) inputs of the cases S ~ K / 4 and |ref| ~ sqrt(K) / 3. For f16 and bf16 output the
@@ -47,12 +56,15 @@ already-rounded inputs; ``S = |alpha| * (|a| @ |b|)``, the sum of the magnitudes
   (error ~0.25 on these inputs) exceeds atol up to K ~ 16000 (atol at K = 4096 ~ 0.016, at K = 16384 ~ 0.13). For
   larger K it is the measured error (max abs err in the results), not the budget, that tells a wrong kernel from
   a right one. Data without cancellation (all products of one sign) would need the worst-case (K - 1) bound; the
-  cases never draw such data.
-- K = 0: the sum is empty, S = 0, and the output must be exactly 0.
+  cases never draw such data. A ``beta * c`` term left out or added twice errs by ``|beta c_ij|`` (~0.5 |beta|
+  on average), far above its own eps(f32) share.
+- K = 0: the sum is empty, S = 0, and the output must be exactly 0 (or ``beta * c``, within its own term).
 
 Bytes moved (an ideal kernel reads each input once and writes the output once; real tiled kernels re-read tiles
-from L2, which this does not count): ``(B*M*K + B*K*N + B*M*N) * itemsize``. Flops: ``2 * B * M * N * K`` (a
-multiply and an add per product; alpha's scaling and the rounding are not counted).
+from L2, which this does not count): ``(B*M*K + B*K*N + B*M*N) * itemsize``, plus ``B*M*N * itemsize`` for the read
+of ``c`` where ``beta != 0`` (with ``beta == 0`` it is not read). Flops: ``2 * B * M * N * K`` (a multiply and an
+add per product), plus ``2 * B * M * N`` where ``beta != 0`` (``beta * c`` and its add); alpha's scaling and the
+rounding are not counted.
 """
 
 from __future__ import annotations
@@ -74,9 +86,9 @@ EPS_TF32 = 2.0 ** -10  # TF32: 10 explicit mantissa bits
 
 
 def matmul_dims(shapes: list[tuple[int, ...]]) -> tuple[int, int, int, int]:
-    """(B, M, N, K) of matmul's inputs (B = 1 for 2-D); InvalidArgumentError for ranks, inner dims or batch
-    extents that do not fit."""
-    a, b = (tuple(s) for s in shapes)
+    """(B, M, N, K) of matmul's inputs a and b (the first two shapes; B = 1 for 2-D); InvalidArgumentError for
+    ranks, inner dims or batch extents that do not fit."""
+    a, b = (tuple(s) for s in shapes[:2])
     if len(a) not in (2, 3) or len(b) not in (2, 3):
         raise InvalidArgumentError(f"matmul: a and b must be 2-D (M, K) and (K, N), or 3-D (B, M, K) and (B, K, N); "
                                    f"got a of shape {a} and b of shape {b}")
@@ -94,20 +106,32 @@ def matmul_dims(shapes: list[tuple[int, ...]]) -> tuple[int, int, int, int]:
 
 
 def _output_shape(shapes: list[tuple[int, ...]], params: dict) -> tuple[int, ...]:
-    a, b = shapes
+    a, b = shapes[:2]
     matmul_dims(shapes)
-    return (*a[:-1], b[-1])
+    out = (*a[:-1], b[-1])
+    if len(shapes) > 2 and tuple(shapes[2]) != out:
+        raise InvalidArgumentError(f"matmul: c has shape {tuple(shapes[2])}, expected out's shape {out} for a of "
+                                   f"shape {tuple(a)} and b of shape {tuple(b)} (c is not broadcast)")
+    return out
 
 
 def _check_params(shapes: list[tuple[int, ...]], params: dict) -> None:
-    if params["beta"] != 0:
-        raise InvalidArgumentError(f"matmul: beta must be 0.0, got {params['beta']!r}: alpha * a @ b + beta * c "
-                                   "needs an input c, which matmul does not declare yet")
+    if params["beta"] != 0 and len(shapes) < 3:
+        raise InvalidArgumentError(f"matmul: beta is {params['beta']!r} but c is not given: alpha * a @ b + beta * c "
+                                   "needs c, of out's shape (pass c, or beta=0.0)")
 
 
-def _matmul_ref(a: np.ndarray, b: np.ndarray, alpha: float = 1.0, beta: float = 0.0,
+def _has_c(case: Case) -> bool:
+    """Whether a case's ``c`` is read: given, and beta != 0."""
+    return len(case.inputs) > 2 and case.param_dict.get("beta", 0.0) != 0
+
+
+def _matmul_ref(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, alpha: float = 1.0, beta: float = 0.0,
                 allow_tf32: bool = False) -> np.ndarray:
-    return alpha * np.matmul(a, b)
+    out = alpha * np.matmul(a, b)
+    if c is not None and beta != 0:  # beta == 0: c is not read (a NaN there does not propagate), as in BLAS
+        out += beta * c
+    return out
 
 
 def matmul_atol_factor(k: int, dt: DType, allow_tf32: bool = False) -> float:
@@ -118,22 +142,24 @@ def matmul_atol_factor(k: int, dt: DType, allow_tf32: bool = False) -> float:
 
 
 def _tolerance(dt: DType, inputs64: Any, ref: np.ndarray, params: dict) -> tuple[np.ndarray, float]:
-    a, b = inputs64
+    a, b = inputs64[:2]
     # the magnitudes' sum in float32: a bound's scale needs no more (it is 3-4 digits above its own error), and
     # float32 BLAS is twice as fast as float64 on large cases
     s = np.matmul(np.abs(a).astype(np.float32), np.abs(b).astype(np.float32)).astype(np.float64)
     s *= abs(params["alpha"]) * matmul_atol_factor(a.shape[-1], dt, params["allow_tf32"])
+    if len(inputs64) > 2 and params["beta"] != 0:  # beta * c: one f32 product and one add (module docstring)
+        s += (abs(params["beta"]) * _EPS32) * np.abs(inputs64[2])
     return s, dt.eps
 
 
 def _bytes(case: Case, dt: DType) -> int:
     batch, m, n, k = matmul_dims([t.shape for t in case.inputs])
-    return batch * (m * k + k * n + m * n) * dt.itemsize
+    return batch * (m * k + k * n + m * n * (2 if _has_c(case) else 1)) * dt.itemsize
 
 
 def _flops(case: Case) -> int:
     batch, m, n, k = matmul_dims([t.shape for t in case.inputs])
-    return 2 * batch * m * n * k
+    return 2 * batch * m * n * (k + (1 if _has_c(case) else 0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -141,24 +167,34 @@ def _flops(case: Case) -> int:
 
 
 def matmul_case(m: int, n: int, k: int, batch: int | None = None, a_layout: str = "contiguous",
-                b_layout: str = "contiguous", name: str | None = None, **params: Any) -> Case:
+                b_layout: str = "contiguous", name: str | None = None, c_layout: str | None = None,
+                **params: Any) -> Case:
     """A case of matmul: ``a`` of ``(M, K)`` laid out as ``a_layout`` times ``b`` of ``(K, N)`` laid out as
-    ``b_layout`` (``batch``: both with a leading batch extent); ``name`` the case's name (default
-    ``MxNxK``, with ``b<B>-`` before it and the layouts after it); ``params`` alpha, beta, allow_tf32."""
+    ``b_layout`` (``batch``: both with a leading batch extent); ``c_layout``: with an input ``c`` of out's shape so
+    laid out (default: a contiguous ``c`` where ``beta`` is given and not 0, none otherwise); ``name`` the case's
+    name (default ``MxNxK``, with ``b<B>-`` before it and the layouts and params after it); ``params`` alpha, beta,
+    allow_tf32."""
     lead = () if batch is None else (batch,)
     label = ("" if batch is None else f"b{batch}-") + f"{m}x{n}x{k}"
     if a_layout != "contiguous":
         label += f"-a_{a_layout}"
     if b_layout != "contiguous":
         label += f"-b_{b_layout}"
+    if c_layout is None and params.get("beta", 0.0) != 0:
+        c_layout = "contiguous"
+    if c_layout is not None:
+        label += "-c" if c_layout == "contiguous" else f"-c_{c_layout}"
     for key, value in sorted(params.items()):
         label += f"-{key}" if value is True else "" if value is False else f"-{key}{value:g}"
-    return Case("matmul", name or label, (TensorCase((*lead, m, k), a_layout), TensorCase((*lead, k, n), b_layout)),
-                tuple(sorted(params.items())))
+    inputs = [TensorCase((*lead, m, k), a_layout), TensorCase((*lead, k, n), b_layout)]
+    if c_layout is not None:
+        inputs.append(TensorCase((*lead, m, n), c_layout))
+    return Case("matmul", name or label, tuple(inputs), tuple(sorted(params.items())))
 
 
 def _custom_case(shape: tuple[int, ...], params: dict) -> Case:
-    """``--shape``: a's shape, ``MxK`` or ``BxMxK``; b is ``KxM`` (``BxKxM``): a square product when M == K."""
+    """``--shape``: a's shape, ``MxK`` or ``BxMxK``; b is ``KxM`` (``BxKxM``): a square product when M == K; with
+    ``beta != 0`` a contiguous c of out's shape, ``MxM`` (``BxMxM``)."""
     if len(shape) not in (2, 3):
         raise InvalidArgumentError(f"matmul: --shape gives a's shape, MxK or BxMxK (b is then KxM or BxKxM); got "
                                    f"{format_shape(shape)}")
@@ -177,13 +213,15 @@ def _case_sets() -> dict[str, list[Case]]:
     model = [c(t, g.n, g.k, b_layout="transposed", name=f"{g.name}/{t}tok")
              for g in model_shapes.GEMMS for t in model_shapes.GEMM_TOKENS]
     return {
-        "smoke": [c(64, 48, 32), c(17, 33, 65, b_layout="transposed"), c(8, 16, 24, batch=3, alpha=0.5)],
+        "smoke": [c(64, 48, 32), c(17, 33, 65, b_layout="transposed"), c(8, 16, 24, batch=3, alpha=0.5),
+                  c(24, 40, 56, alpha=0.5, beta=-1.0), c(5, 9, 13, batch=2, b_layout="transposed", beta=0.25)],
         "default": [
             *(c(n, n, n) for n in (256, 512, 1024, 2048, 4096)),
             c(4096, 6144, 4096, b_layout="transposed", name="llama3-8b/qkv/4096tok"),
             c(4096, 4096, 14336, b_layout="transposed", name="llama3-8b/mlp-down/4096tok"),
             c(16, 28672, 4096, b_layout="transposed", name="llama3-8b/mlp-up/16tok"),
             c(1024, 1024, 128, batch=32, name="b32-1024x1024x128"),
+            c(4096, 4096, 4096, beta=1.0),  # C += A @ B: c read, out written
         ],
         "large": [c(n, n, n) for n in (8192, 12288, 16384)],
         "edge": [
@@ -194,6 +232,12 @@ def _case_sets() -> dict[str, list[Case]]:
             c(19, 23, 31, a_layout="step2", b_layout="offset1"), c(19, 23, 31, a_layout="reversed"),
             c(9, 11, 13, batch=1), c(9, 11, 13, batch=4, a_layout="transposed"), c(9, 11, 13, batch=2, alpha=-2.5),
             c(65, 63, 257, allow_tf32=True),
+            c(1, 1, 1, beta=1.0), c(5, 7, 0, beta=-2.0), c(0, 5, 7, beta=1.0),  # K = 0: out = beta * c
+            c(37, 29, 41, c_layout="transposed", alpha=-1.0, beta=0.5),
+            c(19, 23, 31, a_layout="transposed", c_layout="step2", beta=2.0),
+            c(9, 11, 13, batch=3, c_layout="reversed", beta=-0.75),
+            c(33, 17, 9, c_layout="offset1", alpha=0.0, beta=1.5),  # alpha 0: out = beta * c
+            c(13, 11, 7, c_layout="contiguous", beta=0.0),  # c given, beta 0: not read
         ],
         # the QKV, out-proj and MLP GEMMs of published layers (oprt_core.model_shapes) at decode (1-64 tokens)
         # and prompt (512-16384 tokens) sizes
@@ -206,25 +250,30 @@ def _case_sets() -> dict[str, list[Case]]:
 
 matmul_spec = OpSpec(
     name="matmul",
-    doc="out = alpha * a @ b: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); f32 "
-        "accumulation.",
-    api_doc="""Matrix product ``alpha * a @ b``, the products summed in f32 and the result rounded once to the
-    inputs' dtype.
+    doc="out = alpha * a @ b + beta * c: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); "
+        "c optional, of out's shape; f32 accumulation.",
+    api_doc="""Matrix product ``alpha * a @ b + beta * c`` (BLAS's GEMM), the products summed in f32 and the result
+    rounded once to the inputs' dtype.
 
     Args:
         a: an array of f32, f16 or bf16 of shape ``(M, K)``, or ``(B, M, K)`` batched; any strides (``W.T`` of a
             row-major ``W`` is a column-major operand, nothing is copied). A Python list is converted by
             ``numpy.asarray``, Python floats to f32.
         b: an array of ``a``'s dtype of shape ``(K, N)``, or ``(B, K, N)`` with ``a``'s batch extent.
+        c: None, or an array of ``a``'s dtype and exactly the output's shape (``(M, N)`` or ``(B, M, N)``, no
+            broadcasting), any strides; ``beta != 0`` needs it. With ``beta == 0`` it is not read (BLAS's rule: a
+            NaN there does not reach the result). ``out`` may be ``c`` itself (``C += A @ B`` in place).
         alpha: a finite float scaling the product.
-        beta: 0.0 only: ``beta * c`` needs an input ``c``, which matmul does not declare yet.
+        beta: a finite float scaling ``c``; 0.0 (the default) leaves ``c`` out.
         allow_tf32: for f32 inputs, let a kernel round them to TF32 (10 mantissa bits) on tensor cores; the error
             budget widens by 2^-10 of the products' magnitudes. No effect on f16 and bf16.
     """,
-    n_inputs=2,
-    input_names=("a", "b"),
+    n_inputs=3,
+    input_names=("a", "b", "c"),
+    optional_inputs=("c",),
+    inplace=("c",),
     params=(Param("alpha", (float, int), 1.0, "scales the product a @ b", ctype="float"),
-            Param("beta", (float, int), 0.0, "scales c in alpha * a @ b + beta * c; only 0.0 (c is not declared)",
+            Param("beta", (float, int), 0.0, "scales c in alpha * a @ b + beta * c; not 0 needs c, 0 leaves c unread",
                   ctype="float"),
             Param("allow_tf32", (bool,), False, "f32 inputs may be rounded to TF32 on tensor cores",
                   ctype="int32_t")),

@@ -247,7 +247,7 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
     ``params``: the op's params by name (defaults filled in). Inputs, ``out`` and the errors raised are as for
     the op functions (:func:`softmax` and the others): an input that is not an array of one of the op's dtypes
     is refused naming the op and the argument; a Python list or scalar is converted by ``numpy.asarray``, Python
-    floats to f32."""
+    floats to f32. An op's optional inputs (matmul's ``c``) may be left out of ``inputs`` or given as None."""
     if not isinstance(inputs, (list, tuple)):
         inputs = list(inputs)  # an iterator is read once, by whichever path runs
     fast = None
@@ -274,6 +274,9 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     spec = reg.get_op(op)
     be = reg.get_backend(backend)
     names = spec.input_names
+    if spec.optional_inputs and len(inputs) > spec.min_inputs:  # run([a, b, None]): c left out
+        inputs = _given(tuple(inputs), spec.min_inputs, spec.name)
+    spec.check_input_count(len(inputs))
     like = _result_kind(inputs) if out is None else None
     inputs = [_check_array(spec, names[i] if i < len(names) else f"input {i}", x) for i, x in enumerate(inputs)]
     multi = spec.multi_output
@@ -580,28 +583,56 @@ def _op_function(spec: Any) -> Callable[..., Any]:
             else f"_value_key({p.name})" for p in spec.params]
     pkey = "()" if not keys else f"({keys[0]})" if len(keys) == 1 else "(" + ", ".join(f"({k})" for k in keys) + ")"
     pdict = "{" + ", ".join(f"{p.name!r}: {p.name}" for p in spec.params) + "}" if spec.params else "None"
-    args = "(" + ", ".join(spec.input_names) + ",)"
-    params = [*spec.input_names, *(f"{p.name}=_defaults[{i}]" for i, p in enumerate(spec.params)),
+    required, optional = spec.input_names[:spec.min_inputs], spec.optional_inputs
+    args = "(" + ", ".join(required) + ",)"
+    if len(optional) == 1:  # the inputs given: one test for the one optional input (matmul's c)
+        args = f"({', '.join(required)},) if {optional[0]} is None else ({', '.join(spec.input_names)},)"
+    elif optional:
+        args = f"_given(({', '.join(spec.input_names)},), {spec.min_inputs}, {spec.name!r})"
+    params = [*required, *(f"{n}=None" for n in optional), *(f"{p.name}=_defaults[{i}]" for i, p in
+                                                             enumerate(spec.params)),
               "*", 'backend="numpy"', "out=None"]
     source = (f"def {spec.name}({', '.join(params)}):\n"
-              f"    fast = _fast_launch({spec.name!r}, {pkey}, backend, out, {args}) if out is not None else None\n"
+              + (f"    args = {args}\n" if optional else "")
+              + f"    fast = _fast_launch({spec.name!r}, {pkey}, backend, out, {'args' if optional else args}) "
+              "if out is not None else None\n"
               "    if fast is True:\n"
               "        return out\n"
-              f"    return _full({spec.name!r}, {args}, {pdict}, backend, out, None, fast)\n")
+              f"    return _full({spec.name!r}, {'args' if optional else args}, {pdict}, backend, out, None, fast)\n")
     # this module's globals: the body finds _fast_launch and _full as a hand-written function here would (and a
     # test's monkeypatch of them reaches it); the defaults are evaluated from the local namespace
     namespace: dict[str, Any] = {"_defaults": tuple(p.default for p in spec.params)}
     exec(compile(source, f"<oprt_core.ops.{spec.name}>", "exec"), globals(), namespace)  # noqa: S102 - made above
     fn = namespace[spec.name]
     fn.__module__ = __name__
-    fn.__annotations__ = {**{n: "Any" for n in spec.input_names}, **{p.name: _annotation(p) for p in spec.params},
+    fn.__annotations__ = {**{n: "Any" for n in required}, **{n: "Any | None" for n in optional},
+                          **{p.name: _annotation(p) for p in spec.params},
                           "backend": "str", "out": "Any | None", "return": "Any"}
     fn.__doc__ = spec.api_doc or f"{spec.doc}\n\n    Args:\n        " + "\n        ".join(
-        [f"{n}: an array of {_accepted(spec, n)}" for n in spec.input_names]
+        [f"{n}: an array of {_accepted(spec, n)}" for n in required]
+        + [f"{n}: None (left out), or an array of {_accepted(spec, n)}" for n in optional]
         + [f"{p.name}: {p.doc}" for p in spec.params])
     if spec.multi_output:
         return _call_doc_outputs(spec)(fn)
-    return _call_doc(spec.name, spec.input_names[-1], bool(spec.inplace))(fn)
+    aliasing = None
+    if spec.inplace and set(spec.inplace) != set(spec.input_names):  # in place on some inputs only (matmul's c)
+        allowed = " or ".join(f"``{n}``" for n in spec.inplace)
+        aliasing = (f"In place: ``out`` may be {allowed} itself (the same memory, shape and strides; each element "
+                    "is read before it is written); any other overlap of ``out`` and an input is refused "
+                    "(:class:`~oprt_core.errors.OverlapError`).")
+    return _call_doc(spec.name, required[-1], bool(spec.inplace), aliasing)(fn)
+
+
+def _given(inputs: tuple, required: int, op: str) -> tuple:
+    """The inputs a call gives: ``inputs`` without its trailing Nones (optional inputs left out); an optional input
+    left out before one given is refused."""
+    n = len(inputs)
+    while n > required and inputs[n - 1] is None:
+        n -= 1
+    if any(x is None for x in inputs[required:n]):
+        raise InvalidArgumentError(f"{op}: an optional input is None while a later one is given; optional inputs "
+                                   "are given in order")
+    return inputs[:n]
 
 
 def _call_doc_outputs(spec: Any) -> Callable[[_F], _F]:

@@ -261,8 +261,24 @@ class OpSpec:
     #: The op's outputs, in order (:class:`Output`); empty: one output named ``out``, whose shape is
     #: ``output_shape_fn``'s and which may alias the inputs named by ``inplace``.
     outputs: tuple[Output, ...] = ()
+    #: Inputs a call may leave out: the last ``len(optional_inputs)`` of ``input_names``, in their order (matmul's
+    #: ``c``). A call gives the required inputs and then a prefix of these (``n_inputs`` counts them all): its
+    #: shapes and inputs lists are shorter by the ones left out, the reference is called without them (its
+    #: parameters for them need defaults), the op function takes them as keywords defaulting to None, and the C
+    #: ABI passes NULL for an absent one's tensor descriptor and pointer (oprt_validate.h's checks treat it as
+    #: empty). The op's ``param_check_fn`` decides what their absence means for the params.
+    optional_inputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.n_inputs != len(self.input_names):
+            raise InvalidArgumentError(f"{self.name}: n_inputs is {self.n_inputs} but input_names names "
+                                       f"{len(self.input_names)} ({', '.join(self.input_names)})")
+        self.optional_inputs = tuple(self.optional_inputs)
+        k = len(self.optional_inputs)
+        if k and (k >= self.n_inputs or self.input_names[-k:] != self.optional_inputs):
+            raise InvalidArgumentError(f"{self.name}: optional_inputs {', '.join(map(repr, self.optional_inputs))} "
+                                       f"must be the last inputs, in order, after at least one required one "
+                                       f"(inputs: {', '.join(self.input_names)})")
         for what, names in (("inplace", self.inplace), ("index_inputs", self.index_inputs)):
             unknown = [name for name in names if name not in self.input_names]
             if unknown:
@@ -302,6 +318,24 @@ class OpSpec:
         """The inputs as the reference takes them: value inputs in float64, index inputs in int64 (a copy: small,
         and the caller may mark it read-only without touching the input)."""
         return [np.array(x, np.int64) if self.is_index(i) else to_float64(x) for i, x in enumerate(inputs)]
+
+    @property
+    def min_inputs(self) -> int:
+        """How many inputs a call must give: all but the optional ones."""
+        return self.n_inputs - len(self.optional_inputs)
+
+    def inputs_wording(self) -> str:
+        """The inputs a call takes, in words: ``"2 input(s) (a, b)"``, ``"2 or 3 inputs (a, b, optionally c)"``."""
+        req = ", ".join(self.input_names[:self.min_inputs])
+        if not self.optional_inputs:
+            return f"{self.n_inputs} input(s) ({req})"
+        counts = " or ".join(str(n) for n in range(self.min_inputs, self.n_inputs + 1))
+        return f"{counts} inputs ({req}, optionally {', '.join(self.optional_inputs)})"
+
+    def check_input_count(self, n: int) -> None:
+        """InvalidArgumentError unless a call of ``n`` inputs fits: the required ones, then some optional ones."""
+        if not self.min_inputs <= n <= self.n_inputs:
+            raise InvalidArgumentError(f"{self.name} takes {self.inputs_wording()}, got {n}")
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -366,8 +400,7 @@ class OpSpec:
     def output_shapes(self, shapes: Sequence[Sequence[int]], params: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
         """Every output's shape, in order (one for a single-output op)."""
         dims = [tuple(s) for s in shapes]
-        if len(dims) != self.n_inputs:
-            raise InvalidArgumentError(f"{self.name} takes {self.n_inputs} input(s), got {len(dims)}")
+        self.check_input_count(len(dims))
         params = self.validate_params(params, dims)
         result = []
         for o in self.outputs:

@@ -25,15 +25,14 @@ Layout = tuple[int, tuple[int, ...], tuple[int, ...], int]
 
 def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[Any], out_shape: Any,
                out_dtype: Any, params: Mapping[str, Any] | None) -> tuple[DType, dict[str, Any]]:
-    """Validate one call of ``spec``; returns (dtype, params with defaults).
+    """Validate one call of ``spec``; returns (dtype, params with defaults). ``shapes`` and ``dtypes``: the inputs'
+    given, the required ones and then any of the optional ones (``spec.optional_inputs``).
 
     ``out_shape`` and ``out_dtype``: the output's; for a multi-output op a sequence of each output's (one dtype
     for all is accepted too). Raises InvalidArgumentError (count, shape, param, axis, dtype mismatch, an index
     input of another dtype than it declares) or UnsupportedCase (a dtype the op does not define).
     """
-    if len(shapes) != spec.n_inputs:
-        raise InvalidArgumentError(f"{spec.name} takes {spec.n_inputs} input(s) "
-                                   f"({', '.join(spec.input_names)}), got {len(shapes)}")
+    spec.check_input_count(len(shapes))
     names = spec.output_names
     if spec.multi_output:
         out_shapes = [tuple(s) for s in out_shape]

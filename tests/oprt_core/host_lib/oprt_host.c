@@ -877,24 +877,25 @@ static oprt_status_t host_rope(const oprt_rope_plan_t *p, void *workspace, void 
 
 OPRT_DEFINE_OP(rope, oprt_rope_plan_t, host_plan_rope, host_rope)
 
-/* ---- matmul: per output element, the K products summed in f32 in a sequential loop, times alpha, one rounding
- * (allow_tf32 is allowed, never used: full f32 products) ---- */
+/* ---- matmul: per output element, the K products summed in f32 in a sequential loop, times alpha, plus beta * c
+ * where the plan reads c (read before the element is written: out may be c itself), one rounding (allow_tf32 is
+ * allowed, never used: full f32 products) ---- */
 
 static oprt_status_t host_plan_matmul(oprt_matmul_plan_t *s, size_t *workspace, const oprt_tensor_desc_t *out,
-                                      const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b, float alpha,
-                                      float beta, int32_t allow_tf32) {
+                                      const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b,
+                                      const oprt_tensor_desc_t *c, float alpha, float beta, int32_t allow_tf32) {
     HOST_CHECK_UNSUPPORTED("matmul");
     *workspace = 0;
-    return oprt_plan_matmul(s, out, a, b, alpha, beta, allow_tf32);
+    return oprt_plan_matmul(s, out, a, b, c, alpha, beta, allow_tf32);
 }
 
 static oprt_status_t host_matmul(const oprt_matmul_plan_t *p, void *workspace, void *out_, const void *a_,
-                                 const void *b_, oprt_stream_t stream) {
+                                 const void *b_, const void *c_, oprt_stream_t stream) {
     (void)workspace;
     OPRT_CHECK(host_launch_prologue(stream, "oprt_matmul"));
     const int32_t dt = p->dtype;
     char *out = (char *)out_;
-    const char *a = (const char *)a_, *b = (const char *)b_;
+    const char *a = (const char *)a_, *b = (const char *)b_, *c = (const char *)c_;
     for (int64_t q = 0; q < p->batch; ++q)
         for (int64_t i = 0; i < p->m; ++i)
             for (int64_t j = 0; j < p->n; ++j) {
@@ -902,7 +903,9 @@ static oprt_status_t host_matmul(const oprt_matmul_plan_t *p, void *workspace, v
                 for (int64_t l = 0; l < p->k; ++l)
                     acc += load_f(a, q * p->a_bs + i * p->a_rs + l * p->a_cs, dt) *
                            load_f(b, q * p->b_bs + l * p->b_rs + j * p->b_cs, dt);
-                store_f(out, q * p->o_bs + i * p->o_rs + j * p->o_cs, dt, p->alpha * acc);
+                float v = p->alpha * acc;
+                if (p->has_c) v += p->beta * load_f(c, q * p->c_bs + i * p->c_rs + j * p->c_cs, dt);
+                store_f(out, q * p->o_bs + i * p->o_rs + j * p->o_cs, dt, v);
             }
     return OPRT_STATUS_SUCCESS;
 }

@@ -40,6 +40,9 @@ rope       the formula in f32: ``cos.index_select(0, positions)`` (and sin) per 
            f32 temporaries of q's and k's size)
 matmul     ``torch.matmul(a, b, out=out)`` (cuBLAS on a GPU; a transposed operand passed as the view it is),
            then ``out.mul_(alpha)`` only where alpha != 1 (a second rounding, within the budget's rtol).
+           With c and beta != 0: ``torch.addmm(c, a, b, beta=beta, alpha=alpha, out=out)`` (2-D) or
+           ``torch.baddbmm`` (batched), cuBLAS's GEMM with its own beta (c read once, in the epilogue); a c
+           given with beta == 0 is not passed (not read, as the op declares).
            Before each call ``torch.backends.cuda.matmul.allow_tf32`` is set to the case's allow_tf32 and
            the f16 / bf16 reduced-precision reductions are turned off: f32 accumulation, as the op declares.
            Not in torch-compile (its TF32 choice is fixed when the graph compiles)
@@ -272,9 +275,18 @@ def _matmul_flags(torch, allow_tf32: bool) -> None:
 
 
 def _matmul(torch, inputs, out, params) -> Callable[[], Any]:
-    a, b = inputs
-    alpha, tf32, matmul = float(params["alpha"]), bool(params["allow_tf32"]), torch.matmul
+    a, b = inputs[:2]
+    alpha, beta, tf32, matmul = float(params["alpha"]), float(params["beta"]), bool(params["allow_tf32"]), torch.matmul
 
+    if len(inputs) > 2 and beta != 0.0:  # out = alpha * a @ b + beta * c in one cuBLAS GEMM
+        c = inputs[2]
+        gemm = torch.addmm if a.dim() == 2 else torch.baddbmm
+
+        def run_c() -> Any:
+            _matmul_flags(torch, tf32)
+            return gemm(c, a, b, beta=beta, alpha=alpha, out=out)
+
+        return run_c
     if alpha == 1.0:
         def run() -> Any:
             _matmul_flags(torch, tf32)

@@ -25,9 +25,12 @@
  *  - Aliasing: an op launch refuses (OPRT_STATUS_OVERLAP) an out whose bytes
  *    intersect an input's, unless out is exactly that input (same pointer,
  *    shape and strides) and the op runs in place on it: copy, relu,
- *    vector_add and silu_mul (either input) and softmax do, and rope's q_out
- *    over q and k_out over k; reduce_sum, rms_norm, layer_norm,
- *    cross_entropy and matmul do not.
+ *    vector_add and silu_mul (either input) and softmax do, rope's q_out
+ *    over q and k_out over k, and matmul's out over c; reduce_sum,
+ *    rms_norm, layer_norm and cross_entropy do not.
+ *  - Optional inputs (matmul's c): a caller leaving one out passes NULL for
+ *    its tensor descriptor at create and for its pointer at launch (the
+ *    pointer is then not read); the op's comment says what its absence means.
  *  - Dtypes: values are f32, f16 or bf16, one dtype for out and every value
  *    input; index inputs (cross_entropy's target, rope's positions) are i32 or i64 as the op
  *    declares, and any other dtype there is OPRT_STATUS_UNSUPPORTED_DTYPE.
@@ -46,7 +49,7 @@ extern "C" {
 #endif
 
 /* OPRT_CDEF_BEGIN */
-#define OPRT_ABI_VERSION 6
+#define OPRT_ABI_VERSION 7
 #define OPRT_MAX_NDIM 8
 #define OPRT_AXIS_ALL -128
 
@@ -278,17 +281,19 @@ oprt_status_t oprt_rope(oprt_rope_descriptor_t desc, void *workspace, size_t wor
                         const void *positions, oprt_stream_t stream);
 oprt_status_t oprt_destroy_rope_descriptor(oprt_rope_descriptor_t desc);
 
-/* ---- matmul: out = alpha * a @ b: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); f32 accumulation ----
+/* ---- matmul: out = alpha * a @ b + beta * c: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); c optional, of out's shape; f32 accumulation ----
+ * c (optional): NULL tensor and pointer where left out; out may be exactly it (in place)
  * alpha (float): scales the product a @ b
- * beta (float): scales c in alpha * a @ b + beta * c; only 0.0 (c is not declared)
+ * beta (float): scales c in alpha * a @ b + beta * c; not 0 needs c, 0 leaves c unread
  * allow_tf32 (int32_t, 0 or 1): f32 inputs may be rounded to TF32 on tensor cores */
 typedef struct oprt_matmul_descriptor *oprt_matmul_descriptor_t;
 oprt_status_t oprt_create_matmul_descriptor(oprt_matmul_descriptor_t *desc, const oprt_tensor_desc_t *out,
                                             const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b,
-                                            float alpha, float beta, int32_t allow_tf32);
+                                            const oprt_tensor_desc_t *c, float alpha, float beta,
+                                            int32_t allow_tf32);
 oprt_status_t oprt_get_matmul_workspace_size(oprt_matmul_descriptor_t desc, size_t *size);
 oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc, void *workspace, size_t workspace_size, void *out,
-                          const void *a, const void *b, oprt_stream_t stream);
+                          const void *a, const void *b, const void *c, oprt_stream_t stream);
 oprt_status_t oprt_destroy_matmul_descriptor(oprt_matmul_descriptor_t desc);
 /* OPRT_OPS_END */
 /* OPRT_CDEF_END */

@@ -11,6 +11,8 @@
  *                             oprt_stream_t stream);
  * An op with several outputs takes one tensor and one pointer per output, in its declared order, where these take
  * `out` (add_rms_norm: out, h); its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
+ * An optional input (matmul's c) left out is a NULL tensor in create (plan_fn gets NULL and decides what that
+ * means) and a pointer the launch checks do not look at (launch_fn gets it as given, NULL from oprt_core).
  * plan_fn validates (the oprt_plan_<op> of oprt_validate.h) and fills the state, a plain struct copied by value and
  * freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor, its create, workspace
  * size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and the aliasing the op
@@ -525,47 +527,49 @@
         return OPRT_STATUS_SUCCESS;                                                                                                \
     }
 
-/* matmul: launch_fn(const State *, void *workspace, void *out, const void *a, const void *b, oprt_stream_t) */
-#define OPRT_DEFINE_OP_matmul(State, plan_fn, launch_fn)                                                               \
-    struct oprt_matmul_descriptor {                                                                                    \
-        oprt_op_common_t common;                                                                                       \
-        State state;                                                                                                   \
-    };                                                                                                                 \
-    oprt_status_t oprt_create_matmul_descriptor(oprt_matmul_descriptor_t *desc, const oprt_tensor_desc_t *out,         \
-                                                const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b,              \
-                                                float alpha, float beta, int32_t allow_tf32) {                         \
-        OPRT_CHECK_NOT_NULL(desc);                                                                                     \
-        *desc = NULL;                                                                                                  \
-        struct oprt_matmul_descriptor *d_ = (struct oprt_matmul_descriptor *)calloc(1, sizeof *d_);                    \
-        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");                \
-        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, out, a, b, alpha, beta, allow_tf32);  \
-        if (s_ != OPRT_STATUS_SUCCESS) {                                                                               \
-            free(d_);                                                                                                  \
-            return s_;                                                                                                 \
-        }                                                                                                              \
-        const oprt_tensor_desc_t *ins_[2] = {a, b};                                                                    \
-        oprt_op_common_init(&d_->common, out, ins_, 2);                                                                \
-        *desc = d_;                                                                                                    \
-        return OPRT_STATUS_SUCCESS;                                                                                    \
-    }                                                                                                                  \
-    oprt_status_t oprt_get_matmul_workspace_size(oprt_matmul_descriptor_t desc, size_t *size) {                        \
-        OPRT_CHECK_NOT_NULL(desc);                                                                                     \
-        OPRT_CHECK_NOT_NULL(size);                                                                                     \
-        *size = desc->common.workspace_size;                                                                           \
-        return OPRT_STATUS_SUCCESS;                                                                                    \
-    }                                                                                                                  \
-    oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc, void *workspace, size_t workspace_size, void *out,        \
-                              const void *a, const void *b, oprt_stream_t stream) {                                    \
-        OPRT_CHECK_NOT_NULL(desc);                                                                                     \
-        const void *ins_[2] = {a, b};                                                                                  \
-        static const char *const names_[2] = {"a", "b"};                                                               \
-        OPRT_CHECK(oprt_check_launch(&desc->common, "matmul", workspace, workspace_size, out, ins_, names_));          \
-        return launch_fn(&desc->state, workspace, out, a, b, stream);                                                  \
-    }                                                                                                                  \
-    oprt_status_t oprt_destroy_matmul_descriptor(oprt_matmul_descriptor_t desc) {                                      \
-        OPRT_CHECK_NOT_NULL(desc);                                                                                     \
-        free(desc);                                                                                                    \
-        return OPRT_STATUS_SUCCESS;                                                                                    \
+/* matmul: launch_fn(const State *, void *workspace, void *out, const void *a, const void *b, const void *c, oprt_stream_t) */
+#define OPRT_DEFINE_OP_matmul(State, plan_fn, launch_fn)                                                                  \
+    struct oprt_matmul_descriptor {                                                                                       \
+        oprt_op_common_t common;                                                                                          \
+        State state;                                                                                                      \
+    };                                                                                                                    \
+    oprt_status_t oprt_create_matmul_descriptor(oprt_matmul_descriptor_t *desc, const oprt_tensor_desc_t *out,            \
+                                                const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b,                 \
+                                                const oprt_tensor_desc_t *c, float alpha, float beta,                     \
+                                                int32_t allow_tf32) {                                                     \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                        \
+        *desc = NULL;                                                                                                     \
+        struct oprt_matmul_descriptor *d_ = (struct oprt_matmul_descriptor *)calloc(1, sizeof *d_);                       \
+        if (d_ == NULL) return oprt_set_error(OPRT_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");                   \
+        const oprt_status_t s_ = plan_fn(&d_->state, &d_->common.workspace_size, out, a, b, c, alpha, beta, allow_tf32);  \
+        if (s_ != OPRT_STATUS_SUCCESS) {                                                                                  \
+            free(d_);                                                                                                     \
+            return s_;                                                                                                    \
+        }                                                                                                                 \
+        const oprt_tensor_desc_t *ins_[3] = {a, b, c};                                                                    \
+        oprt_op_common_init(&d_->common, out, ins_, 3);                                                                   \
+        d_->common.alias.inplace[2] = 1;                                                                                  \
+        *desc = d_;                                                                                                       \
+        return OPRT_STATUS_SUCCESS;                                                                                       \
+    }                                                                                                                     \
+    oprt_status_t oprt_get_matmul_workspace_size(oprt_matmul_descriptor_t desc, size_t *size) {                           \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                        \
+        OPRT_CHECK_NOT_NULL(size);                                                                                        \
+        *size = desc->common.workspace_size;                                                                              \
+        return OPRT_STATUS_SUCCESS;                                                                                       \
+    }                                                                                                                     \
+    oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc, void *workspace, size_t workspace_size, void *out,           \
+                              const void *a, const void *b, const void *c, oprt_stream_t stream) {                        \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                        \
+        const void *ins_[3] = {a, b, c};                                                                                  \
+        static const char *const names_[3] = {"a", "b", "c"};                                                             \
+        OPRT_CHECK(oprt_check_launch(&desc->common, "matmul", workspace, workspace_size, out, ins_, names_));             \
+        return launch_fn(&desc->state, workspace, out, a, b, c, stream);                                                  \
+    }                                                                                                                     \
+    oprt_status_t oprt_destroy_matmul_descriptor(oprt_matmul_descriptor_t desc) {                                         \
+        OPRT_CHECK_NOT_NULL(desc);                                                                                        \
+        free(desc);                                                                                                       \
+        return OPRT_STATUS_SUCCESS;                                                                                       \
     }
 
 #endif /* OPRT_ENTRY_H_ */

@@ -308,7 +308,8 @@ static inline int oprt_same_layout(const oprt_tensor_desc_t *a, const oprt_tenso
     return 1;
 }
 
-/* Fills an alias record for validated tensors; inplace left 0 (the op's plan sets what it allows). */
+/* Fills an alias record for validated tensors; inplace left 0 (the op's plan sets what it allows). A NULL input
+ * (an optional input left out, matmul's c) covers no byte: it overlaps nothing. */
 static inline void oprt_plan_alias(oprt_alias_t *alias, const oprt_tensor_desc_t *out,
                                    const oprt_tensor_desc_t *const *inputs, int32_t ninputs) {
     memset(alias, 0, sizeof *alias);
@@ -316,6 +317,7 @@ static inline void oprt_plan_alias(oprt_alias_t *alias, const oprt_tensor_desc_t
     oprt_byte_span(out, &alias->out_lo, &alias->out_hi);
     oprt_rows_span(out, &alias->out_rows);
     for (int32_t k = 0; k < ninputs; ++k) {
+        if (inputs[k] == NULL) continue; /* spans [0, 0): empty */
         oprt_byte_span(inputs[k], &alias->in_lo[k], &alias->in_hi[k]);
         oprt_rows_span(inputs[k], &alias->in_rows[k]);
         alias->same_layout[k] = oprt_same_layout(out, inputs[k]);
@@ -1028,8 +1030,8 @@ static inline oprt_status_t oprt_plan_silu_mul(oprt_elementwise_plan_t *plan, co
 }
 
 /* ------------------------------------------------------------------------- */
-/* matmul: out = alpha * a @ b, a (M, K) @ b (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N); any
- * strides (a transposed view is a column-major operand)                                                        */
+/* matmul: out = alpha * a @ b + beta * c, a (M, K) @ b (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) ->
+ * (B, M, N), c optional and of out's shape; any strides (a transposed view is a column-major operand)          */
 
 typedef struct {
     int32_t dtype;                   /* a's, b's and out's */
@@ -1039,6 +1041,9 @@ typedef struct {
     int64_t b_bs, b_rs, b_cs;        /* b[p, l, j] at p * b_bs + l * b_rs + j * b_cs */
     int64_t o_bs, o_rs, o_cs;        /* out[p, i, j] at p * o_bs + i * o_rs + j * o_cs */
     float alpha;
+    float beta;                      /* 0 where has_c is 0 */
+    int32_t has_c;                   /* 1: c is read (given and beta != 0); 0: out = alpha * a @ b, c unread */
+    int64_t c_bs, c_rs, c_cs;        /* c[p, i, j] at p * c_bs + i * c_rs + j * c_cs (0 where has_c is 0) */
 } oprt_matmul_plan_t;
 
 static inline oprt_status_t oprt_matmul_shape_error_(const char *what, const oprt_tensor_desc_t *a,
@@ -1050,17 +1055,22 @@ static inline oprt_status_t oprt_matmul_shape_error_(const char *what, const opr
 }
 
 /* Validates a, b and out (one value dtype; ranks 2 or 3, alike; a's K = b's K; batched, one batch extent; out of
- * shape (..., M, N)), alpha (finite), beta (0 only: the op declares no c) and allow_tf32 (0 or 1), and plans the
- * product as three strided (B, rows, cols) views. */
+ * shape (..., M, N)), c (NULL, or of out's dtype and exactly its shape, any strides), alpha and beta (finite; beta
+ * != 0 needs c) and allow_tf32 (0 or 1), and plans the product as strided (B, rows, cols) views. c given with beta
+ * == 0 is validated and not read (has_c 0), as BLAS defines it. Aliasing is the launch's (oprt_check_launch): out
+ * may be exactly c, nothing else. */
 static inline oprt_status_t oprt_plan_matmul(oprt_matmul_plan_t *plan, const oprt_tensor_desc_t *out,
-                                             const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b, float alpha,
-                                             float beta, int32_t allow_tf32) {
+                                             const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b,
+                                             const oprt_tensor_desc_t *c, float alpha, float beta,
+                                             int32_t allow_tf32) {
     OPRT_CHECK_NOT_NULL(plan);
     OPRT_CHECK(oprt_check_tensor(out, "out"));
     OPRT_CHECK(oprt_check_tensor(a, "a"));
     OPRT_CHECK(oprt_check_tensor(b, "b"));
+    if (c != NULL) OPRT_CHECK(oprt_check_tensor(c, "c"));
     OPRT_CHECK(oprt_check_same_dtype(out, a, "a"));
     OPRT_CHECK(oprt_check_same_dtype(out, b, "b"));
+    if (c != NULL) OPRT_CHECK(oprt_check_same_dtype(out, c, "c"));
     if ((a->ndim != 2 && a->ndim != 3) || (b->ndim != 2 && b->ndim != 3))
         return oprt_matmul_shape_error_("a and b must be 2-D (M, K) and (K, N), or 3-D (B, M, K) and (B, K, N)", a,
                                         b);
@@ -1083,11 +1093,20 @@ static inline oprt_status_t oprt_plan_matmul(oprt_matmul_plan_t *plan, const opr
                               "%lld) for a of shape %s and b of shape %s", so, nd == 3 ? "a batch of " : "",
                               (long long)m, (long long)n, sa, sb);
     }
+    if (c != NULL && !oprt_same_shape(c, out)) {
+        char sc[160], so[160];
+        oprt_format_shape(c, sc, sizeof sc);
+        oprt_format_shape(out, so, sizeof so);
+        return oprt_set_error(OPRT_STATUS_BAD_SHAPE, "matmul: c has shape %s, expected out's shape %s (c is not "
+                              "broadcast)", sc, so);
+    }
     if (!isfinite(alpha))
         return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: alpha must be finite, got %g", (double)alpha);
-    if (beta != 0.0f)
-        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: beta must be 0.0, got %g: alpha * a @ b + beta * c "
-                              "needs an input c, which matmul does not declare", (double)beta);
+    if (!isfinite(beta))
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: beta must be finite, got %g", (double)beta);
+    if (beta != 0.0f && c == NULL)
+        return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: beta is %g but c is NULL: alpha * a @ b + beta * c "
+                              "needs c, of out's shape (pass c, or beta 0)", (double)beta);
     if (allow_tf32 != 0 && allow_tf32 != 1)
         return oprt_set_error(OPRT_STATUS_BAD_PARAM, "matmul: allow_tf32 must be 0 or 1, got %d", (int)allow_tf32);
     OPRT_CHECK(oprt_check_output_strides(out, "out"));
@@ -1109,6 +1128,13 @@ static inline oprt_status_t oprt_plan_matmul(oprt_matmul_plan_t *plan, const opr
     plan->o_rs = out->strides[o];
     plan->o_cs = out->strides[o + 1];
     plan->alpha = alpha;
+    if (c != NULL && beta != 0.0f) {
+        plan->has_c = 1;
+        plan->beta = beta;
+        plan->c_bs = nd == 3 ? c->strides[0] : 0;
+        plan->c_rs = c->strides[o];
+        plan->c_cs = c->strides[o + 1];
+    }
     return OPRT_STATUS_SUCCESS;
 }
 
@@ -1124,12 +1150,13 @@ typedef struct {
 } oprt_op_common_t;
 
 /* Fills `c` (but workspace_size) for validated tensors; alias.inplace left 0 (the generated code sets the
- * inputs the op's declaration lets out be). */
+ * inputs the op's declaration lets out be). A NULL input is an optional one left out: empty to the launch checks
+ * (its pointer is not looked at). */
 static inline void oprt_op_common_init(oprt_op_common_t *c, const oprt_tensor_desc_t *out,
                                        const oprt_tensor_desc_t *const *inputs, int32_t ninputs) {
     c->numel_out = oprt_numel(out);
     c->ninputs = ninputs;
-    for (int32_t k = 0; k < ninputs; ++k) c->numel_in[k] = oprt_numel(inputs[k]);
+    for (int32_t k = 0; k < ninputs; ++k) c->numel_in[k] = inputs[k] != NULL ? oprt_numel(inputs[k]) : 0;
     oprt_plan_alias(&c->alias, out, inputs, ninputs);
 }
 
@@ -1172,7 +1199,7 @@ static inline void oprt_op_outputs_init(oprt_op_outputs_t *c, const oprt_tensor_
                                         int32_t noutputs, const oprt_tensor_desc_t *const *inputs, int32_t ninputs) {
     c->noutputs = noutputs;
     c->ninputs = ninputs;
-    for (int32_t k = 0; k < ninputs; ++k) c->numel_in[k] = oprt_numel(inputs[k]);
+    for (int32_t k = 0; k < ninputs; ++k) c->numel_in[k] = inputs[k] != NULL ? oprt_numel(inputs[k]) : 0;
     for (int32_t j = 0; j < noutputs; ++j) {
         c->numel_out[j] = oprt_numel(outs[j]);
         oprt_plan_alias(&c->alias[j], outs[j], inputs, ninputs);

@@ -11,6 +11,9 @@
 //  - A thread's outputs are rows ty + 16 i and columns tx + 16 j of the tile: a warp's shared-memory reads of b are
 //    consecutive words (no bank conflicts), those of a one word for 16 threads (a broadcast), and its stores to a
 //    row-major out consecutive elements.
+// The epilogue: out = alpha * acc, plus beta * c (in f32, one fmaf) where the plan reads c (has_c: c given and
+// beta != 0); each output element's c is read by the thread that then writes that element, so out may be c itself
+// (the launch checks allow exactly that alias, nothing else).
 // allow_tf32 is accepted and not used: the products are full f32. Loads are element by element (no 16-byte packs
 // yet) and there is no double buffering: a baseline for correctness on every layout, not a peak kernel; CUTLASS /
 // CuTe kernels for sm_90 are future work (docs/matmul.md).
@@ -31,15 +34,17 @@ static_assert(kBM * kBK % kThreads == 0 && kBK * kBN % kThreads == 0, "matmul: a
 struct MatmulArgs {
     int64_t m, n, k;
     int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs, o_bs, o_rs, o_cs;
+    int64_t c_bs, c_rs, c_cs;  // c's strides where has_c
     int64_t tiles_n, tiles_per_batch, tiles;
-    float alpha;
+    float alpha, beta;
+    int32_t has_c;             // 1: out = alpha * acc + beta * c; 0: c is not read
     int32_t a_along_k;  // consecutive threads load consecutive k of a (its unit stride is along K), else along M
     int32_t b_along_n;  // consecutive threads load consecutive n of b, else along K
 };
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-matmul_tiled_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, MatmulArgs p) {
+matmul_tiled_kernel(T *out, const T *__restrict__ a, const T *__restrict__ b, const T *c, MatmulArgs p) {
     __shared__ float as[kBK][kBM + kPad];
     __shared__ float bs[kBK][kBN + kPad];
     const int tid = threadIdx.x;
@@ -87,6 +92,7 @@ matmul_tiled_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__res
             __syncthreads();  // the tiles are read before the next step overwrites them
         }
         T *po = out + q * p.o_bs;
+        const T *pc = p.has_c ? c + q * p.c_bs : nullptr;
 #pragma unroll
         for (int i = 0; i < kTM; ++i) {
             const int64_t gi = m0 + ty + kTY * i;
@@ -94,7 +100,10 @@ matmul_tiled_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__res
 #pragma unroll
             for (int j = 0; j < kTN; ++j) {
                 const int64_t gj = n0 + tx + kTX * j;
-                if (gj < p.n) po[gi * p.o_rs + gj * p.o_cs] = from_f<T>(p.alpha * acc[i][j]);
+                if (gj >= p.n) continue;
+                float v = p.alpha * acc[i][j];
+                if (pc != nullptr) v = fmaf(p.beta, to_f(pc[gi * p.c_rs + gj * p.c_cs]), v);  // read, then written
+                po[gi * p.o_rs + gj * p.o_cs] = from_f<T>(v);
             }
         }
     }
@@ -107,7 +116,8 @@ struct MatmulState {
 inline int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
 template <typename T>
-oprt_status_t launch_matmul(const MatmulState *st, void *out_, const void *a_, const void *b_, gpuStream_t stream) {
+oprt_status_t launch_matmul(const MatmulState *st, void *out_, const void *a_, const void *b_, const void *c_,
+                            gpuStream_t stream) {
     const oprt_matmul_plan_t *p = &st->plan;
     note_launch("none");
     if (p->batch == 0 || p->m == 0 || p->n == 0) return OPRT_STATUS_SUCCESS;  // no output element
@@ -128,28 +138,34 @@ oprt_status_t launch_matmul(const MatmulState *st, void *out_, const void *a_, c
     g.tiles_per_batch = ceil_div(p->m, (int64_t)kBM) * g.tiles_n;
     g.tiles = p->batch * g.tiles_per_batch;
     g.alpha = p->alpha;
+    g.has_c = p->has_c;
+    g.beta = p->beta;
+    g.c_bs = p->c_bs;
+    g.c_rs = p->c_rs;
+    g.c_cs = p->c_cs;
     // along the dim of the smaller stride, an extent-1 dim's stride aside
     g.a_along_k = p->k > 1 && (p->m <= 1 || abs64(p->a_cs) <= abs64(p->a_rs));
     g.b_along_n = p->n > 1 && (p->k <= 1 || abs64(p->b_cs) <= abs64(p->b_rs));
     note_launch("matmul_tiled");
     matmul_tiled_kernel<T><<<grid_all(g.tiles, 1), kThreads, 0, stream>>>(
-        static_cast<T *>(out_), static_cast<const T *>(a_), static_cast<const T *>(b_), g);
+        static_cast<T *>(out_), static_cast<const T *>(a_), static_cast<const T *>(b_),
+        p->has_c ? static_cast<const T *>(c_) : nullptr, g);
     return check_launch("matmul kernel");
 }
 
 oprt_status_t plan_matmul(MatmulState *s, size_t *workspace, const oprt_tensor_desc_t *out,
-                          const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b, float alpha, float beta,
-                          int32_t allow_tf32) {
-    OPRT_CHECK(oprt_plan_matmul(&s->plan, out, a, b, alpha, beta, allow_tf32));
+                          const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b, const oprt_tensor_desc_t *c,
+                          float alpha, float beta, int32_t allow_tf32) {
+    OPRT_CHECK(oprt_plan_matmul(&s->plan, out, a, b, c, alpha, beta, allow_tf32));
     *workspace = 0;
     return OPRT_STATUS_SUCCESS;
 }
 
 oprt_status_t run_matmul(const MatmulState *s, void *workspace, void *out, const void *a, const void *b,
-                         oprt_stream_t stream) {
+                         const void *c, oprt_stream_t stream) {
     (void)workspace;
     return dispatch_dtype(s->plan.dtype, [&](auto tag) {
-        return launch_matmul<decltype(tag)>(s, out, a, b, (gpuStream_t)stream);
+        return launch_matmul<decltype(tag)>(s, out, a, b, c, (gpuStream_t)stream);
     });
 }
 
