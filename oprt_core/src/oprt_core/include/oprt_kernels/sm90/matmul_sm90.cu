@@ -28,6 +28,8 @@ bool fits_int(int64_t v) { return v >= 1 && v <= INT_MAX; }
 
 // A stride in elements that TMA takes: positive, a multiple of 16 bytes.
 bool tma_stride(int64_t s, int elems16) { return s > 0 && s % elems16 == 0; }
+// A leading dimension: a TMA stride, rows that do not overlap (at least the contiguous extent).
+bool leading_dim(int64_t ld, int64_t extent, int elems16) { return tma_stride(ld, elems16) && ld >= extent; }
 
 bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
@@ -89,21 +91,21 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     // A: K-major (unit stride along K); M = 1 takes any row stride
     if (a_cs != 1 || q.k % e16 != 0) return;
     q.a_rs = q.m == 1 ? q.k : a_rs;
-    if (!tma_stride(q.a_rs, e16)) return;
+    if (!leading_dim(q.a_rs, q.k, e16)) return;
     // B: N-major (unit stride along N) or K-major (unit stride along K)
-    if (b_cs == 1 && q.n % e16 == 0 && !tf32 && (q.k == 1 ? true : tma_stride(b_rs, e16))) {
+    if (b_cs == 1 && q.n % e16 == 0 && !tf32 && leading_dim(b_rs, q.n, e16)) {
         q.b_k_major = 0;
-        q.b_ld = q.k == 1 ? q.n : b_rs;
-    } else if (b_rs == 1 && (q.n == 1 ? true : tma_stride(b_cs, e16))) {
+        q.b_ld = b_rs;
+    } else if (b_rs == 1 && leading_dim(b_cs, q.k, e16)) {
         q.b_k_major = 1;
-        q.b_ld = q.n == 1 ? q.k : b_cs;
+        q.b_ld = b_cs;
     } else {
         return;
     }
     // D: row-major, N a multiple of 16 bytes
     if (q.n % e16 != 0) return;
     q.d_rs = q.m == 1 ? q.n : d_rs;
-    if (!tma_stride(q.d_rs, e16)) return;
+    if (!leading_dim(q.d_rs, q.n, e16)) return;
     if (q.l > 1) {
         if (!tma_stride(a_bs, e16) || !tma_stride(b_bs, e16) || !tma_stride(d_bs, e16)) return;
         q.a_bs = a_bs, q.b_bs = b_bs, q.d_bs = d_bs;
@@ -165,8 +167,8 @@ cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, co
         if (c == nullptr || !aligned16(c) || cs != 1) return cudaSuccess;
         la.c = c;
         la.c_rs = q.m == 1 ? q.d_rs : rs;
-        la.c_bs = q.l == 1 ? q.d_bs : c_bs;
-        if (!tma_stride(la.c_rs, e16) || !tma_stride(la.c_bs, e16)) return cudaSuccess;
+        la.c_bs = q.l == 1 ? q.m * la.c_rs : c_bs;
+        if (!leading_dim(la.c_rs, q.n, e16) || !tma_stride(la.c_bs, e16)) return cudaSuccess;
     }
     switch (q.dtype) {
     case OPRT_DTYPE_F16: return run_f16(la, launched);

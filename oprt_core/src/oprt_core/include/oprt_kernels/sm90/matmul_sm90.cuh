@@ -100,7 +100,8 @@ struct GemmSm90 {
         *launched = true;
         cutlass::Status st = gemm.run(la.stream);
         cudaError_t err = cudaGetLastError();
-        if (st != cutlass::Status::kSuccess && err == cudaSuccess) err = cudaErrorLaunchFailure;
+        // CUTLASS's run() has read (and so cleared) the launch's error itself: an unknown error, not a sticky one
+        if (st != cutlass::Status::kSuccess && err == cudaSuccess) err = cudaErrorUnknown;
         return err;
     }
 };
