@@ -46,16 +46,17 @@ _CASES = [
 ]
 
 
-@pytest.fixture
-def tiled_only(monkeypatch):
-    """Every descriptor created while it is active keeps its products on the tiled kernel."""
+def _tiled_only(monkeypatch):
+    """Every descriptor created from here to the test's end keeps its products on the tiled kernel (the CUTLASS
+    kernels, where built, would take the aligned ones)."""
     monkeypatch.setenv("OPRT_NVIDIA_MATMUL", "tiled")
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", _CASES, ids=lambda c: c.name)
 @pytest.mark.parametrize("dtype", list(DTYPES))
-def test_matmul_tiled(nvidia_backend, tiled_only, rng, case, dtype):
+def test_matmul_tiled(nvidia_backend, monkeypatch, rng, case, dtype):
+    _tiled_only(monkeypatch)
     result, got, _ = _run(nvidia_backend, case, dtype, rng)
     assert result.ok, result.message
     assert np.isfinite(got.astype(np.float32)).all()  # every element written over the NaN fill
@@ -76,8 +77,9 @@ def test_matmul_k0_gives_zeros_and_empty_output_launches_nothing(nvidia_backend,
 
 
 @pytest.mark.gpu
-def test_matmul_wrong_kernel_is_caught(nvidia_backend, tiled_only, rng):
+def test_matmul_wrong_kernel_is_caught(nvidia_backend, monkeypatch, rng):
     """The check these tests rely on fails on a result one product term off (here: alpha applied twice)."""
+    _tiled_only(monkeypatch)
     case = matmul_case(65, 63, 17, alpha=0.5)
     result, got, inputs = _run(nvidia_backend, case, "f32", rng)
     assert result.ok, result.message
@@ -85,6 +87,7 @@ def test_matmul_wrong_kernel_is_caught(nvidia_backend, tiled_only, rng):
 
 
 # ---- the CUTLASS sm_90 kernels (oprt_kernels/sm90/; built where the build found the CUTLASS headers) -------------
+# nvidia only: tests/oprt_metax/test_metax_matmul.py leaves out every test_cutlass_* (CUTLASS_TESTS)
 
 @pytest.fixture
 def cute_backend(nvidia_backend):
@@ -191,7 +194,8 @@ def test_cutlass_falls_back_off_sm90(nvidia_backend, rng):
 
 
 @pytest.mark.gpu
-def test_cutlass_can_be_turned_off(cute_backend, tiled_only, rng):
+def test_cutlass_can_be_turned_off(cute_backend, monkeypatch, rng):
+    _tiled_only(monkeypatch)
     result, _, _ = _run(cute_backend, matmul_case(512, 512, 512), "bf16", rng)
     assert result.ok, result.message
     assert cute_backend.last_launch() == "matmul_tiled"
@@ -205,3 +209,6 @@ def test_cutlass_wrong_result_is_caught(cute_backend, rng):
     assert result.ok, result.message
     assert cute_backend.last_launch().startswith("cutlass_sm90_")
     assert not MATMUL.check((got.astype(np.float32) * 0.5).astype(got.dtype), inputs, "bf16", {"alpha": 0.5}).ok
+
+
+CUTLASS_TESTS = tuple(name for name in list(globals()) if name.startswith("test_cutlass_"))
