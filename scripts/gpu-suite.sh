@@ -9,6 +9,9 @@
 #             the liger backend's Liger-Kernel comes from .whl/ too (liger_kernel-*.whl, with packaging-*.whl where
 #             the host lacks it): summary.txt says whether it imports; likewise tilelang (tilelang-*.whl with
 #             apache_tvm_ffi, z3_solver, torch_c_dlpack_ext, ml_dtypes, cloudpickle: examples/oprt-tilelang/README.md)
+#             nvidia-cutlass-*.whl in .whl/ (installed with the others, before oprt_nvidia: its build then finds the CUTLASS
+#             headers and compiles the CUTLASS sm_90 matmul kernels; OPRT_ENABLE_CUTE=on makes a failure to find them stop
+#             that install): summary.txt gives the nvidia build's CuTe line
 #   test      pytest over OPRT_SUITE_TESTS (default: tests, so the nvidia and metax GPU tests run), junit XML + log
 #   tune      scripts/tune/build.sh, then each harness of OPRT_SUITE_TUNE_OPS (default: elementwise reduce softmax),
 #             OPRT_TUNE_FILTER its group filter: tune-OP.log each
@@ -121,6 +124,9 @@ tests/plugins/oprt-faultyplugin examples/oprt-gelu examples/oprt-triton examples
     note "liger-kernel: $(python3 -c 'import importlib.metadata as m, liger_kernel.ops; print(m.version("liger-kernel"))' \
         2>&1 | tail -n 1)"
     note "tilelang: $(python3 -c 'import tilelang; print(tilelang.__version__)' 2>&1 | tail -n 1)"
+    # the nvidia build log's title says whether it compiled the CUTLASS kernels, and from which headers
+    note "nvidia CuTe: $(grep -o -m 1 -E '(CuTe kernels for sm_90a from|no CuTe kernels) [^,]*' \
+        "$OUTDIR/install-oprt_nvidia.log" 2>/dev/null || echo 'no build log')"
 fi
 
 if has test; then

@@ -170,15 +170,18 @@ def check_availability_has_a_reason(raw: Any) -> None:
 KERNELS = TESTS.parent / "oprt_core" / "src" / "oprt_core" / "include" / "oprt_kernels"
 
 
-def check_sources_match_the_log(log_path: Path) -> None:
+def check_sources_match_the_log(log_path: Path, cute: bool = False) -> None:
     """Every shared kernel source (``oprt_kernels/*.cu`` of oprt_core's include folder, when this is a checkout) was
-    built."""
+    built, and the CUTLASS sources (``oprt_kernels/sm90/*.cu``, nvidia only) exactly where ``cute`` says so."""
     import pytest
 
     if not KERNELS.is_dir():
         pytest.skip("not run from a checkout")
     text = log_path.read_text(encoding="utf-8")
-    assert {p.name for p in KERNELS.glob("*.cu")} == set(re.findall(r"^## (\S+\.cu):", text, re.M))
+    want = {p.name for p in KERNELS.glob("*.cu")}
+    if cute:
+        want |= {p.name for p in (KERNELS / "sm90").glob("*.cu")}
+    assert want == set(re.findall(r"^## (\S+\.cu):", text, re.M))
 
 
 def check_entry_point_is_installed(name: str, value: str) -> None:

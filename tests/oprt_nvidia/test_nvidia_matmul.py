@@ -1,8 +1,11 @@
-"""matmul on the GPU against the float64 reference (skips without a GPU): the tiled kernel (matmul_tiled) in every
-dtype on odd M, N and K (past and short of the 64 x 64 x 16 tiles), transposed, stepped and reversed operands,
-batched products (a transposed weight among them), alpha, K = 0 and an empty output; the epilogue's beta * c with c
-in every layout, c given with beta 0 (NaN in it, not read), in place over c and a partial overlap refused. The case
-sets' smoke and edge cases (c among them) run in test_nvidia_ops.py's test_case_sets."""
+"""matmul on the GPU against the float64 reference (skips without a GPU): the tiled kernel (matmul_tiled, forced by
+OPRT_NVIDIA_MATMUL=tiled) in every dtype on odd M, N and K (past and short of the 64 x 64 x 16 tiles), transposed,
+stepped and reversed operands, batched products (a transposed weight among them), alpha, K = 0 and an empty output;
+the epilogue's beta * c with c in every layout, c given with beta 0 (NaN in it, not read), in place over c and a
+partial overlap refused; and, where the library has the CUTLASS sm_90 kernels and the device is sm_90, that they take
+the aligned products (the tile configuration docs/matmul.md's rule names), that everything else falls back to the
+tiled kernel, and their results. The case sets' smoke and edge cases (c among them) run in test_nvidia_ops.py's
+test_case_sets."""
 
 from __future__ import annotations
 
@@ -16,11 +19,14 @@ from oprt_core.device_array import DeviceArray
 from oprt_core.dtypes import DTYPES
 
 
-def _run(b, case, dtype, rng):
+def _run(b, case, dtype, rng, out_column_major=False):
     inputs = MATMUL.make_inputs(case, dtype, rng)
     params = MATMUL.validate_params(case.param_dict)
     dev = [b.to_device(x) for x in inputs]
     out = MATMUL.new_outputs(b, [x.shape for x in inputs], params, dtype)
+    if out_column_major:  # the same shape, the last two dims' strides swapped
+        host = np.zeros(out.shape, np.float32).astype(DTYPES[dtype].numpy)
+        out = b.to_device(np.swapaxes(np.ascontiguousarray(np.swapaxes(host, -1, -2)), -1, -2))
     b.fill_nan(out)
     b.prepare("matmul", dev, out, params)()
     b.synchronize()
@@ -52,10 +58,17 @@ _CASES = [
 ]
 
 
+def _tiled_only(monkeypatch):
+    """Every descriptor created from here to the test's end keeps its products on the tiled kernel (the CUTLASS
+    kernels, where built, would take the aligned ones)."""
+    monkeypatch.setenv("OPRT_NVIDIA_MATMUL", "tiled")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", _CASES, ids=lambda c: c.name)
 @pytest.mark.parametrize("dtype", list(DTYPES))
-def test_matmul_tiled(nvidia_backend, rng, case, dtype):
+def test_matmul_tiled(nvidia_backend, monkeypatch, rng, case, dtype):
+    _tiled_only(monkeypatch)
     result, got, _ = _run(nvidia_backend, case, dtype, rng)
     assert result.ok, result.message
     assert np.isfinite(got.astype(np.float32)).all()  # every element written over the NaN fill
@@ -76,8 +89,9 @@ def test_matmul_k0_gives_zeros_and_empty_output_launches_nothing(nvidia_backend,
 
 
 @pytest.mark.gpu
-def test_matmul_wrong_kernel_is_caught(nvidia_backend, rng):
+def test_matmul_wrong_kernel_is_caught(nvidia_backend, monkeypatch, rng):
     """The check these tests rely on fails on a result one product term off (here: alpha applied twice)."""
+    _tiled_only(monkeypatch)
     case = matmul_case(65, 63, 17, alpha=0.5)
     result, got, inputs = _run(nvidia_backend, case, "f32", rng)
     assert result.ok, result.message
@@ -125,3 +139,131 @@ def test_matmul_in_place_over_c_and_partial_overlap_refused(nvidia_backend, rng,
     out_view = DeviceArray(b, buf.ptr + 70 * item, (130, 70), (70, 1), dtype, buf)
     with pytest.raises(E.OverlapError, match="matmul: out overlaps input c"):
         b.prepare("matmul", [da, dw, c_view], out_view, params)()
+
+
+# ---- the CUTLASS sm_90 kernels (oprt_kernels/sm90/; built where the build found the CUTLASS headers) -------------
+# nvidia only: tests/oprt_metax/test_metax_matmul.py leaves out every test_cutlass_* (CUTLASS_TESTS)
+
+@pytest.fixture
+def cute_backend(nvidia_backend):
+    """The backend, skipping where its library lacks the CUTLASS kernels or the device is not sm_90 (the kernels'
+    sm_90a code runs nowhere else: such a device runs the tiled kernel, test_cutlass_falls_back_off_sm90)."""
+    archs = nvidia_backend.library_info()["architectures"]
+    if "cute sm_90a" not in archs:
+        pytest.skip(f"oprt-nvidia was built without the CUTLASS kernels (architectures: {archs}; docs/building.md)")
+    props = nvidia_backend.device_properties()
+    if (props["compute_major"], props["compute_minor"]) != (9, 0):
+        pytest.skip(f"the CUTLASS kernels run on sm_90 only; this device is sm_{props['compute_major']}"
+                    f"{props['compute_minor']}")
+    return nvidia_backend
+
+
+def _tile(backend, m, n, batch=1, swapped=False, tf32=False):
+    """The name docs/matmul.md's rule gives (the kernel's M and N are N and M where out is column-major)."""
+    if swapped:
+        m, n = n, m
+    sms = backend.device_properties()["sm_count"]
+    k = "32" if tf32 else "64"
+    suffix = "_tf32" if tf32 else ""
+    if m <= 64:
+        return f"cutlass_sm90_64x128x{k}_pingpong{suffix}"
+    if -(-m // 128) * -(-n // 256) * batch >= sms:
+        return f"cutlass_sm90_128x256x{k}_ws{suffix}"
+    return f"cutlass_sm90_128x128x{k}_ws{suffix}"
+
+
+# (case, out column-major): every product here qualifies for the CUTLASS kernels
+_CUTE_CASES = [
+    (matmul_case(4096, 4096, 1024), False),                                      # large tiles
+    (matmul_case(512, 384, 256), False),                                         # mid tiles
+    (matmul_case(16, 1024, 512, b_layout="transposed"), False),                  # small M, x @ W.T
+    (matmul_case(1, 512, 256, b_layout="transposed"), False),                    # one token
+    (matmul_case(200, 136, 72, b_layout="transposed"), False),                   # edges of every tile
+    (matmul_case(256, 384, 128, a_layout="transposed", b_layout="transposed"), True),  # out^T = b^T a^T
+    (matmul_case(384, 64, 136, b_layout="transposed"), True),
+    (matmul_case(96, 264, 520, batch=6, alpha=-0.75), False),                    # batched, alpha
+    (matmul_case(64, 2048, 1024, batch=3, b_layout="transposed", alpha=2.0), False),
+]
+
+
+def _case_id(item):
+    case, col = item
+    return case.name + ("-out_colmajor" if col else "")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("item", _CUTE_CASES, ids=_case_id)
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_cutlass_takes_aligned_products(cute_backend, rng, item, dtype):
+    case, col = item
+    result, got, inputs = _run(cute_backend, case, dtype, rng, out_column_major=col)
+    assert result.ok, result.message
+    assert np.isfinite(got.astype(np.float32)).all()
+    m, n = inputs[0].shape[-2], inputs[1].shape[-1]
+    batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
+    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch, swapped=col)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [
+    matmul_case(1024, 1024, 512, b_layout="transposed", allow_tf32=True),
+    matmul_case(48, 256, 264, b_layout="transposed", allow_tf32=True),
+    matmul_case(136, 200, 64, batch=3, b_layout="transposed", allow_tf32=True, alpha=0.5),
+], ids=lambda c: c.name)
+def test_cutlass_tf32(cute_backend, rng, case):
+    result, _, inputs = _run(cute_backend, case, "f32", rng)
+    assert result.ok, result.message
+    m, n = inputs[0].shape[-2], inputs[1].shape[-1]
+    batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
+    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch, tf32=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case,dtype", [
+    (matmul_case(256, 256, 256), "f32"),                                     # f32 without allow_tf32
+    (matmul_case(256, 256, 256, allow_tf32=True), "f32"),                    # TF32 needs a K-major b
+    (matmul_case(256, 256, 100), "bf16"),                                    # K not a multiple of 8
+    (matmul_case(256, 252, 256), "bf16"),                                    # N not a multiple of 8
+    (matmul_case(256, 256, 256, a_layout="transposed"), "bf16"),             # a M-major, out row-major
+    (matmul_case(128, 128, 128, a_layout="step2"), "f16"),                   # no unit stride
+    (matmul_case(128, 128, 128, b_layout="reversed"), "f16"),                # negative stride
+    (matmul_case(128, 128, 128, a_layout="offset1"), "bf16"),                # a 2 bytes past 16-byte alignment
+], ids=lambda v: v.name if hasattr(v, "name") else v)
+def test_cutlass_falls_back_to_the_tiled_kernel(cute_backend, rng, case, dtype):
+    result, _, _ = _run(cute_backend, case, dtype, rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch() == "matmul_tiled"
+
+
+@pytest.mark.gpu
+def test_cutlass_falls_back_off_sm90(nvidia_backend, rng):
+    """A library with the CUTLASS kernels on a device other than sm_90 runs the tiled kernel (the run-time check)."""
+    if "cute sm_90a" not in nvidia_backend.library_info()["architectures"]:
+        pytest.skip("oprt-nvidia was built without the CUTLASS kernels")
+    props = nvidia_backend.device_properties()
+    if (props["compute_major"], props["compute_minor"]) == (9, 0):
+        pytest.skip("an sm_90 device: test_cutlass_takes_aligned_products covers it")
+    result, _, _ = _run(nvidia_backend, matmul_case(512, 512, 512), "bf16", rng)
+    assert result.ok, result.message
+    assert nvidia_backend.last_launch() == "matmul_tiled"
+
+
+@pytest.mark.gpu
+def test_cutlass_can_be_turned_off(cute_backend, monkeypatch, rng):
+    _tiled_only(monkeypatch)
+    result, _, _ = _run(cute_backend, matmul_case(512, 512, 512), "bf16", rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch() == "matmul_tiled"
+
+
+@pytest.mark.gpu
+def test_cutlass_wrong_result_is_caught(cute_backend, rng):
+    """The check these tests rely on fails on the CUTLASS kernel's result with alpha applied twice."""
+    case = matmul_case(256, 256, 256, alpha=0.5)
+    result, got, inputs = _run(cute_backend, case, "bf16", rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch().startswith("cutlass_sm90_")
+    assert not MATMUL.check((got.astype(np.float32) * 0.5).astype(got.dtype), inputs, "bf16", {"alpha": 0.5}).ok
+
+
+CUTLASS_TESTS = tuple(name for name in list(globals()) if name.startswith("test_cutlass_"))
