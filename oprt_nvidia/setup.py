@@ -5,7 +5,10 @@ Steps of the custom ``build_ext`` (see README.md for the environment variables);
 (parallel compiles, the log, the cffi extension, the sdist) is oprt_build.py from oprt_core's include folder:
 1. find the oprt include folder (OPRT_INCLUDE_DIR, the copy vendored into the sdist, the repository checkout);
 2. find nvcc as cupy does (NVCC, CUDA_HOME/CUDA_PATH, PATH, /usr/local/cuda);
-3. compile every kernel source in parallel (-Xptxas -v), link liboprt_nvidia.so with the CUDA runtime static,
+3. where the CUTLASS headers are found (OPRT_ENABLE_CUTE, OPRT_CUTLASS_DIR, the nvidia-cutlass wheel, CUTLASS_PATH)
+   and OPRT_CUDA_ARCHS has 90 or 90a, add the CUTLASS matmul sources (oprt_kernels/sm90/*.cu, sm_90a only) and
+   define OPRT_HAS_CUTE for every source;
+   compile every kernel source in parallel (-Xptxas -v), link liboprt_nvidia.so with the CUDA runtime static,
    keep the whole nvcc output in build-ptxas.log (printed, and shipped inside the package);
 4. build the cffi API-mode extension ``oprt_nvidia._oprt_nvidia`` against it with rpath $ORIGIN.
 """
@@ -39,27 +42,37 @@ LIB_NAME = "oprt_nvidia"
 
 
 def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Plan:
-    """nvcc commands: every kernel source compiled with NVCC_FLAGS and the gencode flags, one link, runtime static."""
+    """nvcc commands: every kernel source compiled with NVCC_FLAGS and the gencode flags (the CUTLASS sources, where
+    built, for sm_90a with the CUTLASS include folder), one link, runtime static."""
     nvcc = oprt_build.find_nvcc()
     version = oprt_build.nvcc_version(nvcc)
-    archs, described = oprt_build.gencode_flags(oprt_build.cuda_archs())
+    arch_list = oprt_build.cuda_archs()
+    cute = oprt_build.cute_build(arch_list)
+    archs, described = oprt_build.gencode_flags(arch_list)
     sources = oprt_build.kernel_sources(include_dir)
+    cute_sources = oprt_build.cute_sources(include_dir) if cute.enabled else []
     kernels = include_dir / oprt_build.KERNELS_DIR
     defines = [f'-DOPRT_TOOLCHAIN="nvcc {version}"', f'-DOPRT_ARCHS="{described}"']
-    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, *defines, f"-I{include_dir}", f"-I{kernels}"]
+    if cute.enabled:
+        defines += ["-DOPRT_HAS_CUTE=1", f'-DOPRT_CUTE="CUTLASS {cute.version}"']
+    base = [nvcc, *oprt_build.NVCC_FLAGS, *defines, f"-I{include_dir}", f"-I{kernels}"]
     extra = shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))
-    jobs = oprt_build.build_jobs(len(sources))
+    jobs = oprt_build.build_jobs(len(sources) + len(cute_sources))
     compiles = []
     for src in sources:
         obj = temp_dir / (src.stem + ".o")
-        compiles.append(oprt_build.Compile(src, obj, [*common, *extra, "-c", str(src), "-o", str(obj)]))
+        compiles.append(oprt_build.Compile(src, obj, [*base, *archs, *extra, "-c", str(src), "-o", str(obj)]))
+    for src in cute_sources:
+        obj = temp_dir / (src.stem + ".o")
+        cmd = [*base, *oprt_build.CUTE_NVCC_FLAGS, f"-I{cute.include}", *extra, "-c", str(src), "-o", str(obj)]
+        compiles.append(oprt_build.Compile(src, obj, cmd))
     lib = out_dir / f"lib{LIB_NAME}.so"
     link = [nvcc, "-shared", "-cudart", "static", "-Xcompiler", "-fPIC", *archs, *(str(c.obj) for c in compiles),
             "-o", str(lib), "-Xlinker", f"-soname,lib{LIB_NAME}.so"]
     return oprt_build.Plan(
-        title=f"oprt-nvidia build: nvcc {version} ({nvcc}), architectures {described}, {jobs} jobs",
+        title=f"oprt-nvidia build: nvcc {version} ({nvcc}), architectures {described}, {cute.summary}, {jobs} jobs",
         compiles=compiles, link=link, library=lib, jobs=jobs, tool="nvcc",
-        deps=oprt_build.kernel_headers(include_dir),
+        deps=oprt_build.kernel_headers(include_dir) + (oprt_build.cute_headers(include_dir) if cute.enabled else []),
     )
 
 

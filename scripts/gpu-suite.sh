@@ -9,6 +9,9 @@
 #             the liger backend's Liger-Kernel comes from .whl/ too (liger_kernel-*.whl, with packaging-*.whl where
 #             the host lacks it): summary.txt says whether it imports; likewise tilelang (tilelang-*.whl with
 #             apache_tvm_ffi, z3_solver, torch_c_dlpack_ext, ml_dtypes, cloudpickle: examples/oprt-tilelang/README.md)
+#             nvidia-cutlass-*.whl in .whl/ (installed with the others, before oprt_nvidia: its build then finds the CUTLASS
+#             headers and compiles the CUTLASS sm_90 matmul kernels; OPRT_ENABLE_CUTE=on makes a failure to find them stop
+#             that install): summary.txt gives the nvidia build's CuTe line
 #   test      pytest over OPRT_SUITE_TESTS (default: tests, so the nvidia and metax GPU tests run), junit XML + log
 #   tune      scripts/tune/build.sh, then each harness of OPRT_SUITE_TUNE_OPS (default: elementwise reduce softmax),
 #             OPRT_TUNE_FILTER its group filter: tune-OP.log each
@@ -32,7 +35,8 @@
 #             layer_norm, silu_mul, cross_entropy, rope) on OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch,
 #             torch-compile, liger) and
 #             OPRT_SUITE_MODELS_DTYPES (default all), baseline torch, into OUTDIR/models-DTYPES (torch-compile's
-#             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800)
+#             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800);
+#             then scripts/perf_table.py --below per GPU backend: OUTDIR/models-DTYPES-below-BACKEND.log
 #   telemetry a small sweep (nvidia, core ops, smoke cases, f32 f16) with GPU telemetry (nvidia-ml-py: its wheel in
 #             .whl/ where the host lacks it) and --profile ncu:2 into OUTDIR/telemetry (results.csv, run.json,
 #             report.html, profiles/*.ncu-rep); telemetry-check.log counts the filled telemetry cells, clock drops
@@ -120,6 +124,9 @@ tests/plugins/oprt-faultyplugin examples/oprt-gelu examples/oprt-triton examples
     note "liger-kernel: $(python3 -c 'import importlib.metadata as m, liger_kernel.ops; print(m.version("liger-kernel"))' \
         2>&1 | tail -n 1)"
     note "tilelang: $(python3 -c 'import tilelang; print(tilelang.__version__)' 2>&1 | tail -n 1)"
+    # the nvidia build log's title says whether it compiled the CUTLASS kernels, and from which headers
+    note "nvidia CuTe: $(grep -o -m 1 -E '(CuTe kernels for sm_90a from|no CuTe kernels) [^,]*' \
+        "$OUTDIR/install-oprt_nvidia.log" 2>/dev/null || echo 'no build log')"
 fi
 
 if has test; then
@@ -243,6 +250,12 @@ if has models; then
         --backends "${OPRT_SUITE_MODELS_BACKENDS:-$GPU_BACKENDS,torch,torch-compile,liger}" --cases models \
         --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,add_rms_norm,layer_norm,silu_mul,cross_entropy,rope}" --dtypes "$mdt" --baseline torch \
         --out "$OUTDIR/models-${mdt//,/-}" --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
+    # every row of each GPU backend below its target (the models set's and the core sets'): the table's last line
+    # counts them
+    for be in ${GPU_BACKENDS//,/ }; do
+        run_logged "models-${mdt//,/-}-below-$be" python3 scripts/perf_table.py --below --backend "$be" \
+            "$OUTDIR/models-${mdt//,/-}/results.csv"
+    done
 fi
 
 if has telemetry; then

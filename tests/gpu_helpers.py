@@ -170,15 +170,18 @@ def check_availability_has_a_reason(raw: Any) -> None:
 KERNELS = TESTS.parent / "oprt_core" / "src" / "oprt_core" / "include" / "oprt_kernels"
 
 
-def check_sources_match_the_log(log_path: Path) -> None:
+def check_sources_match_the_log(log_path: Path, cute: bool = False) -> None:
     """Every shared kernel source (``oprt_kernels/*.cu`` of oprt_core's include folder, when this is a checkout) was
-    built."""
+    built, and the CUTLASS sources (``oprt_kernels/sm90/*.cu``, nvidia only) exactly where ``cute`` says so."""
     import pytest
 
     if not KERNELS.is_dir():
         pytest.skip("not run from a checkout")
     text = log_path.read_text(encoding="utf-8")
-    assert {p.name for p in KERNELS.glob("*.cu")} == set(re.findall(r"^## (\S+\.cu):", text, re.M))
+    want = {p.name for p in KERNELS.glob("*.cu")}
+    if cute:
+        want |= {p.name for p in (KERNELS / "sm90").glob("*.cu")}
+    assert want == set(re.findall(r"^## (\S+\.cu):", text, re.M))
 
 
 def check_entry_point_is_installed(name: str, value: str) -> None:
@@ -223,6 +226,8 @@ def check_pointer_entry_points(ext: Any, tdesc: Callable[..., Any]) -> None:
         # two outputs (out, h) before the inputs
         ("add_rms_norm", (*(tdesc((4, 64)) for _ in range(4)), tdesc((64,)), 1e-6),
          ("out", "h", "x", "residual", "weight")),
+        # an optional input given (matmul's c, beta != 0): its pointer forwarded and checked like the others
+        ("matmul", (tdesc((4, 5)), tdesc((4, 3)), tdesc((3, 5)), tdesc((4, 5)), 1.0, 0.5, 0), ("out", "a", "b", "c")),
     )
     for op, args, names in cases:
         nout = 2 if op == "add_rms_norm" else 1

@@ -143,8 +143,11 @@ def test_backends_and_ops_listing(tmp_path):
     ops = {o["name"]: o for o in json.loads(r.stdout)["ops"]}
     assert ops["softmax"]["params"][0]["name"] == "axis"
     assert ops["copy"]["case_sets"]["smoke"]["count"] == 2 and ops["copy"]["dtypes"] == ["f32", "f16", "bf16"]
+    assert ops["matmul"]["inputs"] == ["a", "b", "c"] and ops["matmul"]["optional_inputs"] == ["c"]
+    assert ops["copy"]["optional_inputs"] == []
     r = invoke(reg, "ops")
     assert r.exit_code == 0 and "reduce_sum" in r.stdout and "keepdims" in r.stdout
+    assert "c=None" in r.stdout  # matmul's optional c
 
 
 def test_backends_shows_plugin_load_errors():

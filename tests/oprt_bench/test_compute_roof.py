@@ -1,7 +1,7 @@
 """The compute roof: the datasheet's dense TFLOP/s per dtype (oprt_bench.peaks.COMPUTE_PEAKS), the ridge point,
-run.json's ``compute_peak``, the report's roofline drawing a compute roof only where run.json records one, the
-terminal table's TFLOP/s for rows that compute (matmul) and not for memory-bound ones; and a row its backend refuses
-costs no reference."""
+run.json's ``compute_peak``, the report's roofline drawing a spec compute roof only where run.json records one, the
+measured compute roof (the fastest row), each row's % of the compute peak, the terminal table's TFLOP/s for rows that
+compute (matmul) and not for memory-bound ones; and a row its backend refuses costs no reference."""
 
 from __future__ import annotations
 
@@ -12,7 +12,15 @@ from bench_helpers import make_registry
 
 from oprt_bench.calibrate import TimerCheck
 from oprt_bench.model import BackendEntry, Row
-from oprt_bench.peaks import COMPUTE_PEAKS, Peak, compute_peak, ridge_point, roof_dtype
+from oprt_bench.peaks import (
+    COMPUTE_PEAKS,
+    Peak,
+    compute_peak,
+    measured_compute_peaks,
+    pct_of_compute,
+    ridge_point,
+    roof_dtype,
+)
 from oprt_bench.report import backend_compute_peaks, render_report
 from oprt_bench.results import Run, normalize_rows
 from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
@@ -114,8 +122,8 @@ def test_report_has_no_compute_roof_for_an_unknown_device(tmp_path):
     assert backend_compute_peaks([run]) == {}
     html = render_report([run])
     svg = _roofline_svg(html)
-    assert "compute roof (" not in svg and "<!-- compute roof: not known (no peak FLOP/s recorded) -->" in svg
-    assert "No compute roof is drawn: run.json records no peak FLOP/s." in html
+    assert "spec dense peak" not in svg and "<!-- compute roof: not known (no peak FLOP/s recorded) -->" in svg
+    assert "No spec compute roof is drawn: run.json records no peak FLOP/s." in html
 
 
 def test_table_shows_tflops_for_rows_that_compute(tmp_path):
@@ -133,6 +141,85 @@ def test_table_shows_tflops_for_rows_that_compute(tmp_path):
     assert any(r["flops"] / r["bytes"] >= COMPUTE_INTENSITY for r in rows if r["op"] == "matmul")
     relu = render(build_table([r for r in rows if r["op"] == "relu"]), "markdown")
     assert "TFLOP/s" not in relu  # memory-bound rows (0.125 flop/B) show GB/s, not TFLOP/s
+
+
+def test_rows_that_compute_carry_their_pct_of_the_compute_peak(tmp_path):
+    rows = _run(tmp_path, "NVIDIA H200").rows.to_dict("records")
+    matmul = [r for r in rows if r["op"] == "matmul" and r["flops"] / r["bytes"] >= COMPUTE_INTENSITY]
+    assert matmul
+    for r in matmul:
+        peak = {"f32": 66.9, "bf16": 989.4}[r["dtype"]]
+        assert r["pct_of_compute"] == pytest.approx(100.0 * r["tflops"] / peak)
+    # memory-bound rows, and matmul rows below the intensity threshold, are held to the memory roof only
+    for r in rows:
+        if r not in matmul:
+            assert r["pct_of_compute"] != r["pct_of_compute"]  # NaN: empty in results.csv
+    # the table's % column of a computing row is its compute %, not its memory %
+    text = render(build_table(rows), "markdown")
+    r = matmul[0]
+    shown = re.search(rf"\| {re.escape(r['case'])} \| {r['dtype']} \|([^\n]*)", text).group(1)
+    assert f"| {r['pct_of_compute']:.1f} |" in shown + "|"
+    assert "of the spec dense peak of the row's dtype where it shows TFLOP/s" in text
+    # an unknown device has no compute peak: no compute % either
+    assert all(r["pct_of_compute"] != r["pct_of_compute"] for r in _run(tmp_path, "Fixed GPU").rows.to_dict("records"))
+
+
+def test_pct_of_compute_uses_the_tf32_peak_where_asked():
+    h200 = compute_peak({"name": "NVIDIA H200"})
+    assert pct_of_compute(49.47, 1e9, 1e6, "f32", '{"allow_tf32": true}', h200) == pytest.approx(10.0)
+    assert pct_of_compute(6.69, 1e9, 1e6, "f32", {"allow_tf32": False}, h200) == pytest.approx(10.0)
+    assert pct_of_compute(6.69, 1e6, 1e6, "f32", "", h200) is None  # 1 flop per byte: memory-bound
+    assert pct_of_compute(None, 1e9, 1e6, "f32", "", h200) is None
+    assert pct_of_compute(6.69, 1e9, 1e6, "f8", "", h200) is None  # no peak for the dtype
+
+
+def test_the_measured_compute_roof_is_the_fastest_row_per_device_and_dtype():
+    def row(backend, case, dtype, tflops, status="ok", flops=1e12, nbytes=1e9, params="", device="NVIDIA H200"):
+        return {"backend": backend, "op": "matmul", "case": case, "dtype": dtype, "tflops": tflops, "status": status,
+                "flops": flops, "bytes": nbytes, "params": params, "device": device}
+
+    rows = [row("nvidia", "a", "bf16", 500.0), row("torch", "a", "bf16", 700.0), row("torch", "b", "bf16", 650.0),
+            row("nvidia", "c", "bf16", 900.0, status="failed"),  # a wrong result sets no roof
+            row("copy", "d", "bf16", 950.0, flops=1e9, nbytes=1e9),  # memory-bound: no compute roof
+            row("torch", "e", "f32", 40.0), row("torch", "f", "f32", 300.0, params='{"allow_tf32": true}'),
+            row("torch", "a", "bf16", 400.0, device="NVIDIA H100 80GB HBM3")]
+    got = measured_compute_peaks(rows)
+    assert got["NVIDIA H200"]["bf16"] == {"tflops": 700.0, "backend": "torch", "op": "matmul", "case": "a",
+                                          "source": "fastest row"}
+    assert got["NVIDIA H200"]["f32"]["tflops"] == 40.0 and got["NVIDIA H200"]["tf32"]["case"] == "f"
+    assert got["NVIDIA H100 80GB HBM3"]["bf16"]["tflops"] == 400.0
+    assert measured_compute_peaks([row("nvidia", "a", "bf16", 1.0, flops=0)]) == {}
+
+
+def test_report_draws_the_measured_compute_roof(tmp_path):
+    run = _run(tmp_path, "NVIDIA H200")
+    best = measured_compute_peaks(run.rows.to_dict("records"))
+    (device, per), = best.items()
+    svg = _roofline_svg(render_report([run]))
+    for dtype, m in per.items():
+        assert (f"compute roof ({dtype}, measured: the fastest row, fixed matmul {m['case']}"
+                in svg) and f"{m['tflops']:.4g} TFLOP/s" in svg
+    assert "<!-- compute roof: measured (fastest row) per dtype -->" in svg
+
+
+def test_run_json_records_the_measured_compute_roof(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from oprt_bench.cli import cli
+
+    out = tmp_path / "run"
+    r = CliRunner().invoke(cli, ["--no-calibrate", "--ops", "matmul,relu", "--backends", "fixed", "--baseline", "none",
+                                 "--dtypes", "f32",
+                                 "--cases", "smoke", "--time-budget", "0.01", "--out", str(out), "-q"],
+                           obj={"registry": make_registry(FixedTime("NVIDIA H200"))})
+    assert r.exit_code == 0, r.output
+    meta = json.loads((out / "run.json").read_text())
+    (device, per), = meta["compute_calibration"].items()
+    assert set(per) == {"f32"} and per["f32"]["backend"] == "fixed" and per["f32"]["op"] == "matmul"
+    rows = [x for x in json.loads((out / "results.json").read_text())["rows"] if x["op"] == "matmul"]
+    assert per["f32"]["tflops"] == pytest.approx(max(x["tflops"] for x in rows if x["pct_of_compute"] is not None))
 
 
 # -- a row the backend refuses draws no case ---------------------------------------------------------------------

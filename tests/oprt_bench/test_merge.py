@@ -57,6 +57,9 @@ def test_two_hosts_become_one_run(smoke_run, tmp_path):
     source = load_run(b).rows.set_index(["op", "case", "dtype"])["median_ms"]
     assert metax.sort_index().equals(source.sort_index())
     assert (out / "report.html").is_file() and (out / "results.json").is_file()
+    # the measured compute roof over both sources: the fastest matmul rows are nvidia's (metax's took 1.5x as long)
+    calibration = meta["compute_calibration"]
+    assert calibration and {m["backend"] for per in calibration.values() for m in per.values()} == {"nvidia"}
     # compare reads the merged run as any run: against one source, its rows are the same, the others added
     result = judge(load_run(a), merged, 0.05, set())
     verdicts = result.table.groupby("backend")["verdict"].agg(set).to_dict()

@@ -1,5 +1,5 @@
-"""scripts/perf_table.py: rows judged against the performance targets, ties shown to three decimals; the markdown
-format of docs/kernels.md."""
+"""scripts/perf_table.py: rows judged against the performance targets (the core case sets', the models set's, matmul's
+compute targets), ties shown to three decimals, --below; the markdown format of docs/kernels.md."""
 
 from __future__ import annotations
 
@@ -97,6 +97,7 @@ def test_size_rule_fallback_is_said(tmp_path):
                              timeout=120)
     assert blocked.returncode == 0, blocked.stderr
     assert "oprt_core does not import" in blocked.stderr and "no `default` speedup targets" in blocked.stderr
+    assert "no `models` targets" in blocked.stderr
     relu = [ln for ln in blocked.stdout.splitlines() if ln.startswith("| relu")]
     assert len(relu) == 1 and relu[0].endswith("| - |")  # no target under the size rule
     judged = _table(tmp_path, [row])  # oprt_core imports here: 1048576 is a default case, 0.90 < 0.95
@@ -223,3 +224,242 @@ def test_markdown_format_one_table_per_run(tmp_path):
     refused = subprocess.run([sys.executable, str(SCRIPT), "--format", "markdown", "--union", *paths],
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "--union" in refused.stderr
+
+
+# --- the targets of the models case set and of matmul --------------------------------------------------------------
+
+MODEL_FIELDS = [*FIELDS, "params", "median_ms", "bytes", "tflops", "kernel"]
+
+
+def _rows_of(op, case, shape, dtype, nbytes, times, pcts=None, statuses=None, params="", **extra):
+    """One case's rows: ``times`` backend -> median ms (nvidia first), ``pcts`` backend -> % of peak, ``statuses``
+    backend -> status; the speedup column against torch where the run has it, as oprt-bench writes it."""
+    pcts, statuses = pcts or {}, statuses or {}
+    rows = []
+    for backend, ms in times.items():
+        row = {"op": op, "case": case, "shape": shape, "dtype": dtype, "params": params, "backend": backend,
+               "status": statuses.get(backend, "ok"), "median_ms": "" if ms is None else repr(ms),
+               "bytes": str(nbytes), "gbps": "" if ms is None else repr(nbytes / (ms * 1e6)),
+               "pct_of_peak": repr(pcts.get(backend, 50.0)), "baseline": "torch" if "torch" in times else "",
+               "speedup": repr(times["torch"] / ms) if times.get("torch") and ms else "", **extra}
+        rows.append(row)
+    return rows
+
+
+def _run(tmp_path, rows, *args, run_json=None, fields=None, name="run"):
+    folder = tmp_path / name
+    folder.mkdir(parents=True, exist_ok=True)
+    keys = list(fields or MODEL_FIELDS)
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(folder / "results.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    if run_json is not None:
+        (folder / "run.json").write_text(json.dumps(run_json))
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(folder / "results.csv"), *args], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _lines(out, op):
+    """op's table rows by (case, dtype)."""
+    rows = {}
+    for ln in out.splitlines():
+        cells = [c.strip() for c in ln.split("|")[1:-1]]
+        if cells and cells[0] == op:
+            rows[(cells[1].split(" (")[0], cells[2])] = ln
+    return rows
+
+
+MIB = 1 << 20
+
+
+def test_models_targets_of_memory_bound_ops(tmp_path):
+    """The models set: >= 32 MiB moved at >= 1.00x torch (a tie within 1% met where both rows reach 95% of peak), no
+    row below 0.90x torch, softmax over >= 32K wide rows at >= 85%, the model ops at >= 90% (rope, cross_entropy 85%)
+    and >= 1.00x each of torch, torch-compile and liger where the run has their rows; --below lists the misses."""
+    big = "llama3-8b/hidden/4096tok"
+    rows = [
+        # rms_norm 64 MiB: 92% of peak, 2x torch, 1.05x torch-compile, liger unsupported (no target): met
+        *_rows_of("rms_norm", big, "4096x4096,4096", "bf16", 64 * MIB,
+                  {"nvidia": 0.020, "torch": 0.040, "torch-compile": 0.021, "liger": None},
+                  {"nvidia": 92.0}, {"liger": "unsupported"}, '{"eps": 1e-06}'),
+        # f16: torch-compile 3% faster: missed though torch is beaten
+        *_rows_of("rms_norm", big, "4096x4096,4096", "f16", 64 * MIB,
+                  {"nvidia": 0.020, "torch": 0.040, "torch-compile": 0.0194}, {"nvidia": 92.0}, {},
+                  '{"eps": 1e-06}'),
+        # f32: 2x everyone but 89% of peak: missed
+        *_rows_of("rms_norm", big, "4096x4096,4096", "f32", 128 * MIB, {"nvidia": 0.040, "torch": 0.080},
+                  {"nvidia": 89.0}, {}, '{"eps": 1e-06}'),
+        # copy 64 MiB: 0.995x torch, both at >= 95%: a tie, met; f16 the same but torch at 94%: missed
+        *_rows_of("copy", big, "4096x4096", "bf16", 64 * MIB, {"nvidia": 0.03015, "torch": 0.030},
+                  {"nvidia": 96.0, "torch": 96.5}),
+        *_rows_of("copy", big, "4096x4096", "f16", 64 * MIB, {"nvidia": 0.03015, "torch": 0.030},
+                  {"nvidia": 96.0, "torch": 94.0}),
+        # copy 16 KiB: only the 0.90x floor: 0.91x met, 0.89x missed
+        *_rows_of("copy", "llama3-8b/hidden/1tok", "1x4096", "bf16", 16384, {"nvidia": 0.0044, "torch": 0.004}),
+        *_rows_of("copy", "llama3-8b/hidden/1tok", "1x4096", "f16", 16384, {"nvidia": 0.0045, "torch": 0.004}),
+        # softmax 512 x 50257 (>= 32K wide, >= 32 MiB): 84% misses 85% in f32, 86% meets it in bf16
+        *_rows_of("softmax", "gpt2/vocab/512tok", "512x50257", "f32", 2 * 512 * 50257 * 4,
+                  {"nvidia": 0.050, "torch": 0.100}, {"nvidia": 84.0}, params='{"axis": -1}'),
+        *_rows_of("softmax", "gpt2/vocab/512tok", "512x50257", "bf16", 2 * 512 * 50257 * 2,
+                  {"nvidia": 0.025, "torch": 0.050}, {"nvidia": 86.0}, params='{"axis": -1}'),
+        # 8 rows: 1.6 MB, the floor only, 12% of peak is no miss
+        *_rows_of("softmax", "gpt2/vocab/8tok", "8x50257", "bf16", 1608224, {"nvidia": 0.005, "torch": 0.006},
+                  {"nvidia": 12.0}, params='{"axis": -1}'),
+        # rope at 86% meets its 85%, cross_entropy at 84% misses it
+        *_rows_of("rope", "llama3-8b/rope/4096tok", "4096x32x128,4096x8x128,8192x64,8192x64,4096", "bf16",
+                  84967424, {"nvidia": 0.024, "torch": 0.100, "torch-compile": 0.030}, {"nvidia": 86.0},
+                  params='{"style": "neox"}'),
+        *_rows_of("cross_entropy", "llama2-7b/vocab/4096tok", "4096x32000,4096", "bf16", 262184960,
+                  {"nvidia": 0.074, "torch": 0.500, "liger": 0.200}, {"nvidia": 84.0},
+                  params='{"ignore_index": -100, "reduction": "none"}'),
+    ]
+    out = _run(tmp_path, rows)
+    norm = _lines(out, "rms_norm")
+    assert norm[(big, "bf16")].endswith("| yes |")
+    assert "| torch-compile 1.050, liger: unsupported |" in norm[(big, "bf16")]
+    assert ">= 90%, speedup >= 1.00 vs torch, torch-compile*, liger*, tie rule" in norm[(big, "bf16")]
+    assert "| torch-compile 0.970 |" in norm[(big, "f16")] and norm[(big, "f16")].endswith("| no |")
+    assert "| 89.0 | 2.000 |" in norm[(big, "f32")] and norm[(big, "f32")].endswith("| no |")
+    copy = _lines(out, "copy")
+    assert "| 0.995 |" in copy[(big, "bf16")] and copy[(big, "bf16")].endswith("| yes |")  # the tie
+    assert "| 0.995 |" in copy[(big, "f16")] and copy[(big, "f16")].endswith("| no |")  # torch below 95%
+    assert "speedup >= 1.00 vs torch, tie rule (models, >= 32 MiB moved)" in copy[(big, "bf16")]
+    small = ("llama3-8b/hidden/1tok", "bf16")
+    assert "speedup >= 0.90 vs torch (models: no case below 0.90x torch)" in copy[small]
+    assert copy[small].endswith("| yes |") and copy[(small[0], "f16")].endswith("| no |")
+    soft = _lines(out, "softmax")
+    assert ">= 85%" in soft[("gpt2/vocab/512tok", "f32")] and soft[("gpt2/vocab/512tok", "f32")].endswith("| no |")
+    assert soft[("gpt2/vocab/512tok", "bf16")].endswith("| yes |")
+    assert ">= 85%" not in soft[("gpt2/vocab/8tok", "bf16")] and soft[("gpt2/vocab/8tok", "bf16")].endswith("| yes |")
+    assert _lines(out, "rope")[("llama3-8b/rope/4096tok", "bf16")].endswith("| yes |")
+    ce = _lines(out, "cross_entropy")[("llama2-7b/vocab/4096tok", "bf16")]
+    assert "| liger 2.703 |" in ce and ce.endswith("| no |")
+    missed = {("rms_norm", big, "f16"), ("rms_norm", big, "f32"), ("copy", big, "f16"),
+              ("copy", "llama3-8b/hidden/1tok", "f16"), ("softmax", "gpt2/vocab/512tok", "f32"),
+              ("cross_entropy", "llama2-7b/vocab/4096tok", "bf16")}
+    assert "6 of 12 rows with a target meet it. 6 below target." in out
+    below = _run(tmp_path, rows, "--below")
+    listed = {(c[0], c[1], c[2]) for c in ([x.strip() for x in ln.split("|")[1:4]] for ln in below.splitlines()
+                                           if ln.startswith("| ") and not ln.startswith(("| op", "| ---")))}
+    assert listed == missed
+    assert "6 of 12 rows with a target meet it. 6 below target (listed)." in below
+    refused = subprocess.run([sys.executable, str(SCRIPT), "--format", "markdown", "--below",
+                              str(tmp_path / "run" / "results.csv")], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--below" in refused.stderr
+
+
+def test_models_targets_without_baseline_rows(tmp_path):
+    """torch's row missing: the speedup targets against torch miss (nothing to be faster than); torch-compile's or
+    liger's missing: no target against them; a failed torch row is no target either, said in the cell."""
+    case, shape = "llama3-8b/hidden/4096tok", "4096x4096,4096"
+    rows = [
+        *_rows_of("rms_norm", case, shape, "bf16", 64 * MIB, {"nvidia": 0.020}, {"nvidia": 95.0}),
+        *_rows_of("rms_norm", case, shape, "f16", 64 * MIB, {"nvidia": 0.020, "torch": 0.030}, {"nvidia": 95.0}),
+        *_rows_of("layer_norm", case, shape + ",4096", "bf16", 64 * MIB, {"nvidia": 0.020, "torch": None},
+                  {"nvidia": 95.0}, {"torch": "failed"}),
+    ]
+    out = _run(tmp_path, rows)
+    norm = _lines(out, "rms_norm")
+    assert "| torch: no row |" in norm[(case, "bf16")] and norm[(case, "bf16")].endswith("| no |")
+    assert norm[(case, "f16")].endswith("| yes |") and "no row" not in norm[(case, "f16")]
+    ln = _lines(out, "layer_norm")[(case, "bf16")]
+    assert "| torch: failed |" in ln and ln.endswith("| yes |")  # 95% >= 90%, no speedup judged
+    assert "2 of 3 rows with a target meet it. 1 below target." in out
+
+
+def test_models_targets_over_several_runs(tmp_path):
+    """Several runs: the speedup against each baseline is the median over the runs, judged as such."""
+    case, shape = "llama3-8b/hidden/4096tok", "4096x4096,4096"
+    paths = []
+    for i, tc in enumerate((0.0196, 0.0208, 0.0202)):  # torch-compile 0.98x, 1.04x, 1.01x
+        _run(tmp_path, _rows_of("rms_norm", case, shape, "bf16", 64 * MIB,
+                                {"nvidia": 0.020, "torch": 0.040, "torch-compile": tc}, {"nvidia": 93.0}),
+             name=f"r{i}")
+        paths.append(str(tmp_path / f"r{i}" / "results.csv"))
+    proc = subprocess.run([sys.executable, str(SCRIPT), *paths], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    row = _lines(proc.stdout, "rms_norm")[(case, "bf16")]
+    assert "| torch-compile 1.010 |" in row and row.endswith("| yes |")
+    proc = subprocess.run([sys.executable, str(SCRIPT), *paths[:1]], capture_output=True, text=True, timeout=120)
+    assert _lines(proc.stdout, "rms_norm")[(case, "bf16")].endswith("| no |")  # run 1 alone: 0.98x
+
+
+H200_RUN = {"backends": {"nvidia": {"device": "NVIDIA H200", "peak": {"gbps": 4200.0, "source": "measured"},
+                                    "compute_peak": {d: {"tflops": t, "source": "spec"} for d, t in
+                                                     {"f32": 66.9, "tf32": 494.7, "f16": 989.4,
+                                                      "bf16": 989.4}.items()}}}}
+
+
+def _matmul(case, shape, dtype, tflops, speedup, params="", **extra):
+    ms = 0.5
+    return _rows_of("matmul", case, shape, dtype, 3 * MIB, {"nvidia": ms, "torch": ms * speedup}, params=params,
+                    tflops=repr(tflops), **extra)
+
+
+def test_matmul_compute_targets(tmp_path):
+    """matmul, f16 and bf16, large squares and models GEMMs with M >= 2048: >= 0.95x torch and >= 70% of the dense
+    peak of the row's dtype, from run.json's compute_peak (tf32 for f32 with allow_tf32); the % column says so."""
+    rows = [
+        *_matmul("8192x8192x8192", "8192x8192,8192x8192", "bf16", 720.0, 0.97),  # 72.8%: met
+        *_matmul("8192x8192x8192", "8192x8192,8192x8192", "f16", 650.0, 1.02),  # 65.7%: missed
+        *_matmul("16384x16384x16384", "16384x16384,16384x16384", "bf16", 750.0, 0.94),  # 75.8%, 0.94x: missed
+        *_matmul("8192x8192x8192", "8192x8192,8192x8192", "f32", 50.0, 1.0),  # f32: no target
+        *_matmul("12288x12288x12288", "12288x12288,12288x12288", "f32", 400.0, 1.0, '{"allow_tf32": true}'),
+        *_matmul("llama3-8b/qkv/2048tok", "2048x4096,4096x6144", "bf16", 700.0, 1.0),  # M = 2048: judged
+        *_matmul("llama3-8b/qkv/512tok", "512x4096,4096x6144", "bf16", 100.0, 0.5),  # M = 512: no target
+    ]
+    out = _run(tmp_path, rows, "--all", run_json=H200_RUN)
+    mm = _lines(out, "matmul")
+    big = mm[("8192x8192x8192", "bf16")]
+    assert "| 72.8 (compute) |" in big and big.endswith("| yes |")
+    assert ">= 70% of compute peak, speedup >= 0.95 vs torch (matmul 16-bit" in big
+    assert "| 65.7 (compute) |" in mm[("8192x8192x8192", "f16")] and mm[("8192x8192x8192", "f16")].endswith("| no |")
+    assert mm[("16384x16384x16384", "bf16")].endswith("| no |")
+    assert "| 74.7 (compute) |" in mm[("8192x8192x8192", "f32")] and mm[("8192x8192x8192", "f32")].endswith("| - |")
+    assert "| 80.9 (compute) |" in mm[("12288x12288x12288", "f32")]  # 400 / 494.7: against tf32's peak
+    assert mm[("llama3-8b/qkv/2048tok", "bf16")].endswith("| yes |")  # 70.7%, 1.00x
+    assert mm[("llama3-8b/qkv/512tok", "bf16")].endswith("| - |")
+    assert "(compute): % of the dense compute peak" in out
+    assert "2 of 4 rows with a target meet it. 2 below target." in out
+    # no run.json: no compute peak, the % cell says so and the target is missed
+    bare = _lines(_run(tmp_path, rows, name="bare"), "matmul")
+    assert "| no compute peak |" in bare[("8192x8192x8192", "bf16")]
+    assert bare[("8192x8192x8192", "bf16")].endswith("| no |")
+
+
+def test_matmul_pct_of_compute_column(tmp_path):
+    """A CSV with pct_of_compute: its cell is the % (where not empty), before run.json's peak; a failed row has none."""
+    rows = [
+        *_matmul("8192x8192x8192", "8192x8192,8192x8192", "bf16", 600.0, 1.0, pct_of_compute="71.0"),
+        *_matmul("8192x8192x8192", "8192x8192,8192x8192", "f16", 600.0, 1.0, pct_of_compute=""),
+    ]
+    failed = _matmul("16384x16384x16384", "16384x16384,16384x16384", "bf16", 0.0, 1.0, pct_of_compute="")
+    failed[0].update(status="failed", tflops="", median_ms="", gbps="", speedup="")
+    rows += failed
+    mm = _lines(_run(tmp_path, rows, run_json=H200_RUN), "matmul")
+    # a failed row: no figures (not "no compute peak": the peak is known), the target missed
+    assert "| 16384x16384x16384 (failed) | bf16 |  |  |" in mm[("16384x16384x16384", "bf16")]
+    assert mm[("16384x16384x16384", "bf16")].endswith("| no |")
+    assert "| 71.0 (compute) |" in mm[("8192x8192x8192", "bf16")] and mm[("8192x8192x8192", "bf16")].endswith("| yes |")
+    assert "| 60.6 (compute) |" in mm[("8192x8192x8192", "f16")] and mm[("8192x8192x8192", "f16")].endswith("| no |")
+
+
+def test_markdown_format_of_model_rows(tmp_path):
+    """--format markdown of a models run: the speedups against the other baselines and the targets in short."""
+    case = "llama3-8b/hidden/4096tok"
+    rows = _rows_of("rms_norm", case, "4096x4096,4096", "bf16", 64 * MIB,
+                    {"nvidia": 0.020, "torch": 0.040, "torch-compile": 0.021, "liger": 0.030}, {"nvidia": 92.0},
+                    kernel="norm_rows_block")
+    _run(tmp_path, rows)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--format", "markdown", str(tmp_path / "run" / "results.csv")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    head = "| case | dtype | kernel | GB/s | % of peak | speedup vs torch | speedup vs others | target | met |"
+    assert head in proc.stdout
+    assert (f"| {case} | bf16 | norm_rows_block | 3355 | 92.0 | 2.000 | torch-compile 1.050, liger 1.500 | "
+            "90%, 1.00x torch/torch-compile*/liger* | yes |") in proc.stdout

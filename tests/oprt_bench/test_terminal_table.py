@@ -96,8 +96,8 @@ def test_csv_is_the_wide_table(wrong_run, tmp_path):
     assert r.exit_code == 0, r.output
     table = pd.read_csv(io.StringIO(r.stdout), keep_default_na=False)
     assert list(table.columns) == ["op", "case", "dtype"] + [
-        f"{b}_{k}" for b in ("numpy", "wrong") for k in ("status", "median_us", "gbps", "pct_of_peak", "speedup",
-                                                          "message")]
+        f"{b}_{k}" for b in ("numpy", "wrong") for k in ("status", "median_us", "gbps", "pct_of_peak", "tflops",
+                                                          "pct_of_compute", "speedup", "message")]
     assert len(table) == 10 and set(table["op"]) == {"copy", "relu"}
     csv_rows = {(r["op"], r["case"], r["dtype"], r["backend"]): r for r in _rows(out)}
     for line in table.to_dict("records"):

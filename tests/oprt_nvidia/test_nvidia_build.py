@@ -73,9 +73,18 @@ def test_ptxas_log_is_shipped():
     assert "spill" in text
 
 
-def test_sources_match_the_log():
-    """Every shared kernel source of the checkout (when this is one) was built."""
-    check_sources_match_the_log(oprt_nvidia.ptxas_log_path())
+def test_sources_match_the_log(nvidia_ext):
+    """Every shared kernel source of the checkout (when this is one) was built, and the CUTLASS ones exactly where the
+    library says it has them; the log's title says whether and from where."""
+    info = library_info(nvidia_ext)
+    cute = "cute sm_90a (CUTLASS " in info["architectures"]
+    path = oprt_nvidia.ptxas_log_path()
+    check_sources_match_the_log(path, cute=cute)
+    title = path.read_text(encoding="utf-8").splitlines()[0]
+    assert ("CuTe kernels for sm_90a from CUTLASS" in title) == cute, title
+    assert ("no CuTe kernels (" in title) == (not cute), title
+    if not cute:
+        assert re.search(r"\bwithout\b.*\bcute\b", info["architectures"]), info
 
 
 def test_plugin_registers_nvidia():

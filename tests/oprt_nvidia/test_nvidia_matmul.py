@@ -1,24 +1,33 @@
-"""matmul on the GPU against the float64 reference (skips without a GPU): the tiled kernel (matmul_tiled) in every
-dtype on odd M, N and K (past and short of the 64 x 64 x 16 tiles), transposed, stepped and reversed operands,
-batched products (a transposed weight among them), alpha, K = 0 and an empty output; e4m3 inputs with a bf16 out
-(those cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets' smoke and
-edge cases of the default dtypes run in test_nvidia_ops.py's test_case_sets."""
+"""matmul on the GPU against the float64 reference (skips without a GPU): the tiled kernel (matmul_tiled, forced by
+OPRT_NVIDIA_MATMUL=tiled) in every dtype on odd M, N and K (past and short of the 64 x 64 x 16 tiles), transposed,
+stepped and reversed operands, batched products (a transposed weight among them), alpha, K = 0 and an empty output;
+the epilogue's beta * c with c in every layout, c given with beta 0 (NaN in it, not read), in place over c and a
+partial overlap refused; and, where the library has the CUTLASS sm_90 kernels and the device is sm_90, that they take
+the aligned products (the tile configuration docs/matmul.md's rule names), that everything else falls back to the
+tiled kernel, and their results; e4m3 inputs with a bf16 out on the tiled kernel, never offered to CUTLASS (those
+cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets' smoke and edge cases
+(c among them) of the default dtypes run in test_nvidia_ops.py's test_case_sets."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import oprt_core.errors as E
 from oprt_core.compute_ops import matmul_case
 from oprt_core.compute_ops import matmul_spec as MATMUL
+from oprt_core.device_array import DeviceArray
 from oprt_core.dtypes import DTYPES
 
 
-def _run(b, case, dtype, rng):
+def _run(b, case, dtype, rng, out_column_major=False):
     inputs = MATMUL.make_inputs(case, dtype, rng)
     params = MATMUL.validate_params(case.param_dict)
     dev = [b.to_device(x) for x in inputs]
     out = MATMUL.new_outputs(b, [x.shape for x in inputs], params, dtype)
+    if out_column_major:  # the same shape, the last two dims' strides swapped
+        host = np.zeros(out.shape, np.float32).astype(DTYPES[dtype].numpy)
+        out = b.to_device(np.swapaxes(np.ascontiguousarray(np.swapaxes(host, -1, -2)), -1, -2))
     b.fill_nan(out)
     b.prepare("matmul", dev, out, params)()
     b.synchronize()
@@ -39,13 +48,28 @@ _CASES = [
     matmul_case(70, 31, 129, batch=3, b_layout="transposed", alpha=-0.75),
     matmul_case(17, 19, 23, batch=2, a_layout="transposed", alpha=2.0),
     matmul_case(100, 90, 513, allow_tf32=True),
+    # out = alpha * a @ b + beta * c: c in every layout, batched, K = 0 (out = beta * c)
+    matmul_case(65, 63, 17, beta=1.0),
+    matmul_case(257, 130, 96, b_layout="transposed", c_layout="transposed", alpha=0.5, beta=-1.5),
+    matmul_case(41, 39, 70, a_layout="step2", c_layout="step2", beta=0.25),
+    matmul_case(40, 50, 60, c_layout="offset1", beta=2.0),
+    matmul_case(33, 71, 45, batch=5, c_layout="reversed", alpha=-0.75, beta=0.5),
+    matmul_case(70, 31, 129, batch=3, b_layout="transposed", beta=-1.0),
+    matmul_case(9, 7, 0, beta=3.0),
 ]
+
+
+def _tiled_only(monkeypatch):
+    """Every descriptor created from here to the test's end keeps its products on the tiled kernel (the CUTLASS
+    kernels, where built, would take the aligned ones)."""
+    monkeypatch.setenv("OPRT_NVIDIA_MATMUL", "tiled")
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", _CASES, ids=lambda c: c.name)
 @pytest.mark.parametrize("dtype", list(DTYPES))
-def test_matmul_tiled(nvidia_backend, rng, case, dtype):
+def test_matmul_tiled(nvidia_backend, monkeypatch, rng, case, dtype):
+    _tiled_only(monkeypatch)
     result, got, _ = _run(nvidia_backend, case, dtype, rng)
     assert result.ok, result.message
     assert np.isfinite(got.astype(np.float32)).all()  # every element written over the NaN fill
@@ -66,12 +90,196 @@ def test_matmul_k0_gives_zeros_and_empty_output_launches_nothing(nvidia_backend,
 
 
 @pytest.mark.gpu
-def test_matmul_wrong_kernel_is_caught(nvidia_backend, rng):
+def test_matmul_wrong_kernel_is_caught(nvidia_backend, monkeypatch, rng):
     """The check these tests rely on fails on a result one product term off (here: alpha applied twice)."""
+    _tiled_only(monkeypatch)
     case = matmul_case(65, 63, 17, alpha=0.5)
     result, got, inputs = _run(nvidia_backend, case, "f32", rng)
     assert result.ok, result.message
     assert not MATMUL.check(got * 0.5, inputs, "f32", {"alpha": 0.5}).ok
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_matmul_c_with_beta_zero_is_not_read(nvidia_backend, rng, dtype):
+    """c given, beta 0: the kernel does not read it (a NaN there would reach every output element otherwise)."""
+    b = nvidia_backend
+    case = matmul_case(65, 70, 33, c_layout="contiguous")
+    a, w, c = MATMUL.make_inputs(case, dtype, rng)
+    c[...] = np.nan
+    out = b.empty((65, 70), dtype)
+    b.fill_nan(out)
+    b.prepare("matmul", [b.to_device(x) for x in (a, w, c)], out, MATMUL.validate_params({}))()
+    b.synchronize()
+    got = b.to_host(out)
+    assert np.isfinite(got.astype(np.float32)).all()
+    assert MATMUL.check(got, [a, w], dtype).ok
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_matmul_in_place_over_c_and_partial_overlap_refused(nvidia_backend, rng, dtype):
+    """out = c itself (C = A @ B + beta C: each element's c read by the thread that then writes it), over several
+    tiles and a transposed c; out one row into c's memory is refused at launch (OPRT_STATUS_OVERLAP)."""
+    b = nvidia_backend
+    case = matmul_case(130, 70, 40, c_layout="transposed", beta=-0.5)
+    a, w, c = MATMUL.make_inputs(case, dtype, rng)
+    params = MATMUL.validate_params(case.param_dict)
+    da, dw = b.to_device(a), b.to_device(w)
+    dc = b.to_device(c)
+    assert dc.strides_elements == (1, 130)  # the transposed layout reached the device
+    b.prepare("matmul", [da, dw, dc], dc, params)()
+    b.synchronize()
+    got = b.to_host(dc)
+    res = MATMUL.check(got, [a, w, c], dtype, params)
+    assert res.ok, res.message
+    assert not MATMUL.check(got, [a, w], dtype, {}).ok
+    item = DTYPES[dtype].itemsize
+    buf = b.empty((131, 70), dtype)
+    c_view = DeviceArray(b, buf.ptr, (130, 70), (70, 1), dtype, buf)
+    out_view = DeviceArray(b, buf.ptr + 70 * item, (130, 70), (70, 1), dtype, buf)
+    with pytest.raises(E.OverlapError, match="matmul: out overlaps input c"):
+        b.prepare("matmul", [da, dw, c_view], out_view, params)()
+
+
+# ---- the CUTLASS sm_90 kernels (oprt_kernels/sm90/; built where the build found the CUTLASS headers) -------------
+# nvidia only: tests/oprt_metax/test_metax_matmul.py leaves out every test_cutlass_* (CUTLASS_TESTS)
+
+@pytest.fixture
+def cute_backend(nvidia_backend):
+    """The backend, skipping where its library lacks the CUTLASS kernels or the device is not sm_90 (the kernels'
+    sm_90a code runs nowhere else: such a device runs the tiled kernel, test_cutlass_falls_back_off_sm90)."""
+    archs = nvidia_backend.library_info()["architectures"]
+    if "cute sm_90a" not in archs:
+        pytest.skip(f"oprt-nvidia was built without the CUTLASS kernels (architectures: {archs}; docs/building.md)")
+    props = nvidia_backend.device_properties()
+    if (props["compute_major"], props["compute_minor"]) != (9, 0):
+        pytest.skip(f"the CUTLASS kernels run on sm_90 only; this device is sm_{props['compute_major']}"
+                    f"{props['compute_minor']}")
+    return nvidia_backend
+
+
+def _tile(backend, m, n, batch=1, swapped=False, tf32=False):
+    """The name docs/matmul.md's rule gives (the kernel's M and N are N and M where out is column-major)."""
+    if swapped:
+        m, n = n, m
+    sms = backend.device_properties()["sm_count"]
+    k = "32" if tf32 else "64"
+    suffix = "_tf32" if tf32 else ""
+    if m <= 64:
+        return f"cutlass_sm90_64x128x{k}_pingpong{suffix}"
+    if -(-m // 128) * -(-n // 256) * batch >= sms:
+        return f"cutlass_sm90_128x256x{k}_ws{suffix}"
+    return f"cutlass_sm90_128x128x{k}_ws{suffix}"
+
+
+# (case, out column-major): every product here qualifies for the CUTLASS kernels
+_CUTE_CASES = [
+    (matmul_case(4096, 4096, 1024), False),                                      # large tiles
+    (matmul_case(512, 384, 256), False),                                         # mid tiles
+    (matmul_case(16, 1024, 512, b_layout="transposed"), False),                  # small M, x @ W.T
+    (matmul_case(1, 512, 256, b_layout="transposed"), False),                    # one token
+    (matmul_case(200, 136, 72, b_layout="transposed"), False),                   # edges of every tile
+    (matmul_case(256, 384, 128, a_layout="transposed", b_layout="transposed"), True),  # out^T = b^T a^T
+    (matmul_case(384, 64, 136, b_layout="transposed"), True),
+    (matmul_case(96, 264, 520, batch=6, alpha=-0.75), False),                    # batched, alpha
+    (matmul_case(64, 2048, 1024, batch=3, b_layout="transposed", alpha=2.0), False),
+]
+
+
+def _case_id(item):
+    case, col = item
+    return case.name + ("-out_colmajor" if col else "")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("item", _CUTE_CASES, ids=_case_id)
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_cutlass_takes_aligned_products(cute_backend, rng, item, dtype):
+    case, col = item
+    result, got, inputs = _run(cute_backend, case, dtype, rng, out_column_major=col)
+    assert result.ok, result.message
+    assert np.isfinite(got.astype(np.float32)).all()
+    m, n = inputs[0].shape[-2], inputs[1].shape[-1]
+    batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
+    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch, swapped=col)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [
+    matmul_case(1024, 1024, 512, b_layout="transposed", allow_tf32=True),
+    matmul_case(48, 256, 264, b_layout="transposed", allow_tf32=True),
+    matmul_case(136, 200, 64, batch=3, b_layout="transposed", allow_tf32=True, alpha=0.5),
+], ids=lambda c: c.name)
+def test_cutlass_tf32(cute_backend, rng, case):
+    result, _, inputs = _run(cute_backend, case, "f32", rng)
+    assert result.ok, result.message
+    m, n = inputs[0].shape[-2], inputs[1].shape[-1]
+    batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
+    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch, tf32=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case,dtype", [
+    (matmul_case(256, 256, 256), "f32"),                                     # f32 without allow_tf32
+    (matmul_case(256, 256, 256, allow_tf32=True), "f32"),                    # TF32 needs a K-major b
+    (matmul_case(256, 256, 100), "bf16"),                                    # K not a multiple of 8
+    (matmul_case(256, 252, 256), "bf16"),                                    # N not a multiple of 8
+    (matmul_case(256, 256, 256, a_layout="transposed"), "bf16"),             # a M-major, out row-major
+    (matmul_case(128, 128, 128, a_layout="step2"), "f16"),                   # no unit stride
+    (matmul_case(128, 128, 128, b_layout="reversed"), "f16"),                # negative stride
+    (matmul_case(128, 128, 128, a_layout="offset1"), "bf16"),                # a 2 bytes past 16-byte alignment
+], ids=lambda v: v.name if hasattr(v, "name") else v)
+def test_cutlass_falls_back_to_the_tiled_kernel(cute_backend, rng, case, dtype):
+    result, _, _ = _run(cute_backend, case, dtype, rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch() == "matmul_tiled"
+
+
+@pytest.mark.gpu
+def test_cutlass_falls_back_off_sm90(nvidia_backend, rng):
+    """A library with the CUTLASS kernels on a device other than sm_90 runs the tiled kernel (the run-time check)."""
+    if "cute sm_90a" not in nvidia_backend.library_info()["architectures"]:
+        pytest.skip("oprt-nvidia was built without the CUTLASS kernels")
+    props = nvidia_backend.device_properties()
+    if (props["compute_major"], props["compute_minor"]) == (9, 0):
+        pytest.skip("an sm_90 device: test_cutlass_takes_aligned_products covers it")
+    result, _, _ = _run(nvidia_backend, matmul_case(512, 512, 512), "bf16", rng)
+    assert result.ok, result.message
+    assert nvidia_backend.last_launch() == "matmul_tiled"
+
+
+@pytest.mark.gpu
+def test_cutlass_can_be_turned_off(cute_backend, monkeypatch, rng):
+    _tiled_only(monkeypatch)
+    result, _, _ = _run(cute_backend, matmul_case(512, 512, 512), "bf16", rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch() == "matmul_tiled"
+
+
+@pytest.mark.gpu
+def test_cutlass_wrong_result_is_caught(cute_backend, rng):
+    """The check these tests rely on fails on the CUTLASS kernel's result with alpha applied twice."""
+    case = matmul_case(256, 256, 256, alpha=0.5)
+    result, got, inputs = _run(cute_backend, case, "bf16", rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch().startswith("cutlass_sm90_")
+    assert not MATMUL.check((got.astype(np.float32) * 0.5).astype(got.dtype), inputs, "bf16", {"alpha": 0.5}).ok
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [matmul_case(512, 384, 256, b_layout="transposed"), matmul_case(96, 264, 520,
+                                                                                                batch=6)],
+                         ids=lambda c: c.name)
+def test_cutlass_never_takes_e4m3(cute_backend, rng, case):
+    """Products the CUTLASS kernels take in bf16 run on the tiled kernel with e4m3 a and b (a bf16 out): the sm_90
+    kernels plan by out's dtype and would read the fp8 operands as bf16."""
+    result, _, _ = _run(cute_backend, case, "e4m3", rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch() == "matmul_tiled"
+
+
+CUTLASS_TESTS = tuple(name for name in list(globals()) if name.startswith("test_cutlass_"))
 
 
 # -- fp8: e4m3 a and b, a bf16 out (and c); the loads decoded to f32 (cuda_fp8.h on NVIDIA, a bit decode on MetaX) --

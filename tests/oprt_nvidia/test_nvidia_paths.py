@@ -1,4 +1,4 @@
-"""Shapes that reach each kernel path of the issue-6 kernels and their edges (skips without a GPU).
+"""Shapes that reach each kernel path of the nvidia backend's core-op kernels and their edges (skips without a GPU).
 
 - contiguous elementwise: one tile per block (kBlock x kUnroll packs), the last partial tile, the
   scalar head/tail of pointers sharing a misalignment, the all-scalar tiles of differing misalignments;
@@ -118,8 +118,8 @@ def _check_offsets(backend, rng, op, shapes, params, dtype, in_off, out_off, sca
 
 # ---- contiguous elementwise ------------------------------------------------------------------------------
 
-# kBlock x kUnroll packs per tile (256 x 1: 1024 f32 / 2048 f16 elements; 4096 / 8192 before the
-# issue-6 retune); sizes around one and several tiles of either, and tiny ones
+# kBlock x kUnroll packs per tile (256 x 1: 1024 f32 / 2048 f16 elements; 4096 / 8192 under the earlier, larger
+# tile); sizes around one and several tiles of either, and tiny ones
 EW_SIZES = [1, 5, 8, 9, 1023, 1024, 1025, 2051, 4096, 4097, 8192, 8193, 3 * 8192 + 5, (1 << 20) + 3]
 
 

@@ -19,6 +19,7 @@ from .faults import sticky_error, sticky_message
 from .flags import row_flags
 from .graph import measure_graph
 from .model import BackendEntry, Row
+from .peaks import compute_peak, pct_of_compute
 from .shared_case import SharedCase, SharedPrepared, attach
 from .telemetry import RowTelemetry
 from .timing import Measurement, TimingConfig, measure
@@ -110,6 +111,8 @@ def _run_backend(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, inpu
                 row.pct_of_peak = 100.0 * gbps / entry.peak.gbps
             if entry.spec.gbps:
                 row.pct_of_spec = 100.0 * gbps / entry.spec.gbps
+            row.pct_of_compute = pct_of_compute(row.tflops, row.flops, row.bytes, dtype, params,
+                                                compute_peak(entry.device_info))
         # a graph row's window holds no launch: only the timer's resolution bounds what it can tell apart
         floor = (entry.timer.resolution_ms if row.timer == "graph" else entry.timer.floor_ms) if entry.timer else None
         row.flags = ";".join(row_flags(

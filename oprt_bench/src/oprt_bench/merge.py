@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .peaks import measured_compute_peaks
 from .results import (
     CSV_NAME,
     REPORT_HTML,
@@ -114,7 +115,8 @@ def merge_runs(paths: Sequence[Path], out: Path, on_duplicate: str = "error", ar
               "mode": _common([p.get("mode") for p in plans]), "timing": _common([p.get("timing") for p in plans])},
         backends=backends,
         status="complete" if not unfinished else "incomplete (a source did not finish: " + "; ".join(unfinished) + ")",
-        counts=counts, finished_utc=utc_now().isoformat(), exit_code=0)
+        counts=counts, finished_utc=utc_now().isoformat(), exit_code=0,
+        compute_calibration=measured_compute_peaks(rows))
     from .report import write_report  # matplotlib: only when a report is written
 
     create_run_dir(out)

@@ -237,6 +237,7 @@ class Row(Mapping[str, Any]):
     timer_note: str = ""  # graph timing: the buffer rotation, or why the row fell back to events
     event_median_ms: float | None = None  # graph rows under the events' launch-bound threshold: the events median
     host: str = ""  # where the row ran (placement.host_label): the host name, ``:N`` the pinned device
+    pct_of_compute: float | None = None  # rows that compute: tflops as a % of the spec dense peak of the row's dtype
 
     def __getitem__(self, key: str) -> Any:
         if key not in _ROW_FIELDS:

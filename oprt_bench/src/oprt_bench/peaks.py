@@ -14,16 +14,27 @@ GB/s are 10^9 bytes per second throughout.
 And one compute figure per dtype: :func:`compute_peak`, the dense peak TFLOP/s (10^12 flop/s) of the datasheet
 (:data:`COMPUTE_PEAKS`, ``source: "spec"``), where the device is known. A kernel's roofline is
 ``min(compute peak, memory peak x arithmetic intensity)``; the two meet at the ridge point
-(:func:`ridge_point`, flop per byte). No measured compute peak yet: run.json records the spec figure only.
+(:func:`ridge_point`, flop per byte). A row that computes (at least :data:`COMPUTE_INTENSITY` flop per byte moved)
+gets ``pct_of_compute``, its TFLOP/s as a % of the spec peak of its dtype (:func:`roof_dtype`). The compute peak is
+calibrated after the fact: :func:`measured_compute_peaks` takes the fastest such row per device and dtype (typically
+the vendor library's GEMM on a large square) as the measured roof; run.json records it as ``compute_calibration``
+and the report draws it beside the spec roof.
 """
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak", "COMPUTE_PEAKS", "compute_peak", "ridge_point",
-           "roof_dtype"]
+           "roof_dtype", "COMPUTE_INTENSITY", "computes", "pct_of_compute", "measured_compute_peaks"]
+
+#: flop per byte from which a row counts as computing: its TFLOP/s is shown and held to a compute roof (twice the
+#: most of any memory-bound op: layer_norm in f16)
+COMPUTE_INTENSITY = 4.0
 
 
 @dataclass(frozen=True)
@@ -113,3 +124,56 @@ def roof_dtype(dtype: str, params: dict[str, Any] | None = None) -> str:
     if dtype == "e4m3":
         return "fp8"
     return "tf32" if dtype == "f32" and (params or {}).get("allow_tf32") is True else dtype
+
+
+def _num(value: Any) -> float | None:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def computes(flops: Any, nbytes: Any) -> bool:
+    """Whether a row of ``flops`` over ``nbytes`` moved reaches :data:`COMPUTE_INTENSITY` flop per byte."""
+    f, b = _num(flops), _num(nbytes)
+    return bool(f and b and f / b >= COMPUTE_INTENSITY)
+
+
+def _params(params: Any) -> dict[str, Any]:
+    """A row's params: a dict, or results.csv's JSON text of one ({} for anything else)."""
+    if isinstance(params, dict):
+        return params
+    try:
+        parsed = json.loads(params) if isinstance(params, str) and params else {}
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def pct_of_compute(tflops: Any, flops: Any, nbytes: Any, dtype: str, params: Any,
+                   peaks: dict[str, dict[str, Any]]) -> float | None:
+    """A row's TFLOP/s as a % of ``peaks`` (:func:`compute_peak`'s form) for its roof dtype; None for a row that
+    does not compute or a dtype without a peak."""
+    t = _num(tflops)
+    peak = _num((peaks.get(roof_dtype(dtype, _params(params))) or {}).get("tflops"))
+    if t is None or not peak or not computes(flops, nbytes):
+        return None
+    return 100.0 * t / peak
+
+
+def measured_compute_peaks(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The compute roof measured by the fastest kernel: ``{device: {roof dtype: {"tflops", "backend", "op", "case",
+    "source": "fastest row"}}}`` over the ok rows that compute (any backend: the roof is the device's). A run with
+    no such row gives {}. The figure is a floor of the true peak: as good as the best kernel the rows ran."""
+    best: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        t = _num(r.get("tflops"))
+        if str(r.get("status")) != "ok" or t is None or not computes(r.get("flops"), r.get("bytes")):
+            continue
+        dtype = roof_dtype(str(r.get("dtype")), _params(r.get("params")))
+        per = best.setdefault(str(r.get("device") or ""), {})
+        if t > per.get(dtype, {}).get("tflops", 0.0):
+            per[dtype] = {"tflops": t, "backend": str(r.get("backend")), "op": str(r.get("op")),
+                          "case": str(r.get("case")), "source": "fastest row"}
+    return best

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help
     import pandas as pd
 
 from .flags import FLAGS, split_flags
+from .peaks import measured_compute_peaks
 from .report_gpu import GPU_CSS, cell_marker, cell_ncu, cell_note, clock_drops, gpu_section
 from .results import STATUSES, Run, utc_now
 
@@ -516,6 +517,15 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                             linewidth=1.2, alpha=0.7, gid=gid)
                     compute_drawn = True
             handles.append(Line2D([], [], color=color_of[label], linewidth=2, label=str(label)))
+        # the compute roof measured by the fastest row of each device and dtype (a floor of the true peak)
+        fastest = measured_compute_peaks({str(k): v for k, v in r.items()} for r in points.to_dict("records"))
+        for device, per in fastest.items():
+            for dtype, m in per.items():
+                gid = f"oprt-roof-{len(titles)}"
+                titles[gid] = (f"compute roof ({dtype}, measured: the fastest row, {m['backend']} {m['op']} "
+                               f"{m['case']}{' on ' + device if device else ''}): {m['tflops']:.4g} TFLOP/s")
+                ax.plot([lo, hi], [m["tflops"] * 1e3] * 2, color="#333", linestyle="-.", linewidth=1.0, alpha=0.8,
+                        gid=gid)
         p: Any  # a row of the frame (itertuples)
         for p in points.itertuples(index=False):
             gid = f"oprt-roofpt-{len(titles)}"
@@ -529,6 +539,9 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                         Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="memory roof: spec peak")]
         else:
             handles.append(Line2D([], [], color="none", label="memory roof: no peak recorded"))
+        if fastest:
+            handles.append(Line2D([], [], color="#333", linestyle="-.",
+                                  label="compute roof: measured (fastest row) per dtype"))
         if compute_drawn:
             handles.append(Line2D([], [], color="#555", linestyle=(0, (1, 2)),
                                   label="compute roof: spec dense peak per dtype"))
@@ -847,7 +860,9 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
             roof = ("A compute roof (dotted: the datasheet's dense peak TFLOP/s of the row's dtype, tf32 for f32 rows "
                     "with allow_tf32) is drawn for each backend whose run.json records one (a device in "
                     "oprt_bench.peaks.COMPUTE_PEAKS); it is the spec figure, not a measured one."
-                    if compute else "No compute roof is drawn: run.json records no peak FLOP/s.")
+                    if compute else "No spec compute roof is drawn: run.json records no peak FLOP/s.")
+            roof += (" The measured compute roof (dash-dot, grey) of each dtype is the fastest row that computes "
+                     "(a GEMM; hover it for which): the best any kernel here reached, a floor of the device's peak.")
             parts.append("<h2 id='roofline'>Roofline</h2><p><small>Achieved GFLOP/s (the op spec's flops per call "
                          "/ median) against arithmetic intensity (flops / bytes moved), a point per timed row. "
                          "Below a memory roof (GFLOP/s = GB/s x flop/B: each backend's measured peak solid, its spec "

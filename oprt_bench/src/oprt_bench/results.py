@@ -51,7 +51,7 @@ COLUMNS = (
     "sm_mhz_start", "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "throttle_reasons", "power_w",
     "energy_j", "energy_source", "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "ncu_report",
     "timer", "timer_note", "event_median_ms",
-    "host",
+    "host", "pct_of_compute",
 )
 
 
@@ -227,7 +227,7 @@ _NUMERIC = ("max_abs_err", "max_rel_err", "median_ms", "p10_ms", "p90_ms", "min_
             "pct_of_peak", "pct_of_spec", "speedup", "flops", "tflops", "ci_rel", "seed", "schema_version",
             "sm_mhz_start", "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "power_w", "energy_j",
             "clock_drop", "ncu_time_ms", "ncu_dram_bytes", "ncu_dram_pct", "compile_s",
-            "event_median_ms")
+            "event_median_ms", "pct_of_compute")
 
 
 def load_run(path: Path | str) -> Run:

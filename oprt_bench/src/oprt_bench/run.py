@@ -23,6 +23,7 @@ from oprt_core import Registry
 from .calcache import CalibrationCache
 from .errors import UsageError, one_line
 from .model import Plan, Row, SweepOptions
+from .peaks import measured_compute_peaks
 from .plan import make_plan
 from .progress import make_progress
 from .report import write_report
@@ -243,7 +244,8 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
                 code = 1
                 status = f"failed ({one_line(crashed)})"
             meta.update(finished_utc=utc_now().isoformat(), status=status, counts=dict(counts), exit_code=code,
-                        elapsed_s=round(time.monotonic() - started, 3))
+                        elapsed_s=round(time.monotonic() - started, 3),
+                        compute_calibration=measured_compute_peaks(writer.rows))
             write_json(out / RUN_JSON, meta)
             meta["phases_s"] = phases.seconds
             write_json(out / RUN_JSON, meta)

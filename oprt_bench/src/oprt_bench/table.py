@@ -7,7 +7,8 @@ error. Failed and errored rows come first: a failures table with their messages 
 an op the lines where some backend failed before the others.
 
 Rows that compute (arithmetic intensity of at least :data:`COMPUTE_INTENSITY` flop per byte moved: matmul, not
-the memory-bound ops, which do at most ~2) also show TFLOP/s, beside GB/s.
+the memory-bound ops, which do at most ~2) also show TFLOP/s, beside GB/s, and their % of peak is of the compute
+peak: the spec dense TFLOP/s of the row's dtype (``pct_of_compute``), not of the memory peak.
 
 Narrow widths drop whole column kinds, least telling first (% of peak, then GB/s, then speedup; max rel err in
 a test run; the compile time, shown only for a backend that compiles at prepare, before all of them), until
@@ -24,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .peaks import COMPUTE_INTENSITY, computes
+
 if TYPE_CHECKING:  # rich is imported where it is used: `oprt-bench --help` stays quick
     from rich.console import Console, RenderableType
     from rich.table import Table
@@ -32,8 +35,6 @@ __all__ = ["TABLE_FORMATS", "COMPUTE_INTENSITY", "Column", "Line", "ResultsTable
            "render", "print_table", "choose_format", "stream_width"]
 
 TABLE_FORMATS = ("auto", "rich", "plain", "markdown", "csv", "none")
-#: flop per byte from which a row's TFLOP/s is shown (twice the most of any memory-bound op: layer_norm in f16)
-COMPUTE_INTENSITY = 4.0
 BAD = ("failed", "error")
 MESSAGE_CHARS = 200  # a message longer than this is cut in the terminal views (results.csv has it whole)
 
@@ -128,6 +129,8 @@ def cell_text(row: Mapping[str, Any] | None, key: str) -> str:
     if status != "ok":
         return ""
     if key == "pct_of_peak":
+        if _computes(row):  # held to the compute roof: the memory % says little of a GEMM
+            v = _float(row.get("pct_of_compute"))
         return "" if v is None else f"{v:.1f}"
     if key == "speedup":
         return "" if v is None else f"{v:.2f}"
@@ -136,8 +139,7 @@ def cell_text(row: Mapping[str, Any] | None, key: str) -> str:
 
 def _computes(row: Mapping[str, Any]) -> bool:
     """Whether a row's flops per byte moved reach :data:`COMPUTE_INTENSITY` (its TFLOP/s is then shown)."""
-    flops, nbytes = _float(row.get("flops")), _float(row.get("bytes"))
-    return bool(flops and nbytes and flops / nbytes >= COMPUTE_INTENSITY)
+    return computes(row.get("flops"), row.get("bytes"))
 
 
 def _value(row: Mapping[str, Any] | None, key: str) -> Any:
@@ -203,7 +205,9 @@ def legend(table: ResultsTable) -> str:
     speed = f"; speedup = {table.baseline}'s median / the backend's (> 1: faster)" if table.baseline else ""
     tflops = (f", TFLOP/s (10^12 flop/s) where a row does >= {COMPUTE_INTENSITY:g} flop per byte"
               if any(c.key == "tflops" for c in table.shown()) else "")
-    return f"median time in us, GB/s{tflops}, % of the backend's calibrated peak{speed}{compiled}"
+    of_compute = (" (of the spec dense peak of the row's dtype where it shows TFLOP/s)"
+                  if any(c.key == "tflops" for c in table.shown()) else "")
+    return f"median time in us, GB/s{tflops}, % of the backend's calibrated peak{of_compute}{speed}{compiled}"
 
 
 # -- rich and plain ------------------------------------------------------------------------------
@@ -334,7 +338,8 @@ def _markdown(table: ResultsTable) -> str:
 def _csv(table: ResultsTable) -> str:
     """The wide table: op, case, dtype, then per backend its status, figures (unrounded) and message; every column
     of every backend, filled or not, so the header depends only on the backends and the mode."""
-    keys = (["status", "median_us", "gbps", "pct_of_peak", "speedup"] if table.timed else ["status", "max_rel_err"])
+    keys = (["status", "median_us", "gbps", "pct_of_peak", "tflops", "pct_of_compute", "speedup"] if table.timed
+            else ["status", "max_rel_err"])
     keys.append("message")
     header = ["op", "case", "dtype"] + [f"{b}_{k}" for b in table.backends for k in keys]
     buf = io.StringIO()

@@ -46,11 +46,13 @@ def backend_rows(registry: Registry, timeout_s: float = AVAILABILITY_TIMEOUT_S) 
 
 
 def op_rows(registry: Registry) -> list[dict[str, Any]]:
-    """Every registered op: inputs, dtypes, params with their defaults, case sets with their sizes."""
+    """Every registered op: inputs (and which of them may be left out), dtypes, params with their defaults, case sets
+    with their sizes."""
     rows = []
     for name, spec in registry.ops.items():
         rows.append({
-            "name": name, "doc": spec.doc, "inputs": list(spec.input_names), "dtypes": list(spec.dtypes),
+            "name": name, "doc": spec.doc, "inputs": list(spec.input_names),
+            "optional_inputs": list(getattr(spec, "optional_inputs", ())), "dtypes": list(spec.dtypes),
             "params": [{"name": p.name, "default": p.default, "types": [t.__name__ for t in p.types],
                         "allow_none": p.allow_none, "doc": p.doc} for p in spec.params],
             "case_sets": {k: {"count": len(v), "cases": [c.name for c in v]} for k, v in spec.case_sets.items()},
@@ -94,7 +96,8 @@ def print_ops(out: Console, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         params = ", ".join(f"{p['name']}={p['default']!r}" for p in r["params"])
         sets = ", ".join(f"{k} {v['count']}" for k, v in r["case_sets"].items())
-        t.add_row(r["name"], ", ".join(r["inputs"]), params, ", ".join(r["dtypes"]), sets, r["doc"])
+        inputs = ", ".join(f"{n}=None" if n in r["optional_inputs"] else n for n in r["inputs"])
+        t.add_row(r["name"], inputs, params, ", ".join(r["dtypes"]), sets, r["doc"])
     out.print(t)
 
 

@@ -3,7 +3,8 @@
 Registered by the built-in plugin :mod:`oprt_core.builtin` next to the core ops and the model ops, with an
 implementation in the numpy backend. In oprt.h's C ABI after the model ops (alpha and beta as C floats, allow_tf32 as
 an int32 0 or 1; ``oprt_plan_matmul`` of oprt_validate.h validates), with the shared tiled kernel
-``oprt_kernels/matmul.cu`` on NVIDIA and MetaX (CUTLASS / CuTe kernels for sm_90 are not written yet).
+``oprt_kernels/matmul.cu`` on NVIDIA and MetaX, and on NVIDIA sm_90 CUTLASS kernels where the build has them
+(``oprt_kernels/sm90/``, docs/matmul.md).
 
 ``matmul(a, b, c=None, alpha=1.0, beta=0.0, allow_tf32=False)``: ``out = alpha * a @ b + beta * c``, BLAS's GEMM.
 

@@ -17,7 +17,8 @@ What it does, toolchain-independently:
 - :class:`BuildError`: a build failure as one clear line (no traceback in pip's log).
 
 It also holds the nvcc helpers (found as cupy does, ``OPRT_CUDA_ARCHS``) that both the nvidia build and
-the metax nvcc-shim build use. See docs/building.md.
+the metax nvcc-shim build use, and the CUTLASS header discovery of the nvidia build (:func:`cute_build`,
+``OPRT_ENABLE_CUTE``). See docs/building.md.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ __all__ = [
     "BuildError", "Compile", "Plan", "NativeBuild", "find_include_dir",
     "parse_cdef", "parse_abi_version", "read_cdef", "pointer_entry_points",
     "read_abi_version", "run_plan", "setup_kwargs", "find_nvcc", "nvcc_version", "cuda_archs", "gencode_flags",
-    "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS",
+    "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS", "CuteBuild", "cute_build", "cute_sources", "cute_headers",
+    "CUTE_NVCC_FLAGS", "CUTE_DIR",
 ]
 
 # what backend sources include; copied by sdist
@@ -439,3 +441,132 @@ def gencode_flags(archs: list[str]) -> tuple[list[str], str]:
     flags += ["-gencode", f"arch=compute_{archs[-1]},code=compute_{archs[-1]}"]
     described = " ".join([f"sm_{a}" for a in archs] + [f"compute_{archs[-1]}"])
     return flags, described
+
+
+# ---- CUTLASS / CuTe (oprt_nvidia only: the sm_90 matmul kernels of oprt_kernels/sm90/) --------------------------
+
+CUTE_DIR = "sm90"  # folder of KERNELS_DIR with the CUTLASS sources; kernel_sources() does not look in it
+# The CUTLASS sources compile for sm_90a only (WGMMA and the TMA multicast are sm_90a instructions); -DNDEBUG keeps
+# CUTLASS's device asserts out, whose calls would serialise the WGMMA pipeline (ptxas warning C7510).
+CUTE_NVCC_FLAGS = ["--expt-relaxed-constexpr", "-DNDEBUG", "-gencode", "arch=compute_90a,code=sm_90a"]
+_CUTE_MODES = ("auto", "on", "off")
+_CUTLASS_VERSION_RE = re.compile(r"#define CUTLASS_(MAJOR|MINOR|PATCH) (\d+)")
+
+
+@dataclass
+class CuteBuild:
+    """Whether the nvidia build compiles the CUTLASS kernels, and from which headers.
+
+    :param enabled: the sources of ``oprt_kernels/sm90/`` are compiled and ``OPRT_HAS_CUTE`` is defined
+    :param summary: one phrase for the build log's title: ``"CuTe kernels from CUTLASS 4.2.0 (/path/include)"``, or
+        why not (``"no CuTe kernels (OPRT_ENABLE_CUTE=off)"``)
+    :param include: the folder holding ``cutlass/cutlass.h`` and ``cute/``
+    :param version: CUTLASS's version from ``cutlass/version.h`` ("4.2.0"; "unknown" where it does not say)
+    :param source: which place of the search it came from ("OPRT_CUTLASS_DIR", "nvidia-cutlass", "CUTLASS_PATH")
+    """
+
+    enabled: bool
+    summary: str
+    include: Path | None = None
+    version: str = ""
+    source: str = ""
+
+
+def _is_cutlass_include(path: Path) -> bool:
+    return (path / "cutlass" / "cutlass.h").is_file() and (path / "cute").is_dir()
+
+
+def _cutlass_wheel_include() -> tuple[Path | None, str]:
+    """The headers of the pip wheel nvidia-cutlass (``cutlass_library/source/include``), found with
+    importlib.util.find_spec: the package's __init__ (which imports its generator) never runs."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("cutlass_library")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return None, "the nvidia-cutlass wheel (cutlass_library: not installed)"
+    include = Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+    return include, f"the nvidia-cutlass wheel: {include}"
+
+
+def cutlass_version(include: Path) -> str:
+    """CUTLASS's version from ``cutlass/version.h`` ("4.2.0"), "unknown" where it does not say."""
+    try:
+        text = (Path(include) / "cutlass" / "version.h").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "unknown"
+    parts = dict(_CUTLASS_VERSION_RE.findall(text))
+    if not all(k in parts for k in ("MAJOR", "MINOR", "PATCH")):
+        return "unknown"
+    return f"{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}"
+
+
+def cute_build(archs: list[str]) -> CuteBuild:
+    """Whether and from where the nvidia build compiles its CUTLASS kernels (docs/building.md, "CUTLASS kernels").
+
+    ``OPRT_ENABLE_CUTE`` is ``auto`` (default: where the headers and an sm_90 architecture are there), ``on`` (a
+    BuildError where either is missing) or ``off``. The headers are looked for in this order: ``OPRT_CUTLASS_DIR``
+    (a folder holding ``cutlass/cutlass.h`` and ``cute/``; set but not such a folder: a BuildError whatever the
+    mode), the nvidia-cutlass wheel's ``cutlass_library/source/include``, ``$CUTLASS_PATH/include``. ``archs`` are
+    :func:`cuda_archs`; one of them must be 90 or 90a (the kernels are sm_90a code).
+    """
+    raw = os.environ.get("OPRT_ENABLE_CUTE", "").strip().lower() or "auto"
+    if raw not in _CUTE_MODES:
+        raise BuildError(f"OPRT_ENABLE_CUTE={os.environ.get('OPRT_ENABLE_CUTE')!r} is not one of auto, on, off")
+    if raw == "off":
+        return CuteBuild(False, "no CuTe kernels (OPRT_ENABLE_CUTE=off)")
+    looked: list[str] = []
+    found: tuple[Path, str] | None = None
+    env_dir = os.environ.get("OPRT_CUTLASS_DIR")
+    if env_dir:
+        path = Path(env_dir)
+        if not _is_cutlass_include(path):
+            raise BuildError(f"OPRT_CUTLASS_DIR={env_dir} does not hold cutlass/cutlass.h and cute/ (it names the "
+                             "CUTLASS include folder, e.g. <cutlass checkout>/include); unset it or fix it")
+        found = (path, "OPRT_CUTLASS_DIR")
+    else:
+        looked.append("OPRT_CUTLASS_DIR (unset)")
+        wheel, described = _cutlass_wheel_include()
+        if wheel is not None and _is_cutlass_include(wheel):
+            found = (wheel, "nvidia-cutlass")
+        else:
+            looked.append(described + (" (no cutlass/cutlass.h and cute/ there)" if wheel is not None else ""))
+            root = os.environ.get("CUTLASS_PATH")
+            if root and _is_cutlass_include(Path(root) / "include"):
+                found = (Path(root) / "include", "CUTLASS_PATH")
+            else:
+                looked.append(f"CUTLASS_PATH/include: {Path(root) / 'include'}" if root else "CUTLASS_PATH (unset)")
+    if found is None:
+        if raw == "on":
+            raise BuildError("OPRT_ENABLE_CUTE=on but the CUTLASS headers were not found; looked in: "
+                             + "; ".join(looked) + ". Install them with `pip install nvidia-cutlass` (then build "
+                             "with --no-build-isolation, or set OPRT_CUTLASS_DIR to its cutlass_library/source/"
+                             "include), or set OPRT_CUTLASS_DIR to a CUTLASS checkout's include folder; "
+                             "OPRT_ENABLE_CUTE=off builds without them")
+        return CuteBuild(False, "no CuTe kernels (no CUTLASS headers: " + "; ".join(looked) + ")")
+    include, source = found[0].resolve(), found[1]
+    if not any(a in ("90", "90a") for a in archs):
+        if raw == "on":
+            raise BuildError(f"OPRT_ENABLE_CUTE=on but OPRT_CUDA_ARCHS ({';'.join(archs)}) has no 90 or 90a: the "
+                             "CUTLASS kernels are sm_90a code; add 90 (e.g. OPRT_CUDA_ARCHS='80;90') or set "
+                             "OPRT_ENABLE_CUTE=off")
+        return CuteBuild(False, f"no CuTe kernels (no 90 or 90a among the architectures {' '.join(archs)})")
+    version = cutlass_version(include)
+    return CuteBuild(True, f"CuTe kernels for sm_90a from CUTLASS {version} ({source}: {include})", include, version,
+                     source)
+
+
+def cute_sources(include_dir: Path) -> list[Path]:
+    """The CUTLASS kernel sources (``oprt_kernels/sm90/*.cu``), sorted; BuildError where there are none."""
+    sources = sorted((Path(include_dir) / KERNELS_DIR / CUTE_DIR).glob("*.cu"))
+    if not sources:
+        raise BuildError(f"no CUTLASS kernel sources in {Path(include_dir) / KERNELS_DIR / CUTE_DIR}")
+    return sources
+
+
+def cute_headers(include_dir: Path) -> list[Path]:
+    """The headers of ``oprt_kernels/sm90/`` (matmul.cu includes one of them where the build has the kernels)."""
+    folder = Path(include_dir) / KERNELS_DIR / CUTE_DIR
+    return [*sorted(folder.glob("*.h")), *sorted(folder.glob("*.cuh"))]

@@ -17,10 +17,25 @@
 // beta != 0); each output element's c is read by the thread that then writes that element, so out may be c itself
 // (the launch checks allow exactly that alias, nothing else).
 // allow_tf32 is accepted and not used: the products are full f32. Loads are element by element (no 16-byte packs
-// yet) and there is no double buffering: a baseline for correctness on every layout, not a peak kernel; CUTLASS /
-// CuTe kernels for sm_90 are future work (docs/matmul.md).
+// yet) and there is no double buffering: a baseline for correctness on every layout, not a peak kernel.
+//
+// oprt_nvidia built with the CUTLASS headers (OPRT_HAS_CUTE, docs/building.md) first offers each product to the
+// CUTLASS sm_90 kernels (sm90/matmul_sm90.cu: f16, bf16, f32 with allow_tf32; aligned row- or column-major operands;
+// an H100/H200-class device), which name their tile configuration in last_launch(); whatever they decline, at plan
+// time or at launch, runs here, and so does every product of e4m3 a and b (never offered to them). OPRT_NVIDIA_MATMUL=tiled (read when the descriptor is created) keeps every product on
+// the tiled kernel (tests).
 #include "common.cuh"
 #include "oprt_entry.h"
+
+#if defined(OPRT_HAS_CUTE) && !defined(OPRT_VENDOR_MACA)
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm90/matmul_sm90.h"
+#define OPRT_MATMUL_SM90 1
+#else
+#define OPRT_MATMUL_SM90 0
+#endif
 
 using namespace oprt_kernels;
 
@@ -114,16 +129,36 @@ matmul_tiled_kernel(T *out, const TIn *__restrict__ a, const TIn *__restrict__ b
 
 struct MatmulState {
     oprt_matmul_plan_t plan;
+#if OPRT_MATMUL_SM90
+    oprt_sm90::Plan sm90;  // config kNone: the tiled kernel
+#endif
 };
 
 inline int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
 template <typename TIn, typename T>
-oprt_status_t launch_matmul(const MatmulState *st, void *out_, const void *a_, const void *b_, const void *c_,
-                            gpuStream_t stream) {
+oprt_status_t launch_matmul(const MatmulState *st, void *workspace, size_t workspace_size, void *out_, const void *a_,
+                            const void *b_, const void *c_, gpuStream_t stream) {
     const oprt_matmul_plan_t *p = &st->plan;
     note_launch("none");
     if (p->batch == 0 || p->m == 0 || p->n == 0) return OPRT_STATUS_SUCCESS;  // no output element
+#if OPRT_MATMUL_SM90
+    if (st->sm90.config != oprt_sm90::kNone) {
+        bool launched = false;
+        note_launch(oprt_sm90::config_name(st->sm90));
+        // c is read only where the plan says so (given, beta != 0); out may be c itself: each tile's c is loaded
+        // before that tile's out is stored
+        gpuError_t err = oprt_sm90::launch(st->sm90, out_, a_, b_, p->has_c ? c_ : nullptr, p->c_bs, p->c_rs,
+                                           p->c_cs, p->alpha, p->has_c ? p->beta : 0.f, workspace, workspace_size,
+                                           stream, &launched);
+        if (err != gpuSuccess) return gpu_status(err, "matmul CUTLASS kernel");
+        if (launched) return OPRT_STATUS_SUCCESS;
+        note_launch("none");  // declined at launch (device, alignment): the tiled kernel below
+    }
+#else
+    (void)workspace;
+    (void)workspace_size;
+#endif
     MatmulArgs g{};
     g.m = p->m;
     g.n = p->n;
@@ -161,16 +196,29 @@ oprt_status_t plan_matmul(MatmulState *s, size_t *workspace, const oprt_tensor_d
                           float alpha, float beta, int32_t allow_tf32) {
     OPRT_CHECK(oprt_plan_matmul(&s->plan, out, a, b, c, alpha, beta, allow_tf32));
     *workspace = 0;
+#if OPRT_MATMUL_SM90
+    const char *force = getenv("OPRT_NVIDIA_MATMUL");
+    // e4m3 a and b: the tiled kernel (the sm_90 kernels take 16-bit and f32 operands, and plan by out's dtype)
+    if ((force != nullptr && strcmp(force, "tiled") == 0) || s->plan.in_dtype == OPRT_DTYPE_F8E4M3)
+        s->sm90 = oprt_sm90::Plan{}, s->sm90.config = oprt_sm90::kNone;
+    else
+        oprt_sm90::plan(&s->plan, device_limits().sm_count, &s->sm90);
+    *workspace = s->sm90.config != oprt_sm90::kNone ? s->sm90.workspace : 0;
+#endif
     return OPRT_STATUS_SUCCESS;
 }
 
 oprt_status_t run_matmul(const MatmulState *s, void *workspace, void *out, const void *a, const void *b,
                          const void *c, oprt_stream_t stream) {
-    (void)workspace;
+#if OPRT_MATMUL_SM90
+    const size_t ws = s->sm90.config != oprt_sm90::kNone ? s->sm90.workspace : 0;  // the entry point checked it is there
+#else
+    const size_t ws = 0;
+#endif
     if (s->plan.in_dtype == OPRT_DTYPE_F8E4M3)  // e4m3 a and b, bf16 out and c (oprt_plan_matmul's one mix)
-        return launch_matmul<e4m3_t, bf16_t>(s, out, a, b, c, (gpuStream_t)stream);
+        return launch_matmul<e4m3_t, bf16_t>(s, workspace, ws, out, a, b, c, (gpuStream_t)stream);
     return dispatch_dtype(s->plan.dtype, [&](auto tag) {
-        return launch_matmul<decltype(tag), decltype(tag)>(s, out, a, b, c, (gpuStream_t)stream);
+        return launch_matmul<decltype(tag), decltype(tag)>(s, workspace, ws, out, a, b, c, (gpuStream_t)stream);
     });
 }
 

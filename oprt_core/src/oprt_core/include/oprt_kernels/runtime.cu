@@ -25,6 +25,12 @@
 #ifndef OPRT_ARCHS
 #define OPRT_ARCHS "unknown"
 #endif
+// The CUTLASS kernels (oprt_nvidia only; setup.py defines OPRT_HAS_CUTE and OPRT_CUTE where it builds them).
+#if defined(OPRT_VENDOR_MACA) || defined(OPRT_HAS_CUTE)
+#define OPRT_NO_CUTE nullptr
+#else
+#define OPRT_NO_CUTE "cute"
+#endif
 
 namespace oprt_kernels {
 
@@ -166,9 +172,16 @@ oprt_status_t oprt_get_library_info(oprt_library_info_t *info) {
     copy_str(info->flavour, sizeof info->flavour, OPRT_FLAVOUR);
     copy_str(info->toolchain, sizeof info->toolchain, OPRT_TOOLCHAIN);
     // the architectures, and the capabilities (vendor.h) this build lacks: the paths that need one never run
+    // and, for nvidia, whether the CUTLASS sm_90a matmul kernels are in (OPRT_HAS_CUTE: "..., cute sm_90a (CUTLASS
+    // 4.2.0)") or not ("without ... cute")
     const char *absent[] = {OPRT_HAS_PTX ? nullptr : "ptx", OPRT_HAS_PDL ? nullptr : "pdl",
-                            OPRT_HAS_CLUSTERS ? nullptr : "clusters", OPRT_HAS_CACHE_HINTS ? nullptr : "cache-hints"};
+                            OPRT_HAS_CLUSTERS ? nullptr : "clusters", OPRT_HAS_CACHE_HINTS ? nullptr : "cache-hints",
+                            OPRT_NO_CUTE};
+#if defined(OPRT_HAS_CUTE) && defined(OPRT_CUTE)
+    int len = snprintf(info->architectures, sizeof info->architectures, "%s, cute sm_90a (%s)", OPRT_ARCHS, OPRT_CUTE);
+#else
     int len = snprintf(info->architectures, sizeof info->architectures, "%s", OPRT_ARCHS);
+#endif
     const char *sep = ", without ";
     for (const char *name : absent) {
         if (name == nullptr || len < 0 || (size_t)len >= sizeof info->architectures) continue;

@@ -1,0 +1,180 @@
+// matmul_sm90.cu: the dispatcher of the CUTLASS sm_90 kernels (matmul_sm90_<dtype>.cu): which products qualify, which
+// tile configuration each takes, and the run-time checks before a launch. matmul.cu calls it first where the build
+// defines OPRT_HAS_CUTE and runs its tiled kernel wherever it declines. No CUTLASS header here.
+//
+// A product qualifies (plan) where
+//  - the dtype is f16 or bf16, or f32 with allow_tf32 (TF32 products; f32 without it stays on the tiled kernel);
+//  - M, N, K >= 1 and each of M, N, K and the batch fits an int;
+//  - out has a unit stride along N (row-major) or along M (column-major, run as out^T = b^T a^T: a and b swap roles);
+//  - in the kernel's view A is K-major and B N-major or K-major (TF32: K-major), each with its unit stride along the
+//    dim CUTLASS expects, every other stride positive and a multiple of 16 bytes (TMA), and each contiguous extent
+//    (A's K, B's N or K, D's N) a multiple of 16 bytes' worth of elements (CUTLASS's can_implement).
+// Tile configuration, on the kernel's M and N, the batch L and the SM count (tiles(bm, bn) = ceil(M/bm) ceil(N/bn) L):
+//  - small (64 x 128, ping-pong) where M <= 64: decode-like products, half the rows of a 128-row tile are not wasted;
+//  - large (128 x 256, a cluster of 2 x 1) where tiles(128, 256) >= the SM count: every SM gets a large tile;
+//  - mid (128 x 128) otherwise: twice the tiles, so more SMs work on products too small for the large tile.
+// At launch (launch): the device's capability exactly 9.0 (an sm_90a cubin runs nowhere else), every pointer 16-byte
+// aligned, C (beta != 0) row-major in the kernel's view with aligned strides, the workspace at least what was planned.
+#include "matmul_sm90.h"
+
+#include <limits.h>
+
+namespace oprt_sm90 {
+namespace {
+
+int itemsize(int32_t dtype) { return dtype == OPRT_DTYPE_F32 ? 4 : 2; }
+
+bool fits_int(int64_t v) { return v >= 1 && v <= INT_MAX; }
+
+// A stride in elements that TMA takes: positive, a multiple of 16 bytes.
+bool tma_stride(int64_t s, int elems16) { return s > 0 && s % elems16 == 0; }
+// A leading dimension: a TMA stride, rows that do not overlap (at least the contiguous extent).
+bool leading_dim(int64_t ld, int64_t extent, int elems16) { return tma_stride(ld, elems16) && ld >= extent; }
+
+bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+bool device_is_sm90(int *device) {
+    constexpr int kMax = 64;
+    static int cached[kMax];  // 0 unknown, 1 yes, 2 no; a benign race: every writer writes the same value
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMax) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    *device = dev;
+    if (cached[dev] == 0) {
+        int major = 0, minor = 0;
+        bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess;
+        (void)cudaGetLastError();
+        cached[dev] = ok && major == 9 && minor == 0 ? 1 : 2;
+    }
+    return cached[dev] == 1;
+}
+
+int64_t tiles(int64_t m, int64_t n, int64_t l, int64_t bm, int64_t bn) {
+    return ((m + bm - 1) / bm) * ((n + bn - 1) / bn) * l;
+}
+
+}  // namespace
+
+void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
+    *out = Plan{};
+    out->config = kNone;
+    const bool tf32 = p->dtype == OPRT_DTYPE_F32;
+    if (!(p->dtype == OPRT_DTYPE_F16 || p->dtype == OPRT_DTYPE_BF16 || (tf32 && p->allow_tf32))) return;
+    if (!fits_int(p->m) || !fits_int(p->n) || !fits_int(p->k) || !fits_int(p->batch)) return;
+    const int e16 = 16 / itemsize(p->dtype);  // elements in 16 bytes
+    Problem q{};
+    q.dtype = p->dtype;
+    q.k = p->k;
+    q.l = p->batch;
+    // the kernel's A (M x K), B (K x N) and D (M x N) as (rows stride, cols stride, batch stride)
+    int64_t a_rs, a_cs, a_bs, b_rs, b_cs, b_bs, d_rs, d_bs;
+    if (p->o_cs == 1 && !(p->n == 1 && p->o_rs == 1 && p->m > 1)) {  // out row-major
+        q.m = p->m, q.n = p->n, q.swapped = 0;
+        a_rs = p->a_rs, a_cs = p->a_cs, a_bs = p->a_bs;
+        b_rs = p->b_rs, b_cs = p->b_cs, b_bs = p->b_bs;
+        d_rs = p->o_rs, d_bs = p->o_bs;
+    } else if (p->o_rs == 1) {  // out column-major: out^T = b^T a^T
+        q.m = p->n, q.n = p->m, q.swapped = 1;
+        a_rs = p->b_cs, a_cs = p->b_rs, a_bs = p->b_bs;
+        b_rs = p->a_cs, b_cs = p->a_rs, b_bs = p->a_bs;
+        d_rs = p->o_cs, d_bs = p->o_bs;
+    } else {
+        return;
+    }
+    // a batch stride for L = 1 is never used: any TMA-valid value (the operand's extent)
+    if (q.l == 1) {
+        a_bs = 0, b_bs = 0, d_bs = 0;
+    }
+    // A: K-major (unit stride along K); M = 1 takes any row stride
+    if (a_cs != 1 || q.k % e16 != 0) return;
+    q.a_rs = q.m == 1 ? q.k : a_rs;
+    if (!leading_dim(q.a_rs, q.k, e16)) return;
+    // B: N-major (unit stride along N) or K-major (unit stride along K)
+    if (b_cs == 1 && q.n % e16 == 0 && !tf32 && leading_dim(b_rs, q.n, e16)) {
+        q.b_k_major = 0;
+        q.b_ld = b_rs;
+    } else if (b_rs == 1 && leading_dim(b_cs, q.k, e16)) {
+        q.b_k_major = 1;
+        q.b_ld = b_cs;
+    } else {
+        return;
+    }
+    // D: row-major, N a multiple of 16 bytes
+    if (q.n % e16 != 0) return;
+    q.d_rs = q.m == 1 ? q.n : d_rs;
+    if (!leading_dim(q.d_rs, q.n, e16)) return;
+    if (q.l > 1) {
+        if (!tma_stride(a_bs, e16) || !tma_stride(b_bs, e16) || !tma_stride(d_bs, e16)) return;
+        q.a_bs = a_bs, q.b_bs = b_bs, q.d_bs = d_bs;
+    } else {
+        q.a_bs = q.m * q.a_rs, q.b_bs = (q.b_k_major ? q.n : q.k) * q.b_ld, q.d_bs = q.m * q.d_rs;
+    }
+    out->prob = q;
+    if (q.m <= 64)
+        out->config = kConfigSmall;
+    else if (tiles(q.m, q.n, q.l, 128, 256) >= sm_count)
+        out->config = kConfigLarge;
+    else
+        out->config = kConfigMid;
+    out->sm_count = sm_count;
+    switch (q.dtype) {
+    case OPRT_DTYPE_F16: out->workspace = workspace_f16(*out, sm_count); break;
+    case OPRT_DTYPE_BF16: out->workspace = workspace_bf16(*out, sm_count); break;
+    default: out->workspace = workspace_tf32(*out, sm_count); break;
+    }
+}
+
+const char *config_name(const Plan &plan) {
+    const bool tf32 = plan.prob.dtype == OPRT_DTYPE_F32;
+    switch (plan.config) {
+    case kConfigLarge: return tf32 ? "cutlass_sm90_128x256x32_ws_tf32" : "cutlass_sm90_128x256x64_ws";
+    case kConfigMid: return tf32 ? "cutlass_sm90_128x128x32_ws_tf32" : "cutlass_sm90_128x128x64_ws";
+    case kConfigSmall: return tf32 ? "cutlass_sm90_64x128x32_pingpong_tf32" : "cutlass_sm90_64x128x64_pingpong";
+    default: return nullptr;
+    }
+}
+
+cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, const void *c, int64_t c_bs,
+                   int64_t c_rs, int64_t c_cs, float alpha, float beta, void *workspace, size_t workspace_size,
+                   cudaStream_t stream, bool *launched) {
+    *launched = false;
+    int device = 0;
+    if (plan.config == kNone || !device_is_sm90(&device)) return cudaSuccess;
+    if (plan.workspace > 0 && (workspace == nullptr || workspace_size < plan.workspace)) return cudaSuccess;
+    const Problem &q = plan.prob;
+    LaunchArgs la{};
+    la.plan = &plan;
+    la.device = device;
+    la.sm_count = plan.sm_count;
+    la.d = out;
+    la.a = q.swapped ? b : a;
+    la.b = q.swapped ? a : b;
+    la.alpha = alpha;
+    la.beta = beta;
+    la.workspace = workspace;
+    la.stream = stream;
+    if (!aligned16(out) || !aligned16(a) || !aligned16(b)) return cudaSuccess;
+    if (beta == 0.f) {  // C is never read: D's pointer and strides stand in
+        la.c = out;
+        la.c_rs = q.d_rs;
+        la.c_bs = q.d_bs;
+    } else {
+        const int e16 = 16 / itemsize(q.dtype);
+        const int64_t rs = q.swapped ? c_cs : c_rs, cs = q.swapped ? c_rs : c_cs;
+        if (c == nullptr || !aligned16(c) || cs != 1) return cudaSuccess;
+        la.c = c;
+        la.c_rs = q.m == 1 ? q.d_rs : rs;
+        la.c_bs = q.l == 1 ? q.m * la.c_rs : c_bs;
+        if (!leading_dim(la.c_rs, q.n, e16) || !tma_stride(la.c_bs, e16)) return cudaSuccess;
+    }
+    switch (q.dtype) {
+    case OPRT_DTYPE_F16: return run_f16(la, launched);
+    case OPRT_DTYPE_BF16: return run_bf16(la, launched);
+    default: return run_tf32(la, launched);
+    }
+}
+
+}  // namespace oprt_sm90

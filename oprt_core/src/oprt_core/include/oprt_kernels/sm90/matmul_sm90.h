@@ -1,0 +1,79 @@
+// matmul_sm90.h: what matmul.cu sees of the CUTLASS kernels for sm_90 (matmul_sm90*.cu), plain C++ without CUTLASS.
+// oprt_nvidia's build compiles those sources, and defines OPRT_HAS_CUTE for every source, only where it finds the
+// CUTLASS headers and an sm_90 architecture among OPRT_CUDA_ARCHS (docs/building.md); the MetaX build never does.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "oprt_validate.h"
+
+namespace oprt_sm90 {
+
+// The kernel's view of one product, D = alpha * A @ B + beta * C, every operand (L, rows, cols): A (M x K) K-major,
+// B (K x N) N-major or K-major, C and D (M x N) row-major. A column-major out is the product transposed
+// (D^T = B^T A^T: a and b swap roles), so one output layout serves both.
+struct Problem {
+    int32_t dtype;                 // OPRT_DTYPE_*: f16, bf16, f32 (TF32 products)
+    int64_t m, n, k, l;            // the kernel's M and N (swapped where out is column-major)
+    int64_t a_rs, a_bs;            // A: element (i, l) at i * a_rs + l (K contiguous)
+    int64_t b_ld, b_bs;            // B: b_k_major ? (l, j) at j * b_ld + l : at l * b_ld + j
+    int64_t d_rs, d_bs;            // D: (i, j) at i * d_rs + j
+    int32_t b_k_major;
+    int32_t swapped;               // a and b swapped (out column-major): the launch passes them so
+};
+
+// Planned once with the descriptor: which tile configuration (kConfig*), or kNone for the tiled kernel.
+enum Config : int32_t { kNone = -1, kConfigLarge = 0, kConfigMid = 1, kConfigSmall = 2 };
+
+struct Plan {
+    Problem prob;
+    int32_t config;                // Config
+    int32_t sm_count;              // the SM count it was planned for (CUTLASS's persistent grid)
+    size_t workspace;              // CUTLASS's get_workspace_size for it, in bytes
+};
+
+// Plans `p` for the CUTLASS kernels: fills `out` (config kNone where the shape, strides or dtype do not qualify:
+// the caller runs its fallback). `sm_count` picks the tile configuration. Never fails.
+void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out);
+
+// The tile configuration's name, e.g. "cutlass_sm90_128x256x64_ws" (nullptr for kNone).
+const char *config_name(const Plan &plan);
+
+// Launches the planned kernel where everything that is known only now qualifies: the device's capability is exactly
+// 9.0, every pointer 16-byte aligned, C (where beta != 0) row-major like D in the kernel's view with aligned strides,
+// the workspace large enough and CUTLASS's can_implement() true. *launched says whether it did; false with
+// cudaSuccess: the caller runs its fallback. A failed launch returns the runtime's error (and *launched true).
+// `c` may be null where beta == 0 (never read then); c_bs/c_rs/c_cs are its strides in the caller's (B, M, N) view.
+cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, const void *c, int64_t c_bs,
+                   int64_t c_rs, int64_t c_cs, float alpha, float beta, void *workspace, size_t workspace_size,
+                   cudaStream_t stream, bool *launched);
+
+}  // namespace oprt_sm90
+
+// ---- between the dispatcher (matmul_sm90.cu) and the per-dtype sources (matmul_sm90_<dtype>.cu) -----------------
+namespace oprt_sm90 {
+
+struct LaunchArgs {
+    const Plan *plan;
+    int device, sm_count;
+    void *d;
+    const void *a, *b, *c;         // the kernel's A and B (already swapped where the plan says so); c: D's where beta 0
+    int64_t c_rs, c_bs;            // C in the kernel's view: (i, j) at i * c_rs + j
+    float alpha, beta;
+    void *workspace;
+    cudaStream_t stream;
+};
+
+// Per dtype (f16, bf16, tf32: one source each, compiled in parallel): CUTLASS's workspace for `plan` (0 where it
+// cannot say), and the launch (*launched false where can_implement() refuses).
+size_t workspace_f16(const Plan &plan, int sm_count);
+size_t workspace_bf16(const Plan &plan, int sm_count);
+size_t workspace_tf32(const Plan &plan, int sm_count);
+cudaError_t run_f16(const LaunchArgs &args, bool *launched);
+cudaError_t run_bf16(const LaunchArgs &args, bool *launched);
+cudaError_t run_tf32(const LaunchArgs &args, bool *launched);
+
+}  // namespace oprt_sm90

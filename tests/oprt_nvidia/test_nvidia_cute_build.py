@@ -1,0 +1,140 @@
+"""The CUTLASS matmul sources (oprt_kernels/sm90/*.cu) compile, each alone with nvcc -c for sm_90a, where this machine
+has nvcc and the CUTLASS headers (oprt_build.cute_build: OPRT_CUTLASS_DIR, the nvidia-cutlass wheel, CUTLASS_PATH),
+and matmul.cu compiles against their header with OPRT_HAS_CUTE. No GPU needed. CI's tox env installs no CUTLASS, so
+there it skips; compiling all four takes minutes on two cores."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from oprt_core.cabi import include_dir
+from oprt_core.include import oprt_build
+
+
+def test_cutlass_sources_compile(tmp_path):
+    try:
+        nvcc = oprt_build.find_nvcc()
+    except oprt_build.BuildError as exc:
+        pytest.skip(f"no nvcc: {exc}")
+    cute = oprt_build.cute_build(["90"])  # OPRT_ENABLE_CUTE=on without headers: its BuildError fails the test
+    if not cute.enabled:
+        pytest.skip(cute.summary)
+    inc = Path(include_dir())
+    kernels = inc / oprt_build.KERNELS_DIR
+    base = [nvcc, *oprt_build.NVCC_FLAGS, "-DOPRT_HAS_CUTE=1", f"-I{inc}", f"-I{kernels}"]
+    cmds = [[*base, *oprt_build.CUTE_NVCC_FLAGS, f"-I{cute.include}", "-c", str(src), "-o", str(tmp_path / src.stem)]
+            for src in oprt_build.cute_sources(inc)]
+    cmds.append([*base, "-gencode", "arch=compute_90,code=sm_90", "-c", str(kernels / "matmul.cu"), "-o",
+                 str(tmp_path / "matmul")])
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(cmds)) as pool:
+        runs = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True, timeout=1800), cmds))
+    for cmd, run in zip(cmds, runs):
+        assert run.returncode == 0, f"{' '.join(cmd)}\n{run.stdout}{run.stderr}"
+        # CUTLASS's device asserts (no -DNDEBUG) or a call inside the main loop would serialise the WGMMA pipeline
+        assert "C7510" not in run.stdout + run.stderr, f"{cmd[-3]}: WGMMA serialised\n{run.stdout}{run.stderr}"
+
+
+# ---- the dispatcher's rule, on the CPU: matmul_sm90.cu (no CUTLASS header) linked to stand-ins for the kernels ------
+
+_DRIVER = r"""
+#include <stdio.h>
+#include "sm90/matmul_sm90.h"
+namespace oprt_sm90 {  // stand-ins for the per-dtype sources: a workspace size that names the dtype
+size_t workspace_f16(const Plan &, int) { return 16; }
+size_t workspace_bf16(const Plan &, int) { return 32; }
+size_t workspace_tf32(const Plan &, int) { return 64; }
+cudaError_t run_f16(const LaunchArgs &, bool *l) { *l = true; return cudaSuccess; }
+cudaError_t run_bf16(const LaunchArgs &, bool *l) { *l = true; return cudaSuccess; }
+cudaError_t run_tf32(const LaunchArgs &, bool *l) { *l = true; return cudaSuccess; }
+}
+int main() {
+    oprt_matmul_plan_t p{};
+    long long v[16];
+    for (;;) {
+        int got = 0;
+        for (int i = 0; i < 16; ++i) got += scanf("%lld", &v[i]);
+        if (got != 16) break;
+        p.dtype = (int)v[0]; p.allow_tf32 = (int)v[1]; p.batch = v[2]; p.m = v[3]; p.n = v[4]; p.k = v[5];
+        p.a_bs = v[6]; p.a_rs = v[7]; p.a_cs = v[8]; p.b_bs = v[9]; p.b_rs = v[10]; p.b_cs = v[11];
+        p.o_bs = v[12]; p.o_rs = v[13]; p.o_cs = v[14]; p.alpha = 1.f;
+        oprt_sm90::Plan plan;
+        oprt_sm90::plan(&p, (int)v[15], &plan);
+        const char *name = oprt_sm90::config_name(plan);
+        printf("%s %d %d %zu\n", name ? name : "none", plan.prob.swapped, plan.prob.b_k_major, plan.workspace);
+    }
+    return 0;
+}
+"""
+
+F32, F16, BF16 = 0, 1, 2  # oprt.h's OPRT_DTYPE_* (checked below against the header)
+
+
+def _row(m, n, k, a="n", b="n", out="n", batch=1, a_bs=None, b_bs=None):
+    """Strides of a contiguous (``"n"``) or transposed (``"t"``) a (M, K), b (K, N) and out (M, N)."""
+    a_rs, a_cs = (k, 1) if a == "n" else (1, m)
+    b_rs, b_cs = (n, 1) if b == "n" else (1, k)
+    o_rs, o_cs = (n, 1) if out == "n" else (1, m)
+    bs = (m * k if a_bs is None else a_bs, k * n if b_bs is None else b_bs, m * n) if batch > 1 else (0, 0, 0)
+    return [batch, m, n, k, bs[0], a_rs, a_cs, bs[1], b_rs, b_cs, bs[2], o_rs, o_cs]
+
+
+# (dtype, allow_tf32, plan row, SM count) -> (kernel column, swapped, b K-major, workspace)
+_RULE = [
+    ((BF16, 0, _row(4096, 4096, 1024), 132), ("cutlass_sm90_128x256x64_ws", 0, 0, 32)),
+    ((F16, 0, _row(512, 384, 256), 132), ("cutlass_sm90_128x128x64_ws", 0, 0, 16)),
+    ((BF16, 0, _row(2048, 2048, 512), 132), ("cutlass_sm90_128x128x64_ws", 0, 0, 32)),   # 128 large tiles < 132 SMs
+    ((BF16, 0, _row(2048, 2048, 512), 128), ("cutlass_sm90_128x256x64_ws", 0, 0, 32)),   # ... >= 128
+    ((BF16, 0, _row(2048, 2048, 512, batch=2), 132), ("cutlass_sm90_128x256x64_ws", 0, 0, 32)),  # the batch counts
+    ((BF16, 0, _row(16, 1024, 512, b="t"), 132), ("cutlass_sm90_64x128x64_pingpong", 0, 1, 32)),
+    ((BF16, 0, _row(64, 1024, 512), 132), ("cutlass_sm90_64x128x64_pingpong", 0, 0, 32)),
+    ((BF16, 0, _row(65, 1024, 512), 132), ("cutlass_sm90_128x128x64_ws", 0, 0, 32)),
+    ((F32, 1, _row(1024, 1024, 512, b="t"), 132), ("cutlass_sm90_128x128x32_ws_tf32", 0, 1, 64)),
+    ((F32, 1, _row(32, 1024, 512, b="t"), 132), ("cutlass_sm90_64x128x32_pingpong_tf32", 0, 1, 64)),
+    # out column-major: the kernel's M and N are out's N and M
+    ((BF16, 0, _row(256, 384, 128, a="t", b="t", out="t"), 132), ("cutlass_sm90_128x128x64_ws", 1, 0, 32)),
+    ((BF16, 0, _row(384, 64, 136, b="t", out="t"), 132), ("cutlass_sm90_64x128x64_pingpong", 1, 1, 32)),
+    ((BF16, 0, _row(96, 264, 520, batch=6), 132), ("cutlass_sm90_128x128x64_ws", 0, 0, 32)),
+    # declined: the tiled kernel
+    ((F32, 0, _row(1024, 1024, 512, b="t"), 132), ("none", 0, 0, 0)),                # f32 without TF32
+    ((F32, 1, _row(1024, 1024, 512), 132), ("none", 0, 0, 0)),                       # TF32 with an N-major b
+    ((BF16, 0, _row(256, 256, 100), 132), ("none", 0, 0, 0)),                        # K % 8
+    ((BF16, 0, _row(256, 252, 256), 132), ("none", 0, 0, 0)),                        # N % 8
+    ((BF16, 0, _row(256, 256, 256, a="t"), 132), ("none", 0, 0, 0)),                 # a M-major, out row-major
+    ((BF16, 0, _row(256, 384, 128, b="n", out="t"), 132), ("none", 0, 0, 0)),        # b N-major, out column-major
+    ((BF16, 0, _row(96, 264, 520, batch=6, a_bs=0), 132), ("none", 0, 0, 0)),        # a broadcast over the batch
+    ((BF16, 0, _row(96, 264, 520, batch=6, b_bs=520 * 264 + 4), 132), ("none", 0, 0, 0)),  # batch stride % 8
+    ((BF16, 0, [1, 64, 64, 64, 0, 32, 1, 0, 64, 1, 0, 64, 1], 132), ("none", 0, 0, 0)),   # a's rows overlap
+    ((BF16, 0, [1, 64, 64, 64, 0, 128, 2, 0, 64, 1, 0, 64, 1], 132), ("none", 0, 0, 0)),  # a stepped
+    ((BF16, 0, [1, 64, 64, 64, 0, 64, 1, 0, -64, 1, 0, 64, 1], 132), ("none", 0, 0, 0)),  # b reversed
+    ((BF16, 0, _row(1 << 31, 64, 64), 132), ("none", 0, 0, 0)),                      # M past an int
+    # one row of a: its row stride is never used
+    ((BF16, 0, [1, 1, 512, 256, 0, 3, 1, 0, 1, 256, 0, 512, 1], 132), ("cutlass_sm90_64x128x64_pingpong", 0, 1, 32)),
+]
+
+
+def test_dispatch_rule(tmp_path):
+    """Which products the CUTLASS kernels take, with which tile and workspace, and which they decline (docs/matmul.md's
+    rule), from matmul_sm90.cu's plan() itself."""
+    try:
+        nvcc = oprt_build.find_nvcc()
+    except oprt_build.BuildError as exc:
+        pytest.skip(f"no nvcc: {exc}")
+    inc = Path(include_dir())
+    header = (inc / "oprt.h").read_text(encoding="utf-8")
+    for name, value in (("F32", F32), ("F16", F16), ("BF16", BF16)):
+        assert f"OPRT_DTYPE_{name} = {value}" in header
+    (tmp_path / "driver.cu").write_text(_DRIVER)
+    exe = tmp_path / "rule"
+    kernels = inc / oprt_build.KERNELS_DIR
+    build = subprocess.run([nvcc, "-std=c++17", f"-I{inc}", f"-I{kernels}", str(tmp_path / "driver.cu"),
+                            str(kernels / oprt_build.CUTE_DIR / "matmul_sm90.cu"), "-o", str(exe)],
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    stdin = "".join(" ".join(str(v) for v in [dtype, tf32, *row, sms]) + "\n" for (dtype, tf32, row, sms), _ in _RULE)
+    run = subprocess.run([str(exe)], input=stdin, capture_output=True, text=True, timeout=60, check=True)
+    got = [tuple(int(x) if x.isdigit() else x for x in line.split()) for line in run.stdout.splitlines()]
+    assert got == [want for _, want in _RULE]
