@@ -32,7 +32,9 @@ GB/s x median_ms):
 - `models` rms_norm, add_rms_norm, layer_norm, silu_mul, >= 32 MiB moved: >= 90% of peak; rope and cross_entropy:
   >= 85%; both >= 1.00 against torch and against each of torch-compile and liger where the run has their rows;
 - matmul in f16 and bf16, `large` squares and `models` GEMMs with M >= 2048 (M: the first input's second-to-last
-  extent in the `shape` column): >= 0.95 against torch and >= 70% of the device's dense compute peak.
+  extent in the `shape` column): >= 0.95 against torch and >= 70% of the device's dense compute peak;
+- matmul in e4m3, the same cases: >= 0.90 against torch (torch._scaled_mm) where the run has torch's row ok (it refuses
+  layouts and sizes it cannot take: no target there).
 Tie rule of the >= 1.00 targets: a speedup within 1% under it (>= 0.99) counts as met where the row and the
 baseline's row are both at >= 95% of peak. These speedups are the baseline's median_ms / the row's, from the
 baseline's row of the same (op, case, dtype, params) in the same CSV (the CSV's `speedup` column is against the run's
@@ -42,7 +44,7 @@ against the speedup column's baseline aside); over several CSVs each is the medi
 
 % of peak of a compute-bound op (matmul) is of the dense compute peak of the row's dtype, marked "(compute)" in the
 cell: the CSV's pct_of_compute where it has one, else 100 x tflops / run.json's
-backends[BACKEND].compute_peak[DTYPE].tflops beside the CSV (tf32 for f32 rows with "allow_tf32": true); without
+backends[BACKEND].compute_peak[DTYPE].tflops beside the CSV (tf32 for f32 rows with "allow_tf32": true, fp8 for e4m3); without
 either the cell says "no compute peak" and the row misses its target.
 
 A row's case sets come from oprt_core's registry when oprt_core imports (every op: core, model ops, matmul, plugins';
@@ -261,6 +263,9 @@ RULES: tuple[Rule, ...] = (
     Rule(lambda f: f.op == "matmul" and f.dtype in ("f16", "bf16")
          and ("large" in f.case_sets or (f.models and (f.m or 0) >= 2048)),
          "matmul 16-bit, large squares and models with M >= 2048", pct=70.0, speedup=0.95, against=("torch",)),
+    Rule(lambda f: f.op == "matmul" and f.dtype == "e4m3"
+         and ("large" in f.case_sets or (f.models and (f.m or 0) >= 2048)),
+         "matmul e4m3 against torch._scaled_mm where it runs", speedup=0.90, where_run=("torch",)),
 )
 
 
@@ -308,7 +313,10 @@ def _compute_peaks(csv_path: str, backend: str) -> dict[str, float]:
 
 
 def _roof_dtype(dtype: str, params: dict) -> str:
-    """The compute peak a row is held to (oprt_bench.peaks.roof_dtype): tf32 for f32 with allow_tf32, else its dtype."""
+    """The compute peak a row is held to (oprt_bench.peaks.roof_dtype): tf32 for f32 with allow_tf32, fp8 for e4m3,
+    else its dtype."""
+    if dtype == "e4m3":
+        return "fp8"
     return "tf32" if dtype == "f32" and params.get("allow_tf32") is True else dtype
 
 

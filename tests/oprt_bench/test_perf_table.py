@@ -392,7 +392,7 @@ def test_models_targets_over_several_runs(tmp_path):
 H200_RUN = {"backends": {"nvidia": {"device": "NVIDIA H200", "peak": {"gbps": 4200.0, "source": "measured"},
                                     "compute_peak": {d: {"tflops": t, "source": "spec"} for d, t in
                                                      {"f32": 66.9, "tf32": 494.7, "f16": 989.4,
-                                                      "bf16": 989.4}.items()}}}}
+                                                      "bf16": 989.4, "fp8": 1978.9}.items()}}}}
 
 
 def _matmul(case, shape, dtype, tflops, speedup, params="", **extra):
@@ -430,6 +430,31 @@ def test_matmul_compute_targets(tmp_path):
     bare = _lines(_run(tmp_path, rows, name="bare"), "matmul")
     assert "| no compute peak |" in bare[("8192x8192x8192", "bf16")]
     assert bare[("8192x8192x8192", "bf16")].endswith("| no |")
+
+
+def test_matmul_e4m3_against_scaled_mm(tmp_path):
+    """e4m3 matmul, large squares and models GEMMs with M >= 2048: >= 0.90x torch (torch._scaled_mm) where torch's row
+    is ok; an unsupported torch row (a layout _scaled_mm refuses) is no target, nor is a smaller model GEMM."""
+    rows = [
+        *_matmul("8192x8192x8192-b_transposed", "8192x8192,8192x8192", "e4m3", 1500.0, 0.92),  # met
+        *_matmul("16384x16384x16384-b_transposed", "16384x16384,16384x16384", "e4m3", 1200.0, 0.85),  # missed
+        *_matmul("llama3-8b/qkv/2048tok", "2048x4096,4096x6144", "e4m3", 900.0, 0.80),  # M = 2048: missed
+        *_matmul("llama3-8b/qkv/512tok", "512x4096,4096x6144", "e4m3", 100.0, 0.50),  # M = 512: no target
+    ]
+    refused = _matmul("8192x8192x8192", "8192x8192,8192x8192", "e4m3", 1400.0, 1.0)
+    refused[1].update(status="unsupported", median_ms="", gbps="", speedup="", tflops="")
+    rows += refused
+    out = _run(tmp_path, rows, "--all", run_json=H200_RUN)
+    mm = _lines(out, "matmul")
+    assert mm[("8192x8192x8192-b_transposed", "e4m3")].endswith("| yes |")
+    assert "| 75.8 (compute) |" in mm[("8192x8192x8192-b_transposed", "e4m3")]  # 1500 / 1978.9: the fp8 peak
+    assert "matmul e4m3 against torch._scaled_mm" in mm[("8192x8192x8192-b_transposed", "e4m3")]
+    assert mm[("16384x16384x16384-b_transposed", "e4m3")].endswith("| no |")
+    assert mm[("llama3-8b/qkv/2048tok", "e4m3")].endswith("| no |")
+    assert mm[("llama3-8b/qkv/512tok", "e4m3")].endswith("| - |")
+    refused_line = mm[("8192x8192x8192", "e4m3")]
+    assert "torch: unsupported" in refused_line and refused_line.endswith("| - |")
+    assert "1 of 3 rows with a target meet it. 2 below target." in out
 
 
 def test_matmul_pct_of_compute_column(tmp_path):
