@@ -44,8 +44,8 @@ against the speedup column's baseline aside); over several CSVs each is the medi
 
 % of peak of a compute-bound op (matmul) is of the dense compute peak of the row's dtype, marked "(compute)" in the
 cell: the CSV's pct_of_compute where it has one, else 100 x tflops / run.json's
-backends[BACKEND].compute_peak[DTYPE].tflops beside the CSV (tf32 for f32 rows with "allow_tf32": true, fp8 for e4m3); without
-either the cell says "no compute peak" and the row misses its target.
+backends[BACKEND].compute_peak[DTYPE].tflops beside the CSV (tf32 for f32 rows with "allow_tf32": true, fp8 for
+e4m3); without either the cell says "no compute peak" and the row misses its target.
 
 A row's case sets come from oprt_core's registry when oprt_core imports (every op: core, model ops, matmul, plugins';
 else, said on stderr, `large` for tensors of >= 2^26 elements, 256 MiB as f32, and no other speedup or `models`
