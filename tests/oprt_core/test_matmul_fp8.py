@@ -114,6 +114,25 @@ def test_simulated_fp8_tensor_core_accumulation_is_within_budget(k):
     assert S.check(np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(BF16), [a, b], "e4m3").ok
 
 
+@pytest.mark.parametrize("k", [256, 1024, 4096])
+def test_simulated_promotion_into_f32_is_well_within_budget(k):
+    """CUTLASS's FP8 main loop (the nvidia sm_90 e4m3 kernels) runs the modelled tensor-core accumulation from zero
+    over each 128-deep k tile and adds the partial sum into f32 accumulators: its error is that of a 128-long sum per
+    tile, well below the whole-K model's, and within the budget."""
+    a, b = S.make_inputs(matmul_case(32, 32, k), "e4m3", np.random.default_rng(k + 1))
+    a64, b64 = to_float64(a), to_float64(b)
+    ref = a64 @ b64
+    q = np.sqrt((a64 * a64) @ (b64 * b64))
+    acc = np.zeros(ref.shape, np.float32)
+    for k0 in range(0, k, 128):
+        acc += _fp8_tensor_core(a[:, k0:k0 + 128], b[k0:k0 + 128, :]).astype(np.float32)
+    err = np.abs(acc.astype(np.float64) - ref)
+    assert (err <= 3.2 * math.sqrt(128) * EPS_FP8_ACC * q).all()  # a 128-long sum's bound, K-independent
+    assert err.max() < np.abs(_fp8_tensor_core(a, b) - ref).max()
+    res = S.check(acc.astype(BF16), [a, b], "e4m3")
+    assert res.ok, res.message
+
+
 def test_budget_of_e4m3_grows_with_k_and_rounds_to_bf16():
     f = [matmul_atol_factor(k, get_dtype("e4m3")) for k in (1, 256, 4096)]
     assert f == sorted(f) and f[1] == 8 * 17 * 2.0 ** -12

@@ -1,7 +1,7 @@
-"""The CUTLASS matmul sources (oprt_kernels/sm90/*.cu) compile, each alone with nvcc -c for sm_90a, where this machine
+"""The CUTLASS matmul sources (oprt_kernels/sm90/*.cu: the dispatcher and f16, bf16, tf32, e4m3) compile, each alone with nvcc -c for sm_90a, where this machine
 has nvcc and the CUTLASS headers (oprt_build.cute_build: OPRT_CUTLASS_DIR, the nvidia-cutlass wheel, CUTLASS_PATH),
 and matmul.cu compiles against their header with OPRT_HAS_CUTE. No GPU needed. CI's tox env installs no CUTLASS, so
-there it skips; compiling all four takes minutes on two cores."""
+there it skips; compiling all five takes minutes on two cores."""
 
 from __future__ import annotations
 
@@ -47,9 +47,11 @@ namespace oprt_sm90 {  // stand-ins for the per-dtype sources: a workspace size 
 size_t workspace_f16(const Plan &, int) { return 16; }
 size_t workspace_bf16(const Plan &, int) { return 32; }
 size_t workspace_tf32(const Plan &, int) { return 64; }
+size_t workspace_e4m3(const Plan &, int) { return 128; }
 cudaError_t run_f16(const LaunchArgs &, bool *l) { *l = true; return cudaSuccess; }
 cudaError_t run_bf16(const LaunchArgs &, bool *l) { *l = true; return cudaSuccess; }
 cudaError_t run_tf32(const LaunchArgs &, bool *l) { *l = true; return cudaSuccess; }
+cudaError_t run_e4m3(const LaunchArgs &, bool *l) { *l = true; return cudaSuccess; }
 }
 int main() {
     oprt_matmul_plan_t p{};
@@ -58,7 +60,9 @@ int main() {
         int got = 0;
         for (int i = 0; i < 16; ++i) got += scanf("%lld", &v[i]);
         if (got != 16) break;
-        p.dtype = (int)v[0]; p.allow_tf32 = (int)v[1]; p.batch = v[2]; p.m = v[3]; p.n = v[4]; p.k = v[5];
+        // oprt_plan_matmul's dtypes: e4m3 a and b with a bf16 out, else one dtype
+        p.in_dtype = (int)v[0]; p.dtype = v[0] == OPRT_DTYPE_F8E4M3 ? OPRT_DTYPE_BF16 : (int)v[0];
+        p.allow_tf32 = (int)v[1]; p.batch = v[2]; p.m = v[3]; p.n = v[4]; p.k = v[5];
         p.a_bs = v[6]; p.a_rs = v[7]; p.a_cs = v[8]; p.b_bs = v[9]; p.b_rs = v[10]; p.b_cs = v[11];
         p.o_bs = v[12]; p.o_rs = v[13]; p.o_cs = v[14]; p.alpha = 1.f;
         oprt_sm90::Plan plan;
@@ -70,7 +74,7 @@ int main() {
 }
 """
 
-F32, F16, BF16 = 0, 1, 2  # oprt.h's OPRT_DTYPE_* (checked below against the header)
+F32, F16, BF16, E4M3 = 0, 1, 2, 5  # oprt.h's OPRT_DTYPE_* (checked below against the header); E4M3: a and b, out bf16
 
 
 def _row(m, n, k, a="n", b="n", out="n", batch=1, a_bs=None, b_bs=None):
@@ -113,6 +117,22 @@ _RULE = [
     ((BF16, 0, _row(1 << 31, 64, 64), 132), ("none", 0, 0, 0)),                      # M past an int
     # one row of a: its row stride is never used
     ((BF16, 0, [1, 1, 512, 256, 0, 3, 1, 0, 1, 256, 0, 512, 1], 132), ("cutlass_sm90_64x128x64_pingpong", 0, 1, 32)),
+    # e4m3 a and b (bf16 out): K-major a and b only, 128 deep; 16 elements (16 bytes) along a's and b's K, 8 along N
+    ((E4M3, 0, _row(4096, 4096, 1024, b="t"), 132), ("cutlass_sm90_128x128x128_2x1_ws_e4m3", 0, 1, 128)),
+    ((E4M3, 0, _row(512, 384, 256, b="t"), 132), ("cutlass_sm90_128x128x128_ws_e4m3", 0, 1, 128)),
+    ((E4M3, 0, _row(200, 264, 256, b="t"), 132), ("cutlass_sm90_128x128x128_ws_e4m3", 0, 1, 128)),  # N % 16 != 0
+    ((E4M3, 0, _row(16, 4096, 4096, b="t"), 132), ("cutlass_sm90_64x128x128_pingpong_e4m3", 0, 1, 128)),
+    ((E4M3, 0, _row(1, 4096, 4096, b="t"), 132), ("cutlass_sm90_64x128x128_pingpong_e4m3", 0, 1, 128)),
+    ((E4M3, 0, _row(96, 256, 512, batch=4, b="t"), 132), ("cutlass_sm90_128x128x128_ws_e4m3", 0, 1, 128)),
+    # out column-major: the kernel's A is b^T (K-major where b is), its B a^T (K-major where a is)
+    ((E4M3, 0, _row(384, 64, 144, b="t", out="t"), 132), ("cutlass_sm90_64x128x128_pingpong_e4m3", 1, 1, 128)),
+    # e4m3 declined: the tiled kernel
+    ((E4M3, 0, _row(512, 384, 256), 132), ("none", 0, 0, 0)),                        # b N-major
+    ((E4M3, 0, _row(256, 256, 136, b="t"), 132), ("none", 0, 0, 0)),                 # K % 16 (bf16 takes K = 136)
+    ((E4M3, 0, _row(256, 252, 256, b="t"), 132), ("none", 0, 0, 0)),                 # out's N % 8
+    ((E4M3, 0, _row(256, 256, 256, a="t", b="t"), 132), ("none", 0, 0, 0)),          # a M-major, out row-major
+    ((E4M3, 0, _row(256, 384, 128, a="t", b="t", out="t"), 132), ("none", 0, 0, 0)),  # swapped: its B N-major
+    ((E4M3, 0, _row(96, 256, 512, batch=4, b="t", a_bs=96 * 512 + 8), 132), ("none", 0, 0, 0)),  # batch stride % 16
 ]
 
 
@@ -125,7 +145,7 @@ def test_dispatch_rule(tmp_path):
         pytest.skip(f"no nvcc: {exc}")
     inc = Path(include_dir())
     header = (inc / "oprt.h").read_text(encoding="utf-8")
-    for name, value in (("F32", F32), ("F16", F16), ("BF16", BF16)):
+    for name, value in (("F32", F32), ("F16", F16), ("BF16", BF16), ("F8E4M3", E4M3)):
         assert f"OPRT_DTYPE_{name} = {value}" in header
     (tmp_path / "driver.cu").write_text(_DRIVER)
     exe = tmp_path / "rule"

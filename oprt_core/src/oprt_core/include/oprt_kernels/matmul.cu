@@ -7,7 +7,8 @@
 // f32 (16-bit and fp8 products are then exact in f32, as the budget of oprt_core.compute_ops assumes), zero-filled
 // past the edges (odd M, N and K), and every thread adds its kBK products an output with fmaf in order of k.
 //  - fp8: e4m3 a and b (their loads converted to f32 exactly: cuda_fp8.h's __nv_fp8_e4m3 on NVIDIA, a bit decode
-//    on MetaX, vendor_*.h) with a bf16 out and c; f32 accumulation on the CUDA cores (no fp8 tensor cores here).
+//    on MetaX, vendor_*.h) with a bf16 out and c; f32 accumulation on the CUDA cores (no fp8 tensor cores here: the
+//    CUTLASS sm_90 kernels below run the K-major ones on them where built).
 //  - Any strides (oprt_plan_matmul's (B, rows, cols) views): a transposed operand is read along its unit stride, the
 //    threads of a warp taking consecutive elements along whichever of the tile's two dims has the smaller stride.
 //  - A thread's outputs are rows ty + 16 i and columns tx + 16 j of the tile: a warp's shared-memory reads of b are
@@ -20,10 +21,10 @@
 // yet) and there is no double buffering: a baseline for correctness on every layout, not a peak kernel.
 //
 // oprt_nvidia built with the CUTLASS headers (OPRT_HAS_CUTE, docs/building.md) first offers each product to the
-// CUTLASS sm_90 kernels (sm90/matmul_sm90.cu: f16, bf16, f32 with allow_tf32; aligned row- or column-major operands;
-// an H100/H200-class device), which name their tile configuration in last_launch(); whatever they decline, at plan
-// time or at launch, runs here, and so does every product of e4m3 a and b (never offered to them). OPRT_NVIDIA_MATMUL=tiled (read when the descriptor is created) keeps every product on
-// the tiled kernel (tests).
+// CUTLASS sm_90 kernels (sm90/matmul_sm90.cu: f16, bf16, f32 with allow_tf32, e4m3 a and b with K-major a and b;
+// aligned row- or column-major operands; an H100/H200-class device), which name their tile configuration in
+// last_launch(); whatever they decline, at plan time or at launch, runs here. OPRT_NVIDIA_MATMUL=tiled (read when the
+// descriptor is created) keeps every product on the tiled kernel (tests).
 #include "common.cuh"
 #include "oprt_entry.h"
 
@@ -198,8 +199,7 @@ oprt_status_t plan_matmul(MatmulState *s, size_t *workspace, const oprt_tensor_d
     *workspace = 0;
 #if OPRT_MATMUL_SM90
     const char *force = getenv("OPRT_NVIDIA_MATMUL");
-    // e4m3 a and b: the tiled kernel (the sm_90 kernels take 16-bit and f32 operands, and plan by out's dtype)
-    if ((force != nullptr && strcmp(force, "tiled") == 0) || s->plan.in_dtype == OPRT_DTYPE_F8E4M3)
+    if (force != nullptr && strcmp(force, "tiled") == 0)
         s->sm90 = oprt_sm90::Plan{}, s->sm90.config = oprt_sm90::kNone;
     else
         oprt_sm90::plan(&s->plan, device_limits().sm_count, &s->sm90);

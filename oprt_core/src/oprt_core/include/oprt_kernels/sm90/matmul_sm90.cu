@@ -3,16 +3,21 @@
 // defines OPRT_HAS_CUTE and runs its tiled kernel wherever it declines. No CUTLASS header here.
 //
 // A product qualifies (plan) where
-//  - the dtype is f16 or bf16, or f32 with allow_tf32 (TF32 products; f32 without it stays on the tiled kernel);
+//  - the dtype is f16 or bf16, or f32 with allow_tf32 (TF32 products; f32 without it stays on the tiled kernel), or
+//    e4m3 a and b with a bf16 out (fp8 products);
 //  - M, N, K >= 1 and each of M, N, K and the batch fits an int;
 //  - out has a unit stride along N (row-major) or along M (column-major, run as out^T = b^T a^T: a and b swap roles);
-//  - in the kernel's view A is K-major and B N-major or K-major (TF32: K-major), each with its unit stride along the
-//    dim CUTLASS expects, every other stride positive and a multiple of 16 bytes (TMA), and each contiguous extent
-//    (A's K, B's N or K, D's N) a multiple of 16 bytes' worth of elements (CUTLASS's can_implement).
+//  - in the kernel's view A is K-major and B N-major or K-major (TF32 and e4m3: K-major, their WGMMA reads both
+//    operands K-major; the out-column-major swap keeps that: the kernel's A is b^T, K-major where b is, and its B a^T,
+//    K-major where a is), each with its unit stride along the dim CUTLASS expects, every other stride positive and a
+//    multiple of 16 bytes (TMA), and each contiguous extent (A's K, B's N or K, D's N) a multiple of 16 bytes' worth
+//    of elements (CUTLASS's can_implement; e4m3 A and B: 16 elements, its bf16 D: 8).
 // Tile configuration, on the kernel's M and N, the batch L and the SM count (tiles(bm, bn) = ceil(M/bm) ceil(N/bn) L):
 //  - small (64 x 128, ping-pong) where M <= 64: decode-like products, half the rows of a 128-row tile are not wasted;
 //  - large (128 x 256, a cluster of 2 x 1) where tiles(128, 256) >= the SM count: every SM gets a large tile;
 //  - mid (128 x 128) otherwise: twice the tiles, so more SMs work on products too small for the large tile.
+// e4m3 tiles are 128 deep, and its large configuration a 128 x 128 tile in the 2 x 1 cluster (matmul_sm90_e4m3.cu
+// says why); the rule choosing the configuration is the same.
 // At launch (launch): the device's capability exactly 9.0 (an sm_90a cubin runs nowhere else), every pointer 16-byte
 // aligned, C (beta != 0) row-major in the kernel's view with aligned strides, the workspace at least what was planned.
 #include "matmul_sm90.h"
@@ -22,7 +27,7 @@
 namespace oprt_sm90 {
 namespace {
 
-int itemsize(int32_t dtype) { return dtype == OPRT_DTYPE_F32 ? 4 : 2; }
+int itemsize(int32_t dtype) { return dtype == OPRT_DTYPE_F32 ? 4 : dtype == OPRT_DTYPE_F8E4M3 ? 1 : 2; }
 
 bool fits_int(int64_t v) { return v >= 1 && v <= INT_MAX; }
 
@@ -62,11 +67,16 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     *out = Plan{};
     out->config = kNone;
     const bool tf32 = p->dtype == OPRT_DTYPE_F32;
+    const bool fp8 = p->in_dtype == OPRT_DTYPE_F8E4M3;
+    if (fp8 ? p->dtype != OPRT_DTYPE_BF16 : p->in_dtype != p->dtype) return;
     if (!(p->dtype == OPRT_DTYPE_F16 || p->dtype == OPRT_DTYPE_BF16 || (tf32 && p->allow_tf32))) return;
     if (!fits_int(p->m) || !fits_int(p->n) || !fits_int(p->k) || !fits_int(p->batch)) return;
-    const int e16 = 16 / itemsize(p->dtype);  // elements in 16 bytes
+    const int e16 = 16 / itemsize(p->in_dtype);  // A's and B's elements in 16 bytes
+    const int d16 = 16 / itemsize(p->dtype);     // D's (and C's)
+    const bool b_k_major_only = tf32 || fp8;     // their WGMMA reads both operands K-major
     Problem q{};
     q.dtype = p->dtype;
+    q.in_dtype = p->in_dtype;
     q.k = p->k;
     q.l = p->batch;
     // the kernel's A (M x K), B (K x N) and D (M x N) as (rows stride, cols stride, batch stride)
@@ -93,7 +103,7 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     q.a_rs = q.m == 1 ? q.k : a_rs;
     if (!leading_dim(q.a_rs, q.k, e16)) return;
     // B: N-major (unit stride along N) or K-major (unit stride along K)
-    if (b_cs == 1 && q.n % e16 == 0 && !tf32 && leading_dim(b_rs, q.n, e16)) {
+    if (b_cs == 1 && q.n % e16 == 0 && !b_k_major_only && leading_dim(b_rs, q.n, e16)) {
         q.b_k_major = 0;
         q.b_ld = b_rs;
     } else if (b_rs == 1 && leading_dim(b_cs, q.k, e16)) {
@@ -103,11 +113,11 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
         return;
     }
     // D: row-major, N a multiple of 16 bytes
-    if (q.n % e16 != 0) return;
+    if (q.n % d16 != 0) return;
     q.d_rs = q.m == 1 ? q.n : d_rs;
-    if (!leading_dim(q.d_rs, q.n, e16)) return;
+    if (!leading_dim(q.d_rs, q.n, d16)) return;
     if (q.l > 1) {
-        if (!tma_stride(a_bs, e16) || !tma_stride(b_bs, e16) || !tma_stride(d_bs, e16)) return;
+        if (!tma_stride(a_bs, e16) || !tma_stride(b_bs, e16) || !tma_stride(d_bs, d16)) return;
         q.a_bs = a_bs, q.b_bs = b_bs, q.d_bs = d_bs;
     } else {
         q.a_bs = q.m * q.a_rs, q.b_bs = (q.b_k_major ? q.n : q.k) * q.b_ld, q.d_bs = q.m * q.d_rs;
@@ -120,6 +130,10 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     else
         out->config = kConfigMid;
     out->sm_count = sm_count;
+    if (fp8) {
+        out->workspace = workspace_e4m3(*out, sm_count);
+        return;
+    }
     switch (q.dtype) {
     case OPRT_DTYPE_F16: out->workspace = workspace_f16(*out, sm_count); break;
     case OPRT_DTYPE_BF16: out->workspace = workspace_bf16(*out, sm_count); break;
@@ -129,6 +143,14 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
 
 const char *config_name(const Plan &plan) {
     const bool tf32 = plan.prob.dtype == OPRT_DTYPE_F32;
+    if (plan.prob.in_dtype == OPRT_DTYPE_F8E4M3) {  // 128 deep: the same 128 bytes a row of a stage
+        switch (plan.config) {
+        case kConfigLarge: return "cutlass_sm90_128x128x128_2x1_ws_e4m3";  // 128 x 128, a 2 x 1 cluster
+        case kConfigMid: return "cutlass_sm90_128x128x128_ws_e4m3";
+        case kConfigSmall: return "cutlass_sm90_64x128x128_pingpong_e4m3";
+        default: return nullptr;
+        }
+    }
     switch (plan.config) {
     case kConfigLarge: return tf32 ? "cutlass_sm90_128x256x32_ws_tf32" : "cutlass_sm90_128x256x64_ws";
     case kConfigMid: return tf32 ? "cutlass_sm90_128x128x32_ws_tf32" : "cutlass_sm90_128x128x64_ws";
@@ -162,7 +184,7 @@ cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, co
         la.c_rs = q.d_rs;
         la.c_bs = q.d_bs;
     } else {
-        const int e16 = 16 / itemsize(q.dtype);
+        const int e16 = 16 / itemsize(q.dtype);  // C is D's dtype
         const int64_t rs = q.swapped ? c_cs : c_rs, cs = q.swapped ? c_rs : c_cs;
         if (c == nullptr || !aligned16(c) || cs != 1) return cudaSuccess;
         la.c = c;
@@ -170,6 +192,7 @@ cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, co
         la.c_bs = q.l == 1 ? q.m * la.c_rs : c_bs;
         if (!leading_dim(la.c_rs, q.n, e16) || !tma_stride(la.c_bs, e16)) return cudaSuccess;
     }
+    if (q.in_dtype == OPRT_DTYPE_F8E4M3) return run_e4m3(la, launched);
     switch (q.dtype) {
     case OPRT_DTYPE_F16: return run_f16(la, launched);
     case OPRT_DTYPE_BF16: return run_bf16(la, launched);

@@ -3,9 +3,11 @@
 //
 // Three tile configurations (docs/matmul.md, "CUTLASS kernels"): large 128 x 256 (a cluster of 2 x 1, cooperative:
 // two consumer warp groups share each tile), mid 128 x 128 (cooperative) and small 64 x 128 (ping-pong: two consumer
-// warp groups take alternate tiles), each 64 deep (16-bit) or 32 deep (TF32: the same bytes a stage). A is K-major,
-// B N-major or K-major (TF32 WGMMA reads both operands K-major: K-major B only), C and D row-major; f32 accumulation;
-// the epilogue is D = alpha * acc + beta * C (C not read where beta is 0).
+// warp groups take alternate tiles), each 64 deep (16-bit), 32 deep (TF32) or 128 deep (e4m3: the same bytes a stage).
+// A is K-major, B N-major or K-major (TF32 and fp8 WGMMA read both operands K-major: K-major B only), C and D
+// row-major; f32 accumulation; the epilogue is D = alpha * acc + beta * C (C not read where beta is 0). fp8 A and B
+// (e4m3) take bf16 C and D (ElementCD) and CUTLASS's FP8 main loop of the non-FastAccum schedules, which adds the
+// tensor cores' partial sums into f32 registers every mma_promotion_interval (4) MMAs: docs/matmul.md.
 #pragma once
 
 #include "matmul_sm90.h"
@@ -20,16 +22,19 @@
 
 namespace oprt_sm90 {
 
-template <class Element, class LayoutB, class Tile, class Cluster, class MainloopSchedule, class EpilogueSchedule>
+// Element: A's and B's; ElementCD: C's and D's (Element's own but for fp8 inputs).
+template <class Element, class LayoutB, class Tile, class Cluster, class MainloopSchedule, class EpilogueSchedule,
+          class ElementCD = Element>
 struct GemmSm90 {
     using Acc = float;
     static constexpr int kAlign = 128 / cutlass::sizeof_bits<Element>::value;  // 16 bytes: TMA's alignment
+    static constexpr int kAlignCD = 128 / cutlass::sizeof_bits<ElementCD>::value;
     using LayoutA = cutlass::layout::RowMajor;
     using LayoutCD = cutlass::layout::RowMajor;
     using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
-        cutlass::epilogue::collective::EpilogueTileAuto, Acc, Acc, Element, LayoutCD, kAlign, Element, LayoutCD,
-        kAlign, EpilogueSchedule>::CollectiveOp;
+        cutlass::epilogue::collective::EpilogueTileAuto, Acc, Acc, ElementCD, LayoutCD, kAlignCD, ElementCD, LayoutCD,
+        kAlignCD, EpilogueSchedule>::CollectiveOp;
     using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlign, Element, LayoutB, kAlign, Acc,
         Tile, Cluster,
@@ -69,11 +74,14 @@ struct GemmSm90 {
         args.epilogue.dC = strides<StrideC>(p.d_rs, 1, p.d_bs);
         args.epilogue.thread.alpha = 1.f;
         args.epilogue.thread.beta = 0.f;
+        // fp8: the tensor cores' partial sums go into the f32 accumulators every 4 MMAs (CUTLASS's default, said
+        // here: 4 MMAs of 32 make one 128-deep k tile, and can_implement wants a multiple of the MMAs a k tile)
+        if constexpr (cutlass::sizeof_bits<Element>::value == 8) args.mainloop.mma_promotion_interval = 4;
         if (la != nullptr) {
             args.mainloop.ptr_A = static_cast<const Element *>(la->a);
             args.mainloop.ptr_B = static_cast<const Element *>(la->b);
-            args.epilogue.ptr_D = static_cast<Element *>(la->d);
-            args.epilogue.ptr_C = static_cast<const Element *>(la->c);
+            args.epilogue.ptr_D = static_cast<ElementCD *>(la->d);
+            args.epilogue.ptr_C = static_cast<const ElementCD *>(la->c);
             args.epilogue.dC = strides<StrideC>(la->c_rs, 1, la->c_bs);
             args.epilogue.thread.alpha = la->alpha;
             args.epilogue.thread.beta = la->beta;
@@ -108,7 +116,7 @@ struct GemmSm90 {
 
 namespace tiles {
 using namespace cute;
-// 16-bit: 64 deep; TF32: 32 deep (the same 128 bytes a row of a stage)
+// 16-bit: 64 deep; TF32: 32 deep; e4m3: 128 deep (the same 128 bytes a row of a stage)
 template <int kK> using Large = Shape<_128, _256, Int<kK>>;
 template <int kK> using Mid = Shape<_128, _128, Int<kK>>;
 template <int kK> using Small = Shape<_64, _128, Int<kK>>;
@@ -121,11 +129,12 @@ using CoopEpi = cutlass::epilogue::TmaWarpSpecializedCooperative;
 using PingPong = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
 using PingPongEpi = cutlass::epilogue::TmaWarpSpecialized;
 
-template <class Element, class LayoutB, int kK>
+// LargeTile: the large configuration's tile (e4m3: 128 x 128, docs/matmul.md), its cluster 2 x 1 whatever the tile.
+template <class Element, class LayoutB, int kK, class ElementCD = Element, class LargeTile = tiles::Large<kK>>
 struct Configs {
-    using Large = GemmSm90<Element, LayoutB, tiles::Large<kK>, tiles::ClusterLarge, Coop, CoopEpi>;
-    using Mid = GemmSm90<Element, LayoutB, tiles::Mid<kK>, tiles::ClusterOne, Coop, CoopEpi>;
-    using Small = GemmSm90<Element, LayoutB, tiles::Small<kK>, tiles::ClusterOne, PingPong, PingPongEpi>;
+    using Large = GemmSm90<Element, LayoutB, LargeTile, tiles::ClusterLarge, Coop, CoopEpi, ElementCD>;
+    using Mid = GemmSm90<Element, LayoutB, tiles::Mid<kK>, tiles::ClusterOne, Coop, CoopEpi, ElementCD>;
+    using Small = GemmSm90<Element, LayoutB, tiles::Small<kK>, tiles::ClusterOne, PingPong, PingPongEpi, ElementCD>;
 
     static size_t workspace(const Plan &plan, int sm_count) {
         switch (plan.config) {

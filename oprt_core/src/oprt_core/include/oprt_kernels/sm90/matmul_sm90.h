@@ -13,10 +13,11 @@
 namespace oprt_sm90 {
 
 // The kernel's view of one product, D = alpha * A @ B + beta * C, every operand (L, rows, cols): A (M x K) K-major,
-// B (K x N) N-major or K-major, C and D (M x N) row-major. A column-major out is the product transposed
+// B (K x N) N-major or K-major (TF32, e4m3: K-major), C and D (M x N) row-major. A column-major out is the product transposed
 // (D^T = B^T A^T: a and b swap roles), so one output layout serves both.
 struct Problem {
-    int32_t dtype;                 // OPRT_DTYPE_*: f16, bf16, f32 (TF32 products)
+    int32_t dtype;                 // OPRT_DTYPE_* of C and D: f16, bf16, f32 (TF32 products); bf16 for e4m3 A and B
+    int32_t in_dtype;              // A's and B's: dtype, or OPRT_DTYPE_F8E4M3 (fp8 products, dtype bf16)
     int64_t m, n, k, l;            // the kernel's M and N (swapped where out is column-major)
     int64_t a_rs, a_bs;            // A: element (i, l) at i * a_rs + l (K contiguous)
     int64_t b_ld, b_bs;            // B: b_k_major ? (l, j) at j * b_ld + l : at l * b_ld + j
@@ -39,7 +40,7 @@ struct Plan {
 // the caller runs its fallback). `sm_count` picks the tile configuration. Never fails.
 void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out);
 
-// The tile configuration's name, e.g. "cutlass_sm90_128x256x64_ws" (nullptr for kNone).
+// The tile configuration's name, e.g. "cutlass_sm90_128x256x64_ws", "..._e4m3" for fp8 (nullptr for kNone).
 const char *config_name(const Plan &plan);
 
 // Launches the planned kernel where everything that is known only now qualifies: the device's capability is exactly
@@ -67,13 +68,15 @@ struct LaunchArgs {
     cudaStream_t stream;
 };
 
-// Per dtype (f16, bf16, tf32: one source each, compiled in parallel): CUTLASS's workspace for `plan` (0 where it
-// cannot say), and the launch (*launched false where can_implement() refuses).
+// Per dtype (f16, bf16, tf32, e4m3: one source each, compiled in parallel): CUTLASS's workspace for `plan` (0 where
+// it cannot say), and the launch (*launched false where can_implement() refuses).
 size_t workspace_f16(const Plan &plan, int sm_count);
 size_t workspace_bf16(const Plan &plan, int sm_count);
 size_t workspace_tf32(const Plan &plan, int sm_count);
+size_t workspace_e4m3(const Plan &plan, int sm_count);
 cudaError_t run_f16(const LaunchArgs &args, bool *launched);
 cudaError_t run_bf16(const LaunchArgs &args, bool *launched);
 cudaError_t run_tf32(const LaunchArgs &args, bool *launched);
+cudaError_t run_e4m3(const LaunchArgs &args, bool *launched);
 
 }  // namespace oprt_sm90
