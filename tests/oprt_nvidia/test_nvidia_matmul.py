@@ -4,8 +4,8 @@ stepped and reversed operands, batched products (a transposed weight among them)
 the epilogue's beta * c with c in every layout, c given with beta 0 (NaN in it, not read), in place over c and a
 partial overlap refused; and, where the library has the CUTLASS sm_90 kernels and the device is sm_90, that they take
 the aligned products (the tile configuration docs/matmul.md's rule names), that everything else falls back to the
-tiled kernel, and their results; e4m3 inputs with a bf16 out on the tiled kernel, never offered to CUTLASS (those
-cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets' smoke and edge cases
+tiled kernel, and their results, e4m3 among them (K-major a and b taken, the rest declined); e4m3 inputs with a bf16
+out on the tiled kernel (those cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets' smoke and edge cases
 (c among them) of the default dtypes run in test_nvidia_ops.py's test_case_sets."""
 
 from __future__ import annotations
@@ -159,17 +159,17 @@ def cute_backend(nvidia_backend):
     return nvidia_backend
 
 
-def _tile(backend, m, n, batch=1, swapped=False, tf32=False):
+def _tile(backend, m, n, batch=1, swapped=False, tf32=False, e4m3=False):
     """The name docs/matmul.md's rule gives (the kernel's M and N are N and M where out is column-major)."""
     if swapped:
         m, n = n, m
     sms = backend.device_properties()["sm_count"]
-    k = "32" if tf32 else "64"
-    suffix = "_tf32" if tf32 else ""
+    k = "32" if tf32 else "128" if e4m3 else "64"
+    suffix = "_tf32" if tf32 else "_e4m3" if e4m3 else ""
     if m <= 64:
         return f"cutlass_sm90_64x128x{k}_pingpong{suffix}"
     if -(-m // 128) * -(-n // 256) * batch >= sms:
-        return f"cutlass_sm90_128x256x{k}_ws{suffix}"
+        return "cutlass_sm90_128x128x128_2x1_ws_e4m3" if e4m3 else f"cutlass_sm90_128x256x{k}_ws{suffix}"
     return f"cutlass_sm90_128x128x{k}_ws{suffix}"
 
 
@@ -267,16 +267,56 @@ def test_cutlass_wrong_result_is_caught(cute_backend, rng):
     assert not MATMUL.check((got.astype(np.float32) * 0.5).astype(got.dtype), inputs, "bf16", {"alpha": 0.5}).ok
 
 
+# (case, out column-major): e4m3 a and b, both K-major (x @ W.T), which the CUTLASS e4m3 kernels take
+_CUTE_E4M3_CASES = [
+    (matmul_case(4096, 4096, 1024, b_layout="transposed"), False),               # large configuration
+    (matmul_case(512, 384, 256, b_layout="transposed"), False),                  # mid
+    (matmul_case(16, 1024, 512, b_layout="transposed"), False),                  # small M
+    (matmul_case(1, 512, 256, b_layout="transposed"), False),                    # one token
+    (matmul_case(200, 264, 272, b_layout="transposed"), False),                  # edges of every tile, N % 16 = 8
+    (matmul_case(384, 64, 144, b_layout="transposed"), True),                    # out^T = b^T a^T: both K-major
+    (matmul_case(96, 256, 512, batch=4, b_layout="transposed", alpha=-0.75), False),
+    (matmul_case(300, 512, 1024, b_layout="transposed", c_layout="contiguous", alpha=0.5, beta=-1.5), False),
+]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", [matmul_case(512, 384, 256, b_layout="transposed"), matmul_case(96, 264, 520,
-                                                                                                batch=6)],
-                         ids=lambda c: c.name)
-def test_cutlass_never_takes_e4m3(cute_backend, rng, case):
-    """Products the CUTLASS kernels take in bf16 run on the tiled kernel with e4m3 a and b (a bf16 out): the sm_90
-    kernels plan by out's dtype and would read the fp8 operands as bf16."""
+@pytest.mark.parametrize("item", _CUTE_E4M3_CASES, ids=_case_id)
+def test_cutlass_takes_k_major_e4m3(cute_backend, rng, item):
+    """e4m3 a and b (a bf16 out) with K-major a and b run on fp8 tensor cores, within the e4m3 budget."""
+    case, col = item
+    result, got, inputs = _run(cute_backend, case, "e4m3", rng, out_column_major=col)
+    assert result.ok, result.message
+    assert got.dtype.name == "bfloat16" and np.isfinite(got.astype(np.float32)).all()
+    m, n = inputs[0].shape[-2], inputs[1].shape[-1]
+    batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
+    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch, swapped=col, e4m3=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [
+    matmul_case(512, 384, 256),                                              # b N-major (x @ W)
+    matmul_case(96, 264, 512, batch=6),                                      # ... batched
+    matmul_case(256, 256, 136, b_layout="transposed"),                       # K not a multiple of 16
+    matmul_case(256, 252, 256, b_layout="transposed"),                       # N not a multiple of 8
+    matmul_case(256, 256, 256, a_layout="transposed", b_layout="transposed"),  # a M-major, out row-major
+    matmul_case(128, 128, 128, a_layout="offset1", b_layout="transposed"),   # a 1 byte past 16-byte alignment
+], ids=lambda c: c.name)
+def test_cutlass_declines_other_e4m3(cute_backend, rng, case):
+    """Every other e4m3 product runs on the tiled kernel (fp8 WGMMA reads both operands K-major; TMA's alignment)."""
     result, _, _ = _run(cute_backend, case, "e4m3", rng)
     assert result.ok, result.message
     assert cute_backend.last_launch() == "matmul_tiled"
+
+
+@pytest.mark.gpu
+def test_cutlass_e4m3_wrong_result_is_caught(cute_backend, rng):
+    """The e4m3 budget refuses the CUTLASS e4m3 kernel's result with alpha applied twice."""
+    case = matmul_case(256, 256, 256, b_layout="transposed", alpha=0.5)
+    result, got, inputs = _run(cute_backend, case, "e4m3", rng)
+    assert result.ok, result.message
+    assert cute_backend.last_launch().endswith("_e4m3")
+    assert not MATMUL.check((got.astype(np.float32) * 0.5).astype(got.dtype), inputs, "e4m3", {"alpha": 0.5}).ok
 
 
 CUTLASS_TESTS = tuple(name for name in list(globals()) if name.startswith("test_cutlass_"))
@@ -289,7 +329,8 @@ CUTLASS_TESTS = tuple(name for name in list(globals()) if name.startswith("test_
                                                                                             c_layout="transposed",
                                                                                             beta=-1.0)],
                          ids=lambda c: c.name)
-def test_matmul_tiled_e4m3(nvidia_backend, rng, case):
+def test_matmul_tiled_e4m3(nvidia_backend, monkeypatch, rng, case):
+    _tiled_only(monkeypatch)
     result, got, _ = _run(nvidia_backend, case, "e4m3", rng)
     assert result.ok, result.message
     assert got.dtype.name == "bfloat16" and np.isfinite(got.astype(np.float32)).all()

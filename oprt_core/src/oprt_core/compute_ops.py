@@ -83,7 +83,9 @@ already-rounded inputs; ``S = |alpha| * (|a| @ |b|)``, the sum of the magnitudes
 
   On the uniform [-1, 1) inputs Q ~ sqrt(K) / 3: at K = 256 atol ~ 0.17 and rtol * |ref| ~ 0.04, so a wrong
   product term of magnitude >= 0.5 is refused; at K = 4096 atol ~ 2.6 against |ref| ~ 21, about what fast
-  accumulation costs there. An f32-accumulating kernel (the tiled kernel, the numpy backend) is far inside it.
+  accumulation costs there. An f32-accumulating kernel (the tiled kernel, the numpy backend) is far inside it, and
+  so is one that promotes the tensor cores' sums into f32 every 128 of K (the nvidia CUTLASS e4m3 kernels: the model
+  over 128 products at a time, tests/oprt_core/test_matmul_fp8.py).
 
 Bytes moved (an ideal kernel reads each input once and writes the output once; real tiled kernels re-read tiles
 from L2, which this does not count): ``(B*M*K + B*K*N + B*M*N) * itemsize``, plus ``B*M*N * itemsize`` for the read
