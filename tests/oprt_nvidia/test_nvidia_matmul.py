@@ -26,7 +26,7 @@ def _run(b, case, dtype, rng, out_column_major=False):
     dev = [b.to_device(x) for x in inputs]
     out = MATMUL.new_outputs(b, [x.shape for x in inputs], params, dtype)
     if out_column_major:  # the same shape, the last two dims' strides swapped
-        host = np.zeros(out.shape, np.float32).astype(DTYPES[dtype].numpy)
+        host = np.zeros(out.shape, np.float32).astype(out.dtype)  # out's dtype: bf16 for e4m3 inputs
         out = b.to_device(np.swapaxes(np.ascontiguousarray(np.swapaxes(host, -1, -2)), -1, -2))
     b.fill_nan(out)
     b.prepare("matmul", dev, out, params)()
