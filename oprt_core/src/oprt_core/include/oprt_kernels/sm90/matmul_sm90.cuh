@@ -7,7 +7,8 @@
 // A is K-major, B N-major or K-major (TF32 and fp8 WGMMA read both operands K-major: K-major B only), C and D
 // row-major; f32 accumulation; the epilogue is D = alpha * acc + beta * C (C not read where beta is 0). fp8 A and B
 // (e4m3) take bf16 C and D (ElementCD) and CUTLASS's FP8 main loop of the non-FastAccum schedules, which adds the
-// tensor cores' partial sums into f32 registers every mma_promotion_interval (4) MMAs: docs/matmul.md.
+// tensor cores' partial sums into f32 registers every mma_promotion_interval (4) MMAs (docs/matmul.md), and a
+// 128 x 128 large tile (matmul_sm90_e4m3.cu says why).
 #pragma once
 
 #include "matmul_sm90.h"

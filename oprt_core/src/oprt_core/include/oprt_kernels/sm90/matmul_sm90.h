@@ -13,8 +13,8 @@
 namespace oprt_sm90 {
 
 // The kernel's view of one product, D = alpha * A @ B + beta * C, every operand (L, rows, cols): A (M x K) K-major,
-// B (K x N) N-major or K-major (TF32, e4m3: K-major), C and D (M x N) row-major. A column-major out is the product transposed
-// (D^T = B^T A^T: a and b swap roles), so one output layout serves both.
+// B (K x N) N-major or K-major (TF32, e4m3: K-major), C and D (M x N) row-major. A column-major out is the product
+// transposed (D^T = B^T A^T: a and b swap roles), so one output layout serves both.
 struct Problem {
     int32_t dtype;                 // OPRT_DTYPE_* of C and D: f16, bf16, f32 (TF32 products); bf16 for e4m3 A and B
     int32_t in_dtype;              // A's and B's: dtype, or OPRT_DTYPE_F8E4M3 (fp8 products, dtype bf16)
