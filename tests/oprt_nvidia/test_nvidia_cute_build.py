@@ -1,7 +1,8 @@
-"""The CUTLASS matmul sources (oprt_kernels/sm90/*.cu: the dispatcher and f16, bf16, tf32, e4m3) compile, each alone with nvcc -c for sm_90a, where this machine
-has nvcc and the CUTLASS headers (oprt_build.cute_build: OPRT_CUTLASS_DIR, the nvidia-cutlass wheel, CUTLASS_PATH),
-and matmul.cu compiles against their header with OPRT_HAS_CUTE. No GPU needed. CI's tox env installs no CUTLASS, so
-there it skips; compiling all five takes minutes on two cores."""
+"""The CUTLASS matmul sources (oprt_kernels/sm90/*.cu: the dispatcher and f16, bf16, tf32, e4m3) compile, each alone
+with nvcc -c for sm_90a, where this machine has nvcc and the CUTLASS headers (oprt_build.cute_build: OPRT_CUTLASS_DIR,
+the nvidia-cutlass wheel, CUTLASS_PATH), and matmul.cu compiles against their header with OPRT_HAS_CUTE. No GPU needed.
+None spills registers (ptxas -v). CI's tox env installs no CUTLASS, so there it skips; compiling all five takes
+minutes on two cores."""
 
 from __future__ import annotations
 

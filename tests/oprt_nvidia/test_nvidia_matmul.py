@@ -1,12 +1,12 @@
 """matmul on the GPU against the float64 reference (skips without a GPU): the tiled kernel (matmul_tiled, forced by
 OPRT_NVIDIA_MATMUL=tiled) in every dtype on odd M, N and K (past and short of the 64 x 64 x 16 tiles), transposed,
-stepped and reversed operands, batched products (a transposed weight among them), alpha, K = 0 and an empty output;
-the epilogue's beta * c with c in every layout, c given with beta 0 (NaN in it, not read), in place over c and a
-partial overlap refused; and, where the library has the CUTLASS sm_90 kernels and the device is sm_90, that they take
-the aligned products (the tile configuration docs/matmul.md's rule names), that everything else falls back to the
-tiled kernel, and their results, e4m3 among them (K-major a and b taken, the rest declined); e4m3 inputs with a bf16
-out on the tiled kernel (those cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets' smoke and edge cases
-(c among them) of the default dtypes run in test_nvidia_ops.py's test_case_sets."""
+stepped and reversed operands, batched products (a transposed weight among them), alpha, K = 0 and an empty output; the
+epilogue's beta * c with c in every layout, c given with beta 0 (NaN in it, not read), in place over c and a partial
+overlap refused; and, where the library has the CUTLASS sm_90 kernels and the device is sm_90, that they take the
+aligned products (the tile configuration docs/matmul.md's rule names), that everything else falls back to the tiled
+kernel, and their results, e4m3 among them (K-major a and b taken, the rest declined); e4m3 inputs with a bf16 out on
+the tiled kernel (those cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets'
+smoke and edge cases (c among them) of the default dtypes run in test_nvidia_ops.py's test_case_sets."""
 
 from __future__ import annotations
 
