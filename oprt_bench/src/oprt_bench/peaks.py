@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak", "COMPUTE_PEAKS", "compute_peak", "ridge_point",
-           "roof_dtype", "COMPUTE_INTENSITY", "computes", "pct_of_compute", "measured_compute_peaks"]
+           "roof_dtype", "COMPUTE_INTENSITY", "computes", "pct_of_compute", "measured_compute_peaks", "finite_float"]
 
 #: flop per byte from which a row counts as computing: its TFLOP/s is shown and held to a compute roof (twice the
 #: most of any memory-bound op: layer_norm in f16)
@@ -126,7 +126,8 @@ def roof_dtype(dtype: str, params: dict[str, Any] | None = None) -> str:
     return "tf32" if dtype == "f32" and (params or {}).get("allow_tf32") is True else dtype
 
 
-def _num(value: Any) -> float | None:
+def finite_float(value: Any) -> float | None:
+    """``value`` as a float, None where it is empty, not a number, NaN or infinite (a CSV cell, a JSON field)."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -136,7 +137,7 @@ def _num(value: Any) -> float | None:
 
 def computes(flops: Any, nbytes: Any) -> bool:
     """Whether a row of ``flops`` over ``nbytes`` moved reaches :data:`COMPUTE_INTENSITY` flop per byte."""
-    f, b = _num(flops), _num(nbytes)
+    f, b = finite_float(flops), finite_float(nbytes)
     return bool(f and b and f / b >= COMPUTE_INTENSITY)
 
 
@@ -155,8 +156,8 @@ def pct_of_compute(tflops: Any, flops: Any, nbytes: Any, dtype: str, params: Any
                    peaks: dict[str, dict[str, Any]]) -> float | None:
     """A row's TFLOP/s as a % of ``peaks`` (:func:`compute_peak`'s form) for its roof dtype; None for a row that
     does not compute or a dtype without a peak."""
-    t = _num(tflops)
-    peak = _num((peaks.get(roof_dtype(dtype, _params(params))) or {}).get("tflops"))
+    t = finite_float(tflops)
+    peak = finite_float((peaks.get(roof_dtype(dtype, _params(params))) or {}).get("tflops"))
     if t is None or not peak or not computes(flops, nbytes):
         return None
     return 100.0 * t / peak
@@ -168,7 +169,7 @@ def measured_compute_peaks(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[
     no such row gives {}. The figure is a floor of the true peak: as good as the best kernel the rows ran."""
     best: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
-        t = _num(r.get("tflops"))
+        t = finite_float(r.get("tflops"))
         if str(r.get("status")) != "ok" or t is None or not computes(r.get("flops"), r.get("bytes")):
             continue
         dtype = roof_dtype(str(r.get("dtype")), _params(r.get("params")))

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .peaks import COMPUTE_INTENSITY, computes
+from .peaks import finite_float as _float
 
 if TYPE_CHECKING:  # rich is imported where it is used: `oprt-bench --help` stays quick
     from rich.console import Console, RenderableType
@@ -87,14 +87,6 @@ class ResultsTable:
     def _filled(self, col: Column) -> bool:
         return any(cell_text(line.cells.get(col.backend), col.key) not in ("", "-")
                    for lines in self.ops.values() for line in lines)
-
-
-def _float(value: Any) -> float | None:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def _num(v: float | None) -> str:
