@@ -109,7 +109,6 @@ _RULE = [
     ((BF16, 0, _row(96, 264, 520, batch=6), 132), ("cutlass_sm90_128x128x64_ws", 0, 0, 32)),
     # declined: the tiled kernel
     ((F32, 0, _row(1024, 1024, 512, b="t"), 132), ("none", 0, 0, 0)),                # f32 without TF32
-    ((F32, 1, _row(1024, 1024, 512), 132), ("none", 0, 0, 0)),                       # TF32 with an N-major b
     ((BF16, 0, _row(256, 256, 100), 132), ("none", 0, 0, 0)),                        # K % 8
     ((BF16, 0, _row(256, 252, 256), 132), ("none", 0, 0, 0)),                        # N % 8
     ((BF16, 0, _row(256, 256, 256, a="t"), 132), ("none", 0, 0, 0)),                 # a M-major, out row-major
@@ -131,12 +130,26 @@ _RULE = [
     ((E4M3, 0, _row(96, 256, 512, batch=4, b="t"), 132), ("cutlass_sm90_128x128x128_ws_e4m3", 0, 1, 128)),
     # out column-major: the kernel's A is b^T (K-major where b is), its B a^T (K-major where a is)
     ((E4M3, 0, _row(384, 64, 144, b="t", out="t"), 132), ("cutlass_sm90_64x128x128_pingpong_e4m3", 1, 1, 128)),
+    # TF32 and e4m3 with an N-major B in the kernel's view: B copied K-major into the workspace's start (L N K
+    # elements, rounded up to 256 bytes), CUTLASS's workspace after it
+    ((F32, 1, _row(1024, 1024, 512), 132), ("matmul_transpose_b+cutlass_sm90_128x128x32_ws_tf32", 0, 1, 64 + 2097152)),
+    ((E4M3, 0, _row(512, 384, 256), 132), ("matmul_transpose_b+cutlass_sm90_128x128x128_ws_e4m3", 0, 1, 128 + 98304)),
+    ((E4M3, 0, _row(4096, 4096, 1024), 132),
+     ("matmul_transpose_b+cutlass_sm90_128x128x128_2x1_ws_e4m3", 0, 1, 128 + 4194304)),
+    ((E4M3, 0, _row(16, 1024, 512), 132),
+     ("matmul_transpose_b+cutlass_sm90_64x128x128_pingpong_e4m3", 0, 1, 128 + 524288)),
+    ((E4M3, 0, _row(200, 264, 256), 132), ("matmul_transpose_b+cutlass_sm90_128x128x128_ws_e4m3", 0, 1, 128 + 67584)),
+    ((E4M3, 0, _row(96, 264, 512, batch=6), 132),
+     ("matmul_transpose_b+cutlass_sm90_128x128x128_ws_e4m3", 0, 1, 128 + 811008)),  # N % 16 != 0: the copy takes it
+    ((E4M3, 0, _row(8, 40, 16), 132), ("matmul_transpose_b+cutlass_sm90_64x128x128_pingpong_e4m3", 0, 1, 128 + 768)),
+    ((E4M3, 0, _row(256, 384, 128, a="t", b="t", out="t"), 132),
+     ("matmul_transpose_b+cutlass_sm90_128x128x128_ws_e4m3", 1, 1, 128 + 32768)),  # swapped: its B (a^T) N-major
     # e4m3 declined: the tiled kernel
-    ((E4M3, 0, _row(512, 384, 256), 132), ("none", 0, 0, 0)),                        # b N-major
+    ((E4M3, 0, _row(96, 256, 512, batch=4, b_bs=0), 132), ("none", 0, 0, 0)),        # N-major b broadcast: no copy
+    ((E4M3, 0, [1, 64, 64, 64, 0, 64, 1, 0, 32, 1, 0, 64, 1], 132), ("none", 0, 0, 0)),  # N-major b's rows overlap
     ((E4M3, 0, _row(256, 256, 136, b="t"), 132), ("none", 0, 0, 0)),                 # K % 16 (bf16 takes K = 136)
     ((E4M3, 0, _row(256, 252, 256, b="t"), 132), ("none", 0, 0, 0)),                 # out's N % 8
     ((E4M3, 0, _row(256, 256, 256, a="t", b="t"), 132), ("none", 0, 0, 0)),          # a M-major, out row-major
-    ((E4M3, 0, _row(256, 384, 128, a="t", b="t", out="t"), 132), ("none", 0, 0, 0)),  # swapped: its B N-major
     ((E4M3, 0, _row(96, 256, 512, batch=4, b="t", a_bs=96 * 512 + 8), 132), ("none", 0, 0, 0)),  # batch stride % 16
 ]
 

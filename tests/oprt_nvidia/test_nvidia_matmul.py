@@ -159,18 +159,21 @@ def cute_backend(nvidia_backend):
     return nvidia_backend
 
 
-def _tile(backend, m, n, batch=1, swapped=False, tf32=False, e4m3=False):
-    """The name docs/matmul.md's rule gives (the kernel's M and N are N and M where out is column-major)."""
+def _tile(backend, m, n, batch=1, swapped=False, tf32=False, e4m3=False, copy_b=False):
+    """The name docs/matmul.md's rule gives (the kernel's M and N are N and M where out is column-major); copy_b: B
+    copied K-major first (TF32, e4m3 with an N-major b)."""
     if swapped:
         m, n = n, m
     sms = backend.device_properties()["sm_count"]
     k = "32" if tf32 else "128" if e4m3 else "64"
     suffix = "_tf32" if tf32 else "_e4m3" if e4m3 else ""
     if m <= 64:
-        return f"cutlass_sm90_64x128x{k}_pingpong{suffix}"
-    if -(-m // 128) * -(-n // 256) * batch >= sms:
-        return "cutlass_sm90_128x128x128_2x1_ws_e4m3" if e4m3 else f"cutlass_sm90_128x256x{k}_ws{suffix}"
-    return f"cutlass_sm90_128x128x{k}_ws{suffix}"
+        name = f"cutlass_sm90_64x128x{k}_pingpong{suffix}"
+    elif -(-m // 128) * -(-n // 256) * batch >= sms:
+        name = "cutlass_sm90_128x128x128_2x1_ws_e4m3" if e4m3 else f"cutlass_sm90_128x256x{k}_ws{suffix}"
+    else:
+        name = f"cutlass_sm90_128x128x{k}_ws{suffix}"
+    return ("matmul_transpose_b+" if copy_b else "") + name
 
 
 # (case, out column-major): every product here qualifies for the CUTLASS kernels
@@ -222,7 +225,6 @@ def test_cutlass_tf32(cute_backend, rng, case):
 @pytest.mark.gpu
 @pytest.mark.parametrize("case,dtype", [
     (matmul_case(256, 256, 256), "f32"),                                     # f32 without allow_tf32
-    (matmul_case(256, 256, 256, allow_tf32=True), "f32"),                    # TF32 needs a K-major b
     (matmul_case(256, 256, 100), "bf16"),                                    # K not a multiple of 8
     (matmul_case(256, 252, 256), "bf16"),                                    # N not a multiple of 8
     (matmul_case(256, 256, 256, a_layout="transposed"), "bf16"),             # a M-major, out row-major
@@ -293,10 +295,37 @@ def test_cutlass_takes_k_major_e4m3(cute_backend, rng, item):
     assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch, swapped=col, e4m3=True)
 
 
+# (case, dtype, out column-major): TF32 and e4m3 products with an N-major b in the kernel's view, which the kernel
+# reads through a K-major copy of b in the workspace
+_COPY_B_CASES = [
+    (matmul_case(512, 384, 256), "e4m3", False),                             # b N-major (x @ W)
+    (matmul_case(96, 264, 512, batch=6), "e4m3", False),                     # ... batched; N not a multiple of 16
+    (matmul_case(4096, 4096, 1024), "e4m3", False),                          # the large tile
+    (matmul_case(16, 1024, 512), "e4m3", False),                             # small M
+    (matmul_case(130, 96, 64, b_layout="offset1"), "e4m3", False),           # b 1 byte past 16-byte alignment
+    (matmul_case(256, 384, 128, a_layout="transposed", b_layout="transposed"), "e4m3", True),  # its B is a^T
+    (matmul_case(256, 256, 256, allow_tf32=True), "f32", False),             # TF32
+    (matmul_case(136, 200, 64, batch=3, allow_tf32=True, alpha=0.5), "f32", False),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("item", _COPY_B_CASES, ids=lambda v: f"{v[0].name}-{v[1]}" + ("-out_colmajor" if v[2] else ""))
+def test_cutlass_reads_an_n_major_b_through_its_k_major_copy(cute_backend, rng, item):
+    """TF32 and fp8 WGMMA read both operands K-major: an N-major b is copied transposed into the workspace at each
+    launch, and the result is the product's, within the budget."""
+    case, dtype, col = item
+    result, got, inputs = _run(cute_backend, case, dtype, rng, out_column_major=col)
+    assert result.ok, result.message
+    m, n = inputs[0].shape[-2], inputs[1].shape[-1]
+    batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
+    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch, swapped=col, tf32=dtype == "f32",
+                                               e4m3=dtype == "e4m3", copy_b=True)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", [
-    matmul_case(512, 384, 256),                                              # b N-major (x @ W)
-    matmul_case(96, 264, 512, batch=6),                                      # ... batched
+    matmul_case(96, 256, 512, batch=4, b_layout="broadcast0"),               # b broadcast over the batch
     matmul_case(256, 256, 136, b_layout="transposed"),                       # K not a multiple of 16
     matmul_case(256, 252, 256, b_layout="transposed"),                       # N not a multiple of 8
     matmul_case(256, 256, 256, a_layout="transposed", b_layout="transposed"),  # a M-major, out row-major

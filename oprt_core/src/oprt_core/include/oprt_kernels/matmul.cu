@@ -203,7 +203,7 @@ oprt_status_t plan_matmul(MatmulState *s, size_t *workspace, const oprt_tensor_d
         s->sm90 = oprt_sm90::Plan{}, s->sm90.config = oprt_sm90::kNone;
     else
         oprt_sm90::plan(&s->plan, device_limits().sm_count, &s->sm90);
-    *workspace = s->sm90.config != oprt_sm90::kNone ? s->sm90.workspace : 0;
+    *workspace = s->sm90.workspace;  // 0 where the plan declined (kNone)
 #endif
     return OPRT_STATUS_SUCCESS;
 }
@@ -211,7 +211,7 @@ oprt_status_t plan_matmul(MatmulState *s, size_t *workspace, const oprt_tensor_d
 oprt_status_t run_matmul(const MatmulState *s, void *workspace, void *out, const void *a, const void *b,
                          const void *c, oprt_stream_t stream) {
 #if OPRT_MATMUL_SM90
-    const size_t ws = s->sm90.config != oprt_sm90::kNone ? s->sm90.workspace : 0;  // the entry point checked it is there
+    const size_t ws = s->sm90.workspace;  // the entry point checked it is there (0 where the plan declined)
 #else
     const size_t ws = 0;
 #endif

@@ -7,11 +7,13 @@
 //    e4m3 a and b with a bf16 out (fp8 products);
 //  - M, N, K >= 1 and each of M, N, K and the batch fits an int;
 //  - out has a unit stride along N (row-major) or along M (column-major, run as out^T = b^T a^T: a and b swap roles);
-//  - in the kernel's view A is K-major and B N-major or K-major (TF32 and e4m3: K-major, their WGMMA reads both
-//    operands K-major; the out-column-major swap keeps that: the kernel's A is b^T, K-major where b is, and its B a^T,
-//    K-major where a is), each with its unit stride along the dim CUTLASS expects, every other stride positive and a
-//    multiple of 16 bytes (TMA), and each contiguous extent (A's K, B's N or K, D's N) a multiple of 16 bytes' worth
-//    of elements (CUTLASS's can_implement; e4m3 A and B: 16 elements, its bf16 D: 8).
+//  - in the kernel's view A is K-major and B N-major or K-major (the out-column-major swap keeps that: the kernel's A
+//    is b^T, K-major where b is, and its B a^T, K-major where a is), each with its unit stride along the dim CUTLASS
+//    expects, every other stride positive and a multiple of 16 bytes (TMA), and each contiguous extent (A's K, B's N
+//    or K, D's N) a multiple of 16 bytes' worth of elements (CUTLASS's can_implement; e4m3 A and B: 16 elements, its
+//    bf16 D: 8). TF32 and e4m3 WGMMA read both operands K-major: an N-major B of theirs is copied transposed into the
+//    workspace at each launch (K x N elements a batch, against the product's 2 M N K flops; rows and batches of B
+//    that do not overlap, any alignment) and the kernel reads the copy.
 // Tile configuration, on the kernel's M and N, the batch L and the SM count (tiles(bm, bn) = ceil(M/bm) ceil(N/bn) L):
 //  - small (64 x 128, ping-pong) where M <= 64: decode-like products, half the rows of a 128-row tile are not wasted;
 //  - large (128 x 256, a cluster of 2 x 1) where tiles(128, 256) >= the SM count: every SM gets a large tile;
@@ -37,6 +39,48 @@ bool tma_stride(int64_t s, int elems16) { return s > 0 && s % elems16 == 0; }
 bool leading_dim(int64_t ld, int64_t extent, int elems16) { return tma_stride(ld, elems16) && ld >= extent; }
 
 bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+constexpr int kCopyTile = 32;  // the transposing copy: 32 x 32 tiles through shared memory, 32 x 8 threads
+constexpr int64_t kMaxGridY = 65535;
+
+// B (K x N, N-major: (l, j) at l * src_ld + j, batch b at b * src_bs) to dst, K-major and packed: (l, j) at j * K + l,
+// batch b at b * N * K. Elements of E bytes copied as they are (e4m3, f32 bits).
+template <typename E>
+__global__ void transpose_b_kernel(E *dst, const E *src, int64_t k, int64_t n, int64_t src_ld, int64_t src_bs,
+                                   int64_t batch) {
+    __shared__ E tile[kCopyTile][kCopyTile + 1];
+    const int64_t j0 = (int64_t)blockIdx.x * kCopyTile, l0 = (int64_t)blockIdx.y * kCopyTile;
+    for (int64_t b = blockIdx.z; b < batch; b += gridDim.z) {
+        const E *s = src + b * src_bs;
+        E *d = dst + b * n * k;
+        for (int r = threadIdx.y; r < kCopyTile; r += blockDim.y) {  // rows l of B, consecutive j a warp
+            const int64_t l = l0 + r, j = j0 + threadIdx.x;
+            if (l < k && j < n) tile[r][threadIdx.x] = s[l * src_ld + j];
+        }
+        __syncthreads();
+        for (int r = threadIdx.y; r < kCopyTile; r += blockDim.y) {  // rows j of the copy, consecutive l a warp
+            const int64_t j = j0 + r, l = l0 + threadIdx.x;
+            if (j < n && l < k) d[j * k + l] = tile[threadIdx.x][r];
+        }
+        __syncthreads();
+    }
+}
+
+template <typename E>
+cudaError_t copy_b_k_major_as(const Plan &plan, void *dst, const void *src, cudaStream_t stream) {
+    const Problem &q = plan.prob;
+    const dim3 grid((unsigned)((q.n + kCopyTile - 1) / kCopyTile), (unsigned)((q.k + kCopyTile - 1) / kCopyTile),
+                    (unsigned)(q.l < kMaxGridY ? q.l : kMaxGridY));
+    transpose_b_kernel<E><<<grid, dim3(kCopyTile, 8), 0, stream>>>(static_cast<E *>(dst), static_cast<const E *>(src),
+                                                                   q.k, q.n, plan.b_src_ld, plan.b_src_bs, q.l);
+    return cudaGetLastError();
+}
+
+// B's K-major copy, its elements moved as bits: e4m3 bytes, TF32's f32 words
+cudaError_t copy_b_k_major(const Plan &plan, void *dst, const void *src, cudaStream_t stream) {
+    return plan.prob.in_dtype == OPRT_DTYPE_F8E4M3 ? copy_b_k_major_as<uint8_t>(plan, dst, src, stream)
+                                                   : copy_b_k_major_as<uint32_t>(plan, dst, src, stream);
+}
 
 bool device_is_sm90(int *device) {
     constexpr int kMax = 64;
@@ -102,13 +146,21 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     if (a_cs != 1 || q.k % e16 != 0) return;
     q.a_rs = q.m == 1 ? q.k : a_rs;
     if (!leading_dim(q.a_rs, q.k, e16)) return;
-    // B: N-major (unit stride along N) or K-major (unit stride along K)
-    if (b_cs == 1 && q.n % e16 == 0 && !b_k_major_only && leading_dim(b_rs, q.n, e16)) {
+    // B: N-major (unit stride along N) or K-major (unit stride along K); an N-major B of TF32 or e4m3 through its
+    // K-major copy (rows and batches that do not overlap, so that the copy is no larger than B; K within the copy's
+    // grid)
+    bool copy = false;
+    if (b_cs == 1 && q.n % e16 == 0 && leading_dim(b_rs, q.n, e16) && !b_k_major_only) {
         q.b_k_major = 0;
         q.b_ld = b_rs;
     } else if (b_rs == 1 && leading_dim(b_cs, q.k, e16)) {
         q.b_k_major = 1;
         q.b_ld = b_cs;
+    } else if (b_cs == 1 && b_k_major_only && b_rs >= q.n && (q.l == 1 || b_bs >= q.k * b_rs) &&
+               (q.k + kCopyTile - 1) / kCopyTile <= kMaxGridY) {
+        copy = true;
+        q.b_k_major = 1;
+        q.b_ld = q.k;
     } else {
         return;
     }
@@ -117,12 +169,18 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     q.d_rs = q.m == 1 ? q.n : d_rs;
     if (!leading_dim(q.d_rs, q.n, d16)) return;
     if (q.l > 1) {
-        if (!tma_stride(a_bs, e16) || !tma_stride(b_bs, e16) || !tma_stride(d_bs, d16)) return;
-        q.a_bs = a_bs, q.b_bs = b_bs, q.d_bs = d_bs;
+        if (!tma_stride(a_bs, e16) || (!copy && !tma_stride(b_bs, e16)) || !tma_stride(d_bs, d16)) return;
+        q.a_bs = a_bs, q.b_bs = copy ? q.n * q.k : b_bs, q.d_bs = d_bs;
     } else {
         q.a_bs = q.m * q.a_rs, q.b_bs = (q.b_k_major ? q.n : q.k) * q.b_ld, q.d_bs = q.m * q.d_rs;
     }
     out->prob = q;
+    if (copy) {
+        out->b_copy = 1;
+        out->b_src_ld = b_rs;
+        out->b_src_bs = b_bs;  // 0 for one batch (set above)
+        out->b_copy_bytes = ((size_t)(q.l * q.n * q.k) * itemsize(q.in_dtype) + 255) / 256 * 256;
+    }
     if (q.m <= 64)
         out->config = kConfigSmall;
     else if (tiles(q.m, q.n, q.l, 128, 256) >= sm_count)
@@ -130,33 +188,37 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     else
         out->config = kConfigMid;
     out->sm_count = sm_count;
+    size_t cutlass = 0;
     if (fp8) {
-        out->workspace = workspace_e4m3(*out, sm_count);
-        return;
+        cutlass = workspace_e4m3(*out, sm_count);
+    } else {
+        switch (q.dtype) {
+        case OPRT_DTYPE_F16: cutlass = workspace_f16(*out, sm_count); break;
+        case OPRT_DTYPE_BF16: cutlass = workspace_bf16(*out, sm_count); break;
+        default: cutlass = workspace_tf32(*out, sm_count); break;
+        }
     }
-    switch (q.dtype) {
-    case OPRT_DTYPE_F16: out->workspace = workspace_f16(*out, sm_count); break;
-    case OPRT_DTYPE_BF16: out->workspace = workspace_bf16(*out, sm_count); break;
-    default: out->workspace = workspace_tf32(*out, sm_count); break;
-    }
+    out->workspace = out->b_copy_bytes + cutlass;
 }
 
 const char *config_name(const Plan &plan) {
-    const bool tf32 = plan.prob.dtype == OPRT_DTYPE_F32;
-    if (plan.prob.in_dtype == OPRT_DTYPE_F8E4M3) {  // 128 deep: the same 128 bytes a row of a stage
-        switch (plan.config) {
-        case kConfigLarge: return "cutlass_sm90_128x128x128_2x1_ws_e4m3";  // 128 x 128, a 2 x 1 cluster
-        case kConfigMid: return "cutlass_sm90_128x128x128_ws_e4m3";
-        case kConfigSmall: return "cutlass_sm90_64x128x128_pingpong_e4m3";
-        default: return nullptr;
-        }
-    }
-    switch (plan.config) {
-    case kConfigLarge: return tf32 ? "cutlass_sm90_128x256x32_ws_tf32" : "cutlass_sm90_128x256x64_ws";
-    case kConfigMid: return tf32 ? "cutlass_sm90_128x128x32_ws_tf32" : "cutlass_sm90_128x128x64_ws";
-    case kConfigSmall: return tf32 ? "cutlass_sm90_64x128x32_pingpong_tf32" : "cutlass_sm90_64x128x64_pingpong";
-    default: return nullptr;
-    }
+    if (plan.config == kNone) return nullptr;
+    // [e4m3, tf32, 16-bit][copied B][config]; e4m3 tiles are 128 deep (the same 128 bytes a row of a stage), its large
+    // one 128 x 128 in a 2 x 1 cluster
+    static const char *const names[3][2][3] = {
+        {{"cutlass_sm90_128x128x128_2x1_ws_e4m3", "cutlass_sm90_128x128x128_ws_e4m3",
+          "cutlass_sm90_64x128x128_pingpong_e4m3"},
+         {"matmul_transpose_b+cutlass_sm90_128x128x128_2x1_ws_e4m3",
+          "matmul_transpose_b+cutlass_sm90_128x128x128_ws_e4m3",
+          "matmul_transpose_b+cutlass_sm90_64x128x128_pingpong_e4m3"}},
+        {{"cutlass_sm90_128x256x32_ws_tf32", "cutlass_sm90_128x128x32_ws_tf32", "cutlass_sm90_64x128x32_pingpong_tf32"},
+         {"matmul_transpose_b+cutlass_sm90_128x256x32_ws_tf32", "matmul_transpose_b+cutlass_sm90_128x128x32_ws_tf32",
+          "matmul_transpose_b+cutlass_sm90_64x128x32_pingpong_tf32"}},
+        {{"cutlass_sm90_128x256x64_ws", "cutlass_sm90_128x128x64_ws", "cutlass_sm90_64x128x64_pingpong"},
+         {nullptr, nullptr, nullptr}},  // 16-bit WGMMA reads an N-major B as it is
+    };
+    const int kind = plan.prob.in_dtype == OPRT_DTYPE_F8E4M3 ? 0 : plan.prob.dtype == OPRT_DTYPE_F32 ? 1 : 2;
+    return names[kind][plan.b_copy ? 1 : 0][plan.config];
 }
 
 cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, const void *c, int64_t c_bs,
@@ -176,9 +238,10 @@ cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, co
     la.b = q.swapped ? a : b;
     la.alpha = alpha;
     la.beta = beta;
-    la.workspace = workspace;
+    la.workspace = plan.b_copy ? static_cast<char *>(workspace) + plan.b_copy_bytes : workspace;
     la.stream = stream;
-    if (!aligned16(out) || !aligned16(a) || !aligned16(b)) return cudaSuccess;
+    // a copied B's source may sit anywhere
+    if (!aligned16(out) || !aligned16(la.a) || (!plan.b_copy && !aligned16(la.b))) return cudaSuccess;
     if (beta == 0.f) {  // C is never read: D's pointer and strides stand in
         la.c = out;
         la.c_rs = q.d_rs;
@@ -191,6 +254,14 @@ cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, co
         la.c_rs = q.m == 1 ? q.d_rs : rs;
         la.c_bs = q.l == 1 ? q.m * la.c_rs : c_bs;
         if (!leading_dim(la.c_rs, q.n, e16) || !tma_stride(la.c_bs, e16)) return cudaSuccess;
+    }
+    if (plan.b_copy) {  // everything else qualified: B's K-major copy, then the kernel on it (same stream, in order)
+        const cudaError_t err = copy_b_k_major(plan, workspace, la.b, stream);
+        if (err != cudaSuccess) {
+            *launched = true;
+            return err;
+        }
+        la.b = workspace;
     }
     if (q.in_dtype == OPRT_DTYPE_F8E4M3) return run_e4m3(la, launched);
     switch (q.dtype) {

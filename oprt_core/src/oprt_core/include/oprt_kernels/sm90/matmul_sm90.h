@@ -33,14 +33,20 @@ struct Plan {
     Problem prob;
     int32_t config;                // Config
     int32_t sm_count;              // the SM count it was planned for (CUTLASS's persistent grid)
-    size_t workspace;              // CUTLASS's get_workspace_size for it, in bytes
+    size_t workspace;              // in bytes: the K-major copy of B (b_copy_bytes), then CUTLASS's get_workspace_size
+    // TF32 and e4m3 with an N-major B (their WGMMA reads B K-major): each launch first copies B transposed into the
+    // workspace's start, K-major, packed (prob.b_ld = K, prob.b_bs = N K), and the kernel reads that copy.
+    int32_t b_copy;
+    int64_t b_src_ld, b_src_bs;    // the N-major B as given: (l, j) at l * b_src_ld + j, batch b at b * b_src_bs
+    size_t b_copy_bytes;           // the copy's bytes, rounded up to 256 (CUTLASS's workspace follows)
 };
 
 // Plans `p` for the CUTLASS kernels: fills `out` (config kNone where the shape, strides or dtype do not qualify:
 // the caller runs its fallback). `sm_count` picks the tile configuration. Never fails.
 void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out);
 
-// The tile configuration's name, e.g. "cutlass_sm90_128x256x64_ws", "..._e4m3" for fp8 (nullptr for kNone).
+// The tile configuration's name, e.g. "cutlass_sm90_128x256x64_ws", "..._e4m3" for fp8, prefixed
+// "matmul_transpose_b+" where B is copied K-major first (nullptr for kNone).
 const char *config_name(const Plan &plan);
 
 // Launches the planned kernel where everything that is known only now qualifies: the device's capability is exactly
