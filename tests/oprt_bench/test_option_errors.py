@@ -1,4 +1,5 @@
-"""Option mistakes that used to pass silently or become error rows are one-line usage errors."""
+"""Option mistakes (an empty --dtypes, a --shape too large, an unknown dtype) are one-line usage errors, not a
+silent run or error rows."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_unknown_dtype_lists_all(registry, tmp_path):
     assert "unknown dtype 'f64'" in line and "all" in line.split("valid choices: ")[1].split(", "), line
 
 
-def test_peak_gbps_is_gone():
+def test_peaks_has_no_peak_gbps():
     import oprt_bench.peaks as peaks
 
     assert not hasattr(peaks, "peak_gbps")
