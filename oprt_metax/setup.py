@@ -42,8 +42,7 @@ from oprt_build import BuildError  # noqa: E402
 
 LIB_NAME = "oprt_metax"
 LOG_NAME = "build-metax.log"
-SHIM_NAME = "maca_cuda_shim.h"  # in the kernels folder
-VENDOR_DEFINE = "-DOPRT_VENDOR_MACA"  # vendor.h: the MACA side
+VENDOR_DEFINE = oprt_build.MACA_DEFINE  # vendor.h: the MACA side
 TOOLCHAINS = ("auto", "mxcc", "nvcc-shim")
 MXCC_FLAGS = ["-x", "maca", "-O3", "-std=c++17", "-fPIC"]
 MXCC_ARCHS = "mxcc default target"
@@ -112,7 +111,7 @@ def _sources(include_dir: Path) -> list[Path]:
 
 
 def mxcc_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool = False) -> oprt_build.Plan:
-    """mxcc -x maca for every .maca, one link to mcruntime with an rpath to $MACA_PATH/lib."""
+    """mxcc -x maca for every kernel source, one link to mcruntime with an rpath to $MACA_PATH/lib."""
     maca = maca_path()
     mxcc = find_mxcc()
     if mxcc is None:
@@ -144,10 +143,10 @@ def shim_plan(include_dir: Path, temp_dir: Path, out_dir: Path, **_: object) -> 
     version = oprt_build.nvcc_version(nvcc)
     archs, described = oprt_build.gencode_flags(oprt_build.cuda_archs())
     sources = _sources(include_dir)
-    kernels = include_dir / oprt_build.KERNELS_DIR
-    defines = [VENDOR_DEFINE, f'-DOPRT_TOOLCHAIN="nvcc {version}"', f'-DOPRT_ARCHS="{described}"']
-    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, "-x", "cu", "-include", str(kernels / SHIM_NAME), *defines,
-              f"-I{include_dir}", f"-I{kernels}", *shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))]
+    defines = [f'-DOPRT_TOOLCHAIN="nvcc {version}"', f'-DOPRT_ARCHS="{described}"']
+    # -x cu, the shim force-included, -DOPRT_VENDOR_MACA and the include folders: oprt_build's, which tests reuse
+    common = [nvcc, *oprt_build.NVCC_FLAGS, *archs, *oprt_build.nvcc_shim_flags(include_dir), *defines,
+              *shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))]
     compiles = [oprt_build.Compile(src, temp_dir / (src.stem + ".o"),
                                    [*common, "-c", str(src), "-o", str(temp_dir / (src.stem + ".o"))])
                 for src in sources]

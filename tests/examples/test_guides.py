@@ -3,9 +3,10 @@
 Code blocks whose first line is a ``guide-test`` marker are taken from the Markdown:
 - ```` ```python ```` blocks marked ``# guide-test: <step>`` are executed in order, in one namespace per guide,
   in-process (plugins registered with ``get_plugin_manager(load_entrypoints=False)``);
-- C, CUDA and MACA blocks marked ``// guide-test: file <name>`` are written to a temporary folder and
-  compiled: C with the system compiler, CUDA with nvcc (``-c``, no GPU needed), MACA with nvcc through
-  oprt_metax's ``maca_shim.h`` (the ``nvcc-shim`` flavour); each skips with the reason where its compiler is missing.
+- C and CUDA blocks marked ``// guide-test: file <name>`` are written to a temporary folder and compiled: C with
+  the system compiler, the kernel (``square.cu``) with nvcc (``-c``, no GPU needed) twice, as oprt_nvidia builds it
+  and as oprt_metax's ``nvcc-shim`` flavour builds it (``oprt_build.nvcc_shim_flags``: maca_cuda_shim.h
+  force-included, ``-DOPRT_VENDOR_MACA``); each skips with the reason where its compiler is missing.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from pathlib import Path
 
 import pytest
 
+import oprt_core.include.oprt_build as oprt_build
 from oprt_core.cabi import include_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 OPERATOR_GUIDE = DOCS / "how-to-add-an-operator.md"
 BACKEND_GUIDE = DOCS / "how-to-add-a-backend.md"
-MACA_SHIM = ROOT / "oprt_metax" / "csrc" / "maca_shim.h"
+KERNELS = Path(include_dir()) / oprt_build.KERNELS_DIR  # common.cuh, vendor.h and the shim
 
 _BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 _PY_MARK = re.compile(r"^# guide-test: (\S+)")
@@ -64,10 +66,11 @@ def cc() -> str:
 
 
 def nvcc() -> str:
-    path = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
-    if not path:
-        pytest.skip("nvcc is not installed (the CUDA and MACA kernels of the guide compile with it)")
-    return path
+    """nvcc found as the builds find it (oprt_build.find_nvcc); a skip naming where it looked otherwise."""
+    try:
+        return oprt_build.find_nvcc()
+    except oprt_build.BuildError as exc:
+        pytest.skip(f"the guide's kernel compiles with nvcc: {exc}")
 
 
 def compile_ok(cmd: list[str]) -> None:
@@ -77,7 +80,7 @@ def compile_ok(cmd: list[str]) -> None:
 
 def test_guides_have_their_blocks():
     assert [n for n, _ in python_steps(OPERATOR_GUIDE)] == ["spec", "plugin", "test"]
-    assert set(files(OPERATOR_GUIDE)) == {"oprt_square.h", "square.cu", "square.maca"}
+    assert set(files(OPERATOR_GUIDE)) == {"oprt_square.h", "square.cu"}
     assert [n for n, _ in python_steps(BACKEND_GUIDE)] == ["compiled-plugin", "compiled-test", "python-backend",
                                                             "python-test"]
     assert set(files(BACKEND_GUIDE)) == {"oprt_mine.c"}
@@ -116,16 +119,64 @@ def test_operator_guide_abi_entry_compiles(operator_files):
                 str(src)])
 
 
-def test_operator_guide_cuda_kernel_compiles(operator_files):
-    compile_ok([nvcc(), "-std=c++17", "-c", f"-I{include_dir()}", f"-I{operator_files}",
-                str(operator_files / "square.cu"), "-o", str(operator_files / "square.o")])
+def kernel_symbols(obj: Path) -> set[str]:
+    """The external functions an object defines (nm), or a skip where binutils' nm is missing."""
+    if not shutil.which("nm"):
+        pytest.skip("no nm (binutils) to list the object's symbols")
+    proc = subprocess.run(["nm", "--defined-only", "--extern-only", str(obj)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return {line.split()[-1] for line in proc.stdout.splitlines() if line.split()[1:2] == ["T"]}
 
 
-def test_operator_guide_maca_kernel_compiles_through_the_shim(operator_files):
-    if not MACA_SHIM.exists():
-        pytest.skip(f"{MACA_SHIM} is missing (oprt_metax provides it)")
-    compile_ok([nvcc(), "-std=c++17", "-x", "cu", "-include", str(MACA_SHIM), "-c", f"-I{include_dir()}",
-                f"-I{operator_files}", str(operator_files / "square.maca"), "-o", str(operator_files / "square_mx.o")])
+SQUARE_ENTRY_POINTS = {"oprt_create_square_descriptor", "oprt_get_square_workspace_size", "oprt_square",
+                       "oprt_destroy_square_descriptor"}
+
+
+def test_operator_guide_kernel_compiles_for_nvidia(operator_files):
+    """As oprt_nvidia builds it: vendor.h's CUDA side."""
+    obj = operator_files / "square.o"
+    compile_ok([nvcc(), "-std=c++17", "-arch=sm_90", "-c", f"-I{include_dir()}", f"-I{KERNELS}", f"-I{operator_files}",
+                str(operator_files / "square.cu"), "-o", str(obj)])
+    assert SQUARE_ENTRY_POINTS <= kernel_symbols(obj)
+
+
+def test_operator_guide_kernel_compiles_for_metax_through_the_shim(operator_files):
+    """The same source as oprt_metax's nvcc-shim flavour builds it: vendor_maca.h's names, mapped by the shim."""
+    flags = oprt_build.nvcc_shim_flags(Path(include_dir()))
+    assert flags[flags.index("-include") + 1] == str(KERNELS / oprt_build.MACA_SHIM)
+    assert (KERNELS / oprt_build.MACA_SHIM).is_file()
+    obj = operator_files / "square_metax.o"
+    # what these flags must select: vendor.h's MACA side (no NVIDIA capability), the shim's names and warps under it
+    probe = ('#include "common.cuh"\n'
+             'static_assert(OPRT_MACA_NVCC_SHIM && !OPRT_HAS_PTX && oprt_kernels::kWarp == 32, "the metax build");\n'
+             'static_assert(OPRT_DRIVER_COPY_NAME[0] == \'m\', "vendor_maca.h, not vendor_cuda.h");\n')
+    (operator_files / "probe.cu").write_text(probe, encoding="utf-8")
+    archs, _ = oprt_build.gencode_flags(oprt_build.cuda_archs())
+    base = [nvcc(), *oprt_build.NVCC_FLAGS, *archs, *flags, f"-I{operator_files}"]
+    compile_ok([*base, "-c", str(operator_files / "probe.cu"), "-o", str(operator_files / "probe.o")])
+    compile_ok([*base, "-c", str(operator_files / "square.cu"), "-o", str(obj)])
+    assert SQUARE_ENTRY_POINTS <= kernel_symbols(obj)
+
+
+# a vendor's own identifiers: compiled through the shim, a CUDA name still builds, so the source is read for them
+_VENDOR_NAME = re.compile(r"\b(?:cuda|mc)[A-Z]\w*|\b__(?:nv|maca)_\w+|#include <(?:cuda|mcr/|common/maca)")
+
+
+def test_operator_guide_kernel_names_no_vendor():
+    """The one source both builds compile reaches the vendor only through vendor.h's names."""
+    src = files(OPERATOR_GUIDE)["square.cu"]
+    assert _VENDOR_NAME.findall(src) == []
+    assert _VENDOR_NAME.findall("cudaStream_t st; __nv_bfloat16 *p; mcGetLastError(); #include <cuda_fp16.h>") == [
+        "cudaStream_t", "__nv_bfloat16", "mcGetLastError", "#include <cuda"]
+
+
+def test_operator_guide_shows_the_shim_flags_the_build_uses():
+    """The nvcc-shim command the guide prints carries oprt_build.nvcc_shim_flags, in the guide's variables."""
+    include = Path(include_dir())
+    flags = " ".join(oprt_build.nvcc_shim_flags(include))
+    flags = flags.replace(str(include / oprt_build.KERNELS_DIR), "$KERNELS").replace(str(include), "$OPRT_INCLUDE")
+    text = " ".join(OPERATOR_GUIDE.read_text(encoding="utf-8").replace("\\\n", " ").split())
+    assert f"nvcc -O3 -std=c++17 -arch=sm_90 {flags} -c $KERNELS/square.cu" in text
 
 
 # -- how to add a backend ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 import oprt_core.errors as E
 import oprt_core.ops as ops
 from oprt_core import cdecl
+from oprt_core.compiled import DeviceArray
 from oprt_core.errors import InvalidArgumentError, OverlapError
 from oprt_core.llm_ops import add_rms_norm_spec, norm_case, rms_norm_spec
 from oprt_core.spec import Budget, Case, OpSpec, Output, TensorCase
@@ -187,7 +188,10 @@ def test_host_library_runs_it_on_strided_views(host_backend, dtype):
 def test_host_library_in_place_and_aliasing(host_backend):
     b = host_backend
     x, r, w = _args(6)
-    dx, dr, dw = (b.to_device(a) for a in (x, r, w))
+    dx, dr = b.to_device(x), b.to_device(r)
+    # weight at the start of a buffer of x's size and more, so that an out laid over it overlaps weight alone
+    wbuf = b.to_device(np.concatenate([w, np.zeros(x.size, np.float32)]))
+    dw = DeviceArray(b, wbuf.ptr, w.shape, (1,), "f32", wbuf)
     b.prepare("add_rms_norm", [dx, dr, dw], (dx, dr), {})()  # out over x, h over residual
     assert S.check((b.to_host(dx), b.to_host(dr)), [x, r, w], "f32").ok
     o, h = b.empty(x.shape, "f32"), b.empty(x.shape, "f32")

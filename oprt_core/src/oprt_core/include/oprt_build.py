@@ -40,7 +40,7 @@ __all__ = [
     "parse_cdef", "parse_abi_version", "read_cdef", "pointer_entry_points",
     "read_abi_version", "run_plan", "setup_kwargs", "find_nvcc", "nvcc_version", "cuda_archs", "gencode_flags",
     "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS", "CuteBuild", "cute_build", "cute_sources", "cute_headers",
-    "CUTE_NVCC_FLAGS", "CUTE_DIR",
+    "CUTE_NVCC_FLAGS", "CUTE_DIR", "nvcc_shim_flags", "MACA_SHIM", "MACA_DEFINE",
 ]
 
 # what backend sources include; copied by sdist
@@ -443,6 +443,19 @@ def gencode_flags(archs: list[str]) -> tuple[list[str], str]:
     return flags, described
 
 
+# oprt_metax's nvcc-shim flavour: the MetaX build of the kernel sources (vendor_maca.h) compiled by nvcc, the shim
+# mapping each MACA name vendor_maca.h uses to its CUDA twin (docs/metax.md)
+MACA_SHIM = "maca_cuda_shim.h"  # in KERNELS_DIR
+MACA_DEFINE = "-DOPRT_VENDOR_MACA"  # vendor.h: the MACA side (mxcc and nvcc-shim alike)
+
+
+def nvcc_shim_flags(include_dir: Path) -> list[str]:
+    """The nvcc flags that make a compile the nvcc-shim flavour's: CUDA source language, maca_cuda_shim.h
+    force-included, vendor_maca.h chosen, oprt's include folder and its kernels folder on the include path."""
+    kernels = Path(include_dir) / KERNELS_DIR
+    return ["-x", "cu", "-include", str(kernels / MACA_SHIM), MACA_DEFINE, f"-I{include_dir}", f"-I{kernels}"]
+
+
 # ---- CUTLASS / CuTe (oprt_nvidia only: the sm_90 matmul kernels of oprt_kernels/sm90/) --------------------------
 
 CUTE_DIR = "sm90"  # folder of KERNELS_DIR with the CUTLASS sources; kernel_sources() does not look in it
@@ -458,8 +471,9 @@ class CuteBuild:
     """Whether the nvidia build compiles the CUTLASS kernels, and from which headers.
 
     :param enabled: the sources of ``oprt_kernels/sm90/`` are compiled and ``OPRT_HAS_CUTE`` is defined
-    :param summary: one phrase for the build log's title: ``"CuTe kernels from CUTLASS 4.2.0 (/path/include)"``, or
-        why not (``"no CuTe kernels (OPRT_ENABLE_CUTE=off)"``)
+    :param summary: one phrase for the build log's title: ``"CuTe kernels for sm_90a from CUTLASS 4.2.0
+        (nvidia-cutlass: /path/include)"`` (the source, then the include folder), or why not
+        (``"no CuTe kernels (OPRT_ENABLE_CUTE=off)"``)
     :param include: the folder holding ``cutlass/cutlass.h`` and ``cute/``
     :param version: CUTLASS's version from ``cutlass/version.h`` ("4.2.0"; "unknown" where it does not say)
     :param source: which place of the search it came from ("OPRT_CUTLASS_DIR", "nvidia-cutlass", "CUTLASS_PATH")

@@ -2,16 +2,17 @@
 // Header-only C++ (C++17), in the style of oprt_validate.h: host-side canonical layouts of the axis ops,
 // the index decomposition kernels use, 16-byte packs, alignment and workspace checks and grid sizing.
 //
-// It names no CUDA or MACA type, call or header and assumes no warp width, so one copy serves the .cu
-// sources (nvcc) and the .maca sources (mxcc, or nvcc through maca_shim.h). Everything that touches the
-// device runtime, intrinsics or the warp width stays in each backend's common header.
+// It names no CUDA or MACA type, call or header and assumes no warp width, so one copy serves the kernel
+// sources (oprt_kernels/*.cu) in both builds: oprt_nvidia's (nvcc) and oprt_metax's (mxcc, or nvcc through
+// maca_cuda_shim.h). Everything that touches the device runtime, intrinsics or the warp width stays in the
+// vendor headers (vendor.h) and common.cuh.
 //
 // One member runs on the device, Indexer::offsets. It is declared OPRT_DEVICE_INLINE, which the including
 // backend defines before including this header (both backends: `__device__ __forceinline__`); without it
 // (a host-only C++ compiler) it is plain `inline`.
 //
 // Names live in namespace oprt_common; a backend brings them into its own namespace with using-declarations
-// (common.cuh, common.h). Free functions are `static inline`, as in oprt_validate.h, so two backend
+// (common.cuh). Free functions are `static inline`, as in oprt_validate.h, so two backend
 // libraries loaded into one process never share (interpose) a symbol.
 #ifndef OPRT_LAYOUT_H_
 #define OPRT_LAYOUT_H_

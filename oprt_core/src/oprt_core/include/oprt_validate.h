@@ -634,6 +634,27 @@ static inline oprt_status_t oprt_plan_softmax(oprt_axis_plan_t *plan, const oprt
 /* Row plans (rms_norm, layer_norm): x of shape (..., n) taken row by row along its last axis, with per-element
  * vectors (weight, bias) of shape (n,)                                        */
 
+/* The leading `lead` dims of `shape`, walked by `nt` tensors (tensor k's strides in strides[k], NULL for a tensor
+ * that stays put: all 0), with extent-1 dims dropped and each dim merged into the one before it where every tensor
+ * walks the two as one. Writes the merged extents to mshape and tensor k's strides to mstrides[k]; returns the
+ * merged dim count (0: one row). */
+static inline int32_t oprt_merge_leading(int32_t lead, const int64_t *shape, int32_t nt,
+                                         const int64_t *const *strides, int64_t *mshape, int64_t *const *mstrides) {
+    int32_t m = 0;
+    for (int32_t i = 0; i < lead; ++i) {
+        const int64_t e = shape[i];
+        if (e == 1) continue;
+        int merge = m > 0;
+        for (int32_t k = 0; merge && k < nt; ++k)
+            merge = mstrides[k][m - 1] == (strides[k] ? strides[k][i] : 0) * e;
+        const int32_t d = merge ? m - 1 : m;
+        mshape[d] = merge ? mshape[d] * e : e;
+        for (int32_t k = 0; k < nt; ++k) mstrides[k][d] = strides[k] ? strides[k][i] : 0;
+        if (!merge) ++m;
+    }
+    return m;
+}
+
 typedef struct {
     int32_t dtype;
     int32_t nvec;                    /* the vectors after x: weight (and bias) */
@@ -692,22 +713,9 @@ static inline oprt_status_t oprt_plan_rows(oprt_rows_plan_t *plan, const char *o
     plan->out_inner = n > 1 ? out->strides[x->ndim - 1] : 0;
     for (int32_t k = 0; k < nvec; ++k) plan->vec_strides[k] = n > 1 ? vecs[k]->strides[0] : 0;
     plan->eps = eps;
-    int32_t m = 0;
-    for (int32_t i = 0; i < x->ndim - 1; ++i) {
-        if (x->shape[i] == 1) continue;
-        if (m > 0 && plan->x_strides[m - 1] == x->strides[i] * x->shape[i] &&
-            plan->out_strides[m - 1] == out->strides[i] * x->shape[i]) {
-            plan->shape[m - 1] *= x->shape[i];
-            plan->x_strides[m - 1] = x->strides[i];
-            plan->out_strides[m - 1] = out->strides[i];
-            continue;
-        }
-        plan->shape[m] = x->shape[i];
-        plan->x_strides[m] = x->strides[i];
-        plan->out_strides[m] = out->strides[i];
-        ++m;
-    }
-    plan->ndim = m;
+    const int64_t *const strides[2] = {x->strides, out->strides};
+    int64_t *const merged[2] = {plan->x_strides, plan->out_strides};
+    plan->ndim = oprt_merge_leading(x->ndim - 1, x->shape, 2, strides, plan->shape, merged);
     return OPRT_STATUS_SUCCESS;
 }
 
@@ -809,26 +817,9 @@ static inline oprt_status_t oprt_plan_cross_entropy(oprt_xent_plan_t *plan, cons
     plan->v = v;
     plan->numel = oprt_numel(logits);
     plan->x_inner = v > 1 ? logits->strides[lead] : 0;
-    int32_t m = 0;
-    for (int32_t i = 0; i < lead; ++i) {
-        if (logits->shape[i] == 1) continue;
-        const int64_t e = logits->shape[i], xs = logits->strides[i], ts = target->strides[i];
-        const int64_t os = mean ? 0 : out->strides[i];
-        if (m > 0 && plan->x_strides[m - 1] == xs * e && plan->t_strides[m - 1] == ts * e &&
-            plan->out_strides[m - 1] == os * e) {
-            plan->shape[m - 1] *= e;
-            plan->x_strides[m - 1] = xs;
-            plan->t_strides[m - 1] = ts;
-            plan->out_strides[m - 1] = os;
-            continue;
-        }
-        plan->shape[m] = e;
-        plan->x_strides[m] = xs;
-        plan->t_strides[m] = ts;
-        plan->out_strides[m] = os;
-        ++m;
-    }
-    plan->ndim = m;
+    const int64_t *const strides[3] = {logits->strides, target->strides, mean ? NULL : out->strides};
+    int64_t *const merged[3] = {plan->x_strides, plan->t_strides, plan->out_strides};
+    plan->ndim = oprt_merge_leading(lead, logits->shape, 3, strides, plan->shape, merged);
     return OPRT_STATUS_SUCCESS;
 }
 
@@ -883,28 +874,9 @@ static inline oprt_status_t oprt_plan_add_rms_norm(oprt_add_rows_plan_t *plan, c
     plan->h_inner = n > 1 ? h->strides[x->ndim - 1] : 0;
     /* the leading dims again, merged only where all four tensors merge */
     oprt_rows_plan_t *r = &plan->rows;
-    int32_t m = 0;
-    for (int32_t i = 0; i < x->ndim - 1; ++i) {
-        if (x->shape[i] == 1) continue;
-        if (m > 0 && r->x_strides[m - 1] == x->strides[i] * x->shape[i] &&
-            r->out_strides[m - 1] == out->strides[i] * x->shape[i] &&
-            plan->res_strides[m - 1] == residual->strides[i] * x->shape[i] &&
-            plan->h_strides[m - 1] == h->strides[i] * x->shape[i]) {
-            r->shape[m - 1] *= x->shape[i];
-            r->x_strides[m - 1] = x->strides[i];
-            r->out_strides[m - 1] = out->strides[i];
-            plan->res_strides[m - 1] = residual->strides[i];
-            plan->h_strides[m - 1] = h->strides[i];
-            continue;
-        }
-        r->shape[m] = x->shape[i];
-        r->x_strides[m] = x->strides[i];
-        r->out_strides[m] = out->strides[i];
-        plan->res_strides[m] = residual->strides[i];
-        plan->h_strides[m] = h->strides[i];
-        ++m;
-    }
-    r->ndim = m;
+    const int64_t *const strides[4] = {x->strides, out->strides, residual->strides, h->strides};
+    int64_t *const merged[4] = {r->x_strides, r->out_strides, plan->res_strides, plan->h_strides};
+    r->ndim = oprt_merge_leading(x->ndim - 1, x->shape, 4, strides, r->shape, merged);
     return OPRT_STATUS_SUCCESS;
 }
 

@@ -658,8 +658,8 @@ bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
     case 512: launch_fast_rows<T, 128, 4, 128, 0, kShift>(stream, out, x, f); return true;
     case 1024: launch_fast_rows<T, 256, 4, 256, 0, kShift>(stream, out, x, f); return true;
     case 2048:  // 16-bit x 16384: packed exps, 256 x 8 (95.1%; raw packs 93.2%, 512 x 4 floats 87.4%, tune/softmax-rows-config.log)
-        // (partial and shifted 16-bit rows too, now that packs past the row hold -inf and the bounds-checked packed
-        // kernel no longer spills ~200 bytes; OPRT_NVIDIA_SOFTMAX_RAW16=0: 512 x 4 floats, which they took before)
+        // (partial and shifted 16-bit rows too: packs past the row hold -inf and the bounds-checked packed kernel
+        // does not spill; OPRT_NVIDIA_SOFTMAX_RAW16=0 runs them on 512 x 4 floats)
         if constexpr (V == 4) launch_fast_rows<T, 512, 4, 512, 0, kShift>(stream, out, x, f);
         else if ((kShift || a.L != 2048 * V) && env_int("OPRT_NVIDIA_SOFTMAX_RAW16", 1) == 0)
             launch_fast_rows<T, 512, 4, 512, 0, kShift>(stream, out, x, f);
