@@ -747,7 +747,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = per_run[0] if len(per_run) == 1 else combine(per_run, args.union)
     if not rows:
-        print(f"no rows of backend {args.backend!r} in {', '.join(args.csv)}", file=sys.stderr)
+        what = "" if show_all else " with a target (--all lists the others)"
+        print(f"no rows of backend {args.backend!r}{what} in {', '.join(args.csv)}", file=sys.stderr)
         return 0
     lines = [provenance(p, args.backend, args.peak) for p in args.csv]
     if len(args.csv) == 1:

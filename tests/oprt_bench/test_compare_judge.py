@@ -211,8 +211,8 @@ def test_provenance_in_run_json(tmp_path):
 
 def test_noisy_identical_code_is_same():
     """Pairs measured on one CPU host, same code, two runs (numpy backend, smoke cases): the p10..p90 spreads do not
-    overlap, the old rule called them slower x1.47-2.3; the pair's bounds say same. A true 3x change on the same
-    spreads, and a 10% change on a tight GPU row, are still found."""
+    overlap (a rule on the spreads alone calls them slower x1.47-2.3); the pair's bounds say same. A true 3x change
+    on the same spreads, and a 10% change on a tight GPU row, are still found."""
     ok = lambda m, p10, p90, ci: {"status": "ok", "median_ms": m, "p10_ms": p10, "p90_ms": p90,  # noqa: E731
                                   "ci_rel": ci}
     measured = [(ok(0.04705, 0.03199, 0.05406, 0.0644), ok(0.10952, 0.08069, 0.12515, 0.1117)),  # relu leaky bf16

@@ -488,3 +488,14 @@ def test_markdown_format_of_model_rows(tmp_path):
     assert head in proc.stdout
     assert (f"| {case} | bf16 | norm_rows_block | 3355 | 92.0 | 2.000 | torch-compile 1.050, liger 1.500 | "
             "90%, 1.00x torch/torch-compile*/liger* | yes |") in proc.stdout
+
+
+def test_a_run_without_target_rows_says_so(tmp_path):
+    """A run whose rows have no target (small copies) says that, not that the backend has no rows; --all lists them."""
+    row = {"op": "copy", "case": "1000", "shape": "1000", "dtype": "f32", "backend": "nvidia", "status": "ok",
+           "gbps": "40", "pct_of_peak": "1.0", "baseline": "torch", "speedup": "1.2"}
+    path = _csv(tmp_path / "results.csv", [row])
+    proc = subprocess.run([sys.executable, str(SCRIPT), path], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert "no rows of backend 'nvidia' with a target (--all lists the others)" in proc.stderr
+    assert "| copy | 1000 | f32 |" in _table(tmp_path, [row], "--all")

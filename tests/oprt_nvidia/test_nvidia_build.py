@@ -203,7 +203,7 @@ def test_reduce_sum_band_plan(nvidia_ext, nvidia_raw, tdesc, shape, axis, dtype,
         ((9000, 200), 0, 0, 256 + 9 * 7 * 32 * 8),  # 9 blocks, a partial seventh strip
         ((2, 9000, 72), 1, 0, 256 + 2 * 9 * 3 * 32 * 8),  # an outer dim
         ((8192, 8192), 0, 0, 0),  # 8 blocks a strip: clusters, no workspace
-        ((16385, 64), 0, 0, 0),  # past 16 blocks: the old columns kernel
+        ((16385, 64), 0, 0, 0),  # past 16 blocks: the generic columns kernel (softmax_cols)
         ((16384, 16384), 0, 1, 0),  # 16-bit keeps its clusters
         ((16384, 16384), -1, 0, 0),  # rows
         ((9000, 201), 0, 0, 0),  # inner not a whole number of 16-byte packs

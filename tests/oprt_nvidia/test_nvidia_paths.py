@@ -22,7 +22,7 @@
   dim): the on-chip kernel (segments of up to 1024 rows held in registers and shared memory, clusters of up
   to 16) and, with OPRT_NVIDIA_SOFTMAX_COLS=stash, the stash kernel it falls back to (2048-row segments,
   clusters of up to 8): axis lengths around the segments, partial strips, outer dims, extremes in one
-  segment, sliced and reversed views, and the cases the old columns kernel keeps (the on-chip
+  segment, sliced and reversed views, and the cases the generic columns kernel keeps (the on-chip
   kernel's blocks push their (max, sum) pairs into each other's shared memory, kXPush); f32 axes of more than
   8192 rows also have the on-chip kernel without clusters (ticketed blocks exchanging through the
   workspace), the fallback where the cluster does not launch, first under OPRT_NVIDIA_SOFTMAX_COLS=group: 9 to
@@ -586,9 +586,9 @@ def test_short_cols_views_and_extremes(nvidia_backend, rng, monkeypatch, op, dty
 # ---- softmax: cluster columns (a leading axis, 16-byte packs across the unit-stride kept dim) -------------------
 
 # (shape, axis): axis lengths around one segment (2048 rows) and several (clusters of up to 8 blocks), the
-# longest a cluster takes (16384) and one past it (the old columns kernel), partial strips (64 columns a
-# strip: 16 lanes of 4 f32, 8 lanes of 8 16-bit), outer dims beside the inner one. In the stash kernel each
-# thread keeps its first rows in shared memory (up to 13 of them): short axes are stashed whole, a full
+# longest a cluster takes (16384) and one past it (the generic columns kernel, softmax_cols), partial strips
+# (64 columns a strip: 16 lanes of 4 f32, 8 lanes of 8 16-bit), outer dims beside the inner one. In the stash
+# kernel each thread keeps its first rows in shared memory (up to 13 of them): short axes are stashed whole, a full
 # segment (64 f32 / 32 16-bit rows a thread) in part. Axes of up to 16384 rows take the on-chip kernel by
 # default (test_softmax_cluster_cols), the stash kernel under OPRT_NVIDIA_SOFTMAX_COLS=stash.
 COLS_CASES = [
@@ -615,12 +615,13 @@ COLS_CASES = [
 
 
 def _cols_path(axis_len, fast, dtype=None):
-    """The kernel a COLS_CASES case launches: `fast` up to 16384 rows, the old columns kernel past them; an axis of
-    one row is planned as rows of one element (the warp-group rows kernel: (1, 64) over axis 0 never reaches a
-    columns kernel). dtype (where no columns kernel is forced): axes of up to 64 values a thread in 16-byte packs
-    (f32 16 rows, 16-bit 8; every COLS_CASES case has packs) take the short columns kernel."""
+    """The kernel a COLS_CASES case launches: `fast` up to 16384 rows, the generic columns kernel (softmax_cols)
+    past them; an axis of one row is planned as rows of one element (rows that are not whole packs: the shifted
+    fast rows kernel; (1, 64) over axis 0 never reaches a columns kernel). dtype (where no columns kernel is
+    forced): axes of up to 64 values a thread in 16-byte packs (f32 16 rows, 16-bit 8; every COLS_CASES case has
+    packs) take the short columns kernel."""
     if axis_len == 1:
-        return "softmax_rows_group"
+        return "softmax_rows_fast_shift"
     if dtype is not None and axis_len * (4 if dtype == "f32" else 8) <= 64:
         return "softmax_cols_short_vec"
     return fast if axis_len <= 16384 else "softmax_cols"
@@ -715,7 +716,7 @@ def test_softmax_group_cols_views_and_repeats(nvidia_backend, rng):
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_softmax_cluster_cols_extremes_and_views(nvidia_backend, rng, monkeypatch, cols_kernel, dtype):
     """The column max in one block's segment only; a sliced inner dim (row stride != inner extent); a
-    misaligned start (the old columns kernel)."""
+    misaligned start (the generic columns kernel, softmax_cols)."""
     _use_cols_kernel(monkeypatch, cols_kernel)
     np_dtype = DTYPES[dtype].numpy
     x = np.full((6000, 32), -30.0, np.float32)

@@ -10,9 +10,10 @@
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from .peaks import finite_float
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,16 +28,8 @@ CLOCK_DROP = ("CD", "clock drop: the SM clock fell below 90% of its start value 
 GPU_CSS = ".flag-clock-drop{background:#c0392b}small.ncu{display:block;font-size:.75em;color:#1f5f3b;text-align:left}"
 
 
-def _v(value: Any) -> float | None:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(v) else v
-
-
 def has_clock_drop(r: Any) -> bool:
-    return _v(getattr(r, "clock_drop", None)) == 1
+    return finite_float(getattr(r, "clock_drop", None)) == 1
 
 
 def cell_marker(r: Any) -> str:
@@ -50,17 +43,17 @@ def cell_marker(r: Any) -> str:
 def cell_note(r: Any) -> str:
     """``; SM 1980-1965 MHz (min 1410), mem 3201 MHz, 512 W, 1.25 J, throttle sw_power_cap`` for a cell's tooltip
     ("" without telemetry)."""
-    start, end, low = (_v(getattr(r, k, None)) for k in ("sm_mhz_start", "sm_mhz_end", "sm_mhz_min"))
+    start, end, low = (finite_float(getattr(r, k, None)) for k in ("sm_mhz_start", "sm_mhz_end", "sm_mhz_min"))
     if start is None:
         return ""
     sm = f"SM {start:.0f}" + (f"-{end:.0f}" if end is not None else "") + " MHz"
     if low is not None and low < min(start, end if end is not None else start):
         sm += f" (min {low:.0f})"
     parts = [sm]
-    mem = _v(getattr(r, "mem_mhz_start", None))
+    mem = finite_float(getattr(r, "mem_mhz_start", None))
     if mem is not None:
         parts.append(f"mem {mem:.0f} MHz")
-    power, energy = _v(getattr(r, "power_w", None)), _v(getattr(r, "energy_j", None))
+    power, energy = finite_float(getattr(r, "power_w", None)), finite_float(getattr(r, "energy_j", None))
     if power is not None:
         parts.append(f"{power:.0f} W")
     if energy is not None:
@@ -73,10 +66,10 @@ def cell_note(r: Any) -> str:
 
 def cell_ncu(r: Any) -> str:
     """The line under a profiled row's median: ncu's DRAM bytes and throughput; "" for other rows."""
-    dram, pct = _v(getattr(r, "ncu_dram_bytes", None)), _v(getattr(r, "ncu_dram_pct", None))
+    dram, pct = finite_float(getattr(r, "ncu_dram_bytes", None)), finite_float(getattr(r, "ncu_dram_pct", None))
     if dram is None:
         return ""
-    t = _v(getattr(r, "ncu_time_ms", None))
+    t = finite_float(getattr(r, "ncu_time_ms", None))
     title = f"Nsight Compute: {getattr(r, 'ncu_report', '')}" + (f", kernels {t:.4g} ms" if t is not None else "")
     pct_text = f", {pct:.1f}% DRAM peak" if pct is not None else ""
     return f"<small class='ncu' title='{_e(title)}'>ncu {dram / 1e6:.1f} MB{pct_text}</small>"
@@ -135,7 +128,7 @@ def gpu_section(rows: pd.DataFrame, filter_box: Callable[[str], str]) -> str:
             out.append(f"<tr><td class='l'>{_e(str(r.op))}</td><td class='l'>{_e(str(r.case))}</td>"
                        f"<td class='l'>{_e(str(r.dtype))}</td><td class='l'>{_e(str(r.label))}</td>"
                        f"<td>{_fmt(r.median_ms, '.4g')}</td><td>{_fmt(r.ncu_time_ms, '.4g')}</td>"
-                       f"<td>{_fmt((_v(r.ncu_dram_bytes) or 0.0) / 1e6, '.1f')}</td>"
+                       f"<td>{_fmt((finite_float(r.ncu_dram_bytes) or 0.0) / 1e6, '.1f')}</td>"
                        f"<td>{_fmt(r.ncu_dram_pct, '.1f')}</td>"
                        f"<td>{_fmt(r.pct_of_peak, '.1f')}</td><td class='l'><code>{_e(str(r.ncu_report))}</code>"
                        "</td></tr>")
@@ -144,5 +137,5 @@ def gpu_section(rows: pd.DataFrame, filter_box: Callable[[str], str]) -> str:
 
 
 def _fmt(value: Any, spec: str) -> str:
-    v = _v(value)
+    v = finite_float(value)
     return "" if v is None else format(v, spec)

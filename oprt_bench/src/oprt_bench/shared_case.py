@@ -1,12 +1,12 @@
 """A case's inputs and float64 reference drawn once and handed to every backend's worker in shared memory.
 
 Drawing a large case's inputs and computing its float64 reference costs seconds on the host (a 4096 x 50257
-softmax: ~200 M elements, 1.6 GB per float64 array). Each worker used to draw them itself, from the row's
-seed, so a sweep of N backends paid it N times, one backend after the other. When two or more backends run
-in workers, the parent draws the case once (:class:`~oprt_bench.execute.CasePreparer`), copies each array into
-a POSIX shared-memory block (:class:`SharedCase`), and sends each worker a few hundred bytes describing the
-blocks (:class:`SharedPrepared`); the worker maps them read-only (:func:`attach`). The parent unlinks the
-blocks once every backend has run the case.
+softmax: ~200 M elements, 1.6 GB per float64 array). Drawn by each worker from the row's seed, a sweep of N
+backends would pay it N times, one backend after the other. When two or more backends run in workers, the parent
+draws the case once (:class:`~oprt_bench.execute.CasePreparer`), copies each array into a POSIX shared-memory
+block (:class:`SharedCase`), and sends each worker a few hundred bytes describing the blocks
+(:class:`SharedPrepared`); the worker maps them read-only (:func:`attach`). The parent unlinks the blocks once
+every backend has run the case.
 
 Views keep their layout: the bytes an array spans (its ``byte_bounds``) are copied and the worker rebuilds
 the view with the same shape, strides and offset, so transposed, strided, reversed and broadcast inputs reach
