@@ -7,6 +7,7 @@ minutes on two cores."""
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -154,9 +155,10 @@ _RULE = [
 ]
 
 
-def test_dispatch_rule(tmp_path):
-    """Which products the CUTLASS kernels take, with which tile and workspace, and which they decline (docs/matmul.md's
-    rule), from matmul_sm90.cu's plan() itself."""
+@pytest.fixture(scope="module")
+def rule_driver(tmp_path_factory):
+    """matmul_sm90.cu's plan() and config_name() linked to stand-in kernels: a program reading plan rows on stdin and
+    printing (kernel column, swapped, b K-major, workspace) a line."""
     try:
         nvcc = oprt_build.find_nvcc()
     except oprt_build.BuildError as exc:
@@ -165,14 +167,51 @@ def test_dispatch_rule(tmp_path):
     header = (inc / "oprt.h").read_text(encoding="utf-8")
     for name, value in (("F32", F32), ("F16", F16), ("BF16", BF16), ("F8E4M3", E4M3)):
         assert f"OPRT_DTYPE_{name} = {value}" in header
-    (tmp_path / "driver.cu").write_text(_DRIVER)
-    exe = tmp_path / "rule"
+    tmp = tmp_path_factory.mktemp("rule")
+    (tmp / "driver.cu").write_text(_DRIVER)
+    exe = tmp / "rule"
     kernels = inc / oprt_build.KERNELS_DIR
-    build = subprocess.run([nvcc, "-std=c++17", f"-I{inc}", f"-I{kernels}", str(tmp_path / "driver.cu"),
+    build = subprocess.run([nvcc, "-std=c++17", f"-I{inc}", f"-I{kernels}", str(tmp / "driver.cu"),
                             str(kernels / oprt_build.CUTE_DIR / "matmul_sm90.cu"), "-o", str(exe)],
                            capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout + build.stderr
-    stdin = "".join(" ".join(str(v) for v in [dtype, tf32, *row, sms]) + "\n" for (dtype, tf32, row, sms), _ in _RULE)
-    run = subprocess.run([str(exe)], input=stdin, capture_output=True, text=True, timeout=60, check=True)
-    got = [tuple(int(x) if x.isdigit() else x for x in line.split()) for line in run.stdout.splitlines()]
-    assert got == [want for _, want in _RULE]
+    return exe
+
+
+def _plans(exe, rows, env=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPRT_NVIDIA_MATMUL_")} | (env or {})
+    stdin = "".join(" ".join(str(v) for v in [dtype, tf32, *row, sms]) + "\n" for dtype, tf32, row, sms in rows)
+    run = subprocess.run([str(exe)], input=stdin, capture_output=True, text=True, timeout=60, check=True, env=env)
+    return [tuple(int(x) if x.isdigit() else x for x in line.split()) for line in run.stdout.splitlines()]
+
+
+def test_dispatch_rule(rule_driver):
+    """Which products the CUTLASS kernels take, with which tile and workspace, and which they decline (docs/matmul.md's
+    rule), from matmul_sm90.cu's plan() itself."""
+    assert _plans(rule_driver, [row for row, _ in _RULE]) == [want for _, want in _RULE]
+
+
+_SCHEDULED = [  # (plan row, kernel column with OPRT_NVIDIA_MATMUL_STREAMK=1, _SWIZZLE=4, _RASTER=m)
+    ((BF16, 0, _row(4096, 4096, 1024), 132), "cutlass_sm90_128x256x64_ws_streamk_swizzle4_rasterM"),
+    ((F16, 0, _row(8192, 8192, 512, b="t"), 132), "cutlass_sm90_128x256x64_ws_streamk_swizzle4_rasterM"),
+    ((BF16, 0, _row(512, 384, 256), 132), "cutlass_sm90_128x128x64_ws_swizzle4_rasterM"),  # stream-K: large only
+    ((BF16, 0, _row(64, 1024, 512), 132), "cutlass_sm90_64x128x64_pingpong_swizzle4_rasterM"),
+    ((E4M3, 0, _row(4096, 4096, 1024, b="t"), 132), "cutlass_sm90_128x128x128_2x1_ws_e4m3_swizzle4_rasterM"),
+    ((F32, 1, _row(4096, 4096, 1024, b="t"), 132), "cutlass_sm90_128x256x32_ws_tf32_swizzle4_rasterM"),
+    ((BF16, 0, _row(256, 256, 136, a="t", b="t"), 132), "none"),  # declined: no scheduler
+]
+
+
+def test_scheduler_settings_from_the_environment(rule_driver):
+    """OPRT_NVIDIA_MATMUL_STREAMK / _SWIZZLE / _RASTER reach the plan and the kernel column (stream-K only on the 16-bit
+    large configuration); values it does not know keep the default, whose names carry no suffix."""
+    rows = [row for row, _ in _SCHEDULED]
+    env = {"OPRT_NVIDIA_MATMUL_STREAMK": "1", "OPRT_NVIDIA_MATMUL_SWIZZLE": "4", "OPRT_NVIDIA_MATMUL_RASTER": "m"}
+    assert [got[0] for got in _plans(rule_driver, rows, env)] == [name for _, name in _SCHEDULED]
+    defaults = [got[0] for got in _plans(rule_driver, rows)]
+    assert [got[0] for got in _plans(rule_driver, rows, {"OPRT_NVIDIA_MATMUL_STREAMK": "yes",
+                                                         "OPRT_NVIDIA_MATMUL_SWIZZLE": "3",
+                                                         "OPRT_NVIDIA_MATMUL_RASTER": "x"})] == defaults
+    assert not any(n.endswith(("streamk", "M", "N")) or "swizzle" in n for n in defaults)
+    raster_n = _plans(rule_driver, rows[:1], {"OPRT_NVIDIA_MATMUL_RASTER": "n"})
+    assert raster_n[0][0] == "cutlass_sm90_128x256x64_ws_rasterN"

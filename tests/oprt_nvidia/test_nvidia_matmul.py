@@ -3,10 +3,11 @@ OPRT_NVIDIA_MATMUL=tiled) in every dtype on odd M, N and K (past and short of th
 stepped and reversed operands, batched products (a transposed weight among them), alpha, K = 0 and an empty output; the
 epilogue's beta * c with c in every layout, c given with beta 0 (NaN in it, not read), in place over c and a partial
 overlap refused; and, where the library has the CUTLASS sm_90 kernels and the device is sm_90, that they take the
-aligned products (the tile configuration docs/matmul.md's rule names), that everything else falls back to the tiled
-kernel, and their results, e4m3 among them (K-major a and b taken, the rest declined); e4m3 inputs with a bf16 out on
-the tiled kernel (those cases, with c too, the smoke and edge sets, and the decode of every e4m3 code). The case sets'
-smoke and edge cases (c among them) of the default dtypes run in test_nvidia_ops.py's test_case_sets."""
+aligned products (the tile configuration docs/matmul.md's rule names; stream-K, swizzle and raster order where the
+environment sets them), that everything else falls back to the tiled kernel, and their results, e4m3 among them (K-major
+a and b taken, the rest declined); e4m3 inputs with a bf16 out on the tiled kernel (those cases, with c too, the smoke
+and edge sets, and the decode of every e4m3 code). The case sets' smoke and edge cases (c among them) of the default
+dtypes run in test_nvidia_ops.py's test_case_sets."""
 
 from __future__ import annotations
 
@@ -249,6 +250,34 @@ def test_cutlass_falls_back_off_sm90(nvidia_backend, rng):
     result, _, _ = _run(nvidia_backend, matmul_case(512, 512, 512), "bf16", rng)
     assert result.ok, result.message
     assert nvidia_backend.last_launch() == "matmul_tiled"
+
+
+# (case, dtype, settings, kernel column suffix): stream-K on the large tile (a fractional last wave: 2.4 waves of
+# 128 x 256 tiles on 132 SMs; a long K; b K-major; batched), the swizzle and raster order on every configuration
+_SCHEDULER_CASES = [
+    (matmul_case(2048, 5120, 1024), "bf16", {"STREAMK": "1"}, "_streamk"),
+    (matmul_case(2048, 5120, 4096, b_layout="transposed"), "f16", {"STREAMK": "1"}, "_streamk"),
+    (matmul_case(1024, 2048, 520, batch=3, alpha=-0.5, beta=0.75), "bf16", {"STREAMK": "1"}, "_streamk"),
+    (matmul_case(4096, 4096, 1024), "bf16", {"SWIZZLE": "8", "RASTER": "m"}, "_swizzle8_rasterM"),
+    (matmul_case(512, 384, 256), "f16", {"SWIZZLE": "2", "RASTER": "n"}, "_swizzle2_rasterN"),
+    (matmul_case(16, 1024, 512, b_layout="transposed"), "bf16", {"SWIZZLE": "4"}, "_swizzle4"),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("item", _SCHEDULER_CASES, ids=lambda v: f"{v[0].name}-{v[1]}{v[3]}")
+def test_cutlass_scheduler_settings(cute_backend, monkeypatch, rng, item):
+    """OPRT_NVIDIA_MATMUL_STREAMK / _SWIZZLE / _RASTER (read when the descriptor is made): the kernel column names
+    them, and the results stay within the budget (stream-K's partial sums reduced in the workspace, c and alpha too)."""
+    case, dtype, settings, suffix = item
+    for name, value in settings.items():
+        monkeypatch.setenv(f"OPRT_NVIDIA_MATMUL_{name}", value)
+    result, got, inputs = _run(cute_backend, case, dtype, rng)
+    assert result.ok, result.message
+    assert np.isfinite(got.astype(np.float32)).all()
+    m, n = inputs[0].shape[-2], inputs[1].shape[-1]
+    batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
+    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch) + suffix
 
 
 @pytest.mark.gpu

@@ -20,11 +20,19 @@
 //  - mid (128 x 128) otherwise: twice the tiles, so more SMs work on products too small for the large tile.
 // e4m3 tiles are 128 deep, and its large configuration a 128 x 128 tile in the 2 x 1 cluster (matmul_sm90_e4m3.cu
 // says why); the rule choosing the configuration is the same.
+// The tile scheduler: data-parallel (each persistent block takes whole tiles), swizzle 1, raster order CUTLASS's
+// heuristic; stream-K, a swizzle and a raster order are environment settings read at plan time (plan_scheduler).
 // At launch (launch): the device's capability exactly 9.0 (an sm_90a cubin runs nowhere else), every pointer 16-byte
 // aligned, C (beta != 0) row-major in the kernel's view with aligned strides, the workspace at least what was planned.
 #include "matmul_sm90.h"
 
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mutex>
+#include <set>
+#include <string>
 
 namespace oprt_sm90 {
 namespace {
@@ -103,6 +111,31 @@ bool device_is_sm90(int *device) {
 
 int64_t tiles(int64_t m, int64_t n, int64_t l, int64_t bm, int64_t bn) {
     return ((m + bm - 1) / bm) * ((n + bn - 1) / bn) * l;
+}
+
+// The tile scheduler's settings from the environment (read at plan time, so that the workspace planned is the one
+// the launch uses): OPRT_NVIDIA_MATMUL_STREAMK=1 (16-bit large configuration), OPRT_NVIDIA_MATMUL_SWIZZLE=1|2|4|8,
+// OPRT_NVIDIA_MATMUL_RASTER=m|n. Anything else keeps the default (data-parallel, 1, heuristic).
+void plan_scheduler(Plan *out) {
+    const char *v = getenv("OPRT_NVIDIA_MATMUL_STREAMK");
+    out->stream_k = out->config == kConfigLarge && out->prob.in_dtype != OPRT_DTYPE_F8E4M3 &&
+                    out->prob.dtype != OPRT_DTYPE_F32 && v != nullptr && strcmp(v, "1") == 0;
+    v = getenv("OPRT_NVIDIA_MATMUL_SWIZZLE");
+    const int sw = v != nullptr ? atoi(v) : 1;
+    out->swizzle = sw == 2 || sw == 4 || sw == 8 ? sw : 1;
+    v = getenv("OPRT_NVIDIA_MATMUL_RASTER");
+    out->raster = v == nullptr                                  ? kRasterHeuristic
+                  : strcmp(v, "m") == 0 || strcmp(v, "M") == 0 ? kRasterAlongM
+                  : strcmp(v, "n") == 0 || strcmp(v, "N") == 0 ? kRasterAlongN
+                                                               : kRasterHeuristic;
+}
+
+// A name made at run time, kept for the process's life (a launch note points at it).
+const char *interned(const std::string &name) {
+    static std::mutex lock;
+    static std::set<std::string> names;
+    std::lock_guard<std::mutex> hold(lock);
+    return names.insert(name).first->c_str();
 }
 
 }  // namespace
@@ -188,6 +221,7 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     else
         out->config = kConfigMid;
     out->sm_count = sm_count;
+    plan_scheduler(out);
     size_t cutlass = 0;
     if (fp8) {
         cutlass = workspace_e4m3(*out, sm_count);
@@ -218,7 +252,13 @@ const char *config_name(const Plan &plan) {
          {nullptr, nullptr, nullptr}},  // 16-bit WGMMA reads an N-major B as it is
     };
     const int kind = plan.prob.in_dtype == OPRT_DTYPE_F8E4M3 ? 0 : plan.prob.dtype == OPRT_DTYPE_F32 ? 1 : 2;
-    return names[kind][plan.b_copy ? 1 : 0][plan.config];
+    const char *base = names[kind][plan.b_copy ? 1 : 0][plan.config];
+    if (!plan.stream_k && plan.swizzle <= 1 && plan.raster == kRasterHeuristic) return base;
+    std::string name = base;
+    if (plan.stream_k) name += "_streamk";
+    if (plan.swizzle > 1) name += "_swizzle" + std::to_string(plan.swizzle);
+    if (plan.raster != kRasterHeuristic) name += plan.raster == kRasterAlongM ? "_rasterM" : "_rasterN";
+    return interned(name);
 }
 
 cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, const void *c, int64_t c_bs,

@@ -8,7 +8,9 @@
 // row-major; f32 accumulation; the epilogue is D = alpha * acc + beta * C (C not read where beta is 0). fp8 A and B
 // (e4m3) take bf16 C and D (ElementCD) and CUTLASS's FP8 main loop of the non-FastAccum schedules, which adds the
 // tensor cores' partial sums into f32 registers every mma_promotion_interval (4) MMAs (docs/matmul.md), and a
-// 128 x 128 large tile (matmul_sm90_e4m3.cu says why).
+// 128 x 128 large tile (matmul_sm90_e4m3.cu says why); the 16-bit large configuration also as a stream-K
+// kernel, which the plan takes where OPRT_NVIDIA_MATMUL_STREAMK=1 (a design not yet measured against the data-parallel
+// default).
 #pragma once
 
 #include "matmul_sm90.h"
@@ -23,9 +25,10 @@
 
 namespace oprt_sm90 {
 
-// Element: A's and B's; ElementCD: C's and D's (Element's own but for fp8 inputs).
+// Element: A's and B's; ElementCD: C's and D's (Element's own but for fp8 inputs); Scheduler: CUTLASS's tile
+// scheduler tag (PersistentScheduler: data-parallel; StreamKScheduler: cooperative schedules only).
 template <class Element, class LayoutB, class Tile, class Cluster, class MainloopSchedule, class EpilogueSchedule,
-          class ElementCD = Element>
+          class ElementCD = Element, class Scheduler = cutlass::gemm::PersistentScheduler>
 struct GemmSm90 {
     using Acc = float;
     static constexpr int kAlign = 128 / cutlass::sizeof_bits<Element>::value;  // 16 bytes: TMA's alignment
@@ -41,7 +44,8 @@ struct GemmSm90 {
         Tile, Cluster,
         cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
         MainloopSchedule>::CollectiveOp;
-    using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue>;
+    using Kernel =
+        cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue, Scheduler>;
     using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
     // A cute stride of three modes from three values; a static mode (cute::Int<1>) keeps its value (the plan chose
@@ -78,6 +82,12 @@ struct GemmSm90 {
         // fp8: the tensor cores' partial sums go into the f32 accumulators every 4 MMAs (CUTLASS's default, said
         // here: 4 MMAs of 32 make one 128-deep k tile, and can_implement wants a multiple of the MMAs a k tile)
         if constexpr (cutlass::sizeof_bits<Element>::value == 8) args.mainloop.mma_promotion_interval = 4;
+        // the tile walk (stream-K keeps CUTLASS's heuristic decomposition and its deterministic reduction)
+        using RasterOpt = decltype(args.scheduler.raster_order);
+        args.scheduler.max_swizzle_size = plan.swizzle > 0 ? plan.swizzle : 1;
+        args.scheduler.raster_order = plan.raster == kRasterAlongM   ? RasterOpt::AlongM
+                                      : plan.raster == kRasterAlongN ? RasterOpt::AlongN
+                                                                     : RasterOpt::Heuristic;
         if (la != nullptr) {
             args.mainloop.ptr_A = static_cast<const Element *>(la->a);
             args.mainloop.ptr_B = static_cast<const Element *>(la->b);
@@ -131,15 +141,22 @@ using PingPong = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
 using PingPongEpi = cutlass::epilogue::TmaWarpSpecialized;
 
 // LargeTile: the large configuration's tile (e4m3: 128 x 128, docs/matmul.md), its cluster 2 x 1 whatever the tile.
-template <class Element, class LayoutB, int kK, class ElementCD = Element, class LargeTile = tiles::Large<kK>>
+// kStreamK: the large configuration also as a stream-K kernel (16-bit only: the plan asks for it nowhere else).
+template <class Element, class LayoutB, int kK, class ElementCD = Element, class LargeTile = tiles::Large<kK>,
+          bool kStreamK = false>
 struct Configs {
     using Large = GemmSm90<Element, LayoutB, LargeTile, tiles::ClusterLarge, Coop, CoopEpi, ElementCD>;
+    using LargeStreamK = GemmSm90<Element, LayoutB, LargeTile, tiles::ClusterLarge, Coop, CoopEpi, ElementCD,
+                                  cutlass::gemm::StreamKScheduler>;
     using Mid = GemmSm90<Element, LayoutB, tiles::Mid<kK>, tiles::ClusterOne, Coop, CoopEpi, ElementCD>;
     using Small = GemmSm90<Element, LayoutB, tiles::Small<kK>, tiles::ClusterOne, PingPong, PingPongEpi, ElementCD>;
 
     static size_t workspace(const Plan &plan, int sm_count) {
         switch (plan.config) {
-        case kConfigLarge: return Large::workspace(plan, sm_count);
+        case kConfigLarge:
+            if constexpr (kStreamK)
+                if (plan.stream_k) return LargeStreamK::workspace(plan, sm_count);
+            return Large::workspace(plan, sm_count);
         case kConfigMid: return Mid::workspace(plan, sm_count);
         case kConfigSmall: return Small::workspace(plan, sm_count);
         default: return 0;
@@ -147,7 +164,10 @@ struct Configs {
     }
     static cudaError_t run(const LaunchArgs &la, bool *launched) {
         switch (la.plan->config) {
-        case kConfigLarge: return Large::run(la, launched);
+        case kConfigLarge:
+            if constexpr (kStreamK)
+                if (la.plan->stream_k) return LargeStreamK::run(la, launched);
+            return Large::run(la, launched);
         case kConfigMid: return Mid::run(la, launched);
         case kConfigSmall: return Small::run(la, launched);
         default: *launched = false; return cudaSuccess;
@@ -158,8 +178,8 @@ struct Configs {
 // A 16-bit dtype: B N-major or K-major.
 template <class Element>
 struct Dtype16 {
-    using RowB = Configs<Element, cutlass::layout::RowMajor, 64>;     // B N-major
-    using ColB = Configs<Element, cutlass::layout::ColumnMajor, 64>;  // B K-major
+    using RowB = Configs<Element, cutlass::layout::RowMajor, 64, Element, tiles::Large<64>, true>;     // B N-major
+    using ColB = Configs<Element, cutlass::layout::ColumnMajor, 64, Element, tiles::Large<64>, true>;  // B K-major
     static size_t workspace(const Plan &plan, int sm_count) {
         return plan.prob.b_k_major ? ColB::workspace(plan, sm_count) : RowB::workspace(plan, sm_count);
     }

@@ -29,10 +29,20 @@ struct Problem {
 // Planned once with the descriptor: which tile configuration (kConfig*), or kNone for the tiled kernel.
 enum Config : int32_t { kNone = -1, kConfigLarge = 0, kConfigMid = 1, kConfigSmall = 2 };
 
+// How the persistent kernel walks its tiles (CUTLASS's tile scheduler arguments), planned with the configuration.
+enum Raster : int32_t { kRasterHeuristic = 0, kRasterAlongM = 1, kRasterAlongN = 2 };
+
 struct Plan {
     Problem prob;
     int32_t config;                // Config
     int32_t sm_count;              // the SM count it was planned for (CUTLASS's persistent grid)
+    // the tile scheduler: stream-K (16-bit large configuration only: the last wave's tiles split along K across the
+    // SMs, partial sums reduced in the workspace, deterministic order) or data-parallel; the swizzle (1, 2, 4, 8
+    // tiles) and raster order of the tile walk. Defaults: data-parallel, 1, heuristic; OPRT_NVIDIA_MATMUL_STREAMK=1,
+    // OPRT_NVIDIA_MATMUL_SWIZZLE=N and OPRT_NVIDIA_MATMUL_RASTER=m|n set them at plan time (docs/matmul.md)
+    int32_t stream_k;
+    int32_t swizzle;
+    int32_t raster;                // Raster
     size_t workspace;              // in bytes: the K-major copy of B (b_copy_bytes), then CUTLASS's get_workspace_size
     // TF32 and e4m3 with an N-major B (their WGMMA reads B K-major): each launch first copies B transposed into the
     // workspace's start, K-major, packed (prob.b_ld = K, prob.b_bs = N K), and the kernel reads that copy.
@@ -46,7 +56,8 @@ struct Plan {
 void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out);
 
 // The tile configuration's name, e.g. "cutlass_sm90_128x256x64_ws", "..._e4m3" for fp8, prefixed
-// "matmul_transpose_b+" where B is copied K-major first (nullptr for kNone).
+// "matmul_transpose_b+" where B is copied K-major first, suffixed "_streamk", "_swizzleN", "_rasterM" / "_rasterN"
+// where the scheduler is not the default's (nullptr for kNone). The string lives as long as the process.
 const char *config_name(const Plan &plan);
 
 // Launches the planned kernel where everything that is known only now qualifies: the device's capability is exactly
