@@ -53,6 +53,11 @@
 #             fleet extra (dask, distributed wheels in .whl/). Where metax is built: two workers on the same GPU(s)
 #             under one scheduler, one offering nvidia and torch, the other metax, and one run routed across both
 #             (fleet-routed/), beside the two halves run separately and merged (fleet-merged/, compared with it)
+#   variants  scripts/env_variants.sh over the library's tune switches: OPRT_SUITE_VARIANTS, '|'-separated entries
+#             NAME@VARIANT;VARIANT;...@OPRT-BENCH-ARGS (a VARIANT: space-separated NAME=VALUE, '-' for none), each into
+#             OUTDIR/variants-NAME/vN (variants.txt maps them), its tables in variants-NAME.log, e.g.
+#             'mm@-;OPRT_NVIDIA_MATMUL_STREAMK=1@--shapes scripts/shapes/gemm-prompts.json --backends nvidia,torch
+#             --dtypes bf16'
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
@@ -69,7 +74,7 @@ PHASES=${*:-install test sanitize bench}
 for phase in $PHASES; do
     case $phase in
         install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | models | telemetry \
-            | graph | ab | fleet | compare) ;;
+            | graph | ab | fleet | variants | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -357,6 +362,23 @@ Client(scheduler_file=sys.argv[1], timeout='60s').wait_for_workers(2, timeout=18
     else
         note "fleet: skipped: dask distributed is not installed (put its wheels in .whl/: pip download 'dask' 'distributed')"
     fi
+fi
+
+if has variants; then
+    [ -n "${OPRT_SUITE_VARIANTS:-}" ] || note "variants: none given (set OPRT_SUITE_VARIANTS, see the header)"
+    IFS='|' read -r -a entries <<<"${OPRT_SUITE_VARIANTS:-}"
+    for entry in "${entries[@]}"; do
+        name=${entry%%@*}
+        rest=${entry#*@}
+        if [ "$rest" = "$entry" ] || [ "${rest#*@}" = "$rest" ]; then
+            note "variants: '$entry' is not NAME@VARIANT;...@OPRT-BENCH-ARGS"
+            continue
+        fi
+        IFS=';' read -r -a vlist <<<"${rest%%@*}"
+        read -r -a bench_args <<<"${rest#*@}"
+        run_logged "variants-$name" bash scripts/env_variants.sh "$OUTDIR/variants-$name" "${vlist[@]}" -- \
+            "${bench_args[@]}"
+    done
 fi
 
 if has compare; then

@@ -7,17 +7,21 @@ import builtins
 import csv
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from bench_helpers import _Plugin
 from test_cli import invoke, one_error_line
 
 from oprt_bench.errors import UsageError
+from oprt_bench.shapes_file import file_cases, load_shapes_file
 from oprt_bench.sweep import SweepOptions, make_plan
 from oprt_core import hookimpl
 from oprt_core.core_ops import CORE_SPECS, copy_spec
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import Registry, get_plugin_manager
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # a third-party op without a models set: the core copy under another name, its four required sets only
 PLAIN = dataclasses.replace(copy_spec, name="plaincopy",
@@ -169,3 +173,13 @@ def test_shapes_file_yaml_with_pyyaml(registry, tmp_path):
     f.write_text("- name: mine/logits\n  op: softmax\n  shape: [8, 77]\n")
     p = plan(registry, shapes_file=str(f), mode="test")
     assert [c.name for c in p.cases["softmax"]] == ["mine/logits"]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scripts" / "shapes").glob("*.json")), ids=lambda p: p.name)
+def test_the_repository_shapes_files_load(registry, path):
+    """scripts/shapes/*.json (the files the nvidia path rule and the matmul scheduler designs are measured on) make
+    cases for the ops they name: a broken entry fails here, not on the GPU host."""
+    entries = load_shapes_file(path)
+    ops = sorted({op for e in entries for op in ([e["op"]] if isinstance(e["op"], str) else e["op"])})
+    cases = file_cases(path, entries, [registry.get_op(op) for op in ops], ops)
+    assert sum(len(v) for v in cases.values()) == len(entries)

@@ -1,0 +1,46 @@
+"""scripts/gpu-suite.sh on the host, its phases that need no GPU: an unknown phase is refused, and the variants phase
+runs scripts/env_variants.sh once per entry of OPRT_SUITE_VARIANTS (here over the numpy backend), each variant into
+its own run folder, a malformed entry named in the summary."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "scripts" / "gpu-suite.sh"
+
+
+def _suite(tmp_path, *phases, **env):
+    if shutil.which("oprt-bench", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("oprt-bench is not installed beside this Python")
+    full = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", **env}
+    return subprocess.run(["bash", str(SUITE), str(tmp_path / "out"), *phases], capture_output=True, text=True,
+                          env=full, timeout=300)
+
+
+def test_unknown_phase_is_refused(tmp_path):
+    run = _suite(tmp_path, "variants", "benchh")
+    assert run.returncode == 2
+    assert "unknown phase 'benchh'" in run.stderr
+
+
+def test_variants_phase_runs_each_variant_into_its_own_folder(tmp_path):
+    bench = "--ops copy --backends numpy --shape 1000 --dtypes f32 --baseline none --isolation none"
+    run = _suite(tmp_path, "variants", OPRT_SUITE_VARIANTS=f"cp@-;OPRT_TEST_SWITCH=1 OPRT_TEST_OTHER=2@{bench}|bad@x")
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = tmp_path / "out"
+    assert (out / "variants-cp" / "variants.txt").read_text().splitlines() == [
+        "v1: -", "v2: OPRT_TEST_SWITCH=1 OPRT_TEST_OTHER=2"]
+    for v in ("v1", "v2"):
+        rows = list(csv.DictReader((out / "variants-cp" / v / "results.csv").open()))
+        assert [(r["op"], r["backend"], r["status"]) for r in rows] == [("copy", "numpy", "ok")]
+    summary = (out / "summary.txt").read_text()
+    assert "variants-cp: exit 0" in summary
+    assert "variants: 'bad@x' is not NAME@VARIANT;...@OPRT-BENCH-ARGS" in summary
