@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 
 from oprt_core import hookimpl, ops
+from oprt_core.compute_ops import COMPUTE_OPS
+from oprt_core.core_ops import CORE_OPS
 from oprt_core.errors import InvalidArgumentError
+from oprt_core.llm_ops import LLM_OPS
 from oprt_core.plugins import Registry, get_plugin_manager
 
 ACCEPTED = "f32, f16 or bf16"
@@ -164,6 +167,25 @@ def test_every_op_function_has_a_docstring(name):
         assert word in doc, (name, word)
     if name != "run":
         assert "Raises" in doc and "InvalidArgumentError" in doc and "must be an array of f32, f16 or bf16" in doc
+
+
+_OP_FUNCTIONS = [spec.name for spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS)]
+
+
+@pytest.mark.parametrize("name", _OP_FUNCTIONS)
+def test_the_documented_dtype_error_is_the_one_raised(name):
+    """Each op function's docstring quotes the error an int32 first input gets (the op, that input's name and the
+    dtypes it accepts: rope's positions and cross_entropy's target are index inputs, matmul's a takes e4m3 too); the
+    call raises exactly that."""
+    doc = getattr(ops, name).__doc__
+    quoted = re.search(r"``(\w+: \w+ must be an array of [^`]+, got int32)``", doc)
+    assert quoted, f"ops.{name}'s docstring quotes no dtype error"
+    spec = next(s for s in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS) if s.name == name)
+    bad = np.arange(6, dtype=np.int32).reshape(2, 3)
+    args = [bad] + [np.ones((2, 3), np.float32)] * (spec.min_inputs - 1)
+    with exact(quoted.group(1)):
+        getattr(ops, name)(*args)
+    assert "``out`` must not share memory with ``x``" not in doc
 
 
 # -------------------------------------------------------------------------------------------------

@@ -536,13 +536,13 @@ _CALL_DOC = """
     ``backend``: a registered backend name: ``"numpy"`` (the default, on the CPU), ``"nvidia"``, ``"metax"`` or
     a plugin's. ``out``: None for a new array of the first input's kind (a torch tensor on its device for torch
     tensors, a CuPy array for CuPy arrays, a numpy array for numpy arrays and Python lists, else the backend's
-    own array: a DeviceArray for a DeviceArray), or an array of the output's shape and of the inputs' dtype
-    that is written and returned (any strides whose elements are distinct; on a GPU backend a device array: a
+    own array: a DeviceArray for a DeviceArray), or an array of the output's shape and dtype that is written
+    and returned (any strides whose elements are distinct; on a GPU backend a device array: a
     numpy ``out`` is refused there). {aliasing}
 
-    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of f32, f16 or bf16,
-    naming the op, the argument and the dtypes accepted:
-    ``{op}: {arg} must be an array of f32, f16 or bf16, got int32``;
+    Raises :class:`~oprt_core.errors.InvalidArgumentError` for an input that is not an array of a dtype it
+    accepts (above), naming the op, the argument and the dtypes accepted:
+    ``{op}: {arg} must be an array of {accepted}, got int32``;
     and for mixed dtypes, a wrong ``out`` shape, a read-only or overlapping ``out`` or a bad param;
     :class:`~oprt_core.errors.BackendUnavailable` when the backend cannot run here (the reason says what is
     missing); :class:`~oprt_core.errors.UnsupportedCase` for what the backend does not implement.
@@ -552,14 +552,16 @@ _IN_PLACE = """In place: ``out`` may be an input itself (the same memory, shape 
     (:class:`~oprt_core.errors.OverlapError`)."""
 
 
-def _call_doc(op: str, arg: str, in_place: bool, aliasing: str | None = None) -> Callable[[_F], _F]:
-    """Ends an op function's docstring with :data:`_CALL_DOC` for ``op`` (``arg``: the input its example names)."""
+def _call_doc(op: str, arg: str, accepted: str, in_place: bool, aliasing: str | None = None) -> Callable[[_F], _F]:
+    """Ends an op function's docstring with :data:`_CALL_DOC` for ``op`` (``arg``: the input its example names,
+    ``accepted``: that input's dtypes in words)."""
     if aliasing is None:
-        aliasing = _IN_PLACE if in_place else ("``out`` must not share memory with ``x``, not even be ``x`` itself "
-                                               "(refused: :class:`~oprt_core.errors.OverlapError`).")
+        aliasing = _IN_PLACE if in_place else ("``out`` must not share memory with an input, not even be one "
+                                               "itself (refused: :class:`~oprt_core.errors.OverlapError`).")
 
     def decorate(fn: _F) -> _F:
-        fn.__doc__ = (fn.__doc__ or "").rstrip() + _CALL_DOC.format(op=op, arg=arg, aliasing=aliasing)
+        fn.__doc__ = (fn.__doc__ or "").rstrip() + _CALL_DOC.format(op=op, arg=arg, accepted=accepted,
+                                                                        aliasing=aliasing)
         return fn
 
     return decorate
@@ -622,7 +624,7 @@ def _op_function(spec: Any) -> Callable[..., Any]:
         aliasing = (f"In place: ``out`` may be {allowed} itself (the same memory, shape and strides; each element "
                     "is read before it is written); any other overlap of ``out`` and an input is refused "
                     "(:class:`~oprt_core.errors.OverlapError`).")
-    return _call_doc(spec.name, required[-1], bool(spec.inplace), aliasing)(fn)
+    return _call_doc(spec.name, required[0], _accepted(spec, required[0]), bool(spec.inplace), aliasing)(fn)
 
 
 def _given(inputs: tuple, required: int, op: str) -> tuple:
@@ -645,7 +647,8 @@ def _call_doc_outputs(spec: Any) -> Callable[[_F], _F]:
     aliasing = (f"Returns a tuple ({names}); ``out`` is None or a tuple of one array per output, in that order. In "
                 f"place: {allowed} (the same memory, shape and strides); any other overlap, and any overlap of two "
                 "outputs, is refused (:class:`~oprt_core.errors.OverlapError`).")
-    return _call_doc(spec.name, spec.input_names[-1], False, aliasing)
+    first = spec.input_names[0]
+    return _call_doc(spec.name, first, _accepted(spec, first), False, aliasing)
 
 
 for _spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS):
