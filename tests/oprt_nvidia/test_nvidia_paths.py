@@ -9,7 +9,7 @@
   every configuration of row packs (1..4096, full and partial rows), padded and reversed row strides;
 - softmax shifted fast rows (rows of any width and 16-byte phase: odd widths, odd row strides, offset views; the
   first and last pack of a row element by element) and fast cluster rows spread over up to 16 blocks for 1-8 rows;
-  the tune switches (OPRT_NVIDIA_SOFTMAX_SHIFT, _SPREAD, _ROWS16, _RAW16, _SHORT) reach their alternatives;
+  the tune switches (OPRT_NVIDIA_SOFTMAX_SHIFT, _SPREAD, _ROWS16, _RAW16, _SHORT, _PERSIST) reach their alternatives;
 - softmax and reduce_sum short columns (a leading or middle axis of up to 64 values a thread, packs or single
   elements, views, -inf and NaN);
 - softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
@@ -504,6 +504,37 @@ def test_softmax_rows_switches(nvidia_backend, rng, monkeypatch, dtype):
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_RAW16", "0")
     _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (9, 16000)).astype(np_dtype)], {"axis": -1}, dtype)
     _launched(nvidia_backend, "softmax_rows_fast", any_device=True)
+
+
+# (rows, width): more rows than co-resident clusters (each cluster takes several rows, both register sets in turn), an
+# odd count of rows a cluster, vocabulary widths whole and shifted, rows of 9-16 blocks (f32: the non-portable size)
+PERSIST_CASES = [(300, 50257), (257, 65536), (150, 128256), (133, 151936), (70, 256000), (140, 20000)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("rows, length", PERSIST_CASES)
+def test_softmax_persistent_rows(nvidia_backend, rng, monkeypatch, rows, length, dtype):
+    """OPRT_NVIDIA_SOFTMAX_PERSIST=1: many long rows on persistent clusters, the next row loading while the cluster
+    works on this one; maxima in the first and last block of rows, a row of only -inf (NaN), -inf beside the masked
+    head, and in place (out is x)."""
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_PERSIST", "1")
+    x = rng.uniform(-8, 8, (rows, length)).astype(np.float32)
+    x[0, 0] = 14.0
+    x[1, -1] = 14.0
+    x[2, :] = -np.inf
+    x[3, :7] = -np.inf
+    x = x.astype(DTYPES[dtype].numpy)
+    _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
+    v = 4 if dtype == "f32" else 8
+    _launched(nvidia_backend, "softmax_rows_persist" if length % v == 0 else "softmax_rows_persist_shift")
+    spec = CORE_SPECS["softmax"]
+    params = spec.validate_params({"axis": -1})
+    both = nvidia_backend.to_device(x)
+    nvidia_backend.prepare("softmax", [both], both, params)()
+    nvidia_backend.synchronize()
+    result = spec.check(nvidia_backend.to_host(both), [x], dtype, params)
+    assert result.ok, result.message
 
 
 @pytest.mark.gpu

@@ -5,7 +5,8 @@
 //  - fast rows (softmax_rows.cuh): unit-stride axis, at most one kept dim (one row stride), 16-byte aligned
 //    rows: a row per G threads with the whole row in registers (one read, one write), up to 16384 elements;
 //    longer rows in cluster mode (sm_90: a thread-block cluster of up to 8 blocks a row, maxima and sums
-//    exchanged through distributed shared memory);
+//    exchanged through distributed shared memory), or, under OPRT_NVIDIA_SOFTMAX_PERSIST=1, persistent clusters
+//    that load a row while they work on the one before;
 //  - rows held in registers (generic): other unit-stride or strided rows that fit: a warp per row up to
 //    1024 elements, a 512-thread block per row up to 16384;
 //  - cluster rows (sm_90, generic): aligned rows of up to kClusterMax x 16384 elements the fast kernels
@@ -702,10 +703,14 @@ bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const 
 //    up to 8 blocks; rows that need 9-16 blocks take clusters
 //    of 16 only
 //    under OPRT_NVIDIA_SOFTMAX_ROWS16=1 (clusters of 16 over many 65536-wide rows ran at 35-64% of cudaMemcpy against
-//    74-81% at 8), else the generic cluster kernel, then online rows.
+//    74-81% at 8), else the generic cluster kernel, then online rows;
+//  - OPRT_NVIDIA_SOFTMAX_PERSIST=1 puts the persistent clusters (softmax_rows.cuh: the next row loading while the
+//    cluster works on this one, up to 16 blocks a row) before the rest of this branch (a design still to be measured).
+// Returns the kernel's name for the launch note, or nullptr (nothing launched).
 template <typename T, bool kShift = false>
-bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
-    if (a.kept.ndim > 1) return false;
+const char *launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
+    const char *name = kShift ? "softmax_rows_fast_cluster_shift" : "softmax_rows_fast_cluster";
+    if (a.kept.ndim > 1) return nullptr;
     constexpr int V = Pack<T>::N;
     const FastRowsArgs f = fast_args(a);
     const int64_t span = a.L + (kShift ? V - 1 : 0);
@@ -717,19 +722,21 @@ bool launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs 
         const int64_t want = std::min<int64_t>(spread, std::max<int64_t>(nb_min, sms / a.rows));
         int P = 8;
         while (P > 1 && ceil_div(span, (int64_t)512 * (P / 2) * V) <= want) P /= 2;
-        if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread)) return true;
+        if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread)) return name;
     }
+    if (env_int("OPRT_NVIDIA_SOFTMAX_PERSIST", 0) == 1 && launch_persist_rows<T, kShift>(stream, out, x, f))
+        return kShift ? "softmax_rows_persist_shift" : "softmax_rows_persist";
     const int max_cluster = env_int("OPRT_NVIDIA_SOFTMAX_ROWS16", 0) == 1 ? 16 : 8;
     const int p = env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", 8);
     if (p != 8 && (p == 1 || p == 2 || p == 4) && launch_fast_cluster_p<T, kShift>(p, stream, out, x, f, max_cluster))
-        return true;
+        return name;
     // OPRT_NVIDIA_SOFTMAX_CLUSTER_G=256: blocks of 256 threads x 8 packs (4 an SM instead of 2, so that more blocks
     // are in other phases while one waits on its loads or the cluster barrier), twice the blocks a row
     if (env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_G", 512) == 256) {
         constexpr int kRaw8 = Pack<T>::N == 4 ? 0 : kRawExp;
-        if (launch_fast_cluster_rows<T, 256, 8, kRaw8, kShift>(stream, out, x, f, max_cluster)) return true;
+        if (launch_fast_cluster_rows<T, 256, 8, kRaw8, kShift>(stream, out, x, f, max_cluster)) return name;
     }
-    return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster);
+    return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster) ? name : nullptr;
 }
 
 // Columns through softmax_cols.cuh's cluster kernels where 16-byte packs work (aligned pointers, strides
@@ -883,8 +890,8 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
             note_launch("softmax_rows_fast_shift");
             return check_launch("softmax fast rows kernel");
         }
-        if (a.L > kWarpRowMax && launch_fast_cluster<T, true>(stream, out, x, a)) {
-            note_launch("softmax_rows_fast_cluster_shift");
+        if (const char *kernel = a.L > kWarpRowMax ? launch_fast_cluster<T, true>(stream, out, x, a) : nullptr) {
+            note_launch(kernel);
             return check_launch("softmax fast cluster rows kernel");
         }
     }
@@ -904,8 +911,8 @@ oprt_status_t launch_softmax(const oprt_softmax_descriptor &d, void *ws, size_t 
         if (vec) launch_regs<T, true, false>(slots, grid, threads, stream, out, x, a);
         else launch_regs<T, false, false>(slots, grid, threads, stream, out, x, a);
     } else {
-        if (vec && launch_fast_cluster<T>(stream, out, x, a)) {
-            note_launch("softmax_rows_fast_cluster");
+        if (const char *kernel = vec ? launch_fast_cluster<T>(stream, out, x, a) : nullptr) {
+            note_launch(kernel);
             return check_launch("softmax fast cluster rows kernel");
         }
         if (vec && launch_cluster_rows<T>(stream, out, x, a)) return check_launch("softmax cluster rows kernel");

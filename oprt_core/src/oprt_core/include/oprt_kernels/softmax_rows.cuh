@@ -455,10 +455,237 @@ bool launch_fast_cluster_rows(gpuStream_t stream, T *out, const T *x, const Fast
     }
     return launch_clusters(kernel, a.rows * nb, G, nb, 0, stream, out, x, a) == gpuSuccess;
 }
+
+// ---- persistent cluster rows: the next row loading while the cluster works on this one -------------------------------
+// The fast cluster rows above launch a cluster a row: each block loads its part, reduces, exchanges with its cluster
+// and stores, and the SM's next block starts loading only once a block exits (two blocks an SM overlap those phases
+// only where they happen to be out of step). Here the grid is as many clusters as are co-resident (one 512-thread block
+// an SM, cudaOccupancyMaxActiveClusters), cluster c takes rows c, c + C, c + 2C, ... (C clusters), and each thread
+// holds two rows' packs in registers: the next row's loads are issued before this row's max, sum, exchange and stores,
+// so an SM has a row's part in flight while it computes. The packs stay 16-byte packs of T (uint4, 4 registers each;
+// exp(x - max) overwrites them, rounded to T for 16-bit as kRawExp does, exact for f32): 2 x P x 4 registers of rows.
+// Blocks of a row hold P packs a thread, 512 x P x V elements, up to 16 blocks a cluster (more than 8: the
+// non-portable cluster size, opted in). Each row's (max, sum) pair goes through its own shared slot pair, alternating
+// between two: a slot is written again two rows later, after a cluster barrier that every block reaches only once
+// it has read the slots of the row before.
+constexpr int kPersistThreads = 512;
+
+// One row as a thread sees it; the three counts share a register (two rows are live at once: the 16-bit shifted kernel
+// with 8 packs spilled with them apart).
+template <typename T> struct PersistRow {
+    const T *px;        // this thread's first pack of the row (of the shifted row under kShift)
+    T *po;
+    int counts;         // nvalid | head << 8 | tail << 16:
+    // nvalid: packs of this thread that hold some of the row; kShift: the row's elements [head, V) of its first
+    // pack, [0, tail) of its last
+    __device__ __forceinline__ int nvalid() const { return counts & 0xff; }
+    __device__ __forceinline__ int head() const { return (counts >> 8) & 0xff; }
+    __device__ __forceinline__ int tail() const { return counts >> 16; }
+};
+
+template <typename T, int P, bool kShift>
+__device__ __forceinline__ PersistRow<T> persist_row_at(T *out, const T *x, const FastRowsArgs &a, int64_t row,
+                                                       int64_t seg) {
+    constexpr int G = kPersistThreads, V = Pack<T>::N;
+    const int gl = threadIdx.x;
+    const T *xrow = x + row * a.xrs;
+    const int64_t d = kShift ? (int64_t)((reinterpret_cast<uintptr_t>(xrow) % 16) / sizeof(T)) : 0;
+    PersistRow<T> r;
+    r.px = xrow - d + seg + gl * V;
+    r.po = out + row * a.ors - d + seg + gl * V;
+    const int64_t rem = a.L + d - seg - (int64_t)gl * V;
+    const int64_t np_row = rem <= 0 ? 0 : (rem + G * V - 1) / (G * V);
+    const int nvalid = np_row >= P ? P : (int)np_row;
+    const int head = kShift && seg == 0 && gl == 0 ? (int)d : 0;
+    const int tail = !kShift || nvalid == 0 || rem - (int64_t)(nvalid - 1) * G * V >= V
+                         ? V
+                         : (int)(rem - (int64_t)(nvalid - 1) * G * V);
+    r.counts = nvalid | head << 8 | tail << 16;
+    return r;
+}
+
+// The row's packs into registers (a pack past the row: -inf; kShift: the first and last pack element by element).
+template <typename T, int P, bool kShift>
+__device__ __forceinline__ void persist_load(uint4 (&raw)[P], const PersistRow<T> &r) {
+    constexpr int G = kPersistThreads, V = Pack<T>::N;
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        const int lo = p == 0 ? r.head() : 0, hi = p == r.nvalid() - 1 ? r.tail() : V;
+        if (p >= r.nvalid())
+            raw[p] = ninf_pack<T>();
+        else if (kShift && (lo > 0 || hi < V))
+            raw[p] = load_part<T>(r.px + p * G * V, lo, hi);
+        else
+            raw[p] = oprt_vendor::ldg(reinterpret_cast<const uint4 *>(r.px + p * G * V));
+    }
+}
+
+// One row from its packs: the block's max, exp(x - max) in place with its sum, the cluster's (max, sum) through
+// `slot`, the scaled stores.
+template <typename T, int P, bool kShift>
+__device__ __forceinline__ void persist_softmax(uint4 (&raw)[P], const PersistRow<T> &r, float *smem, float *slot) {
+    constexpr int G = kPersistThreads, V = Pack<T>::N;
+    float m = -INFINITY;
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        float f[V];
+        unpack_floats<T>(opaque(raw[p]), f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) m = fmaxf(m, f[e]);
+    }
+    m = fast_row_reduce<G, true>(m, smem);
+    const float mb = m;  // a block of only -inf: (-inf, 0), its exps 0 (scale NaN where the whole row is -inf)
+    if (m == -INFINITY) m = 0.f;
+    float s = 0.f;
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        float f[V];
+        unpack_floats<T>(opaque(raw[p]), f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            f[e] = exp_t<T>(f[e] - m);
+            s += f[e];
+        }
+        raw[p] = pack_floats<T>(f);
+    }
+    s = fast_row_reduce<G, false>(s, smem);
+    float gm = mb, gs = s;
+    cluster_combine_maxsum(gm, gs, slot);
+    const float scale = gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(mb - gm) / gs;
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+        if (p >= r.nvalid()) continue;
+        float f[V];
+        unpack_floats<T>(opaque(raw[p]), f);
+#pragma unroll
+        for (int e = 0; e < V; ++e) f[e] *= scale;
+        const uint4 u = pack_floats<T>(f);
+        Pack<T> q;
+        memcpy(&q, &u, 16);
+        const int lo = p == 0 ? r.head() : 0, hi = p == r.nvalid() - 1 ? r.tail() : V;
+        if (kShift && (lo > 0 || hi < V)) {  // the row's first or last pack: its own elements only
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                if (e >= lo && e < hi) r.po[p * G * V + e] = q.v[e];
+        } else {
+            store_pack(r.po + p * G * V, q);
+        }
+    }
+}
+
+template <typename T, int P, bool kShift>
+__global__ void __launch_bounds__(kPersistThreads, 1)
+softmax_rows_persist_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsArgs a) {
+#if OPRT_CLUSTERS_ON_DEVICE
+    constexpr int V = Pack<T>::N;
+    __shared__ float smem[kPersistThreads / kWarp];
+    __shared__ float stat[2][2];
+    const int64_t nb = cluster_blocks();
+    const int64_t clusters = gridDim.x / nb;
+    const int64_t seg = (int64_t)cluster_rank() * kPersistThreads * P * V;
+    uint4 b0[P], b1[P];
+    PersistRow<T> r0{}, r1{};
+    int64_t row = blockIdx.x / nb;  // < rows: the grid has at most one cluster a row
+    r0 = persist_row_at<T, P, kShift>(out, x, a, row, seg);
+    persist_load<T, P, kShift>(b0, r0);
+    for (; row < a.rows; row += 2 * clusters) {  // two rows a trip, so that each buffer is named statically
+        const int64_t next = row + clusters;
+        if (next < a.rows) {
+            r1 = persist_row_at<T, P, kShift>(out, x, a, next, seg);
+            persist_load<T, P, kShift>(b1, r1);
+        }
+        persist_softmax<T, P, kShift>(b0, r0, smem, stat[0]);
+        if (next >= a.rows) break;
+        if (next + clusters < a.rows) {
+            r0 = persist_row_at<T, P, kShift>(out, x, a, next + clusters, seg);
+            persist_load<T, P, kShift>(b0, r0);
+        }
+        persist_softmax<T, P, kShift>(b1, r1, smem, stat[1]);
+    }
+    cluster_sync();  // the stat slots stay alive until every block has read them
+#else
+    (void)out, (void)x, (void)a;
+    oprt_vendor::trap();  // launched only where cluster_launch_supported() and the kernel was built for sm_90
+#endif
+}
+
+// The persistent kernel with P packs a thread: its blocks a row, ceil(span / (512 P V)) (span: L, kShift L + V - 1), and
+// how many of its clusters of that size are co-resident (cudaOccupancyMaxActiveClusters, cached per device and size;
+// clusters of more than 8 opted in). 0 clusters where the device, the build or the shape does not allow it.
+template <typename T, int P, bool kShift> struct PersistConfig {
+    static int64_t blocks(int64_t span) {
+        return (span + kPersistThreads * P * Pack<T>::N - 1) / (kPersistThreads * P * Pack<T>::N);
+    }
+    static int resident(int64_t nb, gpuStream_t stream) {
+        if (nb < 1 || nb > 16 || !cluster_launch_supported()) return 0;
+        static int built;
+        if (!kernel_built_for_sm90((const void *)softmax_rows_persist_kernel<T, P, kShift>, built)) return 0;
+        int dev = 0;
+        if (gpuGetDevice(&dev) != gpuSuccess || dev < 0 || dev >= 64) {
+            (void)gpuGetLastError();
+            return 0;
+        }
+        static int known[64][17];  // 0 unknown, -1 none, else the count
+        static int allowed16[64];
+        if (nb > kMaxCluster && !allowed16[dev]) {
+            if (cudaFuncSetAttribute((const void *)softmax_rows_persist_kernel<T, P, kShift>,
+                                     cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != gpuSuccess) {
+                (void)gpuGetLastError();
+                return 0;
+            }
+            allowed16[dev] = 1;
+        }
+        if (known[dev][nb] == 0) {
+            cudaLaunchAttribute attr[2];
+            const cudaLaunchConfig_t cfg = cluster_config(nb, kPersistThreads, nb, 0, stream, attr);
+            int n = 0;
+            if (cudaOccupancyMaxActiveClusters(&n, (const void *)softmax_rows_persist_kernel<T, P, kShift>, &cfg) !=
+                gpuSuccess) {
+                (void)gpuGetLastError();
+                n = 0;
+            }
+            known[dev][nb] = n > 0 ? n : -1;
+        }
+        return known[dev][nb] > 0 ? known[dev][nb] : 0;
+    }
+    // The share of the GPU's blocks doing useful work: co-resident clusters x blocks, times the blocks' capacity the
+    // row fills.
+    static double score(int64_t span, gpuStream_t stream) {
+        const int64_t nb = blocks(span);
+        return (double)resident(nb, stream) * (double)span / (double)(kPersistThreads * P * Pack<T>::N);
+    }
+    static bool launch(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a, int64_t span) {
+        const int64_t nb = blocks(span);
+        const int n = resident(nb, stream);
+        if (n < 1 || a.rows < 1) return false;
+        const int64_t clusters = std::min<int64_t>(a.rows, n);  // at most one a row
+        return launch_clusters(softmax_rows_persist_kernel<T, P, kShift>, clusters * nb, kPersistThreads, nb, 0,
+                               stream, out, x, a) == gpuSuccess;
+    }
+};
+
+// The persistent kernel for rows of up to 16 blocks of 512 x 8 packs, with 8 or 4 packs a thread: the one whose
+// co-resident blocks hold more of the rows at a time (PersistConfig::score: the blocks the GPU places, the capacity
+// the row leaves empty; f32 50257: 7 blocks of 8192 elements rather than 4 of 16384). A shifted 16-bit row takes 4
+// where they hold it (its 8-pack kernel spills 24 bytes at the 128-register cap; 4 packs: 99 registers).
+template <typename T, bool kShift>
+bool launch_persist_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
+    using P8 = PersistConfig<T, 8, kShift>;
+    using P4 = PersistConfig<T, 4, kShift>;
+    const int64_t span = a.L + (kShift ? Pack<T>::N - 1 : 0);
+    const double s4 = P4::score(span, stream);
+    if (s4 > 0 && ((kShift && Pack<T>::N == 8) || s4 > P8::score(span, stream)))
+        return P4::launch(stream, out, x, a, span);
+    return P8::launch(stream, out, x, a, span);
+}
 #else
 // No clusters (vendor.h): the cluster launches never happen; callers fall back to the block kernels.
 template <typename T, int G, int P, int kRaw = 0, bool kShift = false>
 bool launch_fast_cluster_rows(gpuStream_t, T *, const T *, const FastRowsArgs &, int = 8) {
+    return false;
+}
+template <typename T, bool kShift>
+bool launch_persist_rows(gpuStream_t, T *, const T *, const FastRowsArgs &) {
     return false;
 }
 #endif  // OPRT_HAS_CLUSTERS
