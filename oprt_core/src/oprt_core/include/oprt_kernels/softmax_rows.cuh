@@ -667,7 +667,7 @@ template <typename T, int P, bool kShift> struct PersistConfig {
 // The persistent kernel for rows of up to 16 blocks of 512 x 8 packs, with 8 or 4 packs a thread: the one whose
 // co-resident blocks hold more of the rows at a time (PersistConfig::score: the blocks the GPU places, the capacity
 // the row leaves empty; f32 50257: 7 blocks of 8192 elements rather than 4 of 16384). A shifted 16-bit row takes 4
-// where they hold it (its 8-pack kernel spills 24 bytes at the 128-register cap; 4 packs: 99 registers).
+// where they hold it (its 8-pack kernel spills 24 bytes at the 128-register cap; the 4-pack one does not spill).
 template <typename T, bool kShift>
 bool launch_persist_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
     using P8 = PersistConfig<T, 8, kShift>;

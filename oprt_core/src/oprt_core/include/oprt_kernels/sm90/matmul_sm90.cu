@@ -133,9 +133,36 @@ void plan_scheduler(Plan *out) {
 // A name made at run time, kept for the process's life (a launch note points at it).
 const char *interned(const std::string &name) {
     static std::mutex lock;
-    static std::set<std::string> names;
+    static auto *names = new std::set<std::string>;  // never freed: a note read during the process's exit stays valid
     std::lock_guard<std::mutex> hold(lock);
-    return names.insert(name).first->c_str();
+    return names->insert(name).first->c_str();
+}
+
+// The kernel column's name of a planned configuration (config_name), made once at plan time.
+const char *make_name(const Plan &plan) {
+    if (plan.config == kNone) return nullptr;
+    // [e4m3, tf32, 16-bit][copied B][config]; e4m3 tiles are 128 deep (the same 128 bytes a row of a stage), its large
+    // one 128 x 128 in a 2 x 1 cluster
+    static const char *const names[3][2][3] = {
+        {{"cutlass_sm90_128x128x128_2x1_ws_e4m3", "cutlass_sm90_128x128x128_ws_e4m3",
+          "cutlass_sm90_64x128x128_pingpong_e4m3"},
+         {"matmul_transpose_b+cutlass_sm90_128x128x128_2x1_ws_e4m3",
+          "matmul_transpose_b+cutlass_sm90_128x128x128_ws_e4m3",
+          "matmul_transpose_b+cutlass_sm90_64x128x128_pingpong_e4m3"}},
+        {{"cutlass_sm90_128x256x32_ws_tf32", "cutlass_sm90_128x128x32_ws_tf32", "cutlass_sm90_64x128x32_pingpong_tf32"},
+         {"matmul_transpose_b+cutlass_sm90_128x256x32_ws_tf32", "matmul_transpose_b+cutlass_sm90_128x128x32_ws_tf32",
+          "matmul_transpose_b+cutlass_sm90_64x128x32_pingpong_tf32"}},
+        {{"cutlass_sm90_128x256x64_ws", "cutlass_sm90_128x128x64_ws", "cutlass_sm90_64x128x64_pingpong"},
+         {nullptr, nullptr, nullptr}},  // 16-bit WGMMA reads an N-major B as it is
+    };
+    const int kind = plan.prob.in_dtype == OPRT_DTYPE_F8E4M3 ? 0 : plan.prob.dtype == OPRT_DTYPE_F32 ? 1 : 2;
+    const char *base = names[kind][plan.b_copy ? 1 : 0][plan.config];
+    if (!plan.stream_k && plan.swizzle <= 1 && plan.raster == kRasterHeuristic) return base;
+    std::string name = base;
+    if (plan.stream_k) name += "_streamk";
+    if (plan.swizzle > 1) name += "_swizzle" + std::to_string(plan.swizzle);
+    if (plan.raster != kRasterHeuristic) name += plan.raster == kRasterAlongM ? "_rasterM" : "_rasterN";
+    return interned(name);
 }
 
 }  // namespace
@@ -222,6 +249,7 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
         out->config = kConfigMid;
     out->sm_count = sm_count;
     plan_scheduler(out);
+    out->name = make_name(*out);
     size_t cutlass = 0;
     if (fp8) {
         cutlass = workspace_e4m3(*out, sm_count);
@@ -235,31 +263,7 @@ void plan(const oprt_matmul_plan_t *p, int sm_count, Plan *out) {
     out->workspace = out->b_copy_bytes + cutlass;
 }
 
-const char *config_name(const Plan &plan) {
-    if (plan.config == kNone) return nullptr;
-    // [e4m3, tf32, 16-bit][copied B][config]; e4m3 tiles are 128 deep (the same 128 bytes a row of a stage), its large
-    // one 128 x 128 in a 2 x 1 cluster
-    static const char *const names[3][2][3] = {
-        {{"cutlass_sm90_128x128x128_2x1_ws_e4m3", "cutlass_sm90_128x128x128_ws_e4m3",
-          "cutlass_sm90_64x128x128_pingpong_e4m3"},
-         {"matmul_transpose_b+cutlass_sm90_128x128x128_2x1_ws_e4m3",
-          "matmul_transpose_b+cutlass_sm90_128x128x128_ws_e4m3",
-          "matmul_transpose_b+cutlass_sm90_64x128x128_pingpong_e4m3"}},
-        {{"cutlass_sm90_128x256x32_ws_tf32", "cutlass_sm90_128x128x32_ws_tf32", "cutlass_sm90_64x128x32_pingpong_tf32"},
-         {"matmul_transpose_b+cutlass_sm90_128x256x32_ws_tf32", "matmul_transpose_b+cutlass_sm90_128x128x32_ws_tf32",
-          "matmul_transpose_b+cutlass_sm90_64x128x32_pingpong_tf32"}},
-        {{"cutlass_sm90_128x256x64_ws", "cutlass_sm90_128x128x64_ws", "cutlass_sm90_64x128x64_pingpong"},
-         {nullptr, nullptr, nullptr}},  // 16-bit WGMMA reads an N-major B as it is
-    };
-    const int kind = plan.prob.in_dtype == OPRT_DTYPE_F8E4M3 ? 0 : plan.prob.dtype == OPRT_DTYPE_F32 ? 1 : 2;
-    const char *base = names[kind][plan.b_copy ? 1 : 0][plan.config];
-    if (!plan.stream_k && plan.swizzle <= 1 && plan.raster == kRasterHeuristic) return base;
-    std::string name = base;
-    if (plan.stream_k) name += "_streamk";
-    if (plan.swizzle > 1) name += "_swizzle" + std::to_string(plan.swizzle);
-    if (plan.raster != kRasterHeuristic) name += plan.raster == kRasterAlongM ? "_rasterM" : "_rasterN";
-    return interned(name);
-}
+const char *config_name(const Plan &plan) { return plan.config == kNone ? nullptr : plan.name; }
 
 cudaError_t launch(const Plan &plan, void *out, const void *a, const void *b, const void *c, int64_t c_bs,
                    int64_t c_rs, int64_t c_cs, float alpha, float beta, void *workspace, size_t workspace_size,

@@ -43,6 +43,7 @@ struct Plan {
     int32_t stream_k;
     int32_t swizzle;
     int32_t raster;                // Raster
+    const char *name;              // config_name's: made once by plan(), lives as long as the process
     size_t workspace;              // in bytes: the K-major copy of B (b_copy_bytes), then CUTLASS's get_workspace_size
     // TF32 and e4m3 with an N-major B (their WGMMA reads B K-major): each launch first copies B transposed into the
     // workspace's start, K-major, packed (prob.b_ld = K, prob.b_bs = N K), and the kernel reads that copy.
