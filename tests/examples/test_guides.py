@@ -11,6 +11,7 @@ Code blocks whose first line is a ``guide-test`` marker are taken from the Markd
 
 from __future__ import annotations
 
+import linecache
 import re
 import shutil
 import subprocess
@@ -54,7 +55,11 @@ def run_steps(guide: Path, names: list[str], namespace: dict) -> None:
     steps = dict(python_steps(guide))
     for name in names:
         assert name in steps, f"{guide.name} has no `# guide-test: {name}` block; it has {sorted(steps)}"
-        code = compile(steps[name], f"{guide.name}:{name}", "exec")
+        filename = f"{guide.name}:{name}"
+        # in linecache, so that inspect.getsource finds the block's functions (TileLang's T.prim_func parses them)
+        linecache.cache[filename] = (len(steps[name]), None, steps[name].splitlines(True), filename)
+        # dont_inherit: not this module's `from __future__ import annotations` (TileLang reads the annotations' values)
+        code = compile(steps[name], filename, "exec", dont_inherit=True)
         exec(code, namespace)  # noqa: S102 - the guide's own code, the point of the test
 
 
@@ -82,7 +87,7 @@ def test_guides_have_their_blocks():
     assert [n for n, _ in python_steps(OPERATOR_GUIDE)] == ["spec", "plugin", "test"]
     assert set(files(OPERATOR_GUIDE)) == {"oprt_square.h", "square.cu"}
     assert [n for n, _ in python_steps(BACKEND_GUIDE)] == ["compiled-plugin", "compiled-test", "python-backend",
-                                                            "python-test"]
+                                                            "python-test", "tilelang-kernel"]
     assert set(files(BACKEND_GUIDE)) == {"oprt_mine.c"}
 
 
@@ -204,3 +209,31 @@ def test_backend_guide_python_backend():
     run_steps(BACKEND_GUIDE, ["python-backend", "python-test"], ns)
     be = ns["registry"].get_backend("reluonly")
     assert not be.supports("copy", "f32").ok and be.supports("relu", "bf16").ok
+
+
+# -- the TileLang example: kernels.py's own factory, lowered where tilelang is installed -------------------------------
+
+def _function(text: str, name: str) -> str:
+    """The source of top-level function ``name`` in ``text``: its def line through its last indented line."""
+    m = re.search(rf"^def {name}\(.*?(?=^\S)", text + "\nEND", re.S | re.M)
+    assert m, f"no function {name}"
+    return m.group(0).rstrip()
+
+
+def test_backend_guide_tilelang_factory_is_the_backends_own():
+    """The guide shows oprt-tilelang's row-sum factory as kernels.py has it, not a copy that drifts from it."""
+    step = dict(python_steps(BACKEND_GUIDE))["tilelang-kernel"]
+    kernels = (ROOT / "examples" / "oprt-tilelang" / "src" / "oprt_tilelang" / "kernels.py").read_text(encoding="utf-8")
+    assert _function(step, "_sum_rows") == _function(kernels, "_sum_rows")
+
+
+def test_backend_guide_tilelang_kernel_lowers():
+    """The guide's TileLang block runs: the row-sum key oprt-tilelang plans, lowered to CUDA C for sm_90 (TileLang's
+    code generation; no GPU or nvcc needed)."""
+    pytest.importorskip("tilelang", reason="tilelang is not installed: the guide's TileLang block needs it "
+                        "(pip install tilelang)")
+    pytest.importorskip("oprt_tilelang", reason="oprt-tilelang is not installed: pip install ./examples/oprt-tilelang")
+    ns: dict = {"__name__": "guide_backend_tilelang"}
+    run_steps(BACKEND_GUIDE, ["tilelang-kernel"], ns)
+    assert "__launch_bounds__(" in ns["source"] and ns["key"].factory == "sum_rows"
+
