@@ -461,13 +461,12 @@ bool launch_fast_cluster_rows(gpuStream_t stream, T *out, const T *x, const Fast
 // and stores, and the SM's next block starts loading only once a block exits (two blocks an SM overlap those phases
 // only where they happen to be out of step). Here the grid is as many clusters as are co-resident (one 512-thread block
 // an SM, cudaOccupancyMaxActiveClusters), cluster c takes rows c, c + C, c + 2C, ... (C clusters), and each thread
-// holds two rows' packs in registers: the next row's loads are issued before this row's max, sum, exchange and stores,
-// so an SM has a row's part in flight while it computes. The packs stay 16-byte packs of T (uint4, 4 registers each;
+// holds two rows' packs in registers: the next row's loads are issued once this row's max and sum are taken, and stay
+// in flight through its exchange and stores and the next row's first loop. The packs stay 16-byte packs of T (uint4, 4 registers each;
 // exp(x - max) overwrites them, rounded to T for 16-bit as kRawExp does, exact for f32): 2 x P x 4 registers of rows.
 // Blocks of a row hold P packs a thread, 512 x P x V elements, up to 16 blocks a cluster (more than 8: the
-// non-portable cluster size, opted in). Each row's (max, sum) pair goes through its own shared slot pair, alternating
-// between two: a slot is written again two rows later, after a cluster barrier that every block reaches only once
-// it has read the slots of the row before.
+// non-portable cluster size, opted in). The blocks' (max, sum) pairs are pushed into each other's shared memory
+// (persist_exchange below), with no cluster barrier a row.
 constexpr int kPersistThreads = 512;
 
 // One row as a thread sees it; the three counts share a register (two rows are live at once: the 16-bit shifted kernel
@@ -520,10 +519,87 @@ __device__ __forceinline__ void persist_load(uint4 (&raw)[P], const PersistRow<T
     }
 }
 
-// One row from its packs: the block's max, exp(x - max) in place with its sum, the cluster's (max, sum) through
-// `slot`, the scaled stores.
-template <typename T, int P, bool kShift>
-__device__ __forceinline__ void persist_softmax(uint4 (&raw)[P], const PersistRow<T> &r, float *smem, float *slot) {
+// The cluster's (max, sum) exchange of the persistent kernel, by pushes instead of a cluster barrier a row: a cluster
+// barrier's arrive has release semantics, and under the kernel's own streaming its wait returned microseconds later
+// (the timelines of the columns kernels, softmax_cols.cuh's kXPush), while a barrier a row would also end the overlap
+// of the next row's loads. Each block keeps two slot sets, one a row in turn (row k of the cluster: set k % 2), each
+// with an mbarrier that expects nb pushes of 8 bytes: at the exchange thread q < nb writes the block's (max, sum)
+// into slot [rank] of block q's set by st.async ... mbarrier::complete_tx (its completion releases the pair at
+// cluster scope), then every thread waits on its own set's mbarrier (acquire, cluster scope; the set's u-th use
+// completes phase u, parity u & 1) and folds the nb pairs from its own shared memory; thread 0 then arms the set for
+// its next use. A set is pushed into again only for the row two later, which a block reaches only after every block
+// of the cluster has pushed the row between, each after the block barrier that follows its threads' reads of the
+// set: no pair is overwritten before it is read. Clusters of one block exchange nothing.
+struct alignas(16) PersistPush {
+    float2 pair[2][16];      // [set][rank]: rank's (max, sum)
+    unsigned long long bar[2];
+};
+__device__ __forceinline__ unsigned persist_smem_u32(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void persist_arm(unsigned long long *bar, unsigned bytes) {
+#if OPRT_PTX_AT_LEAST(900)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(persist_smem_u32(bar)), "r"(bytes)
+                 : "memory");
+#else
+    (void)bar, (void)bytes;
+#endif
+}
+__device__ __forceinline__ void persist_init(PersistPush &x, unsigned bytes) {
+#if OPRT_PTX_AT_LEAST(900)
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < 2; ++k) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(persist_smem_u32(&x.bar[k])) : "memory");
+            persist_arm(&x.bar[k], bytes);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+#else
+    (void)x, (void)bytes;
+#endif
+}
+__device__ __forceinline__ void persist_push(float2 *dst, unsigned long long *bar, int rank, float2 v) {
+#if OPRT_PTX_AT_LEAST(900)
+    unsigned rd, rb;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(persist_smem_u32(dst)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(persist_smem_u32(bar)), "r"(rank));
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(rd),
+                 "f"(v.x), "f"(v.y), "r"(rb)
+                 : "memory");
+#else
+    (void)dst, (void)bar, (void)rank, (void)v;
+    oprt_vendor::trap();
+#endif
+}
+__device__ __forceinline__ void persist_wait(unsigned long long *bar, unsigned parity) {
+#if OPRT_PTX_AT_LEAST(900)
+    unsigned done = 0;
+    while (!done)
+        asm volatile(
+            "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            " selp.u32 %0, 1, 0, p;\n}"
+            : "=r"(done)
+            : "r"(persist_smem_u32(bar)), "r"(parity)
+            : "memory");
+#else
+    (void)bar, (void)parity;
+#endif
+}
+__device__ __forceinline__ void persist_cluster_arrive_relaxed() {
+#if OPRT_PTX_AT_LEAST(900)
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void persist_cluster_wait() {
+#if OPRT_PTX_AT_LEAST(900)
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+// A row's first half, from its packs: the block's max, exp(x - max) in place and the block's sum; returns the
+// block's (max, sum) (a block of only -inf: (-inf, 0)), which every thread holds.
+template <typename T, int P>
+__device__ __forceinline__ float2 persist_reduce(uint4 (&raw)[P], float *smem) {
     constexpr int G = kPersistThreads, V = Pack<T>::N;
     float m = -INFINITY;
 #pragma unroll
@@ -534,7 +610,7 @@ __device__ __forceinline__ void persist_softmax(uint4 (&raw)[P], const PersistRo
         for (int e = 0; e < V; ++e) m = fmaxf(m, f[e]);
     }
     m = fast_row_reduce<G, true>(m, smem);
-    const float mb = m;  // a block of only -inf: (-inf, 0), its exps 0 (scale NaN where the whole row is -inf)
+    const float mb = m;  // its exps are 0 where the block holds only -inf (scale NaN where the whole row does)
     if (m == -INFINITY) m = 0.f;
     float s = 0.f;
 #pragma unroll
@@ -549,9 +625,14 @@ __device__ __forceinline__ void persist_softmax(uint4 (&raw)[P], const PersistRo
         raw[p] = pack_floats<T>(f);
     }
     s = fast_row_reduce<G, false>(s, smem);
-    float gm = mb, gs = s;
-    cluster_combine_maxsum(gm, gs, slot);
-    const float scale = gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(mb - gm) / gs;
+    return make_float2(mb, s);
+}
+
+// A row's second half: the exps scaled by `scale` and stored (kShift: the row's first and last pack element by
+// element).
+template <typename T, int P, bool kShift>
+__device__ __forceinline__ void persist_store(uint4 (&raw)[P], const PersistRow<T> &r, float scale) {
+    constexpr int G = kPersistThreads, V = Pack<T>::N;
 #pragma unroll
     for (int p = 0; p < P; ++p) {
         if (p >= r.nvalid()) continue;
@@ -573,36 +654,67 @@ __device__ __forceinline__ void persist_softmax(uint4 (&raw)[P], const PersistRo
     }
 }
 
+// The scale of this block's exps from the cluster's pairs (k: the cluster's row count so far, whose parity names the
+// slot set): push, wait, fold, re-arm. nb == 1: the block's own pair.
+__device__ __forceinline__ float persist_exchange(PersistPush &x, float2 own, int nb, int rank, int64_t k) {
+    const int set = (int)(k & 1);
+    float gm = own.x, gs = own.y;
+    if (nb > 1) {
+        if ((int)threadIdx.x < nb) persist_push(&x.pair[set][rank], &x.bar[set], (int)threadIdx.x, own);
+        persist_wait(&x.bar[set], (unsigned)((k >> 1) & 1));
+        gm = -INFINITY, gs = 0.f;
+        for (int q0 = 0; q0 < nb; q0 += 4) {  // four pairs' loads in flight before their folds
+            float2 v[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) v[j] = q0 + j < nb ? x.pair[set][q0 + j] : make_float2(-INFINITY, 0.f);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) maxsum_merge(gm, gs, v[j].x, v[j].y);
+        }
+        if (threadIdx.x == 0) persist_arm(&x.bar[set], (unsigned)nb * 8u);  // the set's next use (row k + 2)
+    }
+    return gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(own.x - gm) / gs;
+}
+
 template <typename T, int P, bool kShift>
 __global__ void __launch_bounds__(kPersistThreads, 1)
 softmax_rows_persist_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsArgs a) {
-#if OPRT_CLUSTERS_ON_DEVICE
+#if OPRT_CLUSTERS_ON_DEVICE && OPRT_PTX_AT_LEAST(900)
     constexpr int V = Pack<T>::N;
     __shared__ float smem[kPersistThreads / kWarp];
-    __shared__ float stat[2][2];
-    const int64_t nb = cluster_blocks();
+    __shared__ PersistPush push;
+    const int nb = cluster_blocks();
+    const int rank = cluster_rank();
     const int64_t clusters = gridDim.x / nb;
-    const int64_t seg = (int64_t)cluster_rank() * kPersistThreads * P * V;
+    const int64_t seg = (int64_t)rank * kPersistThreads * P * V;
+    if (nb > 1) {  // every block's mbarriers initialised before any push (the wait below)
+        persist_init(push, (unsigned)nb * 8u);
+        persist_cluster_arrive_relaxed();
+    }
     uint4 b0[P], b1[P];
     PersistRow<T> r0{}, r1{};
     int64_t row = blockIdx.x / nb;  // < rows: the grid has at most one cluster a row
     r0 = persist_row_at<T, P, kShift>(out, x, a, row, seg);
     persist_load<T, P, kShift>(b0, r0);
-    for (; row < a.rows; row += 2 * clusters) {  // two rows a trip, so that each buffer is named statically
+    if (nb > 1) persist_cluster_wait();
+    // two rows a trip, so that each register set is named statically; the next row's loads are issued between a
+    // row's reduction and its exchange, and stay in flight through the exchange and the stores
+    for (int64_t k = 0; row < a.rows; row += 2 * clusters, k += 2) {
         const int64_t next = row + clusters;
+        const float2 own0 = persist_reduce<T, P>(b0, smem);
         if (next < a.rows) {
             r1 = persist_row_at<T, P, kShift>(out, x, a, next, seg);
             persist_load<T, P, kShift>(b1, r1);
         }
-        persist_softmax<T, P, kShift>(b0, r0, smem, stat[0]);
+        persist_store<T, P, kShift>(b0, r0, persist_exchange(push, own0, nb, rank, k));
         if (next >= a.rows) break;
+        const float2 own1 = persist_reduce<T, P>(b1, smem);
         if (next + clusters < a.rows) {
             r0 = persist_row_at<T, P, kShift>(out, x, a, next + clusters, seg);
             persist_load<T, P, kShift>(b0, r0);
         }
-        persist_softmax<T, P, kShift>(b1, r1, smem, stat[1]);
+        persist_store<T, P, kShift>(b1, r1, persist_exchange(push, own1, nb, rank, k + 1));
     }
-    cluster_sync();  // the stat slots stay alive until every block has read them
+    // no block reads another's shared memory: a block may exit once its own pairs have arrived
 #else
     (void)out, (void)x, (void)a;
     oprt_vendor::trap();  // launched only where cluster_launch_supported() and the kernel was built for sm_90
@@ -666,16 +778,14 @@ template <typename T, int P, bool kShift> struct PersistConfig {
 
 // The persistent kernel for rows of up to 16 blocks of 512 x 8 packs, with 8 or 4 packs a thread: the one whose
 // co-resident blocks hold more of the rows at a time (PersistConfig::score: the blocks the GPU places, the capacity
-// the row leaves empty; f32 50257: 7 blocks of 8192 elements rather than 4 of 16384). A shifted 16-bit row takes 4
-// where they hold it (its 8-pack kernel spills 24 bytes at the 128-register cap; the 4-pack one does not spill).
+// the row leaves empty; f32 50257: 7 blocks of 8192 elements rather than 4 of 16384).
 template <typename T, bool kShift>
 bool launch_persist_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a) {
     using P8 = PersistConfig<T, 8, kShift>;
     using P4 = PersistConfig<T, 4, kShift>;
     const int64_t span = a.L + (kShift ? Pack<T>::N - 1 : 0);
     const double s4 = P4::score(span, stream);
-    if (s4 > 0 && ((kShift && Pack<T>::N == 8) || s4 > P8::score(span, stream)))
-        return P4::launch(stream, out, x, a, span);
+    if (s4 > 0 && s4 > P8::score(span, stream)) return P4::launch(stream, out, x, a, span);
     return P8::launch(stream, out, x, a, span);
 }
 #else
