@@ -9,7 +9,8 @@
   every configuration of row packs (1..4096, full and partial rows), padded and reversed row strides;
 - softmax shifted fast rows (rows of any width and 16-byte phase: odd widths, odd row strides, offset views; the
   first and last pack of a row element by element) and fast cluster rows spread over up to 16 blocks for 1-8 rows;
-  the tune switches (OPRT_NVIDIA_SOFTMAX_SHIFT, _SPREAD, _ROWS16, _RAW16, _SHORT, _PERSIST) reach their alternatives;
+  the tune switches (OPRT_NVIDIA_SOFTMAX_SHIFT, _SPREAD, _ROWS16, _RAW16, _SHORT, _PERSIST, _PUSH) reach their
+  alternatives;
 - softmax and reduce_sum short columns (a leading or middle axis of up to 64 values a thread, packs or single
   elements, views, -inf and NaN);
 - softmax rows in registers: kGroup lanes per row (several rows per warp) for rows of up to one pack per
@@ -535,6 +536,25 @@ def test_softmax_persistent_rows(nvidia_backend, rng, monkeypatch, rows, length,
     nvidia_backend.synchronize()
     result = spec.check(nvidia_backend.to_host(both), [x], dtype, params)
     assert result.ok, result.message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("rows, length", [(40, 65536), (9, 50257), (1, 256000), (3, 151936), (200, 20000)])
+def test_softmax_cluster_rows_pushed(nvidia_backend, rng, monkeypatch, rows, length, dtype):
+    """OPRT_NVIDIA_SOFTMAX_PUSH=1: the fast cluster rows exchange their (max, sum) by pushes onto mbarriers (clusters of
+    2-8 blocks, few rows spread over up to 16, shifted rows, clusters of one block that push nothing); maxima in the
+    first and last block, a row of only -inf, -inf beside the masked head."""
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_PUSH", "1")
+    x = rng.uniform(-8, 8, (rows, length)).astype(np.float32)
+    x[0, 0] = 14.0
+    x[-1, -1] = 14.0
+    if rows > 2:
+        x[1, :] = -np.inf
+        x[2, :7] = -np.inf
+    _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": -1}, dtype)
+    path = _rows_path(length, dtype, rows=rows)
+    _launched(nvidia_backend, path + "_push" if "fast_cluster" in path else path)
 
 
 @pytest.mark.gpu

@@ -679,14 +679,16 @@ bool launch_fast(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
 
 // One fast cluster configuration of 512 threads x P packs a block (16-bit P = 8: packed exps, kRawExp; otherwise
 // floats), clusters of up to max_cluster blocks.
+// push: the blocks' exchange by pushes onto mbarriers instead of cluster barriers (kPush).
 template <typename T, bool kShift>
-bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const FastRowsArgs &f, int max_cluster) {
+bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const FastRowsArgs &f, int max_cluster,
+                           bool push) {
     constexpr int kRaw8 = Pack<T>::N == 4 ? 0 : kRawExp;
     switch (P) {
-    case 1: return launch_fast_cluster_rows<T, 512, 1, 0, kShift>(stream, out, x, f, max_cluster);
-    case 2: return launch_fast_cluster_rows<T, 512, 2, 0, kShift>(stream, out, x, f, max_cluster);
-    case 4: return launch_fast_cluster_rows<T, 512, 4, 0, kShift>(stream, out, x, f, max_cluster);
-    default: return launch_fast_cluster_rows<T, 512, 8, kRaw8, kShift>(stream, out, x, f, max_cluster);
+    case 1: return launch_fast_cluster_rows<T, 512, 1, 0, kShift>(stream, out, x, f, max_cluster, push);
+    case 2: return launch_fast_cluster_rows<T, 512, 2, 0, kShift>(stream, out, x, f, max_cluster, push);
+    case 4: return launch_fast_cluster_rows<T, 512, 4, 0, kShift>(stream, out, x, f, max_cluster, push);
+    default: return launch_fast_cluster_rows<T, 512, 8, kRaw8, kShift>(stream, out, x, f, max_cluster, push);
     }
 }
 
@@ -705,11 +707,15 @@ bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const 
 //    under OPRT_NVIDIA_SOFTMAX_ROWS16=1 (clusters of 16 over many 65536-wide rows ran at 35-64% of cudaMemcpy against
 //    74-81% at 8), else the generic cluster kernel, then online rows;
 //  - OPRT_NVIDIA_SOFTMAX_PERSIST=1 puts the persistent clusters (softmax_rows.cuh: the next row loading while the
-//    cluster works on this one, up to 16 blocks a row) before the rest of this branch (a design still to be measured).
+//    cluster works on this one, up to 16 blocks a row) before the rest of this branch (a design still to be measured);
+//  - OPRT_NVIDIA_SOFTMAX_PUSH=1: the launched-per-row clusters exchange by pushes onto mbarriers instead of cluster
+//    barriers (kPush; kernel column ..._push; a design still to be measured).
 // Returns the kernel's name for the launch note, or nullptr (nothing launched).
 template <typename T, bool kShift = false>
 const char *launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const RowsArgs &a) {
-    const char *name = kShift ? "softmax_rows_fast_cluster_shift" : "softmax_rows_fast_cluster";
+    const bool push = env_int("OPRT_NVIDIA_SOFTMAX_PUSH", 0) == 1;
+    const char *name = kShift ? (push ? "softmax_rows_fast_cluster_shift_push" : "softmax_rows_fast_cluster_shift")
+                              : (push ? "softmax_rows_fast_cluster_push" : "softmax_rows_fast_cluster");
     if (a.kept.ndim > 1) return nullptr;
     constexpr int V = Pack<T>::N;
     const FastRowsArgs f = fast_args(a);
@@ -722,21 +728,22 @@ const char *launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const Ro
         const int64_t want = std::min<int64_t>(spread, std::max<int64_t>(nb_min, sms / a.rows));
         int P = 8;
         while (P > 1 && ceil_div(span, (int64_t)512 * (P / 2) * V) <= want) P /= 2;
-        if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread)) return name;
+        if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread, push)) return name;
     }
     if (env_int("OPRT_NVIDIA_SOFTMAX_PERSIST", 0) == 1 && launch_persist_rows<T, kShift>(stream, out, x, f))
         return kShift ? "softmax_rows_persist_shift" : "softmax_rows_persist";
     const int max_cluster = env_int("OPRT_NVIDIA_SOFTMAX_ROWS16", 0) == 1 ? 16 : 8;
     const int p = env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", 8);
-    if (p != 8 && (p == 1 || p == 2 || p == 4) && launch_fast_cluster_p<T, kShift>(p, stream, out, x, f, max_cluster))
+    if (p != 8 && (p == 1 || p == 2 || p == 4) &&
+        launch_fast_cluster_p<T, kShift>(p, stream, out, x, f, max_cluster, push))
         return name;
     // OPRT_NVIDIA_SOFTMAX_CLUSTER_G=256: blocks of 256 threads x 8 packs (4 an SM instead of 2, so that more blocks
     // are in other phases while one waits on its loads or the cluster barrier), twice the blocks a row
     if (env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_G", 512) == 256) {
         constexpr int kRaw8 = Pack<T>::N == 4 ? 0 : kRawExp;
-        if (launch_fast_cluster_rows<T, 256, 8, kRaw8, kShift>(stream, out, x, f, max_cluster)) return name;
+        if (launch_fast_cluster_rows<T, 256, 8, kRaw8, kShift>(stream, out, x, f, max_cluster, push)) return name;
     }
-    return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster) ? name : nullptr;
+    return launch_fast_cluster_p<T, kShift>(8, stream, out, x, f, max_cluster, push) ? name : nullptr;
 }
 
 // Columns through softmax_cols.cuh's cluster kernels where 16-byte packs work (aligned pointers, strides

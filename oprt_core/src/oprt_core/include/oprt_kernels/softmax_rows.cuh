@@ -105,6 +105,104 @@ __device__ __forceinline__ void cluster_combine_maxsum(float &m, float &s, float
 #endif
 }
 
+// The cluster's (max, sum) exchange by pushes instead of a cluster barrier (the persistent rows kernel; the fast cluster
+// rows under OPRT_NVIDIA_SOFTMAX_PUSH=1, with one set): a cluster barrier's arrive has release semantics, and under the
+// kernel's own streaming its wait returned microseconds later (the timelines of the columns kernels, softmax_cols.cuh's
+// kXPush); in the persistent kernel a barrier a row would also wait for the next row's loads. Each block keeps two slot sets, one a row in turn (row k of the cluster: set k % 2), each
+// with an mbarrier that expects nb pushes of 8 bytes: at the exchange thread q < nb writes the block's (max, sum)
+// into slot [rank] of block q's set by st.async ... mbarrier::complete_tx (its completion releases the pair at
+// cluster scope), then every thread waits on its own set's mbarrier (acquire, cluster scope; the set's u-th use
+// completes phase u, parity u & 1) and folds the nb pairs from its own shared memory; thread 0 then arms the set for
+// its next use. A set is pushed into again only for the row two later, which a block reaches only after every block
+// of the cluster has pushed the row between, each after the block barrier that follows its threads' reads of the
+// set: no pair is overwritten before it is read. Clusters of one block exchange nothing.
+struct alignas(16) PersistPush {
+    float2 pair[2][16];      // [set][rank]: rank's (max, sum)
+    unsigned long long bar[2];
+};
+__device__ __forceinline__ unsigned persist_smem_u32(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void persist_arm(unsigned long long *bar, unsigned bytes) {
+#if OPRT_PTX_AT_LEAST(900)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(persist_smem_u32(bar)), "r"(bytes)
+                 : "memory");
+#else
+    (void)bar, (void)bytes;
+#endif
+}
+__device__ __forceinline__ void persist_init(PersistPush &x, unsigned bytes) {
+#if OPRT_PTX_AT_LEAST(900)
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < 2; ++k) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(persist_smem_u32(&x.bar[k])) : "memory");
+            persist_arm(&x.bar[k], bytes);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+#else
+    (void)x, (void)bytes;
+#endif
+}
+__device__ __forceinline__ void persist_push(float2 *dst, unsigned long long *bar, int rank, float2 v) {
+#if OPRT_PTX_AT_LEAST(900)
+    unsigned rd, rb;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(persist_smem_u32(dst)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(persist_smem_u32(bar)), "r"(rank));
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(rd),
+                 "f"(v.x), "f"(v.y), "r"(rb)
+                 : "memory");
+#else
+    (void)dst, (void)bar, (void)rank, (void)v;
+    oprt_vendor::trap();
+#endif
+}
+__device__ __forceinline__ void persist_wait(unsigned long long *bar, unsigned parity) {
+#if OPRT_PTX_AT_LEAST(900)
+    unsigned done = 0;
+    while (!done)
+        asm volatile(
+            "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            " selp.u32 %0, 1, 0, p;\n}"
+            : "=r"(done)
+            : "r"(persist_smem_u32(bar)), "r"(parity)
+            : "memory");
+#else
+    (void)bar, (void)parity;
+#endif
+}
+__device__ __forceinline__ void persist_cluster_arrive_relaxed() {
+#if OPRT_PTX_AT_LEAST(900)
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void persist_cluster_wait() {
+#if OPRT_PTX_AT_LEAST(900)
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+// The scale of this block's exps from the cluster's pairs (k: the cluster's row count so far, whose parity names the
+// slot set): push, wait, fold, re-arm. nb == 1: the block's own pair.
+__device__ __forceinline__ float persist_exchange(PersistPush &x, float2 own, int nb, int rank, int64_t k) {
+    const int set = (int)(k & 1);
+    float gm = own.x, gs = own.y;
+    if (nb > 1) {
+        if ((int)threadIdx.x < nb) persist_push(&x.pair[set][rank], &x.bar[set], (int)threadIdx.x, own);
+        persist_wait(&x.bar[set], (unsigned)((k >> 1) & 1));
+        gm = -INFINITY, gs = 0.f;
+        for (int q0 = 0; q0 < nb; q0 += 4) {  // four pairs' loads in flight before their folds
+            float2 v[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) v[j] = q0 + j < nb ? x.pair[set][q0 + j] : make_float2(-INFINITY, 0.f);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) maxsum_merge(gm, gs, v[j].x, v[j].y);
+        }
+        if (threadIdx.x == 0) persist_arm(&x.bar[set], (unsigned)nb * 8u);  // the set's next use (row k + 2)
+    }
+    return gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(own.x - gm) / gs;
+}
+
 // Row r of x starts at x + r * xrs, of out at out + r * ors (elements; each 16-byte aligned).
 struct FastRowsArgs {
     int64_t rows, L, xrs, ors;
@@ -222,21 +320,32 @@ template <typename T> __device__ __forceinline__ uint4 load_part(const T *p, int
 // elements [q * G * P * V, (q + 1) * G * P * V) of it; the blocks' maxima and sums are combined through
 // distributed shared memory in one exchange of (max, sum) pairs (cluster_combine_maxsum: each block's sum
 // is taken against its own max and rescaled), so rows of up to 8 blocks' registers are still read once.
+// kPush (with kCluster): the pairs pushed into each other's shared memory instead (persist_exchange, one slot set;
+// no cluster barrier at the exchange or before the block exits).
 constexpr int kRawExp = 2;
-template <typename T, int G, int P, int kBlock, bool kFull, int kRaw, bool kCluster = false, bool kShift = false>
+template <typename T, int G, int P, int kBlock, bool kFull, int kRaw, bool kCluster = false, bool kShift = false,
+          bool kPush = false>
 __global__ void __launch_bounds__(kBlock, (kBlock <= 1024 ? 1024 / kBlock : 1))
 softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsArgs a) {
     static_assert(G <= kWarp ? (G & (G - 1)) == 0 : G == kBlock && G % kWarp == 0, "G: lanes of a warp or the block");
     static_assert(!kCluster || G == kBlock, "a cluster row is made of block rows");
+    static_assert(!kPush || kCluster, "pushes exchange between a cluster's blocks");
     constexpr int V = Pack<T>::N;
     __shared__ float smem[G > kWarp ? G / kWarp : 1];
     __shared__ float stat[kCluster ? 2 : 1];
+    __shared__ PersistPush push;  // kPush only (unused otherwise, and dropped)
     const int gl = threadIdx.x % G;
     int64_t row, seg = 0;  // seg: the first element of the row this block holds
+    const int nb = kCluster ? cluster_blocks() : 1;
     if constexpr (kCluster) {
-        const int nb = cluster_blocks();
         row = (int64_t)blockIdx.x / nb;
         seg = (int64_t)cluster_rank() * G * P * V;
+        if constexpr (kPush) {
+            if (nb > 1) {  // every block's mbarrier initialised before any push (the wait after the loads)
+                persist_init(push, (unsigned)nb * 8u);
+                persist_cluster_arrive_relaxed();
+            }
+        }
     } else {
         row = (int64_t)blockIdx.x * (kBlock / G) + threadIdx.x / G;
     }
@@ -285,6 +394,8 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
             m = fmaxf(m, f[e]);
         }
     }
+    if constexpr (kPush)
+        if (nb > 1) persist_cluster_wait();
     m = fast_row_reduce<G, true>(m, smem);
     // kCluster: m is this block's max; a block of only -inf contributes (-inf, 0): it sums exp(x - 0) = 0
     // and scales by 0 (its outputs are 0, or NaN where the whole row is -inf)
@@ -309,7 +420,9 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     // scale: what exp(x - m) is multiplied by (kCluster: this block's max against the row's, over the
     // row's sum; a row of only -inf gives NaN like exp(-inf - -inf) does)
     float scale;
-    if constexpr (kCluster) {
+    if constexpr (kPush) {
+        scale = persist_exchange(push, make_float2(mb, s), nb, cluster_rank(), 0);
+    } else if constexpr (kCluster) {
         float gm = mb, gs = s;
         cluster_combine_maxsum(gm, gs, stat);
         scale = gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(mb - gm) / gs;
@@ -336,7 +449,8 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
             store_pack(po + p * G * V, q);
         }
     }
-    if constexpr (kCluster) cluster_sync();  // the stat slots stay alive until every block has read them
+    // the stat slots stay alive until every block has read them (kPush: no block reads another's shared memory)
+    if constexpr (kCluster && !kPush) cluster_sync();
 }
 
 // Launches one configuration; the grid has a block per kBlock / G rows (the caller checks it fits).
@@ -428,29 +542,34 @@ gpuError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, in
 // error left pending) where the device, the build or the shape does not allow it.
 template <typename T, int G, int P, int kRaw = 0, bool kShift = false>
 bool launch_fast_cluster_rows(gpuStream_t stream, T *out, const T *x, const FastRowsArgs &a,
-                              int max_cluster = kMaxCluster) {
+                              int max_cluster = kMaxCluster, bool push = false) {
     const int64_t per_block = (int64_t)G * P * Pack<T>::N;
     const int64_t nb = (a.L + (kShift ? Pack<T>::N - 1 : 0) + per_block - 1) / per_block;
     if (nb < 1 || nb > max_cluster || a.rows > 0x7fffffff / max_cluster || !cluster_launch_supported()) return false;
     const bool full = !kShift && a.L == nb * per_block;
+    // push: the exchange by pushes (kPush) instead of cluster barriers
     void (*kernel)(T *, const T *, FastRowsArgs) =
-        kShift ? softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, true>
-        : full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true>
-               : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
-    static int built[2];
-    if (!kernel_built_for_sm90((const void *)kernel, built[full ? 1 : 0])) return false;
+        push ? (kShift ? softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, true, true>
+                : full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true, false, true>
+                       : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, false, true>)
+        : kShift ? softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, true>
+        : full   ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true>
+                 : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
+    const int which = (full ? 1 : 0) + (push ? 2 : 0);
+    static int built[4];
+    if (!kernel_built_for_sm90((const void *)kernel, built[which])) return false;
     if (nb > kMaxCluster) {
-        static int allowed16[2][64];  // per kernel (full or not) and device: the non-portable size is opted in
+        static int allowed16[4][64];  // per kernel (full or not, push or not) and device: the non-portable size
         int dev = 0;
         const bool known = gpuGetDevice(&dev) == gpuSuccess && dev >= 0 && dev < 64;
         (void)gpuGetLastError();
-        if (!known || !allowed16[full ? 1 : 0][dev]) {
+        if (!known || !allowed16[which][dev]) {
             if (cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
                 gpuSuccess) {
                 (void)gpuGetLastError();
                 return false;
             }
-            if (known) allowed16[full ? 1 : 0][dev] = 1;
+            if (known) allowed16[which][dev] = 1;
         }
     }
     return launch_clusters(kernel, a.rows * nb, G, nb, 0, stream, out, x, a) == gpuSuccess;
@@ -519,83 +638,6 @@ __device__ __forceinline__ void persist_load(uint4 (&raw)[P], const PersistRow<T
     }
 }
 
-// The cluster's (max, sum) exchange of the persistent kernel, by pushes instead of a cluster barrier a row: a cluster
-// barrier's arrive has release semantics, and under the kernel's own streaming its wait returned microseconds later
-// (the timelines of the columns kernels, softmax_cols.cuh's kXPush), while a barrier a row would also end the overlap
-// of the next row's loads. Each block keeps two slot sets, one a row in turn (row k of the cluster: set k % 2), each
-// with an mbarrier that expects nb pushes of 8 bytes: at the exchange thread q < nb writes the block's (max, sum)
-// into slot [rank] of block q's set by st.async ... mbarrier::complete_tx (its completion releases the pair at
-// cluster scope), then every thread waits on its own set's mbarrier (acquire, cluster scope; the set's u-th use
-// completes phase u, parity u & 1) and folds the nb pairs from its own shared memory; thread 0 then arms the set for
-// its next use. A set is pushed into again only for the row two later, which a block reaches only after every block
-// of the cluster has pushed the row between, each after the block barrier that follows its threads' reads of the
-// set: no pair is overwritten before it is read. Clusters of one block exchange nothing.
-struct alignas(16) PersistPush {
-    float2 pair[2][16];      // [set][rank]: rank's (max, sum)
-    unsigned long long bar[2];
-};
-__device__ __forceinline__ unsigned persist_smem_u32(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-__device__ __forceinline__ void persist_arm(unsigned long long *bar, unsigned bytes) {
-#if OPRT_PTX_AT_LEAST(900)
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(persist_smem_u32(bar)), "r"(bytes)
-                 : "memory");
-#else
-    (void)bar, (void)bytes;
-#endif
-}
-__device__ __forceinline__ void persist_init(PersistPush &x, unsigned bytes) {
-#if OPRT_PTX_AT_LEAST(900)
-    if (threadIdx.x == 0) {
-        for (int k = 0; k < 2; ++k) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(persist_smem_u32(&x.bar[k])) : "memory");
-            persist_arm(&x.bar[k], bytes);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
-#else
-    (void)x, (void)bytes;
-#endif
-}
-__device__ __forceinline__ void persist_push(float2 *dst, unsigned long long *bar, int rank, float2 v) {
-#if OPRT_PTX_AT_LEAST(900)
-    unsigned rd, rb;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(persist_smem_u32(dst)), "r"(rank));
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(persist_smem_u32(bar)), "r"(rank));
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(rd),
-                 "f"(v.x), "f"(v.y), "r"(rb)
-                 : "memory");
-#else
-    (void)dst, (void)bar, (void)rank, (void)v;
-    oprt_vendor::trap();
-#endif
-}
-__device__ __forceinline__ void persist_wait(unsigned long long *bar, unsigned parity) {
-#if OPRT_PTX_AT_LEAST(900)
-    unsigned done = 0;
-    while (!done)
-        asm volatile(
-            "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-            " selp.u32 %0, 1, 0, p;\n}"
-            : "=r"(done)
-            : "r"(persist_smem_u32(bar)), "r"(parity)
-            : "memory");
-#else
-    (void)bar, (void)parity;
-#endif
-}
-__device__ __forceinline__ void persist_cluster_arrive_relaxed() {
-#if OPRT_PTX_AT_LEAST(900)
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void persist_cluster_wait() {
-#if OPRT_PTX_AT_LEAST(900)
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
-
 // A row's first half, from its packs: the block's max, exp(x - max) in place and the block's sum; returns the
 // block's (max, sum) (a block of only -inf: (-inf, 0)), which every thread holds.
 template <typename T, int P>
@@ -652,27 +694,6 @@ __device__ __forceinline__ void persist_store(uint4 (&raw)[P], const PersistRow<
             store_pack(r.po + p * G * V, q);
         }
     }
-}
-
-// The scale of this block's exps from the cluster's pairs (k: the cluster's row count so far, whose parity names the
-// slot set): push, wait, fold, re-arm. nb == 1: the block's own pair.
-__device__ __forceinline__ float persist_exchange(PersistPush &x, float2 own, int nb, int rank, int64_t k) {
-    const int set = (int)(k & 1);
-    float gm = own.x, gs = own.y;
-    if (nb > 1) {
-        if ((int)threadIdx.x < nb) persist_push(&x.pair[set][rank], &x.bar[set], (int)threadIdx.x, own);
-        persist_wait(&x.bar[set], (unsigned)((k >> 1) & 1));
-        gm = -INFINITY, gs = 0.f;
-        for (int q0 = 0; q0 < nb; q0 += 4) {  // four pairs' loads in flight before their folds
-            float2 v[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) v[j] = q0 + j < nb ? x.pair[set][q0 + j] : make_float2(-INFINITY, 0.f);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) maxsum_merge(gm, gs, v[j].x, v[j].y);
-        }
-        if (threadIdx.x == 0) persist_arm(&x.bar[set], (unsigned)nb * 8u);  // the set's next use (row k + 2)
-    }
-    return gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(own.x - gm) / gs;
 }
 
 template <typename T, int P, bool kShift>
@@ -791,7 +812,7 @@ bool launch_persist_rows(gpuStream_t stream, T *out, const T *x, const FastRowsA
 #else
 // No clusters (vendor.h): the cluster launches never happen; callers fall back to the block kernels.
 template <typename T, int G, int P, int kRaw = 0, bool kShift = false>
-bool launch_fast_cluster_rows(gpuStream_t, T *, const T *, const FastRowsArgs &, int = 8) {
+bool launch_fast_cluster_rows(gpuStream_t, T *, const T *, const FastRowsArgs &, int = 8, bool = false) {
     return false;
 }
 template <typename T, bool kShift>
