@@ -351,7 +351,9 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
     }
     static_assert(!(kShift && kFull), "a shifted row has partial packs");
     const bool live = row < a.rows;
-    if (G >= kWarp && !live) return;  // a whole warp (or block) past the end: nothing to share with
+    // a whole warp (or block) past the end: nothing to share with (never a cluster's block: the grid is rows x nb, and
+    // every block of a cluster takes part in its barriers or pushes)
+    if (!kCluster && G >= kWarp && !live) return;
     const T *xrow = x + (live ? row : 0) * a.xrs;
     // kShift: the row's elements before its first 16-byte boundary (0..V-1); the row is read from that many earlier
     const int64_t d = kShift ? (int64_t)((reinterpret_cast<uintptr_t>(xrow) % 16) / sizeof(T)) : 0;
