@@ -169,18 +169,9 @@ __device__ __forceinline__ void fold_pairs(const float (*st_m)[W], const float (
         if (sub == 0 && c < W) put(c, cm, cs);
     }
 }
-// The two halves of a cluster barrier: arrive once this block is done reading the others' shared memory,
-// wait before it exits (its own shared memory stays alive until all have arrived).
-__device__ __forceinline__ void cluster_arrive() {
-#if OPRT_PTX_AT_LEAST(900)
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cluster_wait() {
-#if OPRT_PTX_AT_LEAST(900)
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
+// The two halves of a cluster barrier (softmax_rows.cuh's cluster_arrive, cluster_wait): arrive once this block is
+// done reading the others' shared memory, wait before it exits (its own shared memory stays alive until all have
+// arrived).
 // kXPush: timelines put 1.8-3.6 us of a block's ~19 us in a cluster barrier at the exchange, as much with clusters
 // of one block, where nothing is waited for: the barrier's
 // arrive has release semantics and its wait returns once that release is done, which under the kernel's own
@@ -198,22 +189,15 @@ template <int W, int kMaxNb = 16> struct alignas(16) ColsPush {
     float2 pair[kMaxNb][W];  // [rank][column]: rank's (max, sum) of the column
     unsigned long long bar;  // the mbarrier
 };
-__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void push_init(unsigned long long *bar, unsigned bytes) {
-#if OPRT_PTX_AT_LEAST(900)
     if (threadIdx.x == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
-                     : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mbar_init_armed(bar, bytes);
+        mbar_init_fence();
     }
-#endif
 }
 __device__ __forceinline__ void push_start(unsigned long long *bar, unsigned bytes) {
     push_init(bar, bytes);
-#if OPRT_PTX_AT_LEAST(900)
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-#endif
+    cluster_arrive_relaxed();
 }
 // Writes v into rank r's copy of the shared variable at p (kXSplit's ticket broadcast)
 __device__ __forceinline__ void st_cluster_u32(const void *p, int r, unsigned v) {
@@ -251,18 +235,7 @@ __device__ __forceinline__ void push_pairs(const void *dst, const unsigned long 
                  : "memory");
 #endif
 }
-__device__ __forceinline__ void push_wait(unsigned long long *bar) {
-#if OPRT_PTX_AT_LEAST(900)
-    unsigned done = 0;
-    while (!done)
-        asm volatile(
-            "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0;\n"
-            " selp.u32 %0, 1, 0, p;\n}"
-            : "=r"(done)
-            : "r"(smem_u32(bar))
-            : "memory");
-#endif
-}
+__device__ __forceinline__ void push_wait(unsigned long long *bar) { mbar_wait(bar, 0); }  // its one phase
 #ifdef OPRT_COLS_MERGE_STAMPS
 // [0] the block's own warps at the merge, [1] this block's pairs folded and published, [2] past the cluster barrier
 // (kGlobal: the block barrier), [3] the other blocks' pairs read and merged, [4] past the block barrier after them,

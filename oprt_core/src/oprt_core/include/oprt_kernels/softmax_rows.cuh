@@ -120,44 +120,33 @@ struct alignas(16) PersistPush {
     float2 pair[2][16];      // [set][rank]: rank's (max, sum)
     unsigned long long bar[2];
 };
-__device__ __forceinline__ unsigned persist_smem_u32(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-__device__ __forceinline__ void persist_arm(unsigned long long *bar, unsigned bytes) {
+// ---- mbarriers and split cluster barriers (inline PTX, sm_90; also softmax_cols.cuh's) ------------------------------
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+// Arms the mbarrier's current phase: one arrival, expecting `bytes` of complete_tx.
+__device__ __forceinline__ void mbar_arm(unsigned long long *bar, unsigned bytes) {
 #if OPRT_PTX_AT_LEAST(900)
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(persist_smem_u32(bar)), "r"(bytes)
-                 : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 #else
     (void)bar, (void)bytes;
 #endif
 }
-__device__ __forceinline__ void persist_init(PersistPush &x, unsigned bytes) {
+// One thread: the mbarrier initialised (one arrival a phase) and its first phase armed for `bytes`.
+__device__ __forceinline__ void mbar_init_armed(unsigned long long *bar, unsigned bytes) {
 #if OPRT_PTX_AT_LEAST(900)
-    if (threadIdx.x == 0) {
-        for (int k = 0; k < 2; ++k) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(persist_smem_u32(&x.bar[k])) : "memory");
-            persist_arm(&x.bar[k], bytes);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
+    mbar_arm(bar, bytes);
 #else
-    (void)x, (void)bytes;
+    (void)bar, (void)bytes;
 #endif
 }
-__device__ __forceinline__ void persist_push(float2 *dst, unsigned long long *bar, int rank, float2 v) {
+// After mbar_init_armed: the initialisations visible to the cluster (then a cluster barrier before any remote use).
+__device__ __forceinline__ void mbar_init_fence() {
 #if OPRT_PTX_AT_LEAST(900)
-    unsigned rd, rb;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(persist_smem_u32(dst)), "r"(rank));
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(persist_smem_u32(bar)), "r"(rank));
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(rd),
-                 "f"(v.x), "f"(v.y), "r"(rb)
-                 : "memory");
-#else
-    (void)dst, (void)bar, (void)rank, (void)v;
-    oprt_vendor::trap();
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
 }
-__device__ __forceinline__ void persist_wait(unsigned long long *bar, unsigned parity) {
+// Waits (acquire, cluster scope) until the mbarrier's phase of this parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
 #if OPRT_PTX_AT_LEAST(900)
     unsigned done = 0;
     while (!done)
@@ -165,20 +154,52 @@ __device__ __forceinline__ void persist_wait(unsigned long long *bar, unsigned p
             "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
             " selp.u32 %0, 1, 0, p;\n}"
             : "=r"(done)
-            : "r"(persist_smem_u32(bar)), "r"(parity)
+            : "r"(smem_u32(bar)), "r"(parity)
             : "memory");
 #else
     (void)bar, (void)parity;
 #endif
 }
-__device__ __forceinline__ void persist_cluster_arrive_relaxed() {
+// The two halves of a cluster barrier: arrive (release, or relaxed where nothing needs publishing), then wait
+// (acquire).
+__device__ __forceinline__ void cluster_arrive() {
+#if OPRT_PTX_AT_LEAST(900)
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_arrive_relaxed() {
 #if OPRT_PTX_AT_LEAST(900)
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 #endif
 }
-__device__ __forceinline__ void persist_cluster_wait() {
+__device__ __forceinline__ void cluster_wait() {
 #if OPRT_PTX_AT_LEAST(900)
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+// Both slot sets' mbarriers initialised and armed for nb pushes of 8 bytes (thread 0), then this block's relaxed
+// arrive on the cluster barrier that the first push waits on.
+__device__ __forceinline__ void persist_init(PersistPush &x, unsigned bytes) {
+    if (threadIdx.x == 0) {
+        mbar_init_armed(&x.bar[0], bytes);
+        mbar_init_armed(&x.bar[1], bytes);
+        mbar_init_fence();
+    }
+    cluster_arrive_relaxed();
+}
+// v into slot `dst` of rank's shared memory by st.async, completing on rank's mbarrier at bar's offset.
+__device__ __forceinline__ void persist_push(float2 *dst, unsigned long long *bar, int rank, float2 v) {
+#if OPRT_PTX_AT_LEAST(900)
+    unsigned rd, rb;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rd) : "r"(smem_u32(dst)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(smem_u32(bar)), "r"(rank));
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(rd),
+                 "f"(v.x), "f"(v.y), "r"(rb)
+                 : "memory");
+#else
+    (void)dst, (void)bar, (void)rank, (void)v;
+    oprt_vendor::trap();
 #endif
 }
 
@@ -189,7 +210,7 @@ __device__ __forceinline__ float persist_exchange(PersistPush &x, float2 own, in
     float gm = own.x, gs = own.y;
     if (nb > 1) {
         if ((int)threadIdx.x < nb) persist_push(&x.pair[set][rank], &x.bar[set], (int)threadIdx.x, own);
-        persist_wait(&x.bar[set], (unsigned)((k >> 1) & 1));
+        mbar_wait(&x.bar[set], (unsigned)((k >> 1) & 1));
         gm = -INFINITY, gs = 0.f;
         for (int q0 = 0; q0 < nb; q0 += 4) {  // four pairs' loads in flight before their folds
             float2 v[4];
@@ -198,7 +219,7 @@ __device__ __forceinline__ float persist_exchange(PersistPush &x, float2 own, in
 #pragma unroll
             for (int j = 0; j < 4; ++j) maxsum_merge(gm, gs, v[j].x, v[j].y);
         }
-        if (threadIdx.x == 0) persist_arm(&x.bar[set], (unsigned)nb * 8u);  // the set's next use (row k + 2)
+        if (threadIdx.x == 0) mbar_arm(&x.bar[set], (unsigned)nb * 8u);  // the set's next use (row k + 2)
     }
     return gm == -INFINITY ? __int_as_float(0x7fffffff) : expf(own.x - gm) / gs;
 }
@@ -341,10 +362,8 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         row = (int64_t)blockIdx.x / nb;
         seg = (int64_t)cluster_rank() * G * P * V;
         if constexpr (kPush) {
-            if (nb > 1) {  // every block's mbarrier initialised before any push (the wait after the loads)
-                persist_init(push, (unsigned)nb * 8u);
-                persist_cluster_arrive_relaxed();
-            }
+            // every block's mbarriers initialised before any push (the wait after the loads)
+            if (nb > 1) persist_init(push, (unsigned)nb * 8u);
         }
     } else {
         row = (int64_t)blockIdx.x * (kBlock / G) + threadIdx.x / G;
@@ -397,7 +416,7 @@ softmax_fast_rows_kernel(T *__restrict__ out, const T *__restrict__ x, FastRowsA
         }
     }
     if constexpr (kPush)
-        if (nb > 1) persist_cluster_wait();
+        if (nb > 1) cluster_wait();
     m = fast_row_reduce<G, true>(m, smem);
     // kCluster: m is this block's max; a block of only -inf contributes (-inf, 0): it sums exp(x - 0) = 0
     // and scales by 0 (its outputs are 0, or NaN where the whole row is -inf)
@@ -709,16 +728,13 @@ softmax_rows_persist_kernel(T *__restrict__ out, const T *__restrict__ x, FastRo
     const int rank = cluster_rank();
     const int64_t clusters = gridDim.x / nb;
     const int64_t seg = (int64_t)rank * kPersistThreads * P * V;
-    if (nb > 1) {  // every block's mbarriers initialised before any push (the wait below)
-        persist_init(push, (unsigned)nb * 8u);
-        persist_cluster_arrive_relaxed();
-    }
+    if (nb > 1) persist_init(push, (unsigned)nb * 8u);  // every block's mbarriers initialised before any push
     uint4 b0[P], b1[P];
     PersistRow<T> r0{}, r1{};
     int64_t row = blockIdx.x / nb;  // < rows: the grid has at most one cluster a row
     r0 = persist_row_at<T, P, kShift>(out, x, a, row, seg);
     persist_load<T, P, kShift>(b0, r0);
-    if (nb > 1) persist_cluster_wait();
+    if (nb > 1) cluster_wait();
     // two rows a trip, so that each register set is named statically; the next row's loads are issued between a
     // row's reduction and its exchange, and stay in flight through the exchange and the stores
     for (int64_t k = 0; row < a.rows; row += 2 * clusters, k += 2) {
