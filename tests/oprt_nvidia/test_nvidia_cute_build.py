@@ -203,8 +203,9 @@ _SCHEDULED = [  # (plan row, kernel column with OPRT_NVIDIA_MATMUL_STREAMK=1, _S
 
 
 def test_scheduler_settings_from_the_environment(rule_driver):
-    """OPRT_NVIDIA_MATMUL_STREAMK / _SWIZZLE / _RASTER reach the plan and the kernel column (stream-K only on the 16-bit
-    large configuration); values it does not know keep the default, whose names carry no suffix."""
+    """OPRT_NVIDIA_MATMUL_STREAMK / _SWIZZLE / _RASTER / _TILE reach the plan and the kernel column (stream-K and the
+    256 x 128 tile only on the 16-bit large configuration); values it does not know keep the default, whose names carry
+    no suffix."""
     rows = [row for row, _ in _SCHEDULED]
     env = {"OPRT_NVIDIA_MATMUL_STREAMK": "1", "OPRT_NVIDIA_MATMUL_SWIZZLE": "4", "OPRT_NVIDIA_MATMUL_RASTER": "m"}
     assert [got[0] for got in _plans(rule_driver, rows, env)] == [name for _, name in _SCHEDULED]
@@ -215,3 +216,10 @@ def test_scheduler_settings_from_the_environment(rule_driver):
     assert not any(n.endswith(("streamk", "M", "N")) or "swizzle" in n for n in defaults)
     raster_n = _plans(rule_driver, rows[:1], {"OPRT_NVIDIA_MATMUL_RASTER": "n"})
     assert raster_n[0][0] == "cutlass_sm90_128x256x64_ws_rasterN"
+    # the 256 x 128 tile: 16-bit large configurations only, and then no stream-K
+    tall = {"OPRT_NVIDIA_MATMUL_TILE": "256x128", "OPRT_NVIDIA_MATMUL_STREAMK": "1"}
+    assert [got[0] for got in _plans(rule_driver, rows, tall)] == [
+        "cutlass_sm90_256x128x64_1x2_ws", "cutlass_sm90_256x128x64_1x2_ws", "cutlass_sm90_128x128x64_ws",
+        "cutlass_sm90_64x128x64_pingpong", "cutlass_sm90_128x128x128_2x1_ws_e4m3", "cutlass_sm90_128x256x32_ws_tf32",
+        "none"]
+    assert _plans(rule_driver, rows[:1], {"OPRT_NVIDIA_MATMUL_TILE": "128x128"})[0][0] == "cutlass_sm90_128x256x64_ws"

@@ -261,6 +261,11 @@ _SCHEDULER_CASES = [
     (matmul_case(4096, 4096, 1024), "bf16", {"SWIZZLE": "8", "RASTER": "m"}, "_swizzle8_rasterM"),
     (matmul_case(512, 384, 256), "f16", {"SWIZZLE": "2", "RASTER": "n"}, "_swizzle2_rasterN"),
     (matmul_case(16, 1024, 512, b_layout="transposed"), "bf16", {"SWIZZLE": "4"}, "_swizzle4"),
+    # the 256 x 128 tile in a 1 x 2 cluster (its name replaces the large tile's): a row-major and a K-major b, batched
+    (matmul_case(4096, 4096, 1024), "bf16", {"TILE": "256x128"}, "256x128"),
+    (matmul_case(2048, 5120, 4096, b_layout="transposed"), "f16", {"TILE": "256x128", "SWIZZLE": "8"},
+     "256x128_swizzle8"),
+    (matmul_case(1024, 2048, 520, batch=3, beta=0.5), "bf16", {"TILE": "256x128"}, "256x128"),
 ]
 
 
@@ -277,7 +282,10 @@ def test_cutlass_scheduler_settings(cute_backend, monkeypatch, rng, item):
     assert np.isfinite(got.astype(np.float32)).all()
     m, n = inputs[0].shape[-2], inputs[1].shape[-1]
     batch = inputs[0].shape[0] if inputs[0].ndim == 3 else 1
-    assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch) + suffix
+    if suffix.startswith("256x128"):
+        assert cute_backend.last_launch() == "cutlass_sm90_256x128x64_1x2_ws" + suffix[len("256x128"):]
+    else:
+        assert cute_backend.last_launch() == _tile(cute_backend, m, n, batch) + suffix
 
 
 @pytest.mark.gpu

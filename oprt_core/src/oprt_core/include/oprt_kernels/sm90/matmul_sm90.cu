@@ -114,12 +114,16 @@ int64_t tiles(int64_t m, int64_t n, int64_t l, int64_t bm, int64_t bn) {
 }
 
 // The tile scheduler's settings from the environment (read at plan time, so that the workspace planned is the one
-// the launch uses): OPRT_NVIDIA_MATMUL_STREAMK=1 (16-bit large configuration), OPRT_NVIDIA_MATMUL_SWIZZLE=1|2|4|8,
-// OPRT_NVIDIA_MATMUL_RASTER=m|n. Anything else keeps the default (data-parallel, 1, heuristic).
+// the launch uses): OPRT_NVIDIA_MATMUL_TILE=256x128 and OPRT_NVIDIA_MATMUL_STREAMK=1 (16-bit large configuration; the
+// tile first), OPRT_NVIDIA_MATMUL_SWIZZLE=1|2|4|8, OPRT_NVIDIA_MATMUL_RASTER=m|n. Anything else keeps the default
+// (128 x 256 data-parallel, 1, heuristic).
 void plan_scheduler(Plan *out) {
-    const char *v = getenv("OPRT_NVIDIA_MATMUL_STREAMK");
-    out->stream_k = out->config == kConfigLarge && out->prob.in_dtype != OPRT_DTYPE_F8E4M3 &&
-                    out->prob.dtype != OPRT_DTYPE_F32 && v != nullptr && strcmp(v, "1") == 0;
+    const bool large16 = out->config == kConfigLarge && out->prob.in_dtype != OPRT_DTYPE_F8E4M3 &&
+                         out->prob.dtype != OPRT_DTYPE_F32;
+    const char *v = getenv("OPRT_NVIDIA_MATMUL_TILE");
+    out->tall = large16 && v != nullptr && strcmp(v, "256x128") == 0;
+    v = getenv("OPRT_NVIDIA_MATMUL_STREAMK");
+    out->stream_k = large16 && !out->tall && v != nullptr && strcmp(v, "1") == 0;
     v = getenv("OPRT_NVIDIA_MATMUL_SWIZZLE");
     const int sw = v != nullptr ? atoi(v) : 1;
     out->swizzle = sw == 2 || sw == 4 || sw == 8 ? sw : 1;
@@ -156,7 +160,7 @@ const char *make_name(const Plan &plan) {
          {nullptr, nullptr, nullptr}},  // 16-bit WGMMA reads an N-major B as it is
     };
     const int kind = plan.prob.in_dtype == OPRT_DTYPE_F8E4M3 ? 0 : plan.prob.dtype == OPRT_DTYPE_F32 ? 1 : 2;
-    const char *base = names[kind][plan.b_copy ? 1 : 0][plan.config];
+    const char *base = plan.tall ? "cutlass_sm90_256x128x64_1x2_ws" : names[kind][plan.b_copy ? 1 : 0][plan.config];
     if (!plan.stream_k && plan.swizzle <= 1 && plan.raster == kRasterHeuristic) return base;
     std::string name = base;
     if (plan.stream_k) name += "_streamk";

@@ -9,8 +9,8 @@
 // (e4m3) take bf16 C and D (ElementCD) and CUTLASS's FP8 main loop of the non-FastAccum schedules, which adds the
 // tensor cores' partial sums into f32 registers every mma_promotion_interval (4) MMAs (docs/matmul.md), and a
 // 128 x 128 large tile (matmul_sm90_e4m3.cu says why); the 16-bit large configuration also as a stream-K
-// kernel, which the plan takes where OPRT_NVIDIA_MATMUL_STREAMK=1 (a design not yet measured against the data-parallel
-// default).
+// kernel and as a 256 x 128 tile in a 1 x 2 cluster, which the plan takes where OPRT_NVIDIA_MATMUL_STREAMK=1 or
+// OPRT_NVIDIA_MATMUL_TILE=256x128 (designs not yet measured against the default).
 #pragma once
 
 #include "matmul_sm90.h"
@@ -131,7 +131,9 @@ using namespace cute;
 template <int kK> using Large = Shape<_128, _256, Int<kK>>;
 template <int kK> using Mid = Shape<_128, _128, Int<kK>>;
 template <int kK> using Small = Shape<_64, _128, Int<kK>>;
+template <int kK> using Tall = Shape<_256, _128, Int<kK>>;  // the large configuration's alternative (16-bit)
 using ClusterLarge = Shape<_2, _1, _1>;
+using ClusterTall = Shape<_1, _2, _1>;  // two CTAs along N sharing (multicasting) A's 256-row tile
 using ClusterOne = Shape<_1, _1, _1>;
 }  // namespace tiles
 
@@ -141,21 +143,25 @@ using PingPong = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
 using PingPongEpi = cutlass::epilogue::TmaWarpSpecialized;
 
 // LargeTile: the large configuration's tile (e4m3: 128 x 128, docs/matmul.md), its cluster 2 x 1 whatever the tile.
-// kStreamK: the large configuration also as a stream-K kernel (16-bit only: the plan asks for it nowhere else).
+// kAlternatives: the large configuration also as a stream-K kernel and as a 256 x 128 tile in a 1 x 2 cluster
+// (16-bit only: the plan asks for them nowhere else).
 template <class Element, class LayoutB, int kK, class ElementCD = Element, class LargeTile = tiles::Large<kK>,
-          bool kStreamK = false>
+          bool kAlternatives = false>
 struct Configs {
     using Large = GemmSm90<Element, LayoutB, LargeTile, tiles::ClusterLarge, Coop, CoopEpi, ElementCD>;
     using LargeStreamK = GemmSm90<Element, LayoutB, LargeTile, tiles::ClusterLarge, Coop, CoopEpi, ElementCD,
                                   cutlass::gemm::StreamKScheduler>;
+    using LargeTall = GemmSm90<Element, LayoutB, tiles::Tall<kK>, tiles::ClusterTall, Coop, CoopEpi, ElementCD>;
     using Mid = GemmSm90<Element, LayoutB, tiles::Mid<kK>, tiles::ClusterOne, Coop, CoopEpi, ElementCD>;
     using Small = GemmSm90<Element, LayoutB, tiles::Small<kK>, tiles::ClusterOne, PingPong, PingPongEpi, ElementCD>;
 
     static size_t workspace(const Plan &plan, int sm_count) {
         switch (plan.config) {
         case kConfigLarge:
-            if constexpr (kStreamK)
+            if constexpr (kAlternatives) {
+                if (plan.tall) return LargeTall::workspace(plan, sm_count);
                 if (plan.stream_k) return LargeStreamK::workspace(plan, sm_count);
+            }
             return Large::workspace(plan, sm_count);
         case kConfigMid: return Mid::workspace(plan, sm_count);
         case kConfigSmall: return Small::workspace(plan, sm_count);
@@ -165,8 +171,10 @@ struct Configs {
     static cudaError_t run(const LaunchArgs &la, bool *launched) {
         switch (la.plan->config) {
         case kConfigLarge:
-            if constexpr (kStreamK)
+            if constexpr (kAlternatives) {
+                if (la.plan->tall) return LargeTall::run(la, launched);
                 if (la.plan->stream_k) return LargeStreamK::run(la, launched);
+            }
             return Large::run(la, launched);
         case kConfigMid: return Mid::run(la, launched);
         case kConfigSmall: return Small::run(la, launched);

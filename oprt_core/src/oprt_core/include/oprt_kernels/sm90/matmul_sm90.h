@@ -41,6 +41,8 @@ struct Plan {
     // tiles) and raster order of the tile walk. Defaults: data-parallel, 1, heuristic; OPRT_NVIDIA_MATMUL_STREAMK=1,
     // OPRT_NVIDIA_MATMUL_SWIZZLE=N and OPRT_NVIDIA_MATMUL_RASTER=m|n set them at plan time (docs/matmul.md)
     int32_t stream_k;
+    int32_t tall;                  // the 16-bit large configuration as a 256 x 128 tile, 1 x 2 cluster
+                                   // (OPRT_NVIDIA_MATMUL_TILE=256x128; stream-K is then not taken)
     int32_t swizzle;
     int32_t raster;                // Raster
     const char *name;              // config_name's: made once by plan(), lives as long as the process
