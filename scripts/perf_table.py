@@ -6,6 +6,7 @@
     python scripts/perf_table.py RUN_A/results.csv RUN_B/results.csv ...   # several sweeps of the same cases
     python scripts/perf_table.py --union OPS_A/results.csv OPS_B/results.csv  # one sweep split by op group
     python scripts/perf_table.py --format markdown --op softmax DEFAULT/results.csv LARGE/results.csv  # docs tables
+    python scripts/perf_table.py --variants OUTDIR   # scripts/env_variants.sh's runs side by side, a column a variant
 
 Reads oprt-bench's results.csv (columns op, case, shape, dtype, params, backend, status, median_ms, bytes, gbps,
 pct_of_peak, baseline, speedup, tflops; pct_of_peak may be empty) and prints, for every row of the backend,
@@ -53,6 +54,11 @@ target). Rows without a target show "-" under "met". Without --all only rows wit
 only the rows below their target (the summary line counts them either way). --kernel adds the row's `kernel` cell
 (which of the backend's kernels ran, results schema 3 on). --op keeps the rows of the named ops (comma-separated).
 Exit status 0 either way (a report, not a gate).
+
+--variants OUTDIR: the runs of scripts/env_variants.sh (OUTDIR/variants.txt names them, OUTDIR/vN/results.csv each
+one's rows) in one table, a row per (op, case, dtype) and a column per variant: % of peak, the speedup over the
+baseline and whether the row meets its target (with --kernel, the kernel that ran): the designs of one kernel
+compared by the bench's own measurements, as docs/kernels.md's records of them want.
 
 Several CSVs (sweeps of the same cases, e.g. of one commit on several machines): one row per (op, case, dtype), each
 number the median over the runs that timed it with its range in parentheses, the targets judged on the medians; a row
@@ -657,6 +663,53 @@ def render_markdown(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def read_variants(outdir: str) -> list[tuple[str, str, str]]:
+    """(name, assignments, results.csv) of each run of an env_variants.sh folder, in variants.txt's order."""
+    listing = Path(outdir) / "variants.txt"
+    out = []
+    for line in listing.read_text().splitlines():
+        name, _, assigns = line.partition(": ")
+        if name.strip():
+            out.append((name.strip(), assigns.strip(), str(Path(outdir) / name.strip() / "results.csv")))
+    return out
+
+
+def render_variants(variants: list[tuple[str, str]], per_variant: list[list[dict]], kernel: bool = False) -> str:
+    """One table of several variants' rows: a row per (op, case, dtype) in first-seen order, a cell per variant with
+    its % of peak, speedup over the baseline and whether it meets the row's target ("missing": the variant's run has
+    no such row)."""
+    keys: list[tuple] = []
+    cells: list[dict[tuple, dict]] = []
+    for rows in per_variant:
+        by_key = {}
+        for r in rows:
+            key = (r["op"], r["case"], r["dtype"])
+            by_key[key] = r
+            if key not in keys:
+                keys.append(key)
+        cells.append(by_key)
+    head = ["op", "case", "dtype"] + [f"{name}: {assigns or '-'}" for name, assigns in variants]
+    out = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * 3 + ["---:"] * len(variants)) + " |"]
+    for key in keys:
+        row = list(key)
+        for by_key in cells:
+            r = by_key.get(key)
+            if r is None:
+                row.append("missing")
+                continue
+            text = r["status"] if r["status"] != "ok" else (
+                f"{_pct_cell(r, _fmt(r['pct'], '.1f'))}% {_fmt_speedup(r['speedup'])}x {r['met']}")
+            if kernel and r["kernel"]:
+                text += f" `{r['kernel'].replace('|', '/')}`"
+            row.append(text)
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    for (name, _), rows in zip(variants, per_variant):
+        judged = [r for r in rows if r["met"] != "-"]
+        out.append(f"{name}: {sum(r['met'] == 'yes' for r in judged)} of {len(judged)} rows with a target meet it.")
+    return "\n".join(out)
+
+
 def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
     """One line from the run.json beside ``csv_path`` (None when there is none or it does not parse)."""
     try:
@@ -688,7 +741,9 @@ def provenance(csv_path: str, backend: str, peak: float | None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("csv", nargs="+", help="a run's results.csv; several: one row per case, the median over the runs")
+    ap.add_argument("csv", nargs="*", help="a run's results.csv; several: one row per case, the median over the runs")
+    ap.add_argument("--variants", metavar="OUTDIR", default=None,
+                    help="an env_variants.sh folder: its runs side by side, a column a variant")
     ap.add_argument("--backend", default="nvidia")
     ap.add_argument(
         "--peak",
@@ -726,6 +781,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     ops = {o.strip() for o in args.op.split(",") if o.strip()}
+    if args.variants is not None:
+        if args.csv:
+            ap.error("--variants reads the folder's runs: give no CSV beside it")
+        if not (Path(args.variants) / "variants.txt").is_file():
+            ap.error(f"no variants.txt in {args.variants} (scripts/env_variants.sh writes it)")
+        runs = read_variants(args.variants)
+        missing = [csv_path for _, _, csv_path in runs if not Path(csv_path).is_file()]
+        if missing:
+            ap.error(f"no such file: {missing[0]} (that variant's run wrote no results)")
+        per_variant = [[r for r in build_rows(c, args.backend, args.peak, True, args.size_rule)
+                        if not ops or r["op"] in ops] for _, _, c in runs]
+        first = provenance(runs[0][2], args.backend, args.peak) if runs else None
+        if first:
+            print(first + "\n")
+        print(render_variants([(n, a) for n, a, _ in runs], per_variant, args.kernel))
+        return 0
+    if not args.csv:
+        ap.error("give a results.csv (or --variants OUTDIR)")
     for path in args.csv:
         if not Path(path).is_file():
             ap.error(f"no such file: {path}")

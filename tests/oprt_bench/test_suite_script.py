@@ -1,6 +1,7 @@
 """scripts/gpu-suite.sh on the host, its phases that need no GPU: an unknown phase is refused, and the variants phase
 runs scripts/env_variants.sh once per entry of OPRT_SUITE_VARIANTS (here over the numpy backend), each variant into
-its own run folder, a malformed entry named in the summary."""
+its own run folder, a malformed entry named in the summary; scripts/perf_table.py --variants then lays the runs side
+by side."""
 
 from __future__ import annotations
 
@@ -44,3 +45,14 @@ def test_variants_phase_runs_each_variant_into_its_own_folder(tmp_path):
     summary = (out / "summary.txt").read_text()
     assert "variants-cp: exit 0" in summary
     assert "variants: 'bad@x' is not NAME@VARIANT;...@OPRT-BENCH-ARGS" in summary
+
+    # the variants side by side (scripts/perf_table.py --variants): a column each, its cell the CSV's % of peak
+    table = subprocess.run([sys.executable, str(ROOT / "scripts" / "perf_table.py"), "--variants",
+                            str(out / "variants-cp"), "--backend", "numpy"], capture_output=True, text=True, timeout=60)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert "| op | case | dtype | v1: - | v2: OPRT_TEST_SWITCH=1 OPRT_TEST_OTHER=2 |" in lines
+    cells = next(line for line in lines if line.startswith("| copy | 1000 | f32 |")).strip("|").split("|")
+    for v, cell in zip(("v1", "v2"), cells[3:]):
+        row = next(csv.DictReader((out / "variants-cp" / v / "results.csv").open()))
+        assert cell.strip().startswith(f"{float(row['pct_of_peak']):.1f}% "), (v, cell)
