@@ -105,21 +105,6 @@ __device__ __forceinline__ void cluster_combine_maxsum(float &m, float &s, float
 #endif
 }
 
-// The cluster's (max, sum) exchange by pushes instead of a cluster barrier (the persistent rows kernel; the fast cluster
-// rows under OPRT_NVIDIA_SOFTMAX_PUSH=1, with one set): a cluster barrier's arrive has release semantics, and under the
-// kernel's own streaming its wait returned microseconds later (the timelines of the columns kernels, softmax_cols.cuh's
-// kXPush); in the persistent kernel a barrier a row would also wait for the next row's loads. Each block keeps two slot sets, one a row in turn (row k of the cluster: set k % 2), each
-// with an mbarrier that expects nb pushes of 8 bytes: at the exchange thread q < nb writes the block's (max, sum)
-// into slot [rank] of block q's set by st.async ... mbarrier::complete_tx (its completion releases the pair at
-// cluster scope), then every thread waits on its own set's mbarrier (acquire, cluster scope; the set's u-th use
-// completes phase u, parity u & 1) and folds the nb pairs from its own shared memory; thread 0 then arms the set for
-// its next use. A set is pushed into again only for the row two later, which a block reaches only after every block
-// of the cluster has pushed the row between, each after the block barrier that follows its threads' reads of the
-// set: no pair is overwritten before it is read. Clusters of one block exchange nothing.
-struct alignas(16) PersistPush {
-    float2 pair[2][16];      // [set][rank]: rank's (max, sum)
-    unsigned long long bar[2];
-};
 // ---- mbarriers and split cluster barriers (inline PTX, sm_90; also softmax_cols.cuh's) ------------------------------
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 // Arms the mbarrier's current phase: one arrival, expecting `bytes` of complete_tx.
@@ -177,6 +162,23 @@ __device__ __forceinline__ void cluster_wait() {
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #endif
 }
+
+// The cluster's (max, sum) exchange by pushes instead of a cluster barrier (the persistent rows kernel; the fast
+// cluster rows under OPRT_NVIDIA_SOFTMAX_PUSH=1, with one set): a cluster barrier's arrive has release semantics, and
+// under the kernel's own streaming its wait returned microseconds later (the timelines of the columns kernels,
+// softmax_cols.cuh's kXPush); in the persistent kernel a barrier a row would also wait for the next row's loads. Each
+// block keeps two slot sets, one a row in turn (row k of the cluster: set k % 2), each with an mbarrier that expects nb
+// pushes of 8 bytes: at the exchange thread q < nb writes the block's (max, sum) into slot [rank] of block q's set by
+// st.async ... mbarrier::complete_tx (its completion releases the pair at cluster scope), then every thread waits on
+// its own set's mbarrier (acquire, cluster scope; the set's u-th use completes phase u, parity u & 1) and folds the nb
+// pairs from its own shared memory; thread 0 then arms the set for its next use. A set is pushed into again only for
+// the row two later, which a block reaches only after every block of the cluster has pushed the row between, each after
+// the block barrier that follows its threads' reads of the set: no pair is overwritten before it is read. Clusters of
+// one block exchange nothing.
+struct alignas(16) PersistPush {
+    float2 pair[2][16];      // [set][rank]: rank's (max, sum)
+    unsigned long long bar[2];
+};
 
 // Both slot sets' mbarriers initialised and armed for nb pushes of 8 bytes (thread 0), then this block's relaxed
 // arrive on the cluster barrier that the first push waits on.
@@ -558,6 +560,21 @@ gpuError_t launch_clusters(void (*kernel)(P...), int64_t blocks, int threads, in
     return err;
 }
 
+// Lets `kernel` launch clusters of more than kMaxCluster blocks (the non-portable size, up to 16) on the current
+// device; `allowed` remembers per device that it did. False (no error left pending) where the device refuses.
+inline bool allow_nonportable_clusters(const void *kernel, int (&allowed)[64]) {
+    int dev = 0;
+    const bool known = gpuGetDevice(&dev) == gpuSuccess && dev >= 0 && dev < 64;
+    (void)gpuGetLastError();
+    if (known && allowed[dev]) return true;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != gpuSuccess) {
+        (void)gpuGetLastError();
+        return false;
+    }
+    if (known) allowed[dev] = 1;
+    return true;
+}
+
 // Launches one cluster configuration: ceil(L / (G * P * V)) blocks a row (kShift: of L + V - 1), at most
 // max_cluster (more than kMaxCluster: a non-portable size, opted in on the kernel here). False (nothing launched, no
 // error left pending) where the device, the build or the shape does not allow it.
@@ -569,43 +586,31 @@ bool launch_fast_cluster_rows(gpuStream_t stream, T *out, const T *x, const Fast
     if (nb < 1 || nb > max_cluster || a.rows > 0x7fffffff / max_cluster || !cluster_launch_supported()) return false;
     const bool full = !kShift && a.L == nb * per_block;
     // push: the exchange by pushes (kPush) instead of cluster barriers
-    void (*kernel)(T *, const T *, FastRowsArgs) =
-        push ? (kShift ? softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, true, true>
-                : full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true, false, true>
-                       : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, false, true>)
-        : kShift ? softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, true>
-        : full   ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true>
-                 : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true>;
-    const int which = (full ? 1 : 0) + (push ? 2 : 0);
+    auto pick = [&](auto kPush) -> void (*)(T *, const T *, FastRowsArgs) {
+        constexpr bool kP = decltype(kPush)::value;
+        return kShift ? softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, true, kP>
+               : full ? softmax_fast_rows_kernel<T, G, P, G, true, kRaw, true, false, kP>
+                      : softmax_fast_rows_kernel<T, G, P, G, false, kRaw, true, false, kP>;
+    };
+    void (*kernel)(T *, const T *, FastRowsArgs) = push ? pick(std::true_type{}) : pick(std::false_type{});
+    const int which = (full ? 1 : 0) + (push ? 2 : 0);  // the kernel, for the per-kernel caches
     static int built[4];
+    static int allowed16[4][64];
     if (!kernel_built_for_sm90((const void *)kernel, built[which])) return false;
-    if (nb > kMaxCluster) {
-        static int allowed16[4][64];  // per kernel (full or not, push or not) and device: the non-portable size
-        int dev = 0;
-        const bool known = gpuGetDevice(&dev) == gpuSuccess && dev >= 0 && dev < 64;
-        (void)gpuGetLastError();
-        if (!known || !allowed16[which][dev]) {
-            if (cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
-                gpuSuccess) {
-                (void)gpuGetLastError();
-                return false;
-            }
-            if (known) allowed16[which][dev] = 1;
-        }
-    }
+    if (nb > kMaxCluster && !allow_nonportable_clusters((const void *)kernel, allowed16[which])) return false;
     return launch_clusters(kernel, a.rows * nb, G, nb, 0, stream, out, x, a) == gpuSuccess;
 }
 
-// ---- persistent cluster rows: the next row loading while the cluster works on this one -------------------------------
+// ---- persistent cluster rows: the next row loading while the cluster works on this one ---------------------------
 // The fast cluster rows above launch a cluster a row: each block loads its part, reduces, exchanges with its cluster
 // and stores, and the SM's next block starts loading only once a block exits (two blocks an SM overlap those phases
 // only where they happen to be out of step). Here the grid is as many clusters as are co-resident (one 512-thread block
 // an SM, cudaOccupancyMaxActiveClusters), cluster c takes rows c, c + C, c + 2C, ... (C clusters), and each thread
 // holds two rows' packs in registers: the next row's loads are issued once this row's max and sum are taken, and stay
-// in flight through its exchange and stores and the next row's first loop. The packs stay 16-byte packs of T (uint4, 4 registers each;
-// exp(x - max) overwrites them, rounded to T for 16-bit as kRawExp does, exact for f32): 2 x P x 4 registers of rows.
-// Blocks of a row hold P packs a thread, 512 x P x V elements, up to 16 blocks a cluster (more than 8: the
-// non-portable cluster size, opted in). The blocks' (max, sum) pairs are pushed into each other's shared memory
+// in flight through its exchange and stores and the next row's first loop. The packs stay 16-byte packs of T (uint4, 4
+// registers each; exp(x - max) overwrites them, rounded to T for 16-bit as kRawExp does, exact for f32): 2 x P x 4
+// registers of rows. Blocks of a row hold P packs a thread, 512 x P x V elements, up to 16 blocks a cluster (more than
+// 8: the non-portable cluster size, opted in). The blocks' (max, sum) pairs are pushed into each other's shared memory
 // (persist_exchange below), with no cluster barrier a row.
 constexpr int kPersistThreads = 512;
 
@@ -760,9 +765,9 @@ softmax_rows_persist_kernel(T *__restrict__ out, const T *__restrict__ x, FastRo
 #endif
 }
 
-// The persistent kernel with P packs a thread: its blocks a row, ceil(span / (512 P V)) (span: L, kShift L + V - 1), and
-// how many of its clusters of that size are co-resident (cudaOccupancyMaxActiveClusters, cached per device and size;
-// clusters of more than 8 opted in). 0 clusters where the device, the build or the shape does not allow it.
+// The persistent kernel with P packs a thread: its blocks a row, ceil(span / (512 P V)) (span: L, kShift L + V - 1),
+// and how many of its clusters of that size are co-resident (cudaOccupancyMaxActiveClusters, cached per device and
+// size; clusters of more than 8 opted in). 0 clusters where the device, the build or the shape does not allow it.
 template <typename T, int P, bool kShift> struct PersistConfig {
     static int64_t blocks(int64_t span) {
         return (span + kPersistThreads * P * Pack<T>::N - 1) / (kPersistThreads * P * Pack<T>::N);
@@ -771,21 +776,16 @@ template <typename T, int P, bool kShift> struct PersistConfig {
         if (nb < 1 || nb > 16 || !cluster_launch_supported()) return 0;
         static int built;
         if (!kernel_built_for_sm90((const void *)softmax_rows_persist_kernel<T, P, kShift>, built)) return 0;
+        static int allowed16[64];
+        if (nb > kMaxCluster &&
+            !allow_nonportable_clusters((const void *)softmax_rows_persist_kernel<T, P, kShift>, allowed16))
+            return 0;
         int dev = 0;
         if (gpuGetDevice(&dev) != gpuSuccess || dev < 0 || dev >= 64) {
             (void)gpuGetLastError();
             return 0;
         }
         static int known[64][17];  // 0 unknown, -1 none, else the count
-        static int allowed16[64];
-        if (nb > kMaxCluster && !allowed16[dev]) {
-            if (cudaFuncSetAttribute((const void *)softmax_rows_persist_kernel<T, P, kShift>,
-                                     cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != gpuSuccess) {
-                (void)gpuGetLastError();
-                return 0;
-            }
-            allowed16[dev] = 1;
-        }
         if (known[dev][nb] == 0) {
             cudaLaunchAttribute attr[2];
             const cudaLaunchConfig_t cfg = cluster_config(nb, kPersistThreads, nb, 0, stream, attr);

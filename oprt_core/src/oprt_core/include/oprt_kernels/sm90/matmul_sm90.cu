@@ -21,7 +21,8 @@
 // e4m3 tiles are 128 deep, and its large configuration a 128 x 128 tile in the 2 x 1 cluster (matmul_sm90_e4m3.cu
 // says why); the rule choosing the configuration is the same.
 // The tile scheduler: data-parallel (each persistent block takes whole tiles), swizzle 1, raster order CUTLASS's
-// heuristic; stream-K, a swizzle and a raster order are environment settings read at plan time (plan_scheduler).
+// heuristic; the 16-bit large configuration's 256 x 128 tile, stream-K, a swizzle and a raster order are environment
+// settings read at plan time (plan_scheduler).
 // At launch (launch): the device's capability exactly 9.0 (an sm_90a cubin runs nowhere else), every pointer 16-byte
 // aligned, C (beta != 0) row-major in the kernel's view with aligned strides, the workspace at least what was planned.
 #include "matmul_sm90.h"
