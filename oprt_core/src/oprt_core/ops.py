@@ -552,16 +552,17 @@ _IN_PLACE = """In place: ``out`` may be an input itself (the same memory, shape 
     (:class:`~oprt_core.errors.OverlapError`)."""
 
 
-def _call_doc(op: str, arg: str, accepted: str, in_place: bool, aliasing: str | None = None) -> Callable[[_F], _F]:
-    """Ends an op function's docstring with :data:`_CALL_DOC` for ``op`` (``arg``: the input its example names,
-    ``accepted``: that input's dtypes in words)."""
+def _call_doc(spec: Any, in_place: bool, aliasing: str | None = None) -> Callable[[_F], _F]:
+    """Ends an op function's docstring with :data:`_CALL_DOC` for ``spec``'s op, its example naming the first input
+    and the dtypes that input accepts."""
+    arg = spec.input_names[0]
     if aliasing is None:
         aliasing = _IN_PLACE if in_place else ("``out`` must not share memory with an input, not even be one "
                                                "itself (refused: :class:`~oprt_core.errors.OverlapError`).")
 
     def decorate(fn: _F) -> _F:
-        fn.__doc__ = (fn.__doc__ or "").rstrip() + _CALL_DOC.format(op=op, arg=arg, accepted=accepted,
-                                                                        aliasing=aliasing)
+        text = _CALL_DOC.format(op=spec.name, arg=arg, accepted=_accepted(spec, arg), aliasing=aliasing)
+        fn.__doc__ = (fn.__doc__ or "").rstrip() + text
         return fn
 
     return decorate
@@ -624,7 +625,7 @@ def _op_function(spec: Any) -> Callable[..., Any]:
         aliasing = (f"In place: ``out`` may be {allowed} itself (the same memory, shape and strides; each element "
                     "is read before it is written); any other overlap of ``out`` and an input is refused "
                     "(:class:`~oprt_core.errors.OverlapError`).")
-    return _call_doc(spec.name, required[0], _accepted(spec, required[0]), bool(spec.inplace), aliasing)(fn)
+    return _call_doc(spec, bool(spec.inplace), aliasing)(fn)
 
 
 def _given(inputs: tuple, required: int, op: str) -> tuple:
@@ -647,8 +648,7 @@ def _call_doc_outputs(spec: Any) -> Callable[[_F], _F]:
     aliasing = (f"Returns a tuple ({names}); ``out`` is None or a tuple of one array per output, in that order. In "
                 f"place: {allowed} (the same memory, shape and strides); any other overlap, and any overlap of two "
                 "outputs, is refused (:class:`~oprt_core.errors.OverlapError`).")
-    first = spec.input_names[0]
-    return _call_doc(spec.name, first, _accepted(spec, first), False, aliasing)
+    return _call_doc(spec, False, aliasing)
 
 
 for _spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS):
