@@ -70,6 +70,14 @@ def host_library_calls(calls: int) -> int:
     ops.relu(x, backend="host", out=o)  # prepares the descriptor and files the fast path's entry
     launcher = next(iter(ops._fast.values()))[1]
     params = {"negative_slope": 0.0}
+    # the ops of three arrays or more: layer_norm (x, weight, bias, out), add_rms_norm (two outputs, three inputs),
+    # rope (two outputs, five inputs: one (1, 1, 2) head, a one-row cos / sin table, an int32 position)
+    r, h = be.to_device(rng.uniform(-1, 1, (1,)).astype(np.float32)), be.empty((1,), "f32")
+    w, b = (be.to_device(rng.uniform(-1, 1, (1,)).astype(np.float32)) for _ in range(2))
+    q, k = (be.to_device(rng.uniform(-1, 1, (1, 1, 2)).astype(np.float32)) for _ in range(2))
+    qo, ko = be.empty((1, 1, 2), "f32"), be.empty((1, 1, 2), "f32")
+    cos, sin = (be.to_device(rng.uniform(-1, 1, (1, 1)).astype(np.float32)) for _ in range(2))
+    pos = be.to_device(np.zeros((1,), np.int32))
     pieces = [
         ("pure-Python loop of 100 adds (host speed)", py_loop),
         ("launcher() (prepared buffers)", launcher),
@@ -77,6 +85,11 @@ def host_library_calls(calls: int) -> int:
         ("ops.copy(x, out=)", lambda: ops.copy(x, backend="host", out=o)),
         ("ops.vector_add(x, y, out=)", lambda: ops.vector_add(x, y, backend="host", out=o)),
         ("ops.softmax(x, out=)", lambda: ops.softmax(x, backend="host", out=o)),
+        ("ops.layer_norm(x, w, b, out=) (4 arrays)", lambda: ops.layer_norm(x, w, b, backend="host", out=o)),
+        ("ops.add_rms_norm(x, r, w, out=(o, h)) (5 arrays)",
+         lambda: ops.add_rms_norm(x, r, w, backend="host", out=(o, h))),
+        ("ops.rope(q, k, cos, sin, pos, out=(qo, ko)) (7 arrays)",
+         lambda: ops.rope(q, k, cos, sin, pos, backend="host", out=(qo, ko))),
         ("ops.run('relu', [x], out=)", lambda: ops.run("relu", [x], params, backend="host", out=o)),
     ]
     print(f"backend host (tests/oprt_core/host_lib, CPU), 1-element f32 device arrays, median ns per call over "

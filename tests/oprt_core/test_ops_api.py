@@ -390,24 +390,29 @@ def test_fast_path_keys_each_ops_params(host_backend, monkeypatch):
     assert sum(1 for k in ops._fast if k[0] == "relu") == 6
 
 
-def test_fast_path_launch_failure_raises_and_is_not_retried(host_backend, monkeypatch):
+@pytest.mark.parametrize("op", ["copy", "layer_norm", "add_rms_norm"])
+def test_fast_path_launch_failure_raises_and_is_not_retried(host_backend, monkeypatch, op):
     """A non-zero status from a fast-path launch is the library's error, raised as its exception: the call is
-    not quietly run again on the full path."""
+    not quietly run again on the full path (one input; three inputs; two outputs)."""
     from oprt_core.compiled import CompiledLauncher
     from oprt_core.errors import BackendError
 
     reg = _host_registry(host_backend)
     monkeypatch.setattr(ops, "get_registry", lambda: reg)
     be = host_backend
-    x, out = be.to_device(rand((3, 8))), be.empty((3, 8), "f32")
-    ops.copy(x, backend="host", out=out)
+    x, r, out, h = (be.to_device(rand((3, 8), seed=s)) for s in range(4))
+    w, b = be.to_device(rand((8,), seed=5)), be.to_device(rand((8,), seed=6))
+    call = {"copy": lambda: ops.copy(x, backend="host", out=out),
+            "layer_norm": lambda: ops.layer_norm(x, w, b, backend="host", out=out),
+            "add_rms_norm": lambda: ops.add_rms_norm(x, r, w, backend="host", out=(out, h))}[op]
+    call()
     (key, entry), = ops._fast.items()
     ops._fast[key] = (*entry[:3], lambda *ptrs: 1)  # status 1: what the library says for a refused call
     full_path = []
     real_run = CompiledLauncher.run
     monkeypatch.setattr(CompiledLauncher, "run", lambda self, *a: (full_path.append(1), real_run(self, *a)))
     with pytest.raises(BackendError):
-        ops.copy(x, backend="host", out=out)
+        call()
     assert full_path == []
 
 
@@ -564,6 +569,50 @@ def test_an_array_on_another_cuda_device_is_refused(cudalike, monkeypatch, kind)
         with pytest.raises(InvalidArgumentError, match="on device 1"):
             call()
     assert np.isnan(cudalike.to_host(dout)).all()
+
+
+@pytest.mark.parametrize("kind", ["device", "torch", "cupy", "mixed"])
+@pytest.mark.parametrize("op", ["layer_norm", "add_rms_norm", "rope"])
+def test_fast_path_of_ops_with_many_arrays(cudalike, monkeypatch, kind, op):
+    """layer_norm (three inputs), add_rms_norm (two outputs, three inputs) and rope (two outputs, five inputs): the
+    arrays of a call are keyed in one batch when they are of one type, one by one when mixed (torch-like outputs,
+    device-array inputs); either way the second call of a layout launches on that call's own buffers, without the
+    full path, and a call with another layout goes down the full path. (The stand-ins are f32 only: rope's int32
+    positions stay a device array, so its calls are mixed.)"""
+    reg = _host_registry(cudalike)
+    monkeypatch.setattr(ops, "get_registry", lambda: reg)
+    full = _count_full(monkeypatch)
+    wrap = {"device": lambda d: d, "torch": Tensor, "cupy": ndarray, "mixed": lambda d: d}[kind]
+    wrap_out = Tensor if kind == "mixed" else wrap
+
+    def arrays(rows, seed):
+        xs = {"x": rand((rows, 6), seed=seed), "r": rand((rows, 6), seed=seed + 1), "w": rand((6,), seed=seed + 2),
+              "b": rand((6,), seed=seed + 3), "q": rand((rows, 2, 4), seed=seed + 4),
+              "k": rand((rows, 1, 4), seed=seed + 5), "cos": rand((9, 2), seed=seed + 6),
+              "sin": rand((9, 2), seed=seed + 7)}
+        pos = np.arange(rows, dtype=np.int32) % 9
+        args = {"layer_norm": ("x", "w", "b"), "add_rms_norm": ("x", "r", "w"),
+                "rope": ("q", "k", "cos", "sin")}[op]
+        host = [xs[n] for n in args] + ([pos] if op == "rope" else [])
+        dev = [wrap(cudalike.to_device(a)) for a in host[:len(args)]] + (
+            [cudalike.to_device(pos)] if op == "rope" else [])
+        want = reg.get_op(op).reference(host)
+        want = want if isinstance(want, tuple) else (want,)
+        outs = tuple(wrap_out(cudalike.empty(a.shape, "f32")) for a in want)
+        return dev, outs, want
+
+    def call(dev, outs):
+        return getattr(ops, op)(*dev, backend="host", out=outs if len(outs) > 1 else outs[0])
+
+    def check(outs, want):
+        for o, w in zip(outs, want):
+            np.testing.assert_allclose(cudalike.to_host(getattr(o, "dev", o)), w, rtol=1e-5, atol=1e-5)
+
+    for seed, rows, n_full in [(0, 3, 1), (10, 3, 1), (20, 5, 2), (30, 3, 2)]:
+        dev, outs, want = arrays(rows, seed)
+        call(dev, outs)
+        check(outs, want)
+        assert len(full) == n_full  # a layout seen before: a fast-path launch on this call's buffers
 
 
 def test_a_backend_without_cuda_pointers_refuses_cuda_arrays(host_backend, monkeypatch):

@@ -16,11 +16,12 @@ calls pay only the launch; the cache is shared by threads (a lock guards it).
 Repeated calls with an ``out`` on a compiled backend take a fast path: for the backend's own device
 arrays, CuPy arrays and torch CUDA tensors the layout (type, shape, strides, dtype, device) and the data pointer
 are read directly, and a layout seen before (and accepted by the full path) launches the cached
-descriptor on the new pointers without rebuilding views or re-validating: one signature per array, one
-dict lookup and one C call (``oprt_ptrs_<op>`` with the descriptor bound). The op functions (``ops.relu``
+descriptor on the new pointers without rebuilding views or re-validating: one signature per array (the
+arrays of a call with three or more read in one batch where they are of one type), one dict lookup and one C
+call (``oprt_ptrs_<op>`` with the descriptor bound). The op functions (``ops.relu``
 and the rest) key their params without building a dict; :func:`run` keys its ``params`` mapping. Anything
 else (numpy arrays, other array types, ``out=None``, an explicit ``registry``) takes the full path.
-Measured on the H200: results/h200/tune/host-overhead-*.log (scripts/host_overhead.py); the pieces of
+Measured on the H200: results/h200/tune/host-overhead.log (scripts/host_overhead.py); the pieces of
 one call: scripts/host_profile.py.
 
 What the inputs may be (checked on the full path, before the backend sees them): arrays (anything with a
@@ -100,6 +101,73 @@ class _SigTable(dict):
 _sig_of_type: dict[type, Any] = _SigTable()
 
 
+def _sigs_device_arrays(arrays: tuple) -> tuple[tuple, list[int]]:
+    sigs, ptrs = [], []
+    for a in arrays:
+        sigs.append((id(a.backend), a._shape, a._strides, a.dtype_info.name, a.readonly))
+        ptrs.append(a.ptr)
+    return tuple(sigs), ptrs
+
+
+def _sigs_cupy(arrays: tuple) -> tuple[tuple, list[int]]:
+    sigs, ptrs = [], []
+    for a in arrays:
+        d = a.data
+        sigs.append((a.shape, a.strides, a.dtype, d.device_id))
+        ptrs.append(d.ptr)
+    return tuple(sigs), ptrs
+
+
+def _sigs_torch(arrays: tuple) -> tuple[tuple, list[int]]:
+    return (tuple([(a.shape, a.stride(), a.dtype, a.get_device(), a.requires_grad) for a in arrays]),
+            [a.data_ptr() for a in arrays])
+
+
+def _sigs_function(t: type) -> Any:
+    """The signatures of several arrays of type ``t`` at once (their type said once, one Python call), as the ops
+    with three arrays or more take them (rope: seven); the same fields as :func:`_sig_function`'s, or None."""
+    fn = _sig_function(t)
+    if fn is None:
+        return None
+    if fn is _sig_device_array:
+        return _sigs_device_arrays
+    return _sigs_cupy if t.__module__.startswith("cupy") else _sigs_torch
+
+
+class _SigsTable(dict):
+    def __missing__(self, t: type) -> Any:
+        fn = self[t] = _sigs_function(t)
+        return fn
+
+
+_sigs_of_type: dict[type, Any] = _SigsTable()
+
+
+def _signatures(arrays: tuple) -> tuple[tuple, list[int]] | None:
+    """(layout key, data pointers) of several arrays (three or more: the fast path's multi-array key): arrays of
+    one type (the usual call) in one batch, ``(type, signatures)``; mixed types one signature each; None where an
+    array is of a type the fast path does not know."""
+    t = type(arrays[0])
+    for a in arrays:
+        if type(a) is not t:
+            break
+    else:
+        many = _sigs_of_type[t]
+        if many is None:
+            return None
+        sigs, ptrs = many(arrays)
+        return (t, sigs), ptrs
+    key, ptrs = [], []
+    for a in arrays:
+        fx = _sig_of_type[type(a)]
+        if fx is None:
+            return None
+        sx, px = fx(a)
+        key.append(sx)
+        ptrs.append(px)
+    return tuple(key), ptrs
+
+
 def _signature(obj: Any) -> tuple[tuple, int] | None:
     """(layout signature, data pointer) of an array the fast path knows, else None."""
     fn = _sig_of_type[type(obj)]
@@ -146,11 +214,12 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
     """The op API's fast path: when ``out`` and the inputs are arrays of a layout launched before, launch the
     cached descriptor on their pointers and return True; else the key to file the full path's launcher
     under (None when these arrays cannot take the fast path). On the hot path of every call with an
-    ``out``: one signature per array, one tuple, one dict lookup, one call into the library."""
+    ``out``: one signature per array (batched for three arrays or more), one tuple, one dict lookup, one call into
+    the library."""
+    if type(out) is tuple:  # a multi-output op's outputs: one pointer each, before the inputs'
+        return _fast_launch_outputs(op, pkey, backend, out, inputs)
     sig = _sig_of_type
     try:
-        if type(out) is tuple:  # a multi-output op's outputs: one pointer each, before the inputs'
-            return _fast_launch_outputs(op, pkey, backend, out, inputs)
         fo = sig[type(out)]
         if fo is None:
             return None
@@ -169,16 +238,10 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
             (sa, pa), (sb, pb) = fa(inputs[0]), fb(inputs[1])
             key = (op, backend, pkey, so, sa, sb)
         else:
-            key = [op, backend, pkey, so]
-            ptrs = []
-            for x in inputs:
-                fx = sig[type(x)]
-                if fx is None:
-                    return None
-                sx, px = fx(x)
-                key.append(sx)
-                ptrs.append(px)
-            key = tuple(key)
+            got = _signatures((out, *inputs))
+            if got is None:
+                return None
+            key, ptrs = (op, backend, pkey, got[0]), got[1]
         hit = _fast.get(key)
     except Exception:  # noqa: BLE001 - an odd array or an unhashable param: the full path decides
         return None
@@ -189,7 +252,7 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
     reg, launcher, be, call = hit
     if reg is not get_registry() or reg.backends.get(backend) is not be:
         return key
-    status = call(po, px) if n == 1 else call(po, pa, pb) if n == 2 else call(po, *ptrs)
+    status = call(po, px) if n == 1 else call(po, pa, pb) if n == 2 else call(*ptrs)
     if status:
         launcher.backend.check(status)  # be, as the registry check above found
     return True
@@ -198,17 +261,15 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
 def _fast_launch_outputs(op: str, pkey: Any, backend: str, outs: tuple, inputs: Sequence[Any]) -> Any:
     """:func:`_fast_launch` of a multi-output op (``outs`` a tuple): the same key and test, every array's pointer
     passed in order (the outputs', then the inputs')."""
-    key: list[Any] = [op, backend, pkey, len(outs)]
-    ptrs = []
-    for x in (*outs, *inputs):
-        fx = _sig_of_type[type(x)]
-        if fx is None:
+    try:
+        got = _signatures((*outs, *inputs))
+        if got is None:
             return None
-        sx, px = fx(x)
-        key.append(sx)
-        ptrs.append(px)
-    fkey = tuple(key)
-    hit = _fast.get(fkey)
+        ptrs = got[1]
+        fkey = (op, backend, pkey, len(outs), got[0])
+        hit = _fast.get(fkey)
+    except Exception:  # noqa: BLE001 - as in _fast_launch: the full path decides (a launch's failure is not caught)
+        return None
     if hit is None:
         return fkey
     reg, launcher, be, call = hit
