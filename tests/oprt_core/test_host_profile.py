@@ -24,7 +24,9 @@ def test_host_profile_times_whole_calls_through_the_host_library():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = dict((m.group(2), float(m.group(1))) for m in re.finditer(r"^\s*(\d+)\s+(.+)$", proc.stdout, re.M))
     for name in ("launcher() (prepared buffers)", "ops.relu(x, out=) (the whole call)", "ops.vector_add(x, y, out=)",
-                 "ops.run('relu', [x], out=)"):
+                 "ops.run('relu', [x], out=)", "ops.layer_norm(x, w, b, out=) (4 arrays)",
+                 "ops.add_rms_norm(x, r, w, out=(o, h)) (5 arrays)",
+                 "ops.rope(q, k, cos, sin, pos, out=(qo, ko)) (7 arrays)"):
         assert rows.get(name, 0) > 0, proc.stdout
     # a whole call is the launch and more: a figure under the bare launcher's would mean the call did not launch
     assert rows["ops.relu(x, out=) (the whole call)"] > rows["launcher() (prepared buffers)"], proc.stdout

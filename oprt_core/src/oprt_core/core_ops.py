@@ -48,7 +48,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from . import model_shapes
@@ -136,7 +135,7 @@ def _relu_tolerance(dt: DType, inputs64, ref, params) -> tuple[float, float]:
         return 0.0, 0.0
     # x*slope can land in the dtype's subnormal range (f16: below 6.1e-5), where one rounding errs by
     # up to half the smallest subnormal, so relative error means nothing there.
-    return max(float(np.finfo(np.float32).tiny), float(ml_dtypes.finfo(dt.numpy).smallest_subnormal)), dt.eps
+    return max(float(np.finfo(np.float32).tiny), dt.smallest_subnormal), dt.eps
 
 
 def _relu_cases() -> dict[str, list[Case]]:

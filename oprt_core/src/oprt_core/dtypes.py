@@ -1,4 +1,4 @@
-"""The dtypes oprt knows: names, numpy types (bfloat16 through ml_dtypes) and oprt.h codes.
+"""The dtypes oprt knows: names, numpy types (bfloat16 and float8_e4m3fn through ml_dtypes) and oprt.h codes.
 
 ``DTYPES`` are the value dtypes (f32, f16, bf16): an op's ``dtypes``, the ``--dtypes`` of a sweep, a report's
 dtype column. ``INDEX_DTYPES`` (i32, i64) are those of index inputs (cross_entropy's target), which an op
@@ -6,13 +6,18 @@ declares input by input (``OpSpec.index_inputs``); ``get_dtype(..., index=True)`
 know them too. ``OPT_IN_DTYPES`` (e4m3: fp8 E4M3, ``ml_dtypes.float8_e4m3fn``) are value dtypes an op takes only
 where it lists them in its ``dtypes`` (matmul's a and b, with a bf16 output): never a default, asked for by name
 (``--dtypes e4m3``); ``get_dtype`` and ``dtype_of`` know them.
+
+ml_dtypes is imported when a bf16 or e4m3 numpy dtype is first needed (``DType.numpy``, ``DType.finfo``), not
+with this module: ml_dtypes 0.7.0 takes about 0.6 s to import (0.6.0 about 0.07 s), which every command of
+``oprt-bench`` and every ``import oprt_core`` would otherwise pay.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from .errors import UnknownNameError
@@ -23,15 +28,34 @@ __all__ = ["DType", "DTYPES", "OPT_IN_DTYPES", "INDEX_DTYPES", "get_dtype", "dty
 @dataclass(frozen=True)
 class DType:
     name: str  # short name used on the CLI and in reports: f32, f16, bf16, e4m3
-    numpy: np.dtype
+    type_name: str  # the numpy dtype's name: float32, bfloat16 (an ml_dtypes type), float8_e4m3fn, int64
     code: int  # oprt_dtype_t
     itemsize: int
     eps: float  # machine epsilon (spacing of 1.0); 0 for an integer dtype
+    smallest_subnormal: float  # the smallest positive value; 0 for an integer dtype
+    _np_type: Any = field(repr=False, compare=False)  # a numpy scalar type, or None: ml_dtypes' ``type_name``
+
+    @cached_property
+    def numpy(self) -> np.dtype:
+        """The numpy dtype (bf16 and e4m3: ml_dtypes' types, imported here on first use)."""
+        if self._np_type is not None:
+            return np.dtype(self._np_type)
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, self.type_name))
+
+    @cached_property
+    def finfo(self) -> Any:
+        """``ml_dtypes.finfo`` of a float dtype (numpy's finfo where numpy knows the type): max, tiny,
+        smallest_subnormal, ..."""
+        import ml_dtypes
+
+        return ml_dtypes.finfo(self.numpy)
 
     @property
     def is_index(self) -> bool:
         """An integer dtype (i32, i64): index inputs only."""
-        return self.numpy.kind == "i"
+        return self.type_name.startswith("int")
 
     @property
     def opt_in(self) -> bool:
@@ -42,9 +66,17 @@ class DType:
         return self.name
 
 
-def _make(name: str, np_dtype, code: int) -> DType:
-    dt = np.dtype(np_dtype)
-    return DType(name, dt, code, dt.itemsize, 0.0 if dt.kind == "i" else float(ml_dtypes.finfo(dt).eps))
+def _make(name: str, np_type: Any, code: int) -> DType:
+    dt = np.dtype(np_type)
+    fi = np.finfo(dt) if dt.kind == "f" else None
+    return DType(name, dt.name, code, dt.itemsize, float(fi.eps) if fi else 0.0,
+                 float(fi.smallest_subnormal) if fi else 0.0, np_type)
+
+
+def _make_ml(name: str, type_name: str, code: int, itemsize: int, eps: float, smallest_subnormal: float) -> DType:
+    """A dtype of ml_dtypes' (its numpy type made on first use); ``itemsize``, ``eps`` and ``smallest_subnormal``
+    are the format's (a test checks them against ml_dtypes)."""
+    return DType(name, type_name, code, itemsize, eps, smallest_subnormal, None)
 
 
 DTYPES: dict[str, DType] = {
@@ -52,14 +84,14 @@ DTYPES: dict[str, DType] = {
     for d in (
         _make("f32", np.float32, 0),
         _make("f16", np.float16, 1),
-        _make("bf16", ml_dtypes.bfloat16, 2),
+        _make_ml("bf16", "bfloat16", 2, 2, 2.0**-7, 2.0**-133),  # 8 significant bits, float32's exponent
     )
 }
 
 #: Value dtypes an op takes only where its ``dtypes`` list them (oprt.h's OPRT_DTYPE_F8E4M3): never a default of a
 #: sweep or an op. e4m3: 1 sign, 4 exponent (bias 7) and 3 mantissa bits, finite only (no inf; NaN is 0x7f and
 #: 0xff), largest 448, eps 2^-3.
-OPT_IN_DTYPES: dict[str, DType] = {d.name: d for d in (_make("e4m3", ml_dtypes.float8_e4m3fn, 5),)}
+OPT_IN_DTYPES: dict[str, DType] = {d.name: d for d in (_make_ml("e4m3", "float8_e4m3fn", 5, 1, 2.0**-3, 2.0**-9),)}
 
 #: The dtypes of index inputs (oprt.h's OPRT_DTYPE_I32, OPRT_DTYPE_I64).
 INDEX_DTYPES: dict[str, DType] = {d.name: d for d in (_make("i32", np.int32, 3), _make("i64", np.int64, 4))}
@@ -93,7 +125,8 @@ def dtype_of(np_dtype: np.dtype, *, index: bool = False) -> DType:
     np_dtype = np.dtype(np_dtype)
     known = _known(index)
     for d in known.values():
-        if d.numpy == np_dtype:
+        # by name first: ml_dtypes is imported only to confirm one of its types
+        if d.type_name == np_dtype.name and d.numpy == np_dtype:
             return d
     raise UnknownNameError("dtype", str(np_dtype), known)
 

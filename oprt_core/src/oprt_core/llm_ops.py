@@ -81,7 +81,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from . import model_shapes
@@ -102,7 +101,7 @@ HIDDEN_SIZES = (4096, 5120, 8192, 14336)
 
 def _subnormal(dt: DType) -> float:
     """The dtype's smallest subnormal (f32: its smallest normal, what a flush-to-zero kernel can still give)."""
-    return _TINY32 if dt.name == "f32" else float(ml_dtypes.finfo(dt.numpy).smallest_subnormal)
+    return _TINY32 if dt.name == "f32" else dt.smallest_subnormal
 
 
 def _row_len(shape: tuple[int, ...]) -> int:
@@ -531,7 +530,7 @@ def _xent_tolerance(dt: DType, inputs64, ref, params) -> tuple[Any, float]:
 
 def _max_finite(dt: DType) -> float:
     """The largest value that rounds to a finite one in ``dt`` (its max plus half an ulp)."""
-    big = float(ml_dtypes.finfo(dt.numpy).max)
+    big = float(dt.finfo.max)
     return big * (1 + dt.eps / 2)
 
 

@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from .dtypes import DTYPES, INDEX_DTYPES, DType, get_dtype
@@ -675,7 +674,7 @@ def _values(n: int, dt: DType, rng: np.random.Generator, data: str) -> np.ndarra
         # keep exact zeros out: a zero input hides sign and scaling bugs
         v[v == 0.0] = 0.5
         if dt.opt_in:  # e4m3 rounds |v| < 2^-10 to 0 (its smallest subnormal is 2^-9): those become 0.5 too
-            v[np.abs(v) < float(ml_dtypes.finfo(dt.numpy).smallest_subnormal)] = 0.5
+            v[np.abs(v) < dt.smallest_subnormal] = 0.5
         return v
     if data == "large":
         # Magnitudes where exp(x) overflows the dtype unless the max is subtracted first.

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from oprt_core import DTYPES, Budget, Case, OpSpec, TensorCase
@@ -47,7 +46,7 @@ def gelu_tanh_reference(x: np.ndarray) -> np.ndarray:
 
 
 def _tiny(dt: DType) -> float:
-    return float(np.finfo(np.float32).tiny) if dt.name == "f32" else float(ml_dtypes.finfo(dt.numpy).smallest_subnormal)
+    return float(np.finfo(np.float32).tiny) if dt.name == "f32" else dt.smallest_subnormal
 
 
 def _tolerance(dt: DType, inputs64, ref, params) -> tuple[np.ndarray, float]:
