@@ -57,3 +57,33 @@ def test_ml_dtypes_is_imported_only_for_its_types(extra, imported):
     out = subprocess.run([sys.executable, "-c", CHECK.format(extra=extra)], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == [str(imported)]
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_a_dtype_pickles_as_itself_after_its_numpy_and_finfo_are_used(name):
+    """A DType travels to a worker by name (its cached ml_dtypes finfo cannot be unpickled) and is the receiving
+    process's own object."""
+    import copy
+    import pickle
+
+    d = ALL[name]
+    assert d.numpy.itemsize == d.itemsize  # cached now
+    if not d.is_index:
+        assert d.finfo.eps == d.eps  # cached now
+    assert pickle.loads(pickle.dumps(d)) is d and copy.deepcopy(d) is d
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.dtype(">f4"), np.int16, np.dtype("V2"), ml_dtypes.float8_e5m2])
+def test_dtype_of_refuses_others(dt):
+    from oprt_core.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError):
+        dtype_of(dt, index=True)
+
+
+def test_dtype_of_index_dtypes_only_when_asked():
+    from oprt_core.errors import UnknownNameError
+
+    assert dtype_of(np.int64, index=True).name == "i64"
+    with pytest.raises(UnknownNameError, match="unknown dtype 'int64'"):
+        dtype_of(np.int64)

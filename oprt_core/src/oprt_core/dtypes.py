@@ -46,11 +46,18 @@ class DType:
 
     @cached_property
     def finfo(self) -> Any:
-        """``ml_dtypes.finfo`` of a float dtype (numpy's finfo where numpy knows the type): max, tiny,
-        smallest_subnormal, ..."""
+        """The float dtype's finfo (max, tiny, smallest_subnormal, ...): numpy's where numpy knows the type,
+        ml_dtypes' for bf16 and e4m3."""
+        if self._np_type is not None:
+            return np.finfo(self.numpy)
         import ml_dtypes
 
         return ml_dtypes.finfo(self.numpy)
+
+    def __reduce__(self) -> tuple:
+        # pickled (to a worker) by name: the receiving process's own object, not this one's cached numpy dtype and
+        # finfo (an ml_dtypes finfo cannot be unpickled)
+        return _by_name, (self.name,)
 
     @property
     def is_index(self) -> bool:
@@ -123,12 +130,25 @@ def dtype_of(np_dtype: np.dtype, *, index: bool = False) -> DType:
     """The oprt dtype of a numpy dtype (float32, float16, bfloat16, float8_e4m3fn); raises UnknownNameError for
     others (e.g. float64); ``index``: int32 and int64 too."""
     np_dtype = np.dtype(np_dtype)
-    known = _known(index)
-    for d in known.values():
-        # by name first: ml_dtypes is imported only to confirm one of its types
-        if d.type_name == np_dtype.name and d.numpy == np_dtype:
-            return d
-    raise UnknownNameError("dtype", str(np_dtype), known)
+    d = _by_numpy.get(np_dtype)
+    if d is None:
+        t = np_dtype.type
+        for c in (*DTYPES.values(), *OPT_IN_DTYPES.values(), *INDEX_DTYPES.values()):
+            # by the scalar type first (numpy's dtype.name costs microseconds): ml_dtypes is imported only to
+            # confirm one of its types
+            if (t is c._np_type if c._np_type is not None else t.__name__ == c.type_name) and c.numpy == np_dtype:
+                d = _by_numpy[np_dtype] = c
+                break
+    if d is None or (d.is_index and not index):
+        raise UnknownNameError("dtype", str(np_dtype), _known(index))
+    return d
+
+
+_by_numpy: dict[np.dtype, DType] = {}  # dtype_of's answers: numpy dtypes equal to one of oprt's (a few)
+
+
+def _by_name(name: str) -> DType:
+    return _known(True)[name]
 
 
 def _known(index: bool) -> dict[str, DType]:

@@ -62,8 +62,10 @@ __all__ = ["run", *CORE_SPECS, *LLM_SPECS, *COMPUTE_SPECS, "clear_cache"]
 _CACHE_SIZE = 256
 _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, launcher)
 _cache_lock = threading.Lock()
-# fast path: (op, backend name, params key, out signature, input signatures...) -> (registry, launcher, the
-# launcher's backend, its ptr_call())
+# fast path: (op, backend name, params key, the arrays' signatures) -> (registry, launcher, the launcher's backend,
+# its ptr_call()); the signatures (_fast_launch): out's then each input's for one or two inputs, else one
+# _signatures() of out and the inputs; a multi-output op's (_fast_launch_outputs): the outputs' count, then one
+# _signatures() of the outputs and the inputs
 _fast: dict[tuple, tuple[Any, Any, Any, Any]] = {}
 _FAST_MAX = _CACHE_SIZE
 _available: weakref.WeakSet = weakref.WeakSet()  # backends found available once (availability() can be slow)
@@ -219,25 +221,21 @@ def _fast_launch(op: str, pkey: Any, backend: str, out: Any, inputs: Sequence[An
     if type(out) is tuple:  # a multi-output op's outputs: one pointer each, before the inputs'
         return _fast_launch_outputs(op, pkey, backend, out, inputs)
     sig = _sig_of_type
+    n = len(inputs)
     try:
-        fo = sig[type(out)]
-        if fo is None:
-            return None
-        so, po = fo(out)
-        n = len(inputs)
         if n == 1:
-            fx = sig[type(inputs[0])]
-            if fx is None:
+            fo, fx = sig[type(out)], sig[type(inputs[0])]
+            if fo is None or fx is None:
                 return None
-            sx, px = fx(inputs[0])
+            (so, po), (sx, px) = fo(out), fx(inputs[0])
             key: Any = (op, backend, pkey, so, sx)
         elif n == 2:
-            fa, fb = sig[type(inputs[0])], sig[type(inputs[1])]
-            if fa is None or fb is None:
+            fo, fa, fb = sig[type(out)], sig[type(inputs[0])], sig[type(inputs[1])]
+            if fo is None or fa is None or fb is None:
                 return None
-            (sa, pa), (sb, pb) = fa(inputs[0]), fb(inputs[1])
+            (so, po), (sa, pa), (sb, pb) = fo(out), fa(inputs[0]), fb(inputs[1])
             key = (op, backend, pkey, so, sa, sb)
-        else:
+        else:  # out and the inputs in one batch
             got = _signatures((out, *inputs))
             if got is None:
                 return None
