@@ -16,7 +16,8 @@
 #   tune      scripts/tune/build.sh, then each harness of OPRT_SUITE_TUNE_OPS (default: elementwise reduce softmax),
 #             OPRT_TUNE_FILTER its group filter: tune-OP.log each
 #   launch    scripts/tune/launch_cost.cu: one launch's host time in C: launch-cost.log
-#   sweep     oprt-bench --mode test over OPRT_SUITE_SWEEP_SETS (default: smoke edge default large) on the GPU backends
+#   sweep     oprt-bench --mode test over OPRT_SUITE_SWEEP_SETS (default: smoke edge default large) on the GPU backends,
+#             --ops OPRT_SUITE_SWEEP_OPS (default all)
 #             (OPRT_SUITE_SWEEP_DTYPES="f32 f16 bf16": one process per dtype, in parallel)
 #   isolation oprt-bench on nvidia beside the faulty test backend (segfault, hang, raise on chosen cases), then beside
 #             faultygpu (CuPy kernels that trap, write out of bounds and spin on the cases of OPRT_SUITE_GPU_FAULTS),
@@ -30,7 +31,7 @@
 #   check     scripts/check_baselines.py (OPRT_SUITE_CHECK_PARTS, default timing,peaks): check-baselines/
 #   bench     oprt-bench sweeps beside torch: OPRT_SUITE_BENCH, space-separated [NAME=]CASESET:BACKENDS[:OPS[:DTYPES
 #             [:BASELINE]]], each into OUTDIR/NAME (default NAME: bench-CASESET-BACKENDS...); default: the default and
-#             large case sets on the GPU backends (+ torch, cupy on default)
+#             large case sets on the GPU backends (+ torch on both, cupy on default)
 #   models    oprt-bench --cases models over OPRT_SUITE_MODELS_OPS (default the model ops: rms_norm, add_rms_norm,
 #             layer_norm, silu_mul, cross_entropy, rope) on OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch,
 #             torch-compile, liger) and

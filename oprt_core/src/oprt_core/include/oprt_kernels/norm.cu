@@ -11,7 +11,7 @@
 //    registers of a block (n <= kRowsMaxPacks packs). The row is read once into registers, reduced (rms: the sum
 //    of squares; layer: the mean, then the sum of squared deviations from the registers, an exact two-pass
 //    variance), scaled and written: one read and one write per element, the vectors read through L1/L2.
-//    Rows of up to 32 packs take G = 1..32 lanes of a warp (several rows a block); longer rows a block of
+//    Rows of up to 64 packs take G = 1..32 lanes of a warp (several rows a block; 33-64 packs: 2 a lane); longer rows a block of
 //    ceil(packs / P) threads (rounded to a warp) with P packs each: P = 2 up to 512 packs, 4 up to 2048, 8 beyond
 //    (OPRT_NVIDIA_NORM_P and OPRT_NVIDIA_NORM_RAW override it, for tuning: NormConfig).
 //  - generic (norm_generic_kernel): any layout: a warp per row (rows of up to 1024 elements) or a block of 256
