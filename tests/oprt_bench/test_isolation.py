@@ -241,6 +241,22 @@ class StickyBackend(NumpyBackend):
         return super().prepare(op, inputs, output, params)
 
 
+def test_closing_prestarted_workers_mid_start_leaves_no_process_behind():
+    """A run refused by its plan closes the workers it started before the plan while they are still starting:
+    close() returns once each start's thread has closed its killed process (multiprocessing's exit handler would
+    otherwise find one half-closed and print a traceback after the run's one-line error)."""
+    import multiprocessing
+
+    from oprt_bench.runners import Prestarted
+
+    pre = Prestarted({n: WorkerSource("numpy", "entrypoints") for n in ("a", "b")}, None)
+    started = list(pre.workers.values())
+    pre.close()
+    assert all(f.done() for f in pre.futures.values())
+    assert all(w.proc is None for w in started)
+    assert not [p for p in multiprocessing.active_children() if p.name.startswith("oprt-bench worker")]
+
+
 def test_a_cancelled_worker_never_starts_and_a_started_one_is_killed():
     """Prestarted.close() cancels workers still starting (a refused run exits at once): none may start after
     the cancel, and one already running is killed, not left to die mid-handshake with its parent."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from oprt_core.spec import Case, OpSpec
@@ -32,6 +32,9 @@ def calibration_timeout(plan: Plan) -> float:
     """Calibration is a longer measurement than a row (a copy of at least 512 MiB on a GPU,
     ``calibrate.GPU_MIN_BYTES``; the timer floor): 4x the case timeout, at least 60 s."""
     return max(60.0, 4 * (plan.case_timeout_s or 0.0))
+
+
+CANCEL_WAIT_S = 15.0  # Prestarted.close(): how long a cancelled start's thread may take to close its killed process
 
 
 def _in_daemon_thread(fn: Callable[[], float]) -> Future[float]:
@@ -90,7 +93,10 @@ class Prestarted:
 
     def close(self) -> None:
         """Stop every worker no :class:`Runners` adopted: one whose start is over is asked to leave; one still
-        starting (a backend the plan refused, whose import hangs) is cancelled: killed, or never started."""
+        starting (a backend the plan refused, whose import hangs) is cancelled: killed, or never started. Returns
+        once the cancelled starts' threads have closed what they started (moments after the kill): a process left
+        half-closed at the interpreter's exit makes multiprocessing's exit handler print a traceback."""
+        cancelled = []
         for name, worker in self.workers.items():
             if name in self._taken:
                 continue
@@ -98,6 +104,8 @@ class Prestarted:
                 worker.close()
             else:
                 worker.cancel()
+                cancelled.append(self.futures[name])
+        wait(cancelled, timeout=CANCEL_WAIT_S)
 
 
 class Runners:
