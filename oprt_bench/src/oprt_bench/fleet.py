@@ -431,7 +431,10 @@ class Fleet:
 
     @property
     def address(self) -> str:
-        return str(self.client.scheduler.address)
+        scheduler = self.client.scheduler  # None once the client is closed
+        if scheduler is None:
+            raise UsageError("the Dask client of this run is closed")
+        return str(scheduler.address)
 
     def remote_backends(self) -> dict[str, RemoteBackend]:
         """Every backend some worker advertises: available where one of them has it (its device then), else the
