@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import signal
 import subprocess
@@ -11,6 +12,7 @@ import textwrap
 import time
 
 import pandas as pd
+import pytest
 from bench_helpers import SCRIPT, builtin_ops, builtin_smoke_cases, isolated_env, run_script
 
 from oprt_bench.results import COLUMNS
@@ -141,3 +143,59 @@ def test_sigint_keeps_rows_and_writes_the_report(tmp_path):
     assert meta["status"] == "interrupted (SIGINT)" and meta["exit_code"] == 130
     html = (out / "report.html").read_text()
     assert "<table class='op sortable'" in html and rows[0]["case"] in html
+
+
+def _sweep_args(out):
+    return [str(SCRIPT), "--backends", "numpy", "--ops", "relu,softmax", "--cases", "smoke", "--no-calibrate",
+            "--time-budget", "0.01", "--out", str(out)]
+
+
+def test_a_reader_that_leaves_the_progress_lines_does_not_stop_the_sweep(tmp_path):
+    """``oprt-bench ... | head -1``: the progress lines' reader goes away after the first; the sweep still runs every
+    row and completes its run (click ends the command quietly, exit 1, when the table finds the pipe gone)."""
+    if not SCRIPT.exists():
+        pytest.skip(f"console script {SCRIPT} is not installed")
+    out = tmp_path / "run"
+    proc = subprocess.Popen(_sweep_args(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=isolated_env())
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as head does after its line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) in (0, 1) and first.startswith(b"[1/")
+    assert "Traceback" not in err and err.strip() == "", err
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert len(rows) == 15 and {r["status"] for r in rows} == {"ok"}
+    assert json.loads((out / "run.json").read_text())["status"] == "complete"
+
+
+def test_a_closed_stdout_is_written_to_nowhere(tmp_path):
+    """stdout closed by the caller (``>&-``, a cron job's): the sweep and the table command run as usual."""
+    out = tmp_path / "run"
+    proc = subprocess.run(_sweep_args(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=isolated_env(),
+                          timeout=120, preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    assert len(list(csv.DictReader((out / "results.csv").open()))) == 15
+    table = subprocess.run([str(SCRIPT), "table", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env=isolated_env(), timeout=60, preexec_fn=lambda: os.close(1))
+    assert table.returncode == 0 and table.stderr == b""
+
+
+def test_an_unwritable_report_path_is_one_line_and_leaves_nothing_behind(smoke_run, tmp_path):
+    """An OS error (a path through a file, a full disk) is the error's one line and exit 1, no traceback."""
+    (tmp_path / "afile").write_text("")
+    proc = run_script("report", str(smoke_run), "--out", str(tmp_path / "afile" / "x.html"))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("oprt-bench: error: [Errno 20] Not a directory")
+
+
+def test_an_atomic_write_that_fails_keeps_the_old_file_and_no_temporary(tmp_path):
+    from oprt_bench.results import write_text_atomic
+
+    target = tmp_path / "run.json"
+    target.write_text("old")
+    write_text_atomic(target, "new")
+    assert target.read_text() == "new"
+    (tmp_path / "report.html").mkdir()  # the rename over a folder fails, as a full disk's write would
+    (tmp_path / "report.html" / "x").write_text("")
+    with pytest.raises(OSError):
+        write_text_atomic(tmp_path / "report.html", "text")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "run.json"]

@@ -51,6 +51,9 @@ class OneLineErrors(click.Group):
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
+        for name in ("stdout", "stderr"):  # closed by the caller (a cron job's >&-): written to nowhere
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - for the process
         try:
             rv = super().main(args=args, prog_name=prog_name or PROG, complete_var=complete_var,
                               standalone_mode=False, **extra)
@@ -61,6 +64,8 @@ class OneLineErrors(click.Group):
             code = _fail(exc.format_message(), exc.exit_code)
         except OprtError as exc:
             code = _fail(str(exc), 2)
+        except OSError as exc:  # a full disk, a folder that cannot be written (click ends a broken stdout pipe: 1)
+            code = _fail(str(exc), 1)
         except click.Abort:
             click.echo("Aborted!", err=True)
             code = 130

@@ -63,14 +63,20 @@ class Progress:
     def start(self, label: str) -> None:
         pass
 
+    def _say(self, text: str) -> None:
+        try:
+            print(text, file=self.out, flush=True)
+        except BrokenPipeError:  # the reader of the lines went away (| head): the sweep goes on, silently
+            self.quiet = True
+
     def note(self, text: str) -> None:
         if not self.quiet:
-            print(text, file=self.out, flush=True)
+            self._say(text)
 
     def row(self, row: Mapping[str, Any]) -> None:
         self.done += 1
         if not self.quiet:
-            print(f"[{self.done}/{self.total}] {format_row(row, self.verbose)}", file=self.out, flush=True)
+            self._say(f"[{self.done}/{self.total}] {format_row(row, self.verbose)}")
 
 
 class RichProgress(Progress):

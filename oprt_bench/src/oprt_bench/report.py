@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help
 from .flags import FLAGS, split_flags
 from .peaks import measured_compute_peaks
 from .report_gpu import GPU_CSS, cell_marker, cell_ncu, cell_note, clock_drops, gpu_section
-from .results import STATUSES, Run, utc_now
+from .results import STATUSES, Run, utc_now, write_text_atomic
 
 __all__ = ["render_report", "write_report", "label_rows", "backend_peaks", "backend_compute_peaks", "case_family",
            "joinable", "Series", "bandwidth_series", "roofline_points", "speedup_points"]
@@ -884,7 +884,5 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
 
 
 def write_report(runs: Sequence[Run], path: Path, title: str = "oprt-bench report") -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_report(runs, title), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, render_report(runs, title))
     return path

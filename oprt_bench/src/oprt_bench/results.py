@@ -147,11 +147,21 @@ def create_run_dir(path: Path) -> Path:
     return path
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` through a temporary file renamed over it (a reader never sees half a file); a failed write
+    (a full disk) leaves the old file as it was and no temporary behind."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (a reader never sees half a file)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(json_safe(data), indent=2, default=str, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(json_safe(data), indent=2, default=str, allow_nan=False) + "\n")
 
 
 # -- provenance ------------------------------------------------------------------------
