@@ -149,6 +149,21 @@ def test_shapes_file_mistakes_are_one_line_errors_naming_file_and_entry(registry
     assert not out.exists()
 
 
+@pytest.mark.parametrize("args", [["--shape", "4x4", "--shapes", "FILE"], ["--shape", "4x4", "--shape", "4x4"]],
+                         ids=["shape-and-file", "repeated-shape"])
+def test_two_cases_of_one_name_are_refused(registry, tmp_path, args):
+    """A --shape case is named by its shape: a file entry of that name (another shape) or a repeated --shape would
+    give two cases one row key, whose rows tables, compare, merge and --resume then confuse."""
+    f = tmp_path / "shapes.json"
+    f.write_text('[{"name": "4x4", "op": "copy", "shape": [8, 8]}]')
+    out = tmp_path / "run"
+    r = invoke(registry, *[str(f) if a == "FILE" else a for a in args], "--ops", "copy", "--mode", "test",
+               "--backends", "numpy", "--out", str(out))
+    assert r.exit_code == 2, r.output
+    assert "two cases of op copy are named '4x4'" in one_error_line(r)
+    assert not out.exists()
+
+
 def test_shapes_file_missing_or_yaml_without_pyyaml(registry, tmp_path, monkeypatch):
     r = invoke(registry, "--shapes", str(tmp_path / "none.json"), "--backends", "numpy")
     assert r.exit_code == 2 and "cannot read it" in one_error_line(r)

@@ -155,6 +155,13 @@ def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, Remot
         file_entries = load_shapes_file(opts.shapes_file)
         for op, found in file_cases(opts.shapes_file, file_entries, specs, list(registry.ops)).items():
             cases[op].extend(found)
+    for op, given in cases.items():  # rows are keyed by (op, case name): two cases of one name would share rows
+        seen: set[str] = set()
+        for c in given:
+            if c.name in seen:
+                raise UsageError(f"two cases of op {op} are named {c.name!r} (from --shape and --shapes, or a "
+                                 "repeated --shape): rows are keyed by the case name; rename one")
+            seen.add(c.name)
     if not opts.shapes and not opts.shapes_file:
         cases = {s.name: list(s.case_sets.get(opts.cases, ())) for s in specs}
         # an op without the set (a third-party op with no models set) has no rows, and the run says so
