@@ -123,6 +123,41 @@ def test_resume_mistakes(registry, tmp_path):
     assert r.exit_code == 2 and "has no results.csv" in r.stderr
 
 
+def test_resume_refuses_a_run_another_process_writes(registry, tmp_path):
+    """A run's results.csv is locked while a process writes it: a second process's --resume of the folder is
+    refused before it writes anything (both would append the same rows), and goes ahead once the lock is gone (the
+    system drops it when the writer ends, killed or not)."""
+    pytest.importorskip("fcntl")
+    from oprt_bench.results import open_rows_file
+
+    out, _ = _interrupted_run(registry, tmp_path, keep=2)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    held = open_rows_file(out / "results.csv")  # as the running sweep's writer holds it
+    try:
+        r = invoke(registry, "--resume", str(out))
+        assert r.exit_code == 2, r.output
+        line = r.stderr.strip()
+        assert "\n" not in line and "is being written by another oprt-bench process" in line, line
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    finally:
+        held.close()
+    r = invoke(registry, "--resume", str(out))
+    assert r.exit_code == 0, r.output
+    assert len(_rows(out)) == 10
+
+
+def test_resume_refuses_a_merged_run(registry, tmp_path):
+    """A merged folder has no sweep of its own (its run.json holds its sources, not their options): refused."""
+    a, b, merged = tmp_path / "a", tmp_path / "b", tmp_path / "merged"
+    for out in (a, b):
+        assert invoke(registry, *SWEEP, "--out", str(out)).exit_code == 0
+    assert invoke(registry, "merge", str(a), str(b), "--on-duplicate", "rename", "--out", str(merged)).exit_code == 0
+    before = {p.name: p.read_bytes() for p in merged.iterdir()}
+    r = invoke(registry, "--resume", str(merged))
+    assert r.exit_code == 2 and "is a merged run" in r.stderr, r.output
+    assert {p.name: p.read_bytes() for p in merged.iterdir()} == before
+
+
 def test_a_run_folder_is_never_overwritten(registry, tmp_path):
     from oprt_bench.errors import UsageError
     from oprt_bench.results import create_run_dir

@@ -30,7 +30,8 @@ from .errors import UsageError
 
 __all__ = [
     "SCHEMA_VERSION", "COLUMNS", "KEY_COLUMNS", "STATUSES", "CSV_NAME", "RUN_JSON", "RESULTS_JSON", "REPORT_HTML",
-    "RowWriter", "utc_now", "default_run_dir", "check_out_dir", "create_run_dir", "provenance",
+    "RowWriter", "RunBusy", "open_rows_file", "write_text_atomic", "utc_now", "default_run_dir", "check_out_dir",
+    "create_run_dir", "provenance",
     "write_json", "json_safe", "load_run", "normalize_rows", "Run",
 ]
 
@@ -69,16 +70,41 @@ def _cell(value: Any) -> Any:
     return value
 
 
-class RowWriter:
-    """Appends rows to results.csv, flushing and fsync-ing each so a killed run keeps every finished row."""
+class RunBusy(UsageError):
+    """Another process is writing the run (it holds its results.csv's lock)."""
 
-    def __init__(self, path: Path | None):
+
+def open_rows_file(path: Path) -> Any:
+    """``path`` (a run's results.csv) opened for appending and locked for this process (``flock``, exclusive): the
+    lock lasts as long as the file is open, and the system drops it when the process ends, however it ends (a
+    killed run stays resumable). Raises :class:`RunBusy` when another process holds it. No lock where the platform
+    has no ``fcntl`` (Windows)."""
+    f = open(path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - the caller keeps it as long as the run
+    try:
+        import fcntl
+    except ImportError:
+        return f
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise RunBusy(f"{str(path.parent)!r} is being written by another oprt-bench process (its {path.name} is "
+                      "locked): wait for that run to end, or stop it, before resuming it") from None
+    return f
+
+
+class RowWriter:
+    """Appends rows to results.csv, flushing and fsync-ing each so a killed run keeps every finished row; the file
+    is locked for this process while it is open (:func:`open_rows_file`). ``file``: results.csv already opened and
+    locked by :func:`open_rows_file` (a resumed run's)."""
+
+    def __init__(self, path: Path | None, file: Any = None):
         self.path = path
         self.rows: list[dict[str, Any]] = []
         self._file = None
         self._csv = None
         if path is not None:
-            self._file = open(path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
+            self._file = file if file is not None else open_rows_file(path)
             self._csv = csv.DictWriter(self._file, fieldnames=COLUMNS, extrasaction="ignore")
             if self._file.tell() == 0:
                 self._csv.writeheader()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .results import COLUMNS, CSV_NAME, RUN_JSON, SCHEMA_VERSION, frame_records, normalize_rows
+from .results import COLUMNS, CSV_NAME, RUN_JSON, SCHEMA_VERSION, frame_records, normalize_rows, open_rows_file
 
 __all__ = ["ResumeState", "load_resume", "resume_options", "provenance_key", "check_provenance"]
 
@@ -39,6 +39,7 @@ class ResumeState:
     rows: list[dict[str, Any]] = field(default_factory=list)
     done: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
     cut: int | None = None  # where a half-written last line of results.csv starts
+    rows_file: Any = None  # results.csv, opened and locked for this process (results.open_rows_file)
 
     def heal(self) -> None:
         """Cut the half-written last line (its row is measured again)."""
@@ -72,9 +73,23 @@ def load_resume(path: Path) -> ResumeState:
         raise UsageError(f"--resume {str(path)!r} is not a run folder: cannot read {RUN_JSON} ({exc})") from None
     if not isinstance(meta, dict):
         raise UsageError(f"--resume {str(path)!r} is not a run folder: {RUN_JSON} is not a JSON object")
+    if meta.get("merged"):
+        raise UsageError(f"--resume {str(path)!r} is a merged run (oprt-bench merge), which has no sweep of its own "
+                         "to continue: resume the runs it merged, then merge them again")
     csv_path = path / CSV_NAME
     if not csv_path.is_file():
         raise UsageError(f"--resume {str(path)!r} has no {CSV_NAME} (a run without the csv format cannot be resumed)")
+    rows_file = open_rows_file(csv_path)  # RunBusy while another process writes the run
+    try:
+        state = _read_rows(path, meta, csv_path)
+    except BaseException:
+        rows_file.close()
+        raise
+    state.rows_file = rows_file
+    return state
+
+
+def _read_rows(path: Path, meta: dict[str, Any], csv_path: Path) -> ResumeState:
     data = csv_path.read_bytes()
     cut = data.rfind(b"\n") + 1
     try:

@@ -143,6 +143,8 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
             prestarted.close()
         if fleet is not None:
             fleet.close()
+        if state is not None and state.rows_file is not None:
+            state.rows_file.close()  # the resumed run's lock, where the run refused it before its writer took it
 
 
 def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,
@@ -175,7 +177,8 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
             meta["cluster"] = fresh["cluster"]
         skip = resume.lookup
     write_json(out / RUN_JSON, meta)
-    writer = RowWriter(out / CSV_NAME if "csv" in plan.formats else None)
+    writer = RowWriter(out / CSV_NAME if "csv" in plan.formats else None,
+                       file=resume.rows_file if resume is not None else None)
     counts: Counter[str] = Counter()
     if resume is not None:
         writer.rows.extend(resume.rows)
@@ -234,7 +237,6 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
         # a second Ctrl-C must not cut the report of what was measured
         _set_handlers(signal.SIG_IGN)
         try:
-            writer.close()
             code = 1 if counts["failed"] or counts["error"] else 0
             status = "complete"
             if interrupted is not None:
@@ -256,6 +258,7 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
                                                            out / REPORT_HTML))
                 write_json(out / RUN_JSON, meta)  # with the report's time
         finally:
+            writer.close()  # the run's lock is released once run.json, results.json and the report are written
             for signum, handler in old.items():
                 signal.signal(signum, handler)
     if verbose:
