@@ -219,3 +219,6 @@ def test_ab_refuses_bad_input_in_one_line(tmp_path):
     result, out = _ab(tmp_path, "numpy", "numpy", "--cases", "smoke", "--resamples", "100")
     assert result.exit_code == 2 and "--resamples must be at least 2000" in result.output
     assert not out.exists()
+    result, out = _ab(tmp_path, "numpy", "numpy", "--cases", "smoke", "--min-pairs", "0")
+    assert result.exit_code == 2 and "--min-pairs must be a whole number from 1" in result.output
+    assert not out.exists()

@@ -137,6 +137,7 @@ def test_shapes_file_entry_without_op_goes_only_to_ops_that_accept_it(registry):
     ('[{"name": "a", "op": "copy", "shape": [[3], [3]]}]', "2 shapes given; copy takes 1 input(s)"),
     ('[{"name": "a", "op": "copy", "shape": [3]}, {"name": "a", "op": "copy", "shape": [4]}]',
      "entry 1 ('a'): a case of copy named 'a' is already in the file"),
+    ('[{"name": "a\\nb", "op": "copy", "shape": [3]}]', "entry 0: name must be printable text"),
 ])
 def test_shapes_file_mistakes_are_one_line_errors_naming_file_and_entry(registry, tmp_path, content, message):
     f = tmp_path / "shapes.json"
@@ -147,6 +148,15 @@ def test_shapes_file_mistakes_are_one_line_errors_naming_file_and_entry(registry
     line = one_error_line(r)
     assert f"--shapes {str(f)!r}" in line and message in line, line
     assert not out.exists()
+
+
+def test_a_shapes_file_with_no_entry_for_the_swept_ops_is_refused(registry, tmp_path):
+    f = tmp_path / "shapes.json"
+    f.write_text('[{"name": "a", "op": "relu", "shape": [3]}]')
+    r = invoke(registry, "--shapes", str(f), "--ops", "copy,softmax", "--backends", "numpy", "--out",
+               str(tmp_path / "run"))
+    assert r.exit_code == 2, r.output
+    assert "none of its entries is for an op of --ops (copy, softmax)" in one_error_line(r)
 
 
 @pytest.mark.parametrize("args", [["--shape", "4x4", "--shapes", "FILE"], ["--shape", "4x4", "--shape", "4x4"]],

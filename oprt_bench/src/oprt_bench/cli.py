@@ -21,7 +21,7 @@ from . import __version__
 from .compare import judge, parse_threshold, timing_mismatch
 from .merge import ON_DUPLICATE, merge_runs
 from .model import AVAILABILITY_TIMEOUT_S, FORMATS, ISOLATIONS, MODES, SweepOptions
-from .plan import check_seconds
+from .plan import check_min_samples, check_seconds
 from .profile_ncu import parse_profile, parse_row_names, profile_run
 from .results import load_run
 from .run import PROG, rebuild_report, sweep
@@ -360,6 +360,7 @@ def ab_cmd(ctx: click.Context, a: str, b: str, ops: str, dtypes: str, cases: str
     from .results import check_out_dir, create_run_dir, default_run_dir
 
     check_seconds("--time-budget", time_budget)
+    check_min_samples(min_pairs, "--min-pairs")
     if out is None:
         stamp = default_run_dir()
         out = stamp.with_name(stamp.name + "-ab")

@@ -25,7 +25,7 @@ from .shapes_file import file_cases, load_shapes_file
 from .timing import FLUSHES, TIMERS, TimingConfig, flush_supports_clean
 from .worker import worker_source
 
-__all__ = ["make_plan", "check_seconds", "split_names", "default_time_budget", "default_baseline"]
+__all__ = ["make_plan", "check_seconds", "check_min_samples", "split_names", "default_time_budget", "default_baseline"]
 
 MAX_SHAPE_BYTES = 2**48  # a --shape whose float64 copy would exceed this (256 TiB) is a mistake
 
@@ -45,11 +45,11 @@ def _check_target_ci(value: float) -> float:
     return float(value)
 
 
-def _check_min_samples(value: int) -> int:
-    """``--min-samples``: 1 to the measurement's sample cap."""
+def check_min_samples(value: int, option: str = "--min-samples") -> int:
+    """``--min-samples`` (``ab``'s ``--min-pairs``): 1 to the measurement's sample cap."""
     cap = TimingConfig.max_samples
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= cap:
-        raise UsageError(f"--min-samples must be a whole number from 1 to {cap}, got {value}")
+        raise UsageError(f"{option} must be a whole number from 1 to {cap}, got {value}")
     return value
 
 
@@ -115,7 +115,7 @@ def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, Remot
     budget = opts.time_budget_s if opts.time_budget_s is not None else default_time_budget(opts.cases)
     check_seconds("--time-budget", budget)
     target_ci = _check_target_ci(opts.target_ci)
-    min_samples = _check_min_samples(opts.min_samples)
+    min_samples = check_min_samples(opts.min_samples)
     check_seconds("--availability-timeout", opts.availability_timeout_s)
 
     op_names = _pick("ops", opts.ops, list(registry.ops))
@@ -155,6 +155,9 @@ def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, Remot
         file_entries = load_shapes_file(opts.shapes_file)
         for op, found in file_cases(opts.shapes_file, file_entries, specs, list(registry.ops)).items():
             cases[op].extend(found)
+        if not any(cases.values()):
+            raise UsageError(f"--shapes {str(opts.shapes_file)!r}: none of its entries is for an op of --ops "
+                             f"({', '.join(op_names)})")
     for op, given in cases.items():  # rows are keyed by (op, case name): two cases of one name would share rows
         seen: set[str] = set()
         for c in given:

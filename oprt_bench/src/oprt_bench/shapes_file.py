@@ -129,6 +129,9 @@ def load_shapes_file(path: Path | str) -> list[dict[str, Any]]:
                 raise UsageError(f"{where}: entry {i}: {key!r} is missing")
         if not isinstance(entry["name"], str) or not entry["name"].strip():
             raise UsageError(f"{where}: entry {i}: name must be a non-empty string, got {entry['name']!r}")
+        if not entry["name"].isprintable():  # a newline or tab would break the tables and the CSV's readers
+            raise UsageError(f"{where}: entry {i}: name must be printable text (no newline, tab or control "
+                             f"character), got {entry['name']!r}")
     return data
 
 
