@@ -137,7 +137,9 @@ def dtype_of(np_dtype: np.dtype, *, index: bool = False) -> DType:
             # by the scalar type first (numpy's dtype.name costs microseconds): ml_dtypes is imported only to
             # confirm one of its types
             if (t is c._np_type if c._np_type is not None else t.__name__ == c.type_name) and c.numpy == np_dtype:
-                d = _by_numpy[np_dtype] = c
+                d = c
+                if len(_by_numpy) < 64:  # bounded: equal dtypes that hash apart (metadata) are few
+                    _by_numpy[np_dtype] = c
                 break
     if d is None or (d.is_index and not index):
         raise UnknownNameError("dtype", str(np_dtype), _known(index))
