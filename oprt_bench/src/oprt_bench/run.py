@@ -113,12 +113,20 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
     ``progress_out`` (default: a bar on a terminal stderr, else lines on stdout). A user mistake raises
     UsageError (or another OprtError) before anything is written. ``cluster``: run the rows on a Dask cluster
     (:mod:`oprt_bench.fleet`) instead of this host's workers."""
-    state = None
-    if resume is not None:
-        if out is not None:
-            raise UsageError("--out and --resume exclude each other: --resume continues the run in its own folder")
-        state = load_resume(resume)
-        opts = resume_options(opts, state.meta, set(explicit))
+    if resume is not None and out is not None:
+        raise UsageError("--out and --resume exclude each other: --resume continues the run in its own folder")
+    state = load_resume(resume) if resume is not None else None  # holds the resumed run's lock
+    try:
+        if state is not None:
+            opts = resume_options(opts, state.meta, set(explicit))
+        return _sweep(registry, opts, argv, out, state, quiet, verbose, progress_out, cluster)
+    finally:
+        if state is not None and state.rows_file is not None:
+            state.rows_file.close()  # closed by the run's writer already, unless the run was refused before it
+
+
+def _sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path | None, state: ResumeState | None,
+           quiet: bool, verbose: bool, progress_out: TextIO | None, cluster: ClusterOptions | None) -> RunOutcome:
     phases = Phases()
     fleet: Fleet | None = None
     if cluster is not None:
@@ -131,10 +139,10 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
     try:
         remote = fleet.remote_backends() if fleet is not None else None
         plan = phases.time("plan", lambda: make_plan(registry, opts, remote=remote))
-        if resume is None:
+        if state is None:
             out = out if out is not None else default_run_dir()
             check_out_dir(out)
-        folder = resume if resume is not None else out
+        folder = state.path if state is not None else out
         assert folder is not None
         return _run(registry, plan, opts, argv, folder, quiet, verbose, phases, state, progress_out=progress_out,
                     prestarted=prestarted, fleet=fleet)
@@ -143,8 +151,6 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
             prestarted.close()
         if fleet is not None:
             fleet.close()
-        if state is not None and state.rows_file is not None:
-            state.rows_file.close()  # the resumed run's lock, where the run refused it before its writer took it
 
 
 def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str], out: Path, quiet: bool,
