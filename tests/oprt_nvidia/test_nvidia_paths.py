@@ -268,22 +268,28 @@ ROW_LENGTHS = [
 ]
 
 
-def _fast_cluster_fits(span, v, rows, sms=132):
-    """Whether softmax.cu's launch_fast_cluster takes rows of `span` elements: 512 x 8 packs a block in clusters of
-    up to 8, or, where rows x blocks a row leave SMs idle, clusters of up to 16 (OPRT_NVIDIA_SOFTMAX_SPREAD's
-    default)."""
+def _cluster_rows_path(span, v, rows, shift, persist=True, sms=132):
+    """The kernel softmax.cu's launch_fast_cluster takes for rows of `span` elements (512 x 8 packs a block), or None:
+    where rows x blocks a row leave SMs idle, launched clusters of up to 16 (OPRT_NVIDIA_SOFTMAX_SPREAD's default);
+    else persistent clusters of up to 16 (OPRT_NVIDIA_SOFTMAX_PERSIST's default); else (persist False) launched
+    clusters of up to 8."""
     nb = -(-span // (512 * 8 * v))
-    return nb <= 8 or (rows * nb < sms and nb <= 16)
+    tail = "_shift" if shift else ""
+    if rows * nb < sms and nb <= 16:
+        return "softmax_rows_fast_cluster" + tail
+    if persist and nb <= 16:
+        return "softmax_rows_persist" + tail
+    return "softmax_rows_fast_cluster" + tail if nb <= 8 else None
 
 
-def _rows_path(length, dtype, packs=True, shift=None, rows=3):
+def _rows_path(length, dtype, packs=True, shift=None, rows=3, persist=True):
     """The kernel softmax.cu's launch_softmax takes for rows of `length` with one row stride (packs: unit-stride,
     16-byte aligned rows and row strides, so that whole packs are possible; shift: unit-stride rows whose output rows
     have the input rows' 16-byte phase, by default as packs: contiguous rows of any length): fast rows up to 16384
     elements in whole packs; other rows that shift, the shifted fast rows while the row and up to a pack before it
     fit 16384 elements, then the shifted fast clusters; else a warp-group row up to 1024 elements, a 512-thread block
-    row up to 16384; longer rows in whole packs a fast cluster (_fast_cluster_fits), then the older cluster kernel
-    (8 blocks of 16384), then the online kernel, which also takes longer rows of single elements."""
+    row up to 16384; longer rows in whole packs a fast or persistent cluster (_cluster_rows_path), then the older
+    cluster kernel (8 blocks of 16384), then the online kernel, which also takes longer rows of single elements."""
     v = 4 if dtype == "f32" else 8
     shift = packs if shift is None else shift
     whole = packs and length % v == 0
@@ -292,14 +298,16 @@ def _rows_path(length, dtype, packs=True, shift=None, rows=3):
     if shift and not whole:
         if length + v - 1 <= 16384:
             return "softmax_rows_fast_shift"
-        if _fast_cluster_fits(length + v - 1, v, rows):
-            return "softmax_rows_fast_cluster_shift"
+        path = _cluster_rows_path(length + v - 1, v, rows, True, persist)
+        if path:
+            return path
     if length <= 16384:
         return "softmax_rows_group" if length <= 1024 else "softmax_rows_regs"
     if not whole:
         return "softmax_rows_online"
-    if _fast_cluster_fits(length, v, rows):
-        return "softmax_rows_fast_cluster"
+    path = _cluster_rows_path(length, v, rows, False, persist)
+    if path:
+        return path
     return "softmax_rows_cluster" if -(-length // 16384) <= 8 else "softmax_rows_online_vec"
 
 
@@ -440,7 +448,8 @@ def test_softmax_shifted_rows(nvidia_backend, rng, length, dtype):
     x[-1, -1] = 12.0
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
     path = _rows_path(length, dtype, rows=rows)
-    _launched(nvidia_backend, path, any_device="cluster" not in path)  # the cluster kernels need a device for them
+    # the cluster and persistent kernels need a device with clusters (and the H200's SM count) for them
+    _launched(nvidia_backend, path, any_device="cluster" not in path and "persist" not in path)
 
 
 @pytest.mark.gpu
@@ -455,7 +464,7 @@ def test_softmax_shifted_rows_strides_and_offsets(nvidia_backend, rng, length, d
     _check(nvidia_backend, "softmax", [base[::-1, 1:]], {"axis": -1}, dtype)
     _check_offsets(nvidia_backend, rng, "softmax", [(3, length)], {"axis": -1}, dtype, 3, 3, scale=8.0)
     path = _rows_path(length, dtype, packs=False, shift=True)
-    _launched(nvidia_backend, path, any_device="cluster" not in path)
+    _launched(nvidia_backend, path, any_device="cluster" not in path and "persist" not in path)
     _check_offsets(nvidia_backend, rng, "softmax", [(3, length)], {"axis": -1}, dtype, 3, 2, scale=8.0)
     _launched(nvidia_backend, _rows_path(length, dtype, packs=False, shift=False), any_device=True)
 
@@ -480,6 +489,7 @@ def test_softmax_rows_switches(nvidia_backend, rng, monkeypatch, dtype):
     (many rows of 9-16 blocks in clusters of 16), OPRT_NVIDIA_SOFTMAX_CLUSTER_P=4 and _CLUSTER_G=256 (smaller blocks,
     more of them a row), OPRT_NVIDIA_SOFTMAX_RAW16=0 (16-bit rows near 16384 in floats)."""
     np_dtype = DTYPES[dtype].numpy
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_PERSIST", "0")  # the switches below are the launched clusters'
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_SHIFT", "0")
     _check(nvidia_backend, "softmax", [rng.uniform(-8, 8, (9, 577)).astype(np_dtype)], {"axis": -1}, dtype)
     _launched(nvidia_backend, "softmax_rows_group", any_device=True)
@@ -516,9 +526,9 @@ PERSIST_CASES = [(300, 50257), (257, 65536), (150, 128256), (133, 151936), (70, 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("rows, length", PERSIST_CASES)
 def test_softmax_persistent_rows(nvidia_backend, rng, monkeypatch, rows, length, dtype):
-    """OPRT_NVIDIA_SOFTMAX_PERSIST=1: many long rows on persistent clusters, the next row loading while the cluster
-    works on this one; maxima in the first and last block of rows, a row of only -inf (NaN), -inf beside the masked
-    head, and in place (out is x)."""
+    """OPRT_NVIDIA_SOFTMAX_PERSIST (on by default, set here too): many long rows on persistent clusters, the next row
+    loading while the cluster works on this one; maxima in the first and last block of rows, a row of only -inf
+    (NaN), -inf beside the masked head, and in place (out is x)."""
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_PERSIST", "1")
     x = rng.uniform(-8, 8, (rows, length)).astype(np.float32)
     x[0, 0] = 14.0
@@ -546,6 +556,7 @@ def test_softmax_cluster_rows_pushed(nvidia_backend, rng, monkeypatch, rows, len
     2-8 blocks, few rows spread over up to 16, shifted rows, clusters of one block that push nothing); maxima in the
     first and last block, a row of only -inf, -inf beside the masked head."""
     monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_PUSH", "1")
+    monkeypatch.setenv("OPRT_NVIDIA_SOFTMAX_PERSIST", "0")  # the launched clusters (many rows would be persistent)
     x = rng.uniform(-8, 8, (rows, length)).astype(np.float32)
     x[0, 0] = 14.0
     x[-1, -1] = 14.0
@@ -553,7 +564,7 @@ def test_softmax_cluster_rows_pushed(nvidia_backend, rng, monkeypatch, rows, len
         x[1, :] = -np.inf
         x[2, :7] = -np.inf
     _check(nvidia_backend, "softmax", [x.astype(DTYPES[dtype].numpy)], {"axis": -1}, dtype)
-    path = _rows_path(length, dtype, rows=rows)
+    path = _rows_path(length, dtype, rows=rows, persist=False)
     _launched(nvidia_backend, path + "_push" if "fast_cluster" in path else path)
 
 

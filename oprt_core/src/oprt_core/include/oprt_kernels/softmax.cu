@@ -706,8 +706,9 @@ bool launch_fast_cluster_p(int P, gpuStream_t stream, T *out, const T *x, const 
 //    of 16 only
 //    under OPRT_NVIDIA_SOFTMAX_ROWS16=1 (clusters of 16 over many 65536-wide rows ran at 35-64% of cudaMemcpy against
 //    74-81% at 8), else the generic cluster kernel, then online rows;
-//  - OPRT_NVIDIA_SOFTMAX_PERSIST=1 puts the persistent clusters (softmax_rows.cuh: the next row loading while the
-//    cluster works on this one, up to 16 blocks a row) before the rest of this branch (a design still to be measured);
+//  - before the rest of this branch, the persistent clusters (softmax_rows.cuh: the next row loading while the
+//    cluster works on this one, up to 16 blocks a row): 70-98% of the copy peak on the vocabulary rows where the
+//    launched-per-row clusters reached 54-84% (H100); OPRT_NVIDIA_SOFTMAX_PERSIST=0 turns them off;
 //  - OPRT_NVIDIA_SOFTMAX_PUSH=1: the launched-per-row clusters exchange by pushes onto mbarriers instead of cluster
 //    barriers (kPush; kernel column ..._push; a design still to be measured).
 // Returns the kernel's name for the launch note, or nullptr (nothing launched).
@@ -730,7 +731,7 @@ const char *launch_fast_cluster(gpuStream_t stream, T *out, const T *x, const Ro
         while (P > 1 && ceil_div(span, (int64_t)512 * (P / 2) * V) <= want) P /= 2;
         if (launch_fast_cluster_p<T, kShift>(P, stream, out, x, f, spread, push)) return name;
     }
-    if (env_int("OPRT_NVIDIA_SOFTMAX_PERSIST", 0) == 1 && launch_persist_rows<T, kShift>(stream, out, x, f))
+    if (env_int("OPRT_NVIDIA_SOFTMAX_PERSIST", 1) == 1 && launch_persist_rows<T, kShift>(stream, out, x, f))
         return kShift ? "softmax_rows_persist_shift" : "softmax_rows_persist";
     const int max_cluster = env_int("OPRT_NVIDIA_SOFTMAX_ROWS16", 0) == 1 ? 16 : 8;
     const int p = env_int("OPRT_NVIDIA_SOFTMAX_CLUSTER_P", 8);
