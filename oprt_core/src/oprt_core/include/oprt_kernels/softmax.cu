@@ -5,8 +5,8 @@
 //  - fast rows (softmax_rows.cuh): unit-stride axis, at most one kept dim (one row stride), 16-byte aligned
 //    rows: a row per G threads with the whole row in registers (one read, one write), up to 16384 elements;
 //    longer rows in cluster mode (sm_90: a thread-block cluster of up to 8 blocks a row, maxima and sums
-//    exchanged through distributed shared memory), or, under OPRT_NVIDIA_SOFTMAX_PERSIST=1, persistent clusters
-//    that load a row while they work on the one before;
+//    exchanged through distributed shared memory); many such rows on persistent clusters that load a row while
+//    they work on the one before (OPRT_NVIDIA_SOFTMAX_PERSIST=0: launched clusters);
 //  - rows held in registers (generic): other unit-stride or strided rows that fit: a warp per row up to
 //    1024 elements, a 512-thread block per row up to 16384;
 //  - cluster rows (sm_90, generic): aligned rows of up to kClusterMax x 16384 elements the fast kernels
