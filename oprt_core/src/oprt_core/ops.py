@@ -91,16 +91,20 @@ def _sig_function(t: type) -> Any:
     return None
 
 
-class _SigTable(dict):
-    """array type -> signature function (or None); a type is classified on its first lookup, and a known type
-    costs one dict lookup."""
+class _TypeTable(dict):
+    """array type -> what ``classify`` makes of it (a signature function, or None); a type is classified on its
+    first lookup, and a known type costs one dict lookup."""
+
+    def __init__(self, classify: Callable[[type], Any]):
+        super().__init__()
+        self._classify = classify
 
     def __missing__(self, t: type) -> Any:
-        fn = self[t] = _sig_function(t)
+        fn = self[t] = self._classify(t)
         return fn
 
 
-_sig_of_type: dict[type, Any] = _SigTable()
+_sig_of_type: dict[type, Any] = _TypeTable(_sig_function)
 
 
 def _sigs_device_arrays(arrays: tuple) -> tuple[tuple, list[int]]:
@@ -136,13 +140,7 @@ def _sigs_function(t: type) -> Any:
     return _sigs_cupy if t.__module__.startswith("cupy") else _sigs_torch
 
 
-class _SigsTable(dict):
-    def __missing__(self, t: type) -> Any:
-        fn = self[t] = _sigs_function(t)
-        return fn
-
-
-_sigs_of_type: dict[type, Any] = _SigsTable()
+_sigs_of_type: dict[type, Any] = _TypeTable(_sigs_function)
 
 
 def _signatures(arrays: tuple) -> tuple[tuple, list[int]] | None:
