@@ -62,20 +62,31 @@
 #   compare   oprt-bench compare of a run against a committed one: OPRT_SUITE_COMPARE, space-separated NAME:REF_DIR
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
+#   verify    a change checked in one run (the `verify` profile: `scripts/gpu-suite.sh OUTDIR verify` = install verify):
+#             the GPU tests (OPRT_VERIFY_TESTS) in OPRT_VERIFY_SHARDS (default 6) parallel pytest processes,
+#             verify-shard-N.xml each; the ops the change touches (OPRT_VERIFY_OPS, else `python -m oprt_bench.touched
+#             OPRT_VERIFY_BASE`) swept on OPRT_VERIFY_CASES (default default) beside torch into verify-sweep/ and
+#             compared with results/h200/CASES; scripts/verify_summary.py's table last (verify-summary.log)
 # Other variables: OPRT_SUITE_STEP_TIMEOUT (s a step, default 400), OPRT_SUITE_DEADLINE_S (s from the suite's start
 # after which no step starts and to which each step's limit is cut, so that the suite ends, and its outputs can be
 # copied, inside a machine's time limit), OPRT_SUITE_BUDGET (oprt-bench --time-budget of
-# bench, default 0.3), OPRT_SUITE_BENCH_MODE (its --mode, default all), OPRT_METAX_TOOLCHAIN (default nvcc-shim).
+# bench, default 0.3), OPRT_SUITE_BENCH_MODE (its --mode, default all), OPRT_METAX_TOOLCHAIN (default nvcc-shim), OPRT_SUITE_WHEEL_DIRS
+# (the folders whose wheels install installs, default .whl; the project's own wheels there, from
+# scripts/build-wheels.sh, replace building a package when .whl/oprt-wheels.txt's source hash is the tree's),
+# OPRT_SUITE_COPY_TO (a folder that gets summary.txt and suite.tar.gz, all written so far, after every step: a
+# run cut short still brings back what it did).
 # OUTDIR gets every log, summary.txt (each step's exit status, time and last lines; printed last), the runs' CSV /
 # HTML, and suite.tar.gz holding all of it. Nothing is downloaded: wheels the host lacks travel in .whl/.
 set -uo pipefail
 OUTDIR=${1:?usage: scripts/gpu-suite.sh OUTDIR [PHASE ...]}
 shift
 PHASES=${*:-install test sanitize bench}
+# the verify profile: install, then the verify phase (sharded GPU tests, the touched ops' sweep, one table)
+[ "$PHASES" = verify ] && PHASES="install verify"
 for phase in $PHASES; do
     case $phase in
-        install | test | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench | models | telemetry \
-            | graph | ab | fleet | variants | compare) ;;
+        install | test | verify | tune | launch | sweep | isolation | quick | overhead | sanitize | fuzz | check | bench \
+            | models | telemetry | graph | ab | fleet | variants | compare) ;;
         *) echo "gpu-suite.sh: unknown phase '$phase' (see the header)" >&2; exit 2 ;;
     esac
 done
@@ -107,7 +118,18 @@ run_logged() { # name command...: run, keep the log, record the exit status and 
     local rc=$?
     note "$name: exit $rc in $((SECONDS - t0)) s"
     tail -n 3 "$OUTDIR/$name.log" | sed 's/^/   /' | tee -a "$SUMMARY"
+    copy_out
     return $rc
+}
+
+copy_out() { # OPRT_SUITE_COPY_TO: the summary and everything so far (one archive) copied there after a phase
+    [ -n "${OPRT_SUITE_COPY_TO:-}" ] || return 0
+    mkdir -p "$OPRT_SUITE_COPY_TO"
+    local part
+    part=$(mktemp /tmp/suite-part.XXXXXX)
+    tar -czf "$part" --exclude=suite.tar.gz -C "$OUTDIR" . 2>/dev/null && mv "$part" "$OPRT_SUITE_COPY_TO/suite.tar.gz"
+    rm -f "$part"
+    cp "$SUMMARY" "$OPRT_SUITE_COPY_TO/summary.txt"
 }
 
 export OPRT_GIT_COMMIT=${OPRT_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}
@@ -116,17 +138,35 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max
     >"$OUTDIR/nvidia-smi.txt" 2>&1 && cat "$OUTDIR/nvidia-smi.txt" >>"$SUMMARY"
 
 if has install; then
-    if compgen -G ".whl/*.whl" >/dev/null; then
-        python3 -m pip install -q --no-index --no-deps .whl/*.whl >"$OUTDIR/install-wheels.log" 2>&1
+    t_install=$SECONDS
+    wheels=()
+    for d in ${OPRT_SUITE_WHEEL_DIRS:-.whl}; do
+        compgen -G "$d/*.whl" >/dev/null && wheels+=("$d"/*.whl)
+    done
+    if [ "${#wheels[@]}" -gt 0 ]; then
+        run_logged install-wheels python3 -m pip install --no-index --no-deps --no-compile "${wheels[@]}"
     fi
+    # a project wheel (scripts/build-wheels.sh) stands for a build only when built from these very sources
+    stamp=.whl/oprt-wheels.txt
     # one package at a time, so a backend that fails to build does not stop the others
     pkgs=${OPRT_SUITE_PACKAGES:-"oprt_core oprt_bench oprt_nvidia oprt_metax tests/plugins/oprt-testplugin \
 tests/plugins/oprt-faultyplugin examples/oprt-gelu examples/oprt-triton examples/oprt-tilelang"}
     for pkg in $pkgs; do
         [ -d "$pkg" ] || continue
+        if [ -f "$stamp" ] && grep -q "^$pkg $(bash scripts/source-hash.sh "$pkg") " "$stamp" \
+            && compgen -G ".whl/$(basename "$pkg" | tr - _)-*.whl" >/dev/null; then
+            note "install-$(basename "$pkg"): from its wheel ($(grep "^$pkg " "$stamp" | cut -d' ' -f3-))"
+            continue  # installed above
+        fi
+        [ -f "$stamp" ] && grep -q "^$pkg " "$stamp" && note "install-$(basename "$pkg"): its wheel is from other sources"
         OPRT_METAX_TOOLCHAIN=${OPRT_METAX_TOOLCHAIN:-nvcc-shim} run_logged "install-$(basename "$pkg")" \
             python3 -m pip install -v --no-index --no-build-isolation --no-deps "./$pkg"
     done
+    # a wheel's build log travels inside its package
+    [ -f "$OUTDIR/install-oprt_nvidia.log" ] || python3 -c "import pathlib, oprt_nvidia; \
+print((pathlib.Path(oprt_nvidia.__file__).parent / 'build-ptxas.log').read_text())" \
+        >"$OUTDIR/install-oprt_nvidia.log" 2>&1
+    note "install: $((SECONDS - t_install)) s"
     note "liger-kernel: $(python3 -c 'import importlib.metadata as m, liger_kernel.ops; print(m.version("liger-kernel"))' \
         2>&1 | tail -n 1)"
     note "tilelang: $(python3 -c 'import tilelang; print(tilelang.__version__)' 2>&1 | tail -n 1)"
@@ -145,6 +185,42 @@ GPU_BACKENDS=nvidia
 oprt-bench backends --json 2>/dev/null | python -c "import json,sys; d=json.load(sys.stdin); \
     sys.exit(0 if any(b['name']=='metax' and b['available'] for b in d.get('backends', [])) else 1)" \
     && GPU_BACKENDS=nvidia,metax
+
+if has verify; then
+    # 1. the GPU tests in OPRT_VERIFY_SHARDS parallel pytest processes on the one GPU, the collected tests dealt
+    #    round-robin (a file's parametrized cases spread over every shard)
+    vtests=${OPRT_VERIFY_TESTS:-"tests/oprt_nvidia tests/oprt_metax tests/examples tests/oprt_bench/test_baselines.py \
+tests/oprt_bench/test_baselines_compile_liger.py"}
+    nshards=${OPRT_VERIFY_SHARDS:-6}
+    # shellcheck disable=SC2086
+    python -m pytest --collect-only -q -p no:cacheprovider $vtests >"$OUTDIR/verify-collect.log" 2>&1
+    grep '::' "$OUTDIR/verify-collect.log" | awk -v n="$nshards" -v d="$OUTDIR" '{print > (d "/verify-shard-" (NR-1)%n ".args")}'
+    note "verify: $(grep -c '::' "$OUTDIR/verify-collect.log") tests in $nshards shards"
+    t_tests=$SECONDS
+    for f in "$OUTDIR"/verify-shard-*.args; do
+        k=$(basename "$f" .args)
+        run_logged "$k" python -m pytest "@$f" -q -ra -p no:cacheprovider --junitxml="$OUTDIR/$k.xml" &
+    done
+    wait
+    note "verify: tests $((SECONDS - t_tests)) s"
+    copy_out
+    # 2. the ops the change touches (OPRT_VERIFY_OPS, else python -m oprt_bench.touched OPRT_VERIFY_BASE) swept on
+    #    OPRT_VERIFY_CASES beside torch, then compared with the committed run of that case set where there is one
+    vops=${OPRT_VERIFY_OPS:-$(python -m oprt_bench.touched ${OPRT_VERIFY_BASE:-} 2>>"$OUTDIR/verify-touched.log")}
+    vcases=${OPRT_VERIFY_CASES:-default}
+    note "verify: ops touched: ${vops:-none}"
+    if [ -n "$vops" ] && [ "$vops" != none ]; then
+        run_logged verify-sweep oprt-bench --ops "$vops" --backends "$GPU_BACKENDS,torch" --baseline torch \
+            --cases "$vcases" --time-budget "${OPRT_SUITE_BUDGET:-0.1}" --out "$OUTDIR/verify-sweep"
+        if [ -f "results/h200/$vcases/run.json" ]; then
+            run_logged verify-compare oprt-bench compare "results/h200/$vcases" "$OUTDIR/verify-sweep"
+        fi
+    fi
+    # 3. one table: the tests by shard, the sweep by op and backend, the comparison's verdicts
+    run_logged verify-summary python scripts/verify_summary.py "$OUTDIR"
+    cat "$OUTDIR/verify-summary.log" >>"$SUMMARY"
+    copy_out
+fi
 
 if has tune; then
     tune_ops=${OPRT_SUITE_TUNE_OPS:-elementwise reduce softmax}
