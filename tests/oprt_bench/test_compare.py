@@ -1,4 +1,4 @@
-"""compare on synthetic runs: clearly faster, clearly slower, noisy but the same, status changes."""
+"""compare on synthetic runs: clearly faster, clearly slower, too noisy to judge, status changes, shifts."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ def _write_run(path, rows):
 
 @pytest.fixture
 def runs(tmp_path):
-    old = [_row("faster", 1.00, 0.01), _row("slower", 1.00, 0.01), _row("noisy", 1.00, 0.30),
-           _row("steady", 1.00, 0.01), _row("breaks", 1.00, 0.01), _row("fixed", 0, 0, "failed"),
-           _row("gone", 1.0, 0.01)]
-    new = [_row("faster", 0.80, 0.01), _row("slower", 1.25, 0.01), _row("noisy", 1.20, 0.30),
-           _row("steady", 1.02, 0.01), _row("breaks", 0, 0, "error"), _row("fixed", 1.0, 0.01),
-           _row("added", 1.0, 0.01)]
+    old = [_row("faster", 1.00, 0.005), _row("slower", 1.00, 0.005), _row("noisy", 1.00, 0.30),
+           _row("steady", 1.00, 0.005), _row("breaks", 1.00, 0.005), _row("fixed", 0, 0, "failed"),
+           _row("gone", 1.0, 0.005)]
+    new = [_row("faster", 0.80, 0.005), _row("slower", 1.25, 0.005), _row("noisy", 1.20, 0.30),
+           _row("steady", 1.02, 0.005), _row("breaks", 0, 0, "error"), _row("fixed", 1.0, 0.005),
+           _row("added", 1.0, 0.005)]
     return _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
 
 
@@ -45,7 +45,11 @@ def test_classify_rule():
     assert classify(ok(1.0, 0.01), ok(0.8, 0.01), 0.05).verdict == "faster"
     assert classify(ok(1.0, 0.01), ok(1.2, 0.01), 0.05).verdict == "slower"
     noisy = classify(ok(1.0, 0.3), ok(1.2, 0.3), 0.05)
-    assert noisy.verdict == "same" and noisy.noisy and noisy.ratio == pytest.approx(1.2)
+    assert noisy.verdict == "noisy" and noisy.noisy and noisy.ratio == pytest.approx(1.2)
+    assert noisy.min_change > 1.0  # bounds of +-90%: only a change of more than 2x would show
+    # p10..p90 of +-1% stretched 3x: a 5% change could hide in the bounds, a 10% one could not
+    assert classify(ok(1.0, 0.01), ok(1.0, 0.01), 0.05).verdict == "noisy"
+    assert classify(ok(1.0, 0.01), ok(1.0, 0.01), 0.10).verdict == "same"
     assert classify(ok(1.0, 0.001), ok(1.04, 0.001), 0.05).verdict == "same"  # separated, but under the threshold
     assert classify(ok(1.0, 0.001), ok(1.04, 0.001), 0.01).verdict == "slower"
 
@@ -64,14 +68,17 @@ def test_compare_table_and_exit_codes(runs):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     verdicts = {row["case"]: row["verdict"] for row in doc["rows"]}
-    assert verdicts == {"faster": "faster", "slower": "slower", "noisy": "same", "steady": "same", "breaks": "broken",
+    assert verdicts == {"faster": "faster", "slower": "slower", "noisy": "noisy", "steady": "same", "breaks": "broken",
                         "fixed": "fixed", "gone": "removed", "added": "added"}
     assert doc["regressions"] == 2
-    r = runner.invoke(cli, ["compare", str(old), str(new), "--fail-on-regression"])
+    r = runner.invoke(cli, ["compare", str(old), str(new), "--fail-on-regression"], env={"COLUMNS": "250"})
     assert r.exit_code == 1
-    assert "slower" in r.stdout and "faster" in r.stdout and "same ~" in r.stdout and "2 regression(s)" in r.stdout
+    assert "slower" in r.stdout and "faster" in r.stdout and "noisy ~ (needs" in r.stdout
+    assert "2 regression(s)" in r.stdout and "1 too noisy for the threshold" in r.stdout
     assert "steady" not in r.stdout  # unchanged rows only with --all
     r = runner.invoke(cli, ["compare", str(old), str(old), "--fail-on-regression", "--all"])
+    assert r.exit_code == 1 and "cannot judge (noisy): 1 row(s) too noisy" in r.stdout  # the noisy row
+    r = runner.invoke(cli, ["compare", str(old), str(old), "--fail-on-regression", "--all", "--allow-noisy"])
     assert r.exit_code == 0 and "steady" in r.stdout
 
 
@@ -86,8 +93,8 @@ def test_compare_usage_errors_subprocess(runs, tmp_path):
 
 
 def test_compare_warns_when_shared_rows_were_timed_differently(tmp_path):
-    old = [dict(_row("a", 1.0, 0.01), timing="cold"), dict(_row("b", 1.0, 0.01), timing="cold")]
-    new = [dict(_row("a", 0.9, 0.01), timing="cold-clean"), dict(_row("b", 1.0, 0.01), timing="cold")]
+    old = [dict(_row("a", 1.0, 0.005), timing="cold"), dict(_row("b", 1.0, 0.005), timing="cold")]
+    new = [dict(_row("a", 0.9, 0.005), timing="cold-clean"), dict(_row("b", 1.0, 0.005), timing="cold")]
     o, n = _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
     r = CliRunner().invoke(cli, ["compare", str(o), str(n)])
     assert r.exit_code == 0, r.output
@@ -101,14 +108,14 @@ def test_compare_warns_when_shared_rows_were_timed_differently(tmp_path):
 def test_compare_shows_rows_that_took_another_kernel(tmp_path):
     """kernel cells (results schema 3) that both name a kernel and differ: shown whatever the verdict, in a kernel
     column and the JSON; an empty cell (schema 2, a backend that cannot say) or a failed lookup is no change."""
-    old = [dict(_row("path", 1.0, 0.01), kernel="reduce_cols_band+reduce_cols_band_finish"),
-           dict(_row("same-path", 1.0, 0.01), kernel="reduce_rows_trips"),
-           dict(_row("unnamed", 1.0, 0.01), kernel=""),
-           dict(_row("unasked", 1.0, 0.01), kernel="unknown (RuntimeError: no names)")]
-    new = [dict(_row("path", 1.01, 0.01), kernel="reduce_cols_deep+reduce_cols_finish"),
-           dict(_row("same-path", 1.0, 0.01), kernel="reduce_rows_trips"),
-           dict(_row("unnamed", 1.0, 0.01), kernel="reduce_rows_vec"),
-           dict(_row("unasked", 1.0, 0.01), kernel="reduce_rows_vec")]
+    old = [dict(_row("path", 1.0, 0.005), kernel="reduce_cols_band+reduce_cols_band_finish"),
+           dict(_row("same-path", 1.0, 0.005), kernel="reduce_rows_trips"),
+           dict(_row("unnamed", 1.0, 0.005), kernel=""),
+           dict(_row("unasked", 1.0, 0.005), kernel="unknown (RuntimeError: no names)")]
+    new = [dict(_row("path", 1.01, 0.005), kernel="reduce_cols_deep+reduce_cols_finish"),
+           dict(_row("same-path", 1.0, 0.005), kernel="reduce_rows_trips"),
+           dict(_row("unnamed", 1.0, 0.005), kernel="reduce_rows_vec"),
+           dict(_row("unasked", 1.0, 0.005), kernel="reduce_rows_vec")]
     o, n = _write_run(tmp_path / "old", old), _write_run(tmp_path / "new", new)
     r = CliRunner().invoke(cli, ["compare", str(o), str(n), "--json"])
     assert r.exit_code == 0, r.output

@@ -294,19 +294,23 @@ def ops_cmd(ctx: click.Context, as_json: bool) -> int:
 @click.option("--allow-mode-mismatch", is_flag=True,
               help="Accept comparing a --mode test run with a timed one (statuses only: no timing to judge).")
 @click.option("--allow-provenance", is_flag=True,
-              help="Accept a different device, dtype set, or cold/warm and flush timing.")
+              help="Accept a different device, dtype set, cold/warm and flush timing, or concurrency.")
+@click.option("--allow-noisy", is_flag=True,
+              help="Accept rows too noisy to judge at the threshold (their bounds ask a larger change).")
 @click.option("--all", "show_all", is_flag=True, help="List unchanged rows too.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def compare_cmd(old: Path, new: Path, threshold: str, fail_on_regression: bool, allow_missing: bool,
                 allow_status: bool, allow_incomplete: bool, allow_unreadable: bool, allow_mode_mismatch: bool,
-                allow_provenance: bool, show_all: bool, as_json: bool) -> int:
-    """Compare two runs row by row: faster / slower / same, judged against both rows' spreads; name every row or
-    run that cannot be judged (missing, no longer ok, unfinished, unreadable, other mode or provenance)."""
+                allow_provenance: bool, allow_noisy: bool, show_all: bool, as_json: bool) -> int:
+    """Compare two runs row by row: faster / slower / same, judged against both rows' spreads, and each op's and the
+    whole run's rows together (a shift of many rows); name every row or run that cannot be judged (missing, no
+    longer ok, unfinished, unreadable, too noisy for the threshold, other mode or provenance)."""
     t = parse_threshold(threshold)
     old_run, new_run = load_run(old), load_run(new)
     allow = {kind for kind, on in (("missing", allow_missing), ("status", allow_status),
                                    ("incomplete", allow_incomplete), ("unreadable", allow_unreadable),
-                                   ("mode", allow_mode_mismatch), ("provenance", allow_provenance)) if on}
+                                   ("mode", allow_mode_mismatch), ("provenance", allow_provenance),
+                                   ("noisy", allow_noisy)) if on}
     result = judge(old_run, new_run, t, allow, old_source=old, new_source=new)
     warning = timing_mismatch(old_run, new_run)
     if warning:

@@ -7,8 +7,16 @@ median's 95% CI (median x (1 +- ci_rel)) where that is wider. With t the thresho
 
 - ``slower``: new median > old median x (1 + t), and the new low bound > the old high bound;
 - ``faster``: new median < old median / (1 + t), and the new high bound < the old low bound;
-- ``same``: otherwise. ``~`` marks a median that moved beyond t within the bounds: a difference the noise
-  cannot tell from none.
+- ``same``: otherwise, where the pair could have shown a change of t: ``~`` marks a median that moved beyond t
+  within the bounds;
+- ``noisy``: otherwise, where the pair's bounds are so wide that only a change larger than t could have turned it
+  slower (its ``min_change``): the pair cannot be judged at this threshold.
+
+A change that moves many rows one way is found even where each row alone is too noisy: in the whole run and in
+each (op, backend) of at least SHIFT_MIN_ROWS timed pairs, a sign test on the ratios (one-sided binomial, p <
+SHIFT_P) whose geometric mean is beyond t marks a shift; the rows of a shifted group that moved beyond t its way
+are ``slower`` (``faster``) whatever their own bounds, with ``shift`` naming the group. A uniform 2x slowdown is
+never ``same``.
 
 SPREAD_K = 1 would be the p10..p90 spreads as measured; runs of identical code on one host differ by more than
 that (the spread of one run does not see what changes between runs), see docs/measurement.md for the
@@ -21,7 +29,8 @@ Regressions are ``slower`` and ``broken`` rows.
 
 What cannot be judged is a :class:`Problem` of a kind (``PROBLEM_FLAGS``): rows missing in NEW, rows ok in OLD and
 not in NEW (other than broken), a NEW run that did not finish (or has no run.json), unreadable rows or lines,
-different modes, different provenance (device, dtype set, cold/warm and flush). Each is named in the output and
+different modes, different provenance (device, dtype set, cold/warm and flush, concurrency: rows timed by one
+process against several workers on one host, or a cluster), rows too noisy to judge. Each is named in the output and
 fails ``--fail-on-regression`` unless its ``--allow-*`` flag accepts it.
 
 A pair whose ``kernel`` cells (results schema 3) both name a kernel and differ is marked ``kernel_changed``
@@ -47,19 +56,22 @@ from .errors import UsageError
 from .results import COLUMNS, CSV_NAME, RESULTS_JSON, Run
 
 __all__ = ["KEY", "Verdict", "Problem", "Comparison", "PROBLEM_FLAGS", "SPREAD_K", "TIMED_MODES", "parse_threshold",
-           "classify", "compare_runs", "judge", "timing_mismatch", "csv_damage", "REGRESSIONS", "UNJUDGED"]
+           "classify", "compare_runs", "judge", "timing_mismatch", "csv_damage", "REGRESSIONS", "UNJUDGED", "Shift",
+           "find_shift", "apply_shifts", "concurrency"]
 
 KEY = ("op", "case", "dtype", "backend")
 REGRESSIONS = ("slower", "broken")
 SPREAD_K = 3.0
+SHIFT_MIN_ROWS = 8  # timed pairs a group needs before its ratios are tested for a shift
+SHIFT_P = 1e-3  # the sign test's one-sided p below which a group's ratios moved one way
 TIMED_MODES = ("bench", "all")  # modes whose ok rows carry a median
 # verdicts of rows that were not judged, with the reason the summary gives
 UNJUDGED = {"removed": "missing in NEW", "lost": "no longer ok in NEW", "unreadable": "unreadable",
-            "untimed": "not timed"}
+            "untimed": "not timed", "noisy": "too noisy for the threshold"}
 # what cannot be judged, and the flag that accepts it
 PROBLEM_FLAGS = {"missing": "--allow-missing", "status": "--allow-status", "incomplete": "--allow-incomplete",
                  "unreadable": "--allow-unreadable", "mode": "--allow-mode-mismatch",
-                 "provenance": "--allow-provenance"}
+                 "provenance": "--allow-provenance", "noisy": "--allow-noisy"}
 _TIMING_FIELDS = ("median_ms", "p10_ms", "p90_ms")
 
 
@@ -78,7 +90,8 @@ def parse_threshold(text: str) -> float:
 
 @dataclass(frozen=True)
 class Verdict:
-    verdict: str  # faster | slower | same | broken | fixed | changed | lost | added | removed | untimed | unreadable
+    # faster | slower | same | noisy | broken | fixed | changed | lost | added | removed | untimed | unreadable
+    verdict: str
     ratio: float | None  # new median / old median
     noisy: bool = False  # the median moved beyond the threshold but within the noise
     min_change: float | None = None  # the relative change this pair's noise allows (see the module doc)
@@ -113,8 +126,9 @@ def classify(old: Any, new: Any, threshold: float) -> Verdict:
 
     ``slower``: new median > old median x (1 + t) and the new row's low bound > the old row's high bound, where a
     row's bounds are its p10..p90 spread stretched SPREAD_K times about its median, widened to the median's 95%
-    CI (median x (1 +- ci_rel)) where that is wider; ``faster`` mirrored; else ``same``. ``min_change`` is the
-    ratio - 1 at which the pair would turn slower (the threshold or the bounds, whichever asks more)."""
+    CI (median x (1 +- ci_rel)) where that is wider; ``faster`` mirrored; else ``same``, or ``noisy`` where the
+    bounds ask more than the threshold. ``min_change`` is the ratio - 1 at which the pair would turn slower (the
+    threshold or the bounds, whichever asks more)."""
     get = (lambda r, k: r[k]) if isinstance(old, dict) else getattr
     os_, ns = get(old, "status"), get(new, "status")
     if os_ != ns:
@@ -139,7 +153,9 @@ def classify(old: Any, new: Any, threshold: float) -> Verdict:
         return Verdict("slower", ratio, min_change=need)
     if 1 / ratio > 1 + threshold and n_hi < o_lo:
         return Verdict("faster", ratio, min_change=need)
-    return Verdict("same", ratio, noisy=moved, min_change=need)
+    # the bounds ask more than the threshold: a change of t would not have shown (a float's rounding is no excess)
+    judged = need <= threshold * (1 + 1e-9)
+    return Verdict("same" if judged else "noisy", ratio, noisy=moved, min_change=need)
 
 
 def timing_mismatch(old: Run, new: Run) -> str:
@@ -303,6 +319,19 @@ def judge(old: Run, new: Run, threshold: float, allow: Iterable[str] = (), old_s
     other = int(sum(v == "unreadable" and k not in bad_keys["OLD"] | bad_keys["NEW"] for v, k in zip(verdicts, keys)))
     if other:
         add("unreadable", f"{other} row(s) ok in both lack a median, p10 or p90 that is a number", other)
+    noisy = table[verdicts == "noisy"]
+    if len(noisy):
+        need = noisy["min_change"].astype(float)
+        finite = need[need < math.inf]
+        span = (f"only a change of {finite.min():.1%} to {finite.max():.1%} (median {finite.median():.1%}) would have "
+                "shown" if len(finite) else "")
+        unbounded = len(need) - len(finite)
+        if unbounded:  # a low bound at or below 0: no slowdown at all could clear it
+            span += ("; " if span else "") + f"{unbounded} row(s) so noisy that no change would show"
+        add("noisy", f"{len(noisy)} row(s) too noisy to judge at {threshold:.1%}: {span}; time them longer "
+                     "(--time-budget, --target-ci) or raise --threshold", len(noisy))
+    for shift in sorted({s for s in table["shift"] if s}):
+        notes.append(f"shift in {shift}")
     problems.extend(_mode_problems(old, new, table, allowed))
     problems.extend(_provenance_problems(old, new, allowed))
     return Comparison(table, problems, notes)
@@ -335,6 +364,10 @@ def _provenance_problems(old: Run, new: Run, allowed: set[str]) -> list[Problem]
     da, db = _dtypes(old), _dtypes(new)
     if da and db and da != db:
         out.append(Problem("provenance", f"dtype set differs: {','.join(da)} -> {','.join(db)}", 0, ok))
+    ca, cb = concurrency(old), concurrency(new)
+    if ca and cb and ca != cb:
+        out.append(Problem("provenance", f"concurrency differs: {ca} -> {cb}: rows timed beside others on one host "
+                                         "contend for it", 0, ok))
     ta, tb = _timing_options(old), _timing_options(new)
     if ta and tb and ta != tb:
         out.append(Problem("provenance", f"timing differs: {ta} -> {tb}", 0, ok))
@@ -345,6 +378,19 @@ def _provenance_problems(old: Run, new: Run, allowed: set[str]) -> list[Problem]
             out.append(Problem("provenance", f"{len(timing)} shared row(s) were timed differently ({kinds})",
                                len(timing), ok))
     return out
+
+
+def concurrency(run: Run) -> str:
+    """How many rows the run timed at once on one host: "one process" (a sweep without --cluster), "N worker(s)
+    per host on a cluster" (run.json's ``cluster``: its most crowded host); "" where run.json does not say."""
+    if not run.meta or "options" not in run.meta and "cluster" not in run.meta:
+        return ""
+    cluster = run.meta.get("cluster")
+    if not isinstance(cluster, dict):
+        return "one process"
+    per_host = Counter(str(w.get("host", "")) for w in (cluster.get("workers") or {}).values() if isinstance(w, dict))
+    most = max(per_host.values(), default=0)
+    return f"{most} worker(s) per host on a cluster"
 
 
 def _dtypes(run: Run) -> list[str]:
@@ -392,8 +438,69 @@ def compare_runs(old: Run, new: Run, threshold: float, bad_keys: set[tuple[str, 
                     "old_median_ms": r.get("median_ms_old"), "new_median_ms": r.get("median_ms_new"),
                     "ratio": v.ratio, "min_change": v.min_change, "verdict": v.verdict, "noisy": v.noisy,
                     "old_kernel": ok_, "new_kernel": nk, "kernel_changed": bool(ok_ and nk and ok_ != nk)})
+    apply_shifts(out, threshold)
     return pd.DataFrame(out, columns=[*KEY, "old_status", "new_status", "old_median_ms", "new_median_ms", "ratio",
-                                      "min_change", "verdict", "noisy", "old_kernel", "new_kernel", "kernel_changed"])
+                                      "min_change", "verdict", "noisy", "shift", "old_kernel", "new_kernel",
+                                      "kernel_changed"])
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A group of rows whose ratios moved one way together (see the module doc)."""
+
+    group: str  # "the run" or "OP on BACKEND"
+    direction: str  # slower | faster
+    moved: int  # pairs whose ratio is on the shift's side of 1
+    pairs: int  # timed pairs in the group
+    geomean: float  # the group's geometric mean ratio
+    p: float  # the sign test's one-sided p
+
+    def describe(self) -> str:
+        return (f"{self.group}: {self.moved} of {self.pairs} timed rows {self.direction}, geometric mean ratio "
+                f"{self.geomean:.3f} (sign test p = {self.p:.1g})")
+
+
+def _sign_p(k: int, n: int) -> float:
+    """P(X >= k) for X ~ Binomial(n, 1/2)."""
+    return sum(math.comb(n, i) for i in range(k, n + 1)) / 2.0 ** n
+
+
+def find_shift(ratios: list[float], threshold: float, group: str) -> Shift | None:
+    """A shift of the group, or None: at least SHIFT_MIN_ROWS ratios, the sign test below SHIFT_P and the geometric
+    mean beyond the threshold, the same way."""
+    rs = [r for r in ratios if math.isfinite(r) and r > 0]
+    if len(rs) < SHIFT_MIN_ROWS:
+        return None
+    geo = math.exp(sum(math.log(r) for r in rs) / len(rs))
+    up, down = sum(r > 1 for r in rs), sum(r < 1 for r in rs)
+    for direction, k, beyond in (("slower", up, geo > 1 + threshold), ("faster", down, 1 / geo > 1 + threshold)):
+        p = _sign_p(k, len(rs))
+        if beyond and p < SHIFT_P:
+            return Shift(group, direction, k, len(rs), geo, p)
+    return None
+
+
+def apply_shifts(rows: list[dict[str, Any]], threshold: float) -> list[Shift]:
+    """Mark the rows of shifted groups (the whole run, each op and backend): a same or noisy row that moved beyond
+    the threshold the group's way takes the group's verdict and ``shift`` its description. Returns the shifts."""
+    timed = [r for r in rows if r["verdict"] in ("same", "noisy", "slower", "faster") and r["ratio"] is not None]
+    groups: dict[str, list[dict[str, Any]]] = {"the run": timed}
+    for r in timed:
+        groups.setdefault(f"{r['op']} on {r['backend']}", []).append(r)
+    shifts = []
+    for name, members in groups.items():
+        shift = find_shift([r["ratio"] for r in members], threshold, name)
+        if shift is None:
+            continue
+        shifts.append(shift)
+        for r in members:
+            moved = r["ratio"] > 1 + threshold if shift.direction == "slower" else 1 / r["ratio"] > 1 + threshold
+            if moved and r["verdict"] in ("same", "noisy"):
+                r["verdict"] = shift.direction
+                r["shift"] = shift.describe()
+    for r in rows:
+        r.setdefault("shift", "")
+    return shifts
 
 
 def _kernel_cell(value: Any) -> str:

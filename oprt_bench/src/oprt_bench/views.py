@@ -124,13 +124,15 @@ def print_comparison(out: Console, cmp: Comparison, title: str, show_all: bool, 
             ("kernel",) if kernels else ()):
         rt.add_column(col, justify="right" if col in ("old ms", "new ms", "new/old") else "left")
     styles = {"slower": "red", "broken": "red", "faster": "green", "fixed": "green", "removed": "yellow",
-              "lost": "yellow", "unreadable": "yellow"}
+              "lost": "yellow", "unreadable": "yellow", "noisy": "yellow"}
     for r in shown.to_dict("records"):
         ms = lambda v: "" if v != v or v is None else f"{v:.4g}"  # noqa: E731
         old_ms = ms(r["old_median_ms"]) if r["old_status"] == "ok" else str(r["old_status"] or "")
         new_ms = ms(r["new_median_ms"]) if r["new_status"] == "ok" else str(r["new_status"] or "")
         ratio = "" if r["ratio"] is None or r["ratio"] != r["ratio"] else f"{r['ratio']:.3f}"
-        verdict = r["verdict"] + (" ~" if r["noisy"] else "")
+        verdict = r["verdict"] + (" ~" if r["noisy"] else "") + (" (shift)" if r.get("shift") else "")
+        if r["verdict"] == "noisy" and r["min_change"] == r["min_change"] and r["min_change"] is not None:
+            verdict += f" (needs {r['min_change']:.0%})"
         kernel = (f"{r['old_kernel']} -> {r['new_kernel']}" if r["kernel_changed"] else "",) if kernels else ()
         rt.add_row(r["op"], r["case"], r["dtype"], r["backend"], old_ms, new_ms, ratio, verdict, *kernel,
                    style=styles.get(r["verdict"]))
@@ -149,4 +151,5 @@ def print_comparison(out: Console, cmp: Comparison, title: str, show_all: bool, 
               + (f"; {len(blocking)} problem(s) unaccepted: "
                  + ", ".join(sorted({p.kind for p in blocking})) if blocking else "")
               + (f"; {kernels} took another kernel" if kernels else "")
-              + ". '~' = moved beyond the threshold within the noise.")
+              + ". '~' = moved beyond the threshold within the noise; 'noisy (needs X%)' = only a change of X% would "
+                "have shown; '(shift)' = judged with its op's or the run's rows, which moved together.")
