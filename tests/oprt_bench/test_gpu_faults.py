@@ -70,7 +70,7 @@ def test_check_faults_passes_a_run_that_lost_only_the_planned_rows_and_fails_oth
     out = tmp_path / "run"
     env = isolated_env(OPRT_PLUGINS="numpy,faulty", OPRT_FAULTY_PLAN=CPU_PLAN)
     p = run_script("--no-calibrate", "--backends", "faulty,numpy", "--cases", "smoke", "--dtypes", "f32",
-                   "--time-budget", "0.005", "--case-timeout", "1", "--out", str(out), env=env)
+                   "--time-budget", "0.005", "--case-timeout", "15", "--out", str(out), env=env)
     assert p.returncode == 1, p.stderr
 
     def check(plan: str) -> subprocess.CompletedProcess:

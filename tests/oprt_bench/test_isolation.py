@@ -50,20 +50,20 @@ def test_faults_become_error_rows_in_process_registry(tmp_path, monkeypatch):
     out = tmp_path / "run"
     started = time.monotonic()
     r = CliRunner().invoke(cli, ["--no-calibrate", "--backends", "faulty,numpy", "--cases", "smoke", "--dtypes",
-                                 "f32", "--time-budget", "0.005", "--case-timeout", "2", "--out", str(out)],
+                                 "f32", "--time-budget", "0.005", "--case-timeout", "10", "--out", str(out)],
                            obj={"registry": make_registry(faulty.FaultyBackend())})
     assert r.exit_code == 1, r.output
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < 300  # the hang was cut by its timeout (margins for a busy host)
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows)
     n = 2 * builtin_smoke_cases()
     assert f"{n} rows ({n - 3} ok, 3 error)" in r.stdout
     meta = json.loads((out / "run.json").read_text())
     assert meta["status"] == "complete" and meta["exit_code"] == 1 and meta["counts"] == {"ok": n - 3, "error": 3}
-    assert meta["plan"]["isolation"] == "process" and meta["plan"]["case_timeout_s"] == 2.0
+    assert meta["plan"]["isolation"] == "process" and meta["plan"]["case_timeout_s"] == 10.0
     assert meta["plan"]["in_process"] == []
     html = (out / "report.html").read_text()
-    assert "killed by SIGSEGV" in html and "timed out after 2 s" in html
+    assert "killed by SIGSEGV" in html and "timed out after 10 s" in html
 
 
 def test_faults_from_the_installed_plugin_console_script(tmp_path):
@@ -71,13 +71,13 @@ def test_faults_from_the_installed_plugin_console_script(tmp_path):
     out = tmp_path / "run"
     env = isolated_env(OPRT_PLUGINS="numpy,faulty", OPRT_FAULTY_PLAN=PLAN)
     p = run_script("--no-calibrate", "--backends", "faulty,numpy", "--cases", "smoke", "--dtypes", "f32,bf16",
-                   "--time-budget", "0.005", "--case-timeout", "1", "--out", str(out), env=env)
+                   "--time-budget", "0.005", "--case-timeout", "15", "--out", str(out), env=env)
     assert p.returncode == 1, p.stderr
     assert "Traceback" not in p.stderr
     rows = list(csv.DictReader((out / "results.csv").open()))
     _check_rows(rows, ("f32", "bf16"))
     n = 4 * builtin_smoke_cases()
-    assert f"{n} rows ({n - 6} ok, 6 error)" in p.stdout and "timed out after 1 s running the case" in p.stdout
+    assert f"{n} rows ({n - 6} ok, 6 error)" in p.stdout and "timed out after 15 s running the case" in p.stdout
     assert (out / "report.html").exists() and json.loads((out / "run.json").read_text())["exit_code"] == 1
 
 
