@@ -18,13 +18,14 @@ from .errors import one_line
 from .faults import sticky_error, sticky_message
 from .flags import row_flags
 from .graph import measure_graph
+from .memory import memory_refusal
 from .model import BackendEntry, Row
 from .peaks import compute_peak, pct_of_compute
 from .shared_case import SharedCase, SharedPrepared, attach
 from .telemetry import RowTelemetry
 from .timing import Measurement, TimingConfig, measure
 
-__all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "refused", "run_row_here"]
+__all__ = ["Prepared", "prepare_case", "CasePreparer", "fill_row", "refused", "too_big", "run_row_here"]
 
 # (inputs, float64 reference, setup error, inputs in float64): the arrays are None when the op lacks the dtype
 # or the setup failed (then the error says why); the float64 inputs are converted once, for the reference and
@@ -172,14 +173,25 @@ def fill_row(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, prepared
 def refused(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: Row) -> bool:
     """Fill ``row`` as unsupported, and say so, where the backend refuses the case (``supports``), before its inputs
     and reference are drawn: a case no kernel runs costs no float64 reference (a 16384-square matmul's takes about
-    a minute). A ``supports`` that raises is left to the row's own checks."""
+    a minute); as skipped where the case cannot fit in the host's or the device's memory (:func:`too_big`). A
+    ``supports`` that raises is left to the row's own checks."""
     try:
         support = entry.backend.supports(spec.name, dtype, case)
     except Exception:  # noqa: BLE001 - reported by _run_backend, with the case drawn
         return False
     if support:
-        return False
+        return too_big(entry, spec, case, dtype, row)
     row.status, row.message = "unsupported", support.reason or "unsupported by the backend"
+    return True
+
+
+def too_big(entry: BackendEntry, spec: OpSpec, case: Case, dtype: str, row: Row) -> bool:
+    """Fill ``row`` as skipped, naming what it needs and what there is, where the case cannot fit in memory
+    (:func:`oprt_bench.memory.memory_refusal`), before anything is allocated."""
+    why = memory_refusal(spec, case, dtype, entry.device_info)
+    if why is None:
+        return False
+    row.status, row.message = "skipped", why
     return True
 
 

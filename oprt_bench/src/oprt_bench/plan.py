@@ -18,6 +18,7 @@ from oprt_core.spec import CASE_SETS, Case, parse_shape
 from .availability import availability as check_availability
 from .availability import device_info
 from .errors import UsageError
+from .memory import host_available
 from .model import FORMATS, ISOLATIONS, MODES, BackendEntry, Plan, RemoteBackend, SweepOptions, WorkerSource
 from .peaks import Peak, spec_peak
 from .runners import default_case_timeout
@@ -106,6 +107,7 @@ def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, Remot
     it from its own installed plugins."""
     if opts.mode not in MODES:
         raise UnknownNameError("mode", opts.mode, MODES)
+    host_available()  # a malformed OPRT_HOST_MEMORY is refused before anything runs
     formats = split_names(opts.formats)
     for f in formats:
         if f not in FORMATS:

@@ -114,8 +114,8 @@ class RichProgress(Progress):
     def row(self, row: Mapping[str, Any]) -> None:
         self.done += 1
         self.bar.advance(self.task)
-        if self.verbose or row["status"] in ("failed", "error"):
-            style = {"failed": "red", "error": "red", "unsupported": "yellow"}.get(row["status"])
+        if self.verbose or row["status"] in ("failed", "error", "skipped"):
+            style = {"failed": "red", "error": "red", "unsupported": "yellow", "skipped": "yellow"}.get(row["status"])
             self.console.print(format_row(row, self.verbose), style=style, markup=False, highlight=False)
 
 

@@ -40,7 +40,7 @@ CSV_NAME = "results.csv"
 RUN_JSON = "run.json"
 RESULTS_JSON = "results.json"
 REPORT_HTML = "report.html"
-STATUSES = ("ok", "unsupported", "failed", "error")
+STATUSES = ("ok", "unsupported", "skipped", "failed", "error")
 KEY_COLUMNS = ("op", "case", "dtype", "backend", "status")  # what a file must have to be read back as a run
 
 COLUMNS = (

@@ -32,6 +32,7 @@ from .results import (
     REPORT_HTML,
     RESULTS_JSON,
     RUN_JSON,
+    STATUSES,
     RowWriter,
     Run,
     check_out_dir,
@@ -270,7 +271,7 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
     if verbose:
         print("time: " + ", ".join(f"{name} {secs:.1f} s" for name, secs in phases.seconds.items()), file=sys.stderr)
     total = sum(counts.values())
-    summary = ", ".join(f"{counts[s]} {s}" for s in ("ok", "unsupported", "failed", "error") if counts[s])
+    summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
     line = f"{PROG}: {total} rows ({summary or 'none'}) in {meta['elapsed_s']:.1f} s -> {out}"
     return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None,
                       writer.rows, out)

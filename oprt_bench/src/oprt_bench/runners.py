@@ -15,7 +15,7 @@ from typing import Any
 from oprt_core.spec import Case, OpSpec
 
 from .calibrate import Calibration, TimerCheck, calibrate, timer_check
-from .execute import CasePreparer, fill_row, refused
+from .execute import CasePreparer, fill_row, refused, too_big
 from .model import BackendEntry, CalibrationTask, Plan, Row, RowTask, SweepOptions, WorkerSource
 from .peaks import spec_peak
 from .worker import BackendWorker, WorkerFailure, mp_context
@@ -173,6 +173,8 @@ class Runners:
             return row
         # several workers run this case: the parent draws it once and shares it (shared_case); one draws its own
         shared = None
+        if dtype in spec.dtypes and too_big(entry, spec, case, dtype, row):  # neither this process nor the worker
+            return row
         if len(self.workers) > 1:
             try:
                 shared = prepared.shared()

@@ -204,7 +204,7 @@ def legend(table: ResultsTable) -> str:
 
 # -- rich and plain ------------------------------------------------------------------------------
 
-_STYLES = {"failed": "red", "error": "red", "unsupported": "yellow"}
+_STYLES = {"failed": "red", "error": "red", "unsupported": "yellow", "skipped": "yellow"}
 
 
 def _box(plain: bool) -> Any:
