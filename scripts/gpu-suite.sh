@@ -63,9 +63,9 @@
 #             (default: each bench-CASESET-* folder of OUTDIR against results/h200/CASESET where that exists), the
 #             output into compare-NAME.txt (OPRT_SUITE_COMPARE_ARGS: more compare options, default --all)
 #   verify    a change checked in one run (the `verify` profile: `scripts/gpu-suite.sh OUTDIR verify` = install verify):
-#             the GPU tests (OPRT_VERIFY_TESTS) in OPRT_VERIFY_SHARDS (default 6) parallel pytest processes,
+#             the GPU tests (OPRT_VERIFY_TESTS) in OPRT_VERIFY_SHARDS (default 8) parallel pytest processes,
 #             verify-shard-N.xml each; the ops the change touches (OPRT_VERIFY_OPS, else `python -m oprt_bench.touched
-#             OPRT_VERIFY_BASE`) swept on OPRT_VERIFY_CASES (default default) beside torch into verify-sweep/ and
+#             BASE`, BASE OPRT_VERIFY_BASE or the commit of results/h200/CASES) swept on OPRT_VERIFY_CASES (default default) beside torch into verify-sweep/ and
 #             compared with results/h200/CASES; scripts/verify_summary.py's table last (verify-summary.log)
 # Other variables: OPRT_SUITE_STEP_TIMEOUT (s a step, default 400), OPRT_SUITE_DEADLINE_S (s from the suite's start
 # after which no step starts and to which each step's limit is cut, so that the suite ends, and its outputs can be
@@ -191,7 +191,7 @@ if has verify; then
     #    round-robin (a file's parametrized cases spread over every shard)
     vtests=${OPRT_VERIFY_TESTS:-"tests/oprt_nvidia tests/oprt_metax tests/examples tests/oprt_bench/test_baselines.py \
 tests/oprt_bench/test_baselines_compile_liger.py"}
-    nshards=${OPRT_VERIFY_SHARDS:-6}
+    nshards=${OPRT_VERIFY_SHARDS:-8}
     # shellcheck disable=SC2086
     python -m pytest --collect-only -q -p no:cacheprovider $vtests >"$OUTDIR/verify-collect.log" 2>&1
     grep '::' "$OUTDIR/verify-collect.log" | awk -v n="$nshards" -v d="$OUTDIR" '{print > (d "/verify-shard-" (NR-1)%n ".args")}'
@@ -206,8 +206,14 @@ tests/oprt_bench/test_baselines_compile_liger.py"}
     copy_out
     # 2. the ops the change touches (OPRT_VERIFY_OPS, else python -m oprt_bench.touched OPRT_VERIFY_BASE) swept on
     #    OPRT_VERIFY_CASES beside torch, then compared with the committed run of that case set where there is one
-    vops=${OPRT_VERIFY_OPS:-$(python -m oprt_bench.touched ${OPRT_VERIFY_BASE:-} 2>>"$OUTDIR/verify-touched.log")}
     vcases=${OPRT_VERIFY_CASES:-default}
+    # the base: OPRT_VERIFY_BASE, else the commit the committed run of the case set was measured at
+    vbase=${OPRT_VERIFY_BASE:-$(python -c "import json, sys; print(json.load(open(sys.argv[1]))['git']['commit'])" \
+        "results/h200/$vcases/run.json" 2>/dev/null)}
+    git cat-file -e "${vbase:-none}^{commit}" 2>/dev/null || vbase=""
+    note "verify: changes since ${vbase:-the last commit}"
+    # shellcheck disable=SC2086
+    vops=${OPRT_VERIFY_OPS:-$(python -m oprt_bench.touched $vbase 2>>"$OUTDIR/verify-touched.log")}
     note "verify: ops touched: ${vops:-none}"
     if [ -n "$vops" ] && [ "$vops" != none ]; then
         run_logged verify-sweep oprt-bench --ops "$vops" --backends "$GPU_BACKENDS,torch" --baseline torch \
