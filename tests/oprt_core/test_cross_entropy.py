@@ -162,11 +162,26 @@ def test_ops_api_and_numpy_backend_refuse_other_target_dtypes():
         be.prepare("cross_entropy", [x, np.array([0, 1])], be.empty((2,), "f32"), {"reduction": "mean"})
 
 
+def test_ignore_index_out_of_int32_is_refused():
+    """ignore_index is an int32_t in the C ABI: every backend refuses a value C could not take, naming the param and
+    the range (numpy would otherwise compare the targets with it and run)."""
+    x = np.ones((2, 3), np.float32)
+    t = np.array([0, 1])
+    for bad in (2**40, 2**31, -(2**31) - 1):
+        with pytest.raises(InvalidArgumentError, match=f"^cross_entropy: param 'ignore_index' does not fit a C int32: "
+                                                       f"got {bad}, valid -2147483648\\.\\.2147483647$"):
+            ops.cross_entropy(x, t, ignore_index=bad)
+        with pytest.raises(InvalidArgumentError, match="'ignore_index' does not fit a C int32"):
+            NumpyBackend().prepare("cross_entropy", [x, t], np.empty(2, np.float32), {"ignore_index": bad})
+    for edge in (2**31 - 1, -(2**31)):
+        assert ops.cross_entropy(x, t, ignore_index=edge).shape == (2,)
+
+
 def test_reduction_is_passed_to_c_as_its_index():
     assert cdecl.c_params(XENT, XENT.validate_params({"reduction": "mean", "ignore_index": 3})) == (3, 1)
     assert cdecl.c_params(XENT, XENT.validate_params({})) == (-100, 0)
-    with pytest.raises(InvalidArgumentError, match="does not fit a C int32"):
-        cdecl.c_params(XENT, XENT.validate_params({"ignore_index": 1 << 40}))
+    with pytest.raises(InvalidArgumentError, match="^ignore_index 1099511627776 does not fit a C int32$"):
+        cdecl.c_params(XENT, {**XENT.validate_params({}), "ignore_index": 1 << 40})  # c_params' own check
     assert "reduction (int32_t: 0 none, 1 mean)" in cdecl.prototypes(XENT)
     assert " * target (an index tensor): i64" in cdecl.prototypes(XENT)
 

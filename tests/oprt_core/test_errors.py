@@ -3,6 +3,8 @@ and the valid choices."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -23,7 +25,7 @@ from oprt_core.errors import (
 from oprt_core.llm_ops import LLM_SPECS
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import Registry, get_plugin_manager
-from oprt_core.spec import TensorCase, parse_shape
+from oprt_core.spec import Param, TensorCase, parse_shape
 from oprt_core.validate import check_call
 
 X = np.ones((3, 4), np.float32)
@@ -74,6 +76,18 @@ def test_unknown_backend(reg):
         reg.get_backend(["numpy"])
 
 
+def test_unknown_backend_of_the_project_says_how_to_install_it(reg):
+    with raises(UnknownNameError, "unknown backend 'nvidia'; valid choices: numpy; install oprt-nvidia for it: "
+                                  "pip install ./oprt_nvidia"):
+        ops.run("copy", [X], backend="nvidia", registry=reg)
+    with raises(UnknownNameError, "unknown backend 'metax'; valid choices: numpy; install oprt-metax for it: "
+                                  "pip install ./oprt_metax"):
+        reg.get_backend("metax")
+    with pytest.raises(UnknownNameError) as info:
+        reg.get_backend("cuda")
+    assert "install" not in str(info.value)
+
+
 def test_unknown_names_through_the_default_registry():
     with raises(UnknownNameError, "unknown op 'conv2d'; valid choices:", "copy"):
         ops.run("conv2d", [X])
@@ -110,6 +124,26 @@ def test_unknown_case_set_and_layout():
 def test_wrong_param_type(call, fragments):
     with raises(InvalidArgumentError, *fragments):
         call()
+
+
+def test_int32_params_must_fit_an_int32():
+    """Every int param whose C type is int32_t, a plugin's too, is refused out of range on any backend."""
+    for spec in (*CORE_SPECS.values(), *LLM_SPECS.values(), *COMPUTE_SPECS.values()):
+        for p in spec.params:
+            if p.ctype != "int32_t" or int not in p.types:
+                continue
+            for bad in (1 << 31, -(1 << 31) - 1, 1 << 40):
+                with raises(InvalidArgumentError, f"{spec.name}: param {p.name!r} does not fit a C int32: got {bad}, "
+                                                  "valid -2147483648..2147483647"):
+                    spec.validate_params({p.name: bad})
+            for fine in ((1 << 31) - 1, -(1 << 31)):
+                assert spec.validate_params({p.name: fine})[p.name] == fine
+    plugin = dataclasses.replace(CORE_SPECS["copy"], name="copy_n",
+                                 params=(Param("n", (int,), 0, "a count", ctype="int32_t"),))
+    with raises(InvalidArgumentError, "copy_n: param 'n' does not fit a C int32: got 4294967296"):
+        plugin.validate_params({"n": 1 << 32})
+    with raises(InvalidArgumentError, "reduce_sum: param 'axis' does not fit a C int32"):
+        ops.reduce_sum(X, axis=1 << 40)
 
 
 def test_numpy_scalar_params_are_accepted():
@@ -154,8 +188,23 @@ def test_axis_out_of_range(call, fragments):
 # shapes
 
 
+def test_an_output_too_large_to_allocate_names_the_op_and_the_bytes():
+    """2**58 f32 elements (1 EiB: more than any address space) from zero-stride inputs: numpy's MemoryError becomes
+    oprt's, through the op API and a case's outputs alike."""
+    a = np.broadcast_to(np.ones(1, np.float32), (1 << 29, 1))
+    b = np.broadcast_to(np.ones(1, np.float32), (1, 1 << 29))
+    message = ("numpy: vector_add: cannot allocate out of shape (536870912, 536870912) f32: 1152921504606846976 "
+               "bytes (1.0 EiB)")
+    with raises(errors.DeviceOutOfMemoryError, message) as info:
+        ops.vector_add(a, b)
+    assert isinstance(info.value, MemoryError) and info.value.__cause__ is None
+    with raises(errors.DeviceOutOfMemoryError, message):
+        CORE_SPECS["vector_add"].new_outputs(NumpyBackend(), [a.shape, b.shape], {}, "f32")
+
+
 def test_vector_add_not_broadcastable():
-    with raises(InvalidArgumentError, "shape mismatch: (3, 4) and (5,) do not broadcast together"):
+    with raises(InvalidArgumentError, "vector_add: b has shape (5,), a has (3, 4): shape mismatch, they do not "
+                                      "broadcast together"):
         ops.vector_add(X, np.ones(5, np.float32))
     with raises(InvalidArgumentError, "shape mismatch"):
         CORE_SPECS["vector_add"].output_shape([(2, 3), (3, 2)], {})

@@ -13,7 +13,8 @@ import pytest
 from oprt_core import hookimpl, ops
 from oprt_core.compute_ops import COMPUTE_OPS
 from oprt_core.core_ops import CORE_OPS
-from oprt_core.errors import InvalidArgumentError
+from oprt_core.device_array import DeviceArray
+from oprt_core.errors import InvalidArgumentError, StrideError
 from oprt_core.llm_ops import LLM_OPS
 from oprt_core.plugins import Registry, get_plugin_manager
 
@@ -254,6 +255,52 @@ def test_relu_in_place():
     x = np.array([-1.0, 2.0], np.float32)
     assert ops.relu(x, out=x) is x
     assert x.tolist() == [0.0, 2.0] and not np.signbit(x).any()
+
+
+# -------------------------------------------------------------------------------------------------
+# the checks every op shares (shapes, out's layout) name the op and the argument
+
+
+def test_shared_checks_name_the_op_and_the_argument():
+    a, b = np.ones((3, 5), np.float32), np.ones((3, 4), np.float32)
+    with exact("vector_add: b has shape (3, 4), a has (3, 5): shape mismatch, they do not broadcast together"):
+        ops.vector_add(a, b)
+    readonly = np.broadcast_to(np.zeros(5, np.float32), (3, 5))
+    with exact("vector_add: out is read-only (e.g. a broadcast view); pass a writeable array"):
+        ops.vector_add(a, a, out=readonly)
+    with exact("relu: out is read-only (e.g. a broadcast view); pass a writeable array"):
+        ops.run("relu", [a], out=readonly)
+    overlapping = np.lib.stride_tricks.as_strided(np.zeros(5, np.float32), (3, 5), (0, 4))
+    with pytest.raises(InvalidArgumentError, match=r"^relu: out has overlapping strides \(0, 4\) for shape \(3, 5\)"):
+        ops.relu(a, out=overlapping)
+    x = np.ones((2, 5), np.float32)
+    h = np.broadcast_to(np.zeros(5, np.float32), (2, 5))
+    with exact("add_rms_norm: h is read-only (e.g. a broadcast view); pass a writeable array"):
+        ops.add_rms_norm(x, x, np.ones(5, np.float32), out=(np.empty_like(x), h))
+
+
+def test_shared_checks_name_the_op_on_a_compiled_backend(host_backend):
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(_Backends(host_backend), "host-lib", "tests")
+    reg = Registry(pm)
+    x = host_backend.to_device(np.ones((4, 4), np.float32))
+    base = host_backend.empty((7,), "f32")
+    readonly = DeviceArray(host_backend, base.ptr, (7,), (1,), "f32", base.owner, readonly=True)
+    with exact("relu: out is read-only; pass a writeable array"):
+        ops.run("relu", [host_backend.to_device(np.ones(7, np.float32))], backend="host", out=readonly, registry=reg)
+    overlapping = DeviceArray(host_backend, base.ptr, (4, 4), (1, 1), "f32", base.owner)
+    with pytest.raises(StrideError, match=r"^relu: host \[OPRT_STATUS_BAD_STRIDES\]: output 'out' has overlapping"):
+        ops.run("relu", [x], backend="host", out=overlapping, registry=reg)
+
+
+class _Backends:
+    def __init__(self, *backends):
+        self.backends = backends
+
+    @hookimpl
+    def oprt_register_backends(self, register) -> None:
+        for backend in self.backends:
+            register(backend)
 
 
 # -------------------------------------------------------------------------------------------------

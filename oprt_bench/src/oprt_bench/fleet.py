@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from oprt_core import get_registry
+from oprt_core.plugins import install_hint
 from oprt_core.spec import Case
 
 from .availability import availability, device_info
@@ -205,7 +206,9 @@ def worker_command(registry: Any, scheduler: str | None, scheduler_file: str | N
     where: list[str] = []
     for backend_name in names:
         if backend_name not in registry.backends:
-            raise UsageError(f"unknown backend {backend_name!r}; installed here: {', '.join(registry.backends)}")
+            hint = install_hint(backend_name)
+            raise UsageError(f"unknown backend {backend_name!r}; installed here: {', '.join(registry.backends)}"
+                             + (f"; {hint}" if hint else ""))
         backend = registry.get_backend(backend_name)
         ok, reason, device = availability(backend, timeout_s)
         if not ok:

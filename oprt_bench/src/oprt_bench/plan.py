@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oprt_core import DTYPES, OPT_IN_DTYPES, OprtError, Registry, UnknownNameError, get_dtype
+from oprt_core.plugins import install_hint
 from oprt_core.spec import CASE_SETS, Case, parse_shape
 
 from .availability import availability as check_availability
@@ -95,7 +96,8 @@ def _pick(kind: str, text: str, choices: Sequence[str]) -> list[str]:
         return list(choices)
     for name in names:
         if name not in choices:
-            raise UnknownNameError(kind.rstrip("s"), name, [*choices, "all"])
+            raise UnknownNameError(kind.rstrip("s"), name, [*choices, "all"],
+                                   install_hint(name) if kind == "backends" else None)
     return names
 
 
@@ -247,7 +249,7 @@ def make_plan(registry: Registry, opts: SweepOptions, remote: Mapping[str, Remot
     if baseline is not None:
         if baseline not in all_backends:
             if opts.baseline is not None:
-                raise UnknownNameError("baseline backend", baseline, [*all_backends, "none"])
+                raise UnknownNameError("baseline backend", baseline, [*all_backends, "none"], install_hint(baseline))
             baseline = None
         elif not probe(baseline)[0]:
             if opts.baseline is not None:

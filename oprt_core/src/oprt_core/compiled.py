@@ -773,13 +773,13 @@ class CompiledBackend:
         return DeviceArray(self, int(ptr or 0), shape, strides, dt, obj, cuda_interop=self.cuda_interop,
                            readonly=bool(readonly), dlpack_device=self._dlpack_device())
 
-    def _as_output(self, obj: Any) -> DeviceArray:
+    def _as_output(self, obj: Any, name: str = "out") -> DeviceArray:
         if isinstance(obj, (np.ndarray, np.generic)):
             raise InvalidArgumentError(f"the output of backend {self.name!r} must be a device array "
                                        f"(backend.empty(...)), not a numpy array")
         arr = self.asarray(obj)
         if arr.readonly:
-            raise InvalidArgumentError("the output array is read-only")
+            raise InvalidArgumentError(f"{name} is read-only; pass a writeable array")
         return arr
 
     # -- ops ------------------------------------------------------------------------------------
@@ -815,7 +815,7 @@ class CompiledBackend:
             if not isinstance(output, (tuple, list)) or len(output) != spec.n_outputs:
                 raise InvalidArgumentError(f"{op} has {spec.n_outputs} outputs ({', '.join(spec.output_names)}): "
                                            f"pass a tuple of as many arrays, got {type(output).__name__}")
-            out: Any = tuple(self._as_output(o) for o in output)
+            out: Any = tuple(self._as_output(o, name) for o, name in zip(output, spec.output_names))
         else:
             out = self._as_output(output)
         tds = [self._tensor_desc(o, name) for o, name in zip(as_outputs(out), spec.output_names)]

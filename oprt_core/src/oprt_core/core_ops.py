@@ -181,8 +181,10 @@ def _broadcast_shape(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise InvalidArgumentError(
-            f"shape mismatch: {' and '.join(map(str, shapes))} do not broadcast together") from None
+        # vector_add's inputs by name (b against a); any other count of shapes as they are
+        what = (f"b has shape {tuple(shapes[1])}, a has {tuple(shapes[0])}: shape mismatch, they" if len(shapes) == 2
+                else f"shape mismatch: {' and '.join(map(str, shapes))}")
+        raise InvalidArgumentError(f"vector_add: {what} do not broadcast together") from None
 
 
 def _vector_add_bytes(case: Case, dt: DType) -> int:

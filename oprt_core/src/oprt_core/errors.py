@@ -44,15 +44,15 @@ class InvalidArgumentError(OprtError, ValueError):
 class UnknownNameError(InvalidArgumentError):
     """An op, backend, dtype, param or case-set name that does not exist.
 
-    The message lists the valid choices.
+    The message lists the valid choices, then ``hint`` where one is given (how to install a known backend).
     """
 
-    def __init__(self, kind: str, name: object, choices: Iterable[str]):
+    def __init__(self, kind: str, name: object, choices: Iterable[str], hint: str | None = None):
         self.kind = kind
         self.name = name
         self.choices = sorted(choices)
         listed = ", ".join(self.choices) if self.choices else "(none)"
-        super().__init__(f"unknown {kind} {name!r}; valid choices: {listed}")
+        super().__init__(f"unknown {kind} {name!r}; valid choices: {listed}" + (f"; {hint}" if hint else ""))
 
 
 class PluginLoadError(OprtError):

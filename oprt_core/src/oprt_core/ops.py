@@ -37,6 +37,7 @@ bool (convert them yourself: ``x.astype(np.float32)``).
 from __future__ import annotations
 
 import keyword
+import re
 import struct
 import sys
 import threading
@@ -55,6 +56,7 @@ from .dtypes import DTYPES
 from .errors import BackendUnavailable, InvalidArgumentError
 from .llm_ops import LLM_OPS, LLM_SPECS
 from .plugins import Registry, get_registry
+from .spec import empty_output
 from .validate import check_overlap
 
 __all__ = ["run", *CORE_SPECS, *LLM_SPECS, *COMPUTE_SPECS, "clear_cache"]
@@ -324,6 +326,19 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
 
 def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any,
           registry: Registry | None, fast: tuple | None) -> Any:
+    """The full path (:func:`_full_call`), its InvalidArgumentErrors naming the op: the checks shared by every op
+    (a backend's output layout, a spec's shape checks) word what is wrong, the op API says of which op."""
+    try:
+        return _full_call(op, inputs, params, backend, out, registry, fast)
+    except InvalidArgumentError as exc:
+        text = str(exc)
+        if not re.search(rf"(?<!\w){re.escape(op)}(?!\w)", text):
+            exc.args = (f"{op}: {text}",)
+        raise
+
+
+def _full_call(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, backend: str, out: Any,
+               registry: Registry | None, fast: tuple | None) -> Any:
     """The full path: views, validation, the descriptor cache; files the launcher under ``fast`` (the fast
     path's key for these arrays, when they have one) once the call has succeeded."""
     caller_out = out
@@ -359,7 +374,7 @@ def _full(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None, back
     if out is None:
         shapes = spec.output_shapes([a.shape for a in arrays], full)
         odt = spec.output_dtype(_dtype_name(arrays[0])).name if spec.output_dtypes else _dtype_name(arrays[0])
-        made = [_new_out(be, like, shape, odt) for shape in shapes]
+        made = [_new_out(be, like, shape, odt, spec.name, name) for name, shape in zip(spec.output_names, shapes)]
         caller_out, out = (tuple(m[0] for m in made), tuple(m[1] for m in made)) if multi else made[0]
     else:
         out = tuple(_as_out(be, backend, o) for o in out) if multi else _as_out(be, backend, out)
@@ -429,9 +444,11 @@ def _result_kind(inputs: Sequence[Any]) -> tuple[str, Any]:
     return "numpy", None
 
 
-def _new_out(be: Any, like: tuple[str, Any] | None, shape: Sequence[int], dtype: str) -> tuple[Any, Any]:
+def _new_out(be: Any, like: tuple[str, Any] | None, shape: Sequence[int], dtype: str, op: str,
+             name: str) -> tuple[Any, Any]:
     """(the caller's result, the backend's view of it): the output allocated by the input's library where the
-    backend writes into that library's memory (see above), else by the backend."""
+    backend writes into that library's memory (see above), else by the backend (a host allocation that fails is an
+    error naming ``op``, output ``name`` and the bytes: :func:`~oprt_core.spec.empty_output`)."""
     kind, x = like if like is not None else ("native", None)
     if (x is not None and kind in ("torch", "cupy") and getattr(be, "cuda_interop", False) and _on_cuda(kind, x)
             and _oprt_name(x.dtype) == dtype):  # the input's dtype (not a mixed op's other output dtype)
@@ -442,7 +459,7 @@ def _new_out(be: Any, like: tuple[str, Any] | None, shape: Sequence[int], dtype:
             with x.device:
                 new = lib.empty(tuple(shape), dtype=x.dtype)
         return new, be.asarray(new)
-    out = be.empty(shape, dtype)
+    out = empty_output(be, op, name, shape, dtype)
     return out, out
 
 

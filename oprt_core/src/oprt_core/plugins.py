@@ -27,17 +27,31 @@ from .errors import PluginLoadError, UnknownNameError
 from .hookspecs import PROJECT_NAME
 
 __all__ = [
+    "BACKEND_DISTRIBUTIONS",
     "ENTRY_POINT_GROUP",
     "OprtPluginManager",
     "PluginInfo",
     "Registry",
     "get_plugin_manager",
     "get_registry",
+    "install_hint",
     "list_plugins",
 ]
 
 ENTRY_POINT_GROUP = PROJECT_NAME
 BUILTIN_PLUGIN_NAME = "core"
+
+#: The backends this project ships as distributions of their own (backend name -> distribution; its source is the
+#: repository's folder of that name with an underscore): the one list the hint of an unknown backend reads.
+BACKEND_DISTRIBUTIONS = {"nvidia": "oprt-nvidia", "metax": "oprt-metax"}
+
+
+def install_hint(backend: object) -> str | None:
+    """How to install ``backend`` where it is one of :data:`BACKEND_DISTRIBUTIONS`, else None."""
+    dist = BACKEND_DISTRIBUTIONS.get(backend) if isinstance(backend, str) else None
+    if dist is None:
+        return None
+    return f"install {dist} for it: pip install ./{dist.replace('-', '_')} (from the oprt repository)"
 
 
 def _env_list(name: str) -> set[str]:
@@ -249,7 +263,7 @@ class Registry:
 
     def get_backend(self, name: str) -> Any:
         if not isinstance(name, str) or name not in self.backends:
-            raise UnknownNameError("backend", name, self.backends)
+            raise UnknownNameError("backend", name, self.backends, install_hint(name))
         return self.backends[name]
 
     def get_op(self, name: str) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import DTYPES, INDEX_DTYPES, DType, get_dtype
-from .errors import InvalidArgumentError, UnknownNameError
+from .errors import DeviceOutOfMemoryError, InvalidArgumentError, OprtError, UnknownNameError
 
 __all__ = [
     "Param",
@@ -95,6 +95,7 @@ def check_shape(shape: Sequence[int]) -> tuple[int, ...]:
 
 # the C types a param may have in the C ABI (oprt.h), and how CompiledBackend marshals a Python value to each
 C_PARAM_TYPES = ("float", "int32_t")
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1  # an int32_t param's range
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ class Budget:
 class CheckResult:
     ok: bool
     max_abs_err: float
-    max_rel_err: float
+    max_rel_err: float  # max |out - ref| / max |ref| (normwise): a reference near 0 does not inflate it
     message: str = ""
 
 
@@ -213,6 +214,32 @@ class Output:
     inplace: tuple[str, ...] = ()
     tolerance_fn: Callable[..., tuple[Any, float]] | None = None
     doc: str = ""
+
+
+def empty_output(backend: Any, op: str, name: str, shape: Sequence[int], dtype: str) -> Any:
+    """``backend.empty(shape, dtype)`` for output ``name`` of ``op``; a plain MemoryError of the allocation (numpy's
+    for a huge host array) becomes a :class:`~oprt_core.errors.DeviceOutOfMemoryError` naming the op, the output
+    and the bytes asked for."""
+    try:
+        return backend.empty(shape, dtype)
+    except MemoryError as exc:
+        if isinstance(exc, OprtError):  # the backend's own, already worded
+            raise
+        shape = tuple(int(n) for n in shape)
+        nbytes = math.prod(shape) * get_dtype(dtype, index=True).itemsize
+        raise DeviceOutOfMemoryError(
+            getattr(backend, "name", type(backend).__name__), None,
+            f"{op}: cannot allocate {name} of shape {shape} {dtype}: {nbytes} bytes ({_size(nbytes)})") from None
+
+
+def _size(nbytes: int) -> str:
+    """``nbytes`` in the largest binary unit it fills: "4.0 TiB"."""
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024:
+            return f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} EiB"
 
 
 def as_outputs(out: Any) -> tuple[Any, ...]:
@@ -414,6 +441,10 @@ class OpSpec:
                                            f"{', '.join(map(repr, p.choices))}, got {value!r}")
             if float in p.types and isinstance(value, (int, float)) and not math.isfinite(value):
                 raise InvalidArgumentError(f"{self.name}: param {p.name!r} must be finite, got {value!r}")
+            if p.ctype == "int32_t" and isinstance(value, int) and not INT32_MIN <= value <= INT32_MAX:
+                # the C ABI takes it as an int32_t: every backend refuses what C could not take (a bool fits)
+                raise InvalidArgumentError(f"{self.name}: param {p.name!r} does not fit a C int32: got {value}, "
+                                           f"valid {INT32_MIN}..{INT32_MAX}")
             out[p.name] = value
         if shapes is not None and self.param_check_fn is not None:
             self.param_check_fn([tuple(s) for s in shapes], out)
@@ -441,7 +472,8 @@ class OpSpec:
         """Uninitialised outputs from ``backend.empty``: one array, or a tuple of them for a multi-output op; in
         the output dtype of a row of ``dtype`` (:meth:`output_dtype`)."""
         odt = self.output_dtype(dtype).name
-        arrays = tuple(backend.empty(s, odt) for s in self.output_shapes(shapes, params))
+        arrays = tuple(empty_output(backend, self.name, name, s, odt)
+                       for name, s in zip(self.output_names, self.output_shapes(shapes, params)))
         return arrays if self.multi_output else arrays[0]
 
     def reference(self, inputs: Sequence[np.ndarray], params: Mapping[str, Any] | None = None) -> Any:
@@ -566,14 +598,16 @@ class OpSpec:
             with ThreadPoolExecutor(len(spans), thread_name_prefix="oprt-check") as pool:
                 parts = list(pool.map(lambda span: _compare(flat_ref, flat_out, atol, rtol, *span), spans))
         abs_max = [p.abs_max for p in parts]
-        rel_max = [p.rel_max for p in parts]
         nbad, worst, worst_at = 0, -np.inf, -1
         for part in parts:  # in index order, ranked as within a span: the first of equal excesses, NaN first
             nbad += part.nbad
             if part.nbad and (worst_at < 0 or not part.worst <= worst):
                 worst, worst_at = part.worst, part.worst_at
         max_abs = float(np.max(abs_max))
-        max_rel = float(np.max(rel_max))
+        # normwise: relative to the reference's magnitude scale, so an element whose reference is near 0 (a
+        # cancellation, a small dot product) does not inflate it; 0 where the reference is all 0
+        scale = max(p.ref_max for p in parts)
+        max_rel = max_abs / scale if scale > 0 else 0.0
         if nbad == 0:
             return CheckResult(True, max_abs, max_rel)
         idx = np.unravel_index(worst_at, ref.shape)
@@ -600,7 +634,7 @@ def _spans(n: int) -> list[tuple[int, int]]:
 @dataclass
 class _Compared:
     abs_max: float
-    rel_max: float
+    ref_max: float  # the largest finite |ref|
     nbad: int
     worst: float
     worst_at: int
@@ -609,7 +643,7 @@ class _Compared:
 def _compare(flat_ref: np.ndarray, flat_out: np.ndarray, atol: np.ndarray, rtol: float, lo: int,
              hi: int) -> _Compared:
     """The error statistics of elements [lo, hi) (see :meth:`OpSpec.check`)."""
-    abs_max, rel_max, nbad, worst, worst_at = [0.0], [0.0], 0, -np.inf, -1
+    abs_max, ref_max, nbad, worst, worst_at = [0.0], [0.0], 0, -np.inf, -1
     for start in range(lo, hi, _CHUNK):
         stop = min(hi, start + _CHUNK)
         r, o = flat_ref[start:stop], flat_out[start:stop]
@@ -621,11 +655,10 @@ def _compare(flat_ref: np.ndarray, flat_out: np.ndarray, atol: np.ndarray, rtol:
             same_inf = (np.isinf(r) & (o == r)) | (np.isnan(r) & np.isnan(o))
             err[same_inf] = 0.0
             abs_r = np.abs(r)
-            rel = err / np.maximum(abs_r, np.finfo(np.float64).tiny)
             allowed = a + rtol * abs_r
             bad = ~(err <= allowed) & ~same_inf  # inf == inf is exact even where rtol * inf is nan
             abs_max.append(np.max(err))
-            rel_max.append(np.max(np.where(abs_r > 0, rel, 0.0)))
+            ref_max.append(np.max(abs_r, where=np.isfinite(abs_r), initial=0.0))
             n = int(np.count_nonzero(bad))
             if n:
                 nbad += n
@@ -633,7 +666,7 @@ def _compare(flat_ref: np.ndarray, flat_out: np.ndarray, atol: np.ndarray, rtol:
                 j = int(np.argmax(excess))
                 if worst_at < 0 or not excess[j] <= worst:  # NaN ranks first, as np.argmax does
                     worst, worst_at = excess[j], start + j
-    return _Compared(float(np.max(abs_max)), float(np.max(rel_max)), nbad, worst, worst_at)
+    return _Compared(float(np.max(abs_max)), float(np.max(ref_max)), nbad, worst, worst_at)
 
 
 def to_float64(x: Any) -> np.ndarray:
