@@ -60,10 +60,12 @@ def test_two_hosts_become_one_run(smoke_run, tmp_path):
     # the measured compute roof over both sources: the fastest matmul rows are nvidia's (metax's took 1.5x as long)
     calibration = meta["compute_calibration"]
     assert calibration and {m["backend"] for per in calibration.values() for m in per.values()} == {"nvidia"}
-    # compare reads the merged run as any run: against one source, its rows are the same, the others added
-    result = judge(load_run(a), merged, 0.05, set())
+    # compare reads the merged run as any run: against one source, its rows are unchanged (same, or too noisy to
+    # judge at 5%: the ratio of each pair is 1), the others added
+    result = judge(load_run(a), merged, 0.05, {"noisy"})
     verdicts = result.table.groupby("backend")["verdict"].agg(set).to_dict()
-    assert verdicts == {"nvidia": {"same"}, "metax": {"added"}}
+    assert verdicts["nvidia"] <= {"same", "noisy"} and verdicts["metax"] == {"added"}
+    assert (result.table[result.table["backend"] == "nvidia"]["ratio"] == 1.0).all()
     assert result.regressions == 0 and not result.blocking
 
 

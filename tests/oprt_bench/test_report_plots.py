@@ -337,3 +337,56 @@ def test_an_events_run_has_no_timer_markers(tmp_path):
     rows = _timed_rows().assign(timer="events", timer_note="")
     html = render_report([Run(tmp_path, rows, {})])
     assert "timer-graph'>" not in html.split("</style>")[1] and "timer=graph" not in html
+
+
+def _legend_texts(html: str, div: str) -> set[str]:
+    """The texts matplotlib drew in one plot (each as a comment before its paths)."""
+    svg = html.split(f"id='{div}'>")[1].split("</svg>")[0]
+    return set(re.findall(r"<!-- (.*?) -->", svg))
+
+
+def test_the_legends_list_only_the_peak_lines_drawn(tmp_path):
+    """A backend with a measured peak and no spec peak (a CPU, a device the driver says nothing of): its charts draw
+    the measured line only, and their legends name no spec line."""
+    meta = {"backends": {"numpy": {"calibration": {"measured_peak_gbps": 50.0}, "spec_peak": {"gbps": None}},
+                         "gpu": {"calibration": {"measured_peak_gbps": 900.0}, "spec_peak": {"gbps": None}}}}
+    html = render_report([Run(tmp_path, _timed_rows(), meta)])
+    bandwidth = _legend_texts(html, "bandwidth-relu")
+    assert "measured peak (backend colour)" in bandwidth
+    assert not any("spec" in t for t in bandwidth), bandwidth
+    roofline = _legend_texts(html, "roofline-chart")
+    assert "memory roof: measured peak" in roofline and "memory roof: spec peak" not in roofline
+    # no peak at all: neither line is drawn nor listed
+    bare = _legend_texts(render_report([Run(tmp_path, _timed_rows(), {})]), "bandwidth-relu")
+    assert not any("peak" in t for t in bare), bare
+
+
+def test_matmul_plots_tflops_against_flops(tmp_path):
+    """matmul is compute-bound: its chart is achieved TFLOP/s against flops per call (the rows' flops and tflops),
+    each backend's spec dense peak of the panel's dtype dashed; the memory-bound ops keep GB/s against bytes."""
+    base = {"op": "matmul", "dtype": "bf16", "status": "ok", "baseline": "torch"}
+    rows = normalize_rows([
+        base | {"case": f"{n}x{n}x{n}", "shape": f"{n}x{n},{n}x{n}", "backend": b, "median_ms": ms,
+                "bytes": 3 * n * n * 2, "flops": 2 * n**3, "gbps": 3 * n * n * 2 / (ms * 1e6),
+                "tflops": 2 * n**3 / (ms * 1e9)}
+        for n, ms in ((1024, 0.01), (4096, 0.2)) for b, ms in (("torch", ms), ("nvidia", ms * 0.9))
+    ] + [{"op": "relu", "case": "1000", "shape": "1000", "dtype": "bf16", "status": "ok", "backend": "torch",
+          "median_ms": 0.01, "bytes": 4000, "gbps": 0.4, "flops": 1000, "tflops": 1e-4}])
+    meta = {"backends": {b: {"calibration": {"measured_peak_gbps": 3000.0}, "spec_peak": {"gbps": 4800.0},
+                             "compute_peak": {"bf16": {"tflops": 989.4, "source": "spec"}}}
+                         for b in ("torch", "nvidia")}}
+    html = render_report([Run(tmp_path, rows, meta)])
+    assert "id='bandwidth-matmul'" not in html and "id='bandwidth-relu'" in html
+    texts = _legend_texts(html, "compute-matmul")
+    for text in ("flops per call", "achieved TFLOP/s (10^12 flop/s)", "spec dense peak (backend colour)",
+                 "matmul: achieved TFLOP/s against flops per call (a panel per dtype; hover a point)"):
+        assert text in texts, text
+    assert not any("GB/s" in t or "bytes" in t or "measured peak" in t for t in texts), texts
+    titles = _point_titles(_svgs(html)["compute-matmul"], "oprt-pt-")
+    assert len(titles) == 4 and all(" TFLOP/s, " in t and t.endswith(" flops") for t in titles.values())
+    series = bandwidth_series(label_rows([Run(tmp_path, rows, meta)]).query("op == 'matmul'"), compute=True)
+    for label, scale in (("torch", 1.0), ("nvidia", 0.9)):
+        points = sorted((x, y) for s in series if s.label == label for x, y in zip(s.xs, s.ys))
+        assert [x for x, _ in points] == [2 * 1024**3, 2 * 4096**3]
+        assert [y for _, y in points] == pytest.approx([2 * 1024**3 / (0.01 * scale * 1e9),
+                                                        2 * 4096**3 / (0.2 * scale * 1e9)])

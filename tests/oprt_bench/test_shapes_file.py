@@ -7,6 +7,7 @@ import builtins
 import csv
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,7 @@ def test_shapes_file_entry_without_op_goes_only_to_ops_that_accept_it(registry):
     ('[{"name": "a", "op": "copy", "shape": "3y4"}]', "entry 0 ('a'): copy: malformed shape '3y4'"),
     ('[{"name": "a", "op": "copy", "shape": 7}]', "shape must be a list of extents"),
     ('[{"name": "a", "op": "softmax", "shape": [3, 4], "axis": 2}]',
-     "entry 0 ('a'): softmax: softmax: axis 2 is out of range for a 2-d input"),
+     "entry 0 ('a'): softmax: axis 2 is out of range for a 2-d input"),
     ('[{"name": "a", "shape": [3, 4], "axis": 5}]', "entry 0 ('a'): no swept op accepts it"),
     ('[{"name": "a", "op": "copy", "shape": [3], "layout": "diagonal"}]', "unknown layout 'diagonal'"),
     ('[{"name": "a", "op": "copy", "shape": [3], "params": {"slope": 1}}]', "unknown param of copy 'slope'"),
@@ -148,6 +149,24 @@ def test_shapes_file_mistakes_are_one_line_errors_naming_file_and_entry(registry
     line = one_error_line(r)
     assert f"--shapes {str(f)!r}" in line and message in line, line
     assert not out.exists()
+
+
+@pytest.mark.parametrize("op, content", [
+    ("softmax", '[{"name": "a", "op": "softmax", "shape": [3, 4], "axis": 2}]'),
+    ("matmul", '[{"name": "a", "op": "matmul", "shape": [[3, 4], [5, 6]]}]'),
+    ("copy", '[{"name": "a", "op": "copy", "shape": [3], "params": {"slope": 1}}]'),
+    ("copy", '[{"name": "a", "op": "copy", "shape": [[3], [3]]}]'),
+    ("copy", '[{"name": "a", "op": "copy", "shape": "3y4"}]'),
+    ("softmax", '[{"name": "a", "shape": [3, 4], "axis": 5}]'),
+])
+def test_shapes_file_errors_name_the_op_once(registry, tmp_path, op, content):
+    """The op's own message names it where it does; the error adds the op's name only where it does not."""
+    f = tmp_path / "shapes.json"
+    f.write_text(content)
+    r = invoke(registry, "--shapes", str(f), "--mode", "test", "--backends", "numpy", "--out", str(tmp_path / "run"))
+    assert r.exit_code == 2, r.output
+    why = one_error_line(r).split("('a'): ", 1)[1]
+    assert len(re.findall(rf"(?<!\w){op}(?!\w)", why)) == 1, why
 
 
 def test_a_shapes_file_with_no_entry_for_the_swept_ops_is_refused(registry, tmp_path):

@@ -113,3 +113,23 @@ def test_custom_shapes_replace_the_case_set(registry):
     plan = make_plan(registry, SweepOptions(ops="copy,reduce_sum", shapes=["64x32", "100"]))
     assert [c.name for c in plan.cases["copy"]] == ["64x32", "100"]
     assert [c.name for c in plan.cases["reduce_sum"]] == ["64x32-axis-1", "100-axis-1"]
+
+
+def test_max_rel_err_is_normwise_not_inflated_by_near_zero_references(registry):
+    """A --mode test row's max_rel_err is max |out - ref| / max |ref|: an output element whose reference is near 0
+    (a dot product that cancels) does not blow it up, and the budget still decides the status."""
+    import numpy as np
+
+    from oprt_core.compute_ops import COMPUTE_OPS
+
+    matmul = next(s for s in COMPUTE_OPS if s.name == "matmul")
+    a = np.array([[1.0, 1.0]], np.float32)
+    b = np.array([[1.0, 3.0], [-1.0 + 2.0**-23, 1.0]], np.float32)  # references 2^-23 and 4
+    out = np.array([[2.0**-23 + 5e-7, 4.0]], np.float32)  # 5e-7 off where the reference is ~0: within matmul's atol
+    check = matmul.check(out, [a, b], "f32")
+    assert check.ok and check.max_abs_err == pytest.approx(5e-7, rel=1e-3)
+    assert check.max_rel_err == pytest.approx(check.max_abs_err / 4)  # the old |err| / |ref| was ~4.2
+    # the same in a sweep: random signed matmul outputs come near 0, numpy's f32 rounding stays ~eps
+    rows = _rows(registry, ops="matmul", dtypes="f32", mode="test", backends="numpy", baseline="none")
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert ok and all(r["max_rel_err"] < 16 * 2.0**-23 for r in ok), [(r["case"], r["max_rel_err"]) for r in ok]

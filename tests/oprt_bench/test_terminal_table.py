@@ -61,7 +61,7 @@ def test_markdown_table_alone_on_stdout_failures_first(wrong_run):
     for op in ("copy", "relu"):
         head, sep, *body = _op_section(text, op)
         # no calibration: no % of peak; the wrong backend failed every row: its time column says so, no other
-        assert head == "| case | dtype | numpy us | numpy GB/s | wrong us |"
+        assert head == "| case | dtype | numpy ms | numpy GB/s | wrong ms |"
         assert sep == "| --- | --- | ---: | ---: | ---: |"
         cells = [[c.strip() for c in line.strip("|").split("|")] for line in body]
         # one line per (case, dtype), in sweep order (every one fails here), the names as the op's case set has them
@@ -96,15 +96,15 @@ def test_csv_is_the_wide_table(wrong_run, tmp_path):
     assert r.exit_code == 0, r.output
     table = pd.read_csv(io.StringIO(r.stdout), keep_default_na=False)
     assert list(table.columns) == ["op", "case", "dtype"] + [
-        f"{b}_{k}" for b in ("numpy", "wrong") for k in ("status", "median_us", "gbps", "pct_of_peak", "tflops",
+        f"{b}_{k}" for b in ("numpy", "wrong") for k in ("status", "median_ms", "gbps", "pct_of_peak", "tflops",
                                                           "pct_of_compute", "speedup", "message")]
     assert len(table) == 10 and set(table["op"]) == {"copy", "relu"}
     csv_rows = {(r["op"], r["case"], r["dtype"], r["backend"]): r for r in _rows(out)}
     for line in table.to_dict("records"):
         base = csv_rows[(line["op"], line["case"], line["dtype"], "numpy")]
-        assert math.isclose(line["numpy_median_us"], float(base["median_ms"]) * 1000, rel_tol=1e-9)
+        assert math.isclose(line["numpy_median_ms"], float(base["median_ms"]), rel_tol=1e-9)
         assert math.isclose(line["numpy_gbps"], float(base["gbps"]), rel_tol=1e-9)
-        assert line["wrong_status"] in ("failed", "error") and line["wrong_median_us"] == ""
+        assert line["wrong_status"] in ("failed", "error") and line["wrong_median_ms"] == ""
     assert set(table[table["op"] == "copy"]["wrong_message"]) == {"RuntimeError: kernel launch failed: test double"}
 
 
@@ -113,6 +113,20 @@ def test_table_subcommand_prints_what_the_sweep_printed(wrong_run):
     again = invoke("table", str(out), "--format", "markdown")
     assert again.exit_code == 0, again.output
     assert again.stdout == r.stdout
+
+
+def test_times_are_in_ms_in_the_table_and_in_compare(wrong_run):
+    """One unit for times, the one results.csv stores: the table's and compare's time columns are in ms, and say so."""
+    out, r = wrong_run
+    head, _, *body = _op_section(r.stdout, "relu")
+    assert "| numpy ms |" in head and " us " not in r.stdout
+    shown = {(c[0], c[1]): c[2] for c in ([x.strip() for x in line.strip("|").split("|")] for line in body)}
+    for row in _rows(out):
+        if row["op"] == "relu" and row["backend"] == "numpy":
+            assert float(shown[(row["case"], row["dtype"])]) == pytest.approx(float(row["median_ms"]), rel=5e-3)
+    cmp = invoke("compare", str(out), str(out), "--all")
+    assert cmp.exit_code == 0, cmp.output
+    assert "old ms" in cmp.stdout and "new ms" in cmp.stdout and " us " not in cmp.stdout
 
 
 @pytest.mark.parametrize("width", [80, 200])
@@ -150,7 +164,7 @@ def test_default_off_a_terminal_is_plain_after_the_row_lines(tmp_path):
     assert lines[-1].startswith("oprt-bench: 20 rows (10 ok, 6 failed, 4 error)")
     last_row = max(i for i, line in enumerate(lines) if line.startswith("[20/20]"))
     table = lines[last_row + 1:-1]
-    assert table[0].startswith("median time in us") and "failures and errors (10)" in table
+    assert table[0].startswith("median time in ms") and "failures and errors (10)" in table
     assert max(len(line) for line in table) <= 80
     assert "\x1b[" not in r.stdout
 
@@ -163,7 +177,7 @@ def test_test_mode_shows_status_and_error(tmp_path):
     cells = [[c.strip() for c in line.strip("|").split("|")] for line in body]
     assert {c[2] for c in cells} == {"ok"} and {c[4] for c in cells} == {"failed"}
     assert all(float(c[5]) > 0.1 for c in cells)  # relu + 1: far off, and the table says how far
-    assert " us " not in r.stdout and "speedup" not in r.stdout and "correctness only" in r.stdout
+    assert " ms " not in r.stdout and "speedup" not in r.stdout and "correctness only" in r.stdout
 
 
 # -- fitting, on rows made up with every figure filled -----------------------------------------------
@@ -215,10 +229,10 @@ def test_narrowing_drops_pct_then_gbps_then_speedup():
     assert "% peak" in wide_h and "GB/s" in wide_h and "speedup" in wide_h
     assert "% peak" not in mid_h and "GB/s" in mid_h and "speedup" in mid_h
     assert "% peak" not in narrow_h and "GB/s" not in narrow_h and "speedup" in narrow_h
-    assert times_h.count("us") == 3 * 2 and "speedup" not in times_h
-    # the message is cut in the terminal views; times stay: 125 us, 250 us, 375 us
+    assert times_h.count(" ms") == 3 * 2 and "speedup" not in times_h
+    # the message is cut in the terminal views; times stay: 0.125 ms, 0.25 ms, 0.375 ms
     assert "x" * 300 not in wide and "..." in wide
-    assert all(t in times for t in ("125", "250", "375"))
+    assert all(t in times for t in ("0.125", "0.25", "0.375"))
     # the baseline has no speedup column of its own: two speedup columns for three backends
     assert wide_h.count("speedup") == 2 * 2  # two op tables
 
@@ -226,8 +240,8 @@ def test_narrowing_drops_pct_then_gbps_then_speedup():
 def test_markdown_and_csv_keep_every_column():
     table = build_table(_made_up_rows())
     md = render(table, "markdown")
-    assert "| case | dtype | torch us | torch GB/s | torch % peak | nvidia us | nvidia GB/s | nvidia % peak | " \
-           "nvidia speedup | metax us |" in md
+    assert "| case | dtype | torch ms | torch GB/s | torch % peak | nvidia ms | nvidia GB/s | nvidia % peak | " \
+           "nvidia speedup | metax ms |" in md
     frame = pd.read_csv(io.StringIO(render(table, "csv")), keep_default_na=False)
     assert len(frame) == 8 and frame["metax_status"].tolist().count("error") == 1
     assert frame["metax_message"].str.len().max() > 300  # whole, as in results.csv

@@ -2,8 +2,8 @@
 
 ``oprt-bench [options]`` runs a sweep and prints its results table; subcommands ``backends``, ``ops``,
 ``compare``, ``report`` and ``table`` inspect plugins and turn runs into tables and reports. Exit codes: 0 every row
-ok or unsupported, 1 some row failed or errored (or a regression under --fail-on-regression),
-2 a user mistake (one line on stderr, nothing written), 128+signal when interrupted.
+ok or unsupported, 1 some row failed or errored (or a regression under --fail-on-regression, or a damaged run
+for ``table``), 2 a user mistake (one line on stderr, nothing written), 128+signal when interrupted.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from oprt_core import OprtError, Registry
 
 from . import __version__
 from .compare import judge, parse_threshold, timing_mismatch
+from .integrity import check_run, readable_rows
 from .merge import ON_DUPLICATE, merge_runs
 from .model import AVAILABILITY_TIMEOUT_S, FORMATS, ISOLATIONS, MODES, SweepOptions
 from .plan import check_min_samples, check_seconds
@@ -401,8 +402,11 @@ def ab_cmd(ctx: click.Context, a: str, b: str, ops: str, dtypes: str, cases: str
 @click.option("--title", default="oprt-bench report", show_default=True)
 def report_cmd(runs: tuple[Path, ...], out: Path | None, title: str) -> int:
     """Rebuild report.html from run folders (results.csv, else results.json, and run.json), as the sweep writes
-    it; several runs (e.g. from several machines) merge into one comparison."""
-    click.echo(str(rebuild_report(runs, out, title)))
+    it; several runs (e.g. from several machines) merge into one comparison. A damaged run (a results.csv line cut
+    or malformed, rows of run.json's plan missing, a run that did not finish) is reported with the rows that can be
+    read: what is wrong is shown at the top of the report, as its status, and as a warning line on stderr."""
+    click.echo(str(rebuild_report(runs, out, title, warn=lambda line: click.echo(f"{PROG}: warning: {line}",
+                                                                                 err=True))))
     return 0
 
 
@@ -455,12 +459,21 @@ def worker_cmd(ctx: click.Context, scheduler: str | None, scheduler_file: str | 
               show_default=True, help="auto: rich on a terminal, plain text otherwise.")
 def table_cmd(run: Path, fmt: str) -> int:
     """Print a run's results table, as the sweep prints it: per op, one line per case and dtype with every
-    backend's time, GB/s, % of peak and speedup (status and error for a --mode test run), failures first."""
-    rows = load_run(run).rows
-    if rows.empty:
+    backend's time (ms), GB/s, % of peak and speedup (status and error for a --mode test run), failures first, in
+    plan order.
+
+    Exit 1 when the run is damaged, with a warning line on stderr for each damage: a results.csv line cut or
+    malformed (its row is left out of the table), rows run.json's plan lists that the results lack, a run.json
+    status other than complete (interrupted, failed, still running)."""
+    loaded = load_run(run)
+    check = check_run(loaded, run)
+    rows = readable_rows(loaded, check)
+    if rows.empty and not check.damaged:
         raise click.ClickException(f"{str(run)!r} has no rows")
     print_table(rows.to_dict("records"), fmt, sys.stdout)
-    return 0
+    for line in check.messages():
+        click.echo(f"{PROG}: warning: {run}: {line}", err=True)
+    return 1 if check.damaged else 0
 
 
 def main() -> None:

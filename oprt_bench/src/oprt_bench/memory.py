@@ -114,8 +114,9 @@ def memory_refusal(spec: OpSpec, case: Case, dtype: str, device_info: dict[str, 
     """Why the row cannot fit (its message: what it needs and what there is), or None where it fits or the
     figures are unknown. ``device_info``: the backend's (run.json's), whose ``memory_bytes`` is its device's
     memory (none: the device is the host); ``available``: the host's free bytes (default :func:`host_available`)."""
-    device_total = (device_info or {}).get("memory_bytes")
-    on_host = not isinstance(device_total, int) or device_total <= 0
+    raw = (device_info or {}).get("memory_bytes")
+    device_total = raw if isinstance(raw, int) and raw > 0 else 0
+    on_host = device_total == 0
     need = case_need(spec, case, dtype, on_host)
     if not on_host and need.device > DEVICE_SHARE * device_total:
         return (f"needs {_gib(need.device)} of device memory for its inputs and outputs; the device has "

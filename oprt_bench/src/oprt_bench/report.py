@@ -7,7 +7,8 @@ roofs, and its compute roofs where run.json records the device's spec peak FLOP/
 the backends side by side (median, p10-p90, GB/s, % of the measured and
 of the spec peak, speedup against the baseline, CI, samples, max error, flag markers) and a bandwidth
 plot (achieved GB/s against bytes moved, a panel per dtype, a colour per backend, a line only along
-the sizes of one case family, each point titled for hover) and, where a baseline gave speedups, a
+the sizes of one case family, each point titled for hover; an op that computes, matmul, achieved TFLOP/s
+against flops instead) and, where a baseline gave speedups, a
 speedup-distribution plot (each backend's speedups against the baseline across the op's cases, a strip per
 backend, its median marked; graph-timed rows marked G in the table), then failures and errors with their
 messages, and unsupported cases; with GPU telemetry or ncu profiles, clock-drop markers, a clock-drop count in
@@ -32,12 +33,13 @@ if TYPE_CHECKING:  # pandas is imported where rows are built: `oprt-bench --help
     import pandas as pd
 
 from .flags import FLAGS, split_flags
-from .peaks import measured_compute_peaks
+from .integrity import plan_order
+from .peaks import computes, measured_compute_peaks
 from .report_gpu import GPU_CSS, cell_marker, cell_ncu, cell_note, clock_drops, gpu_section
 from .results import STATUSES, Run, utc_now, write_text_atomic
 
 __all__ = ["render_report", "write_report", "label_rows", "backend_peaks", "backend_compute_peaks", "case_family",
-           "joinable", "Series", "bandwidth_series", "roofline_points", "speedup_points"]
+           "joinable", "Series", "bandwidth_series", "computing_op", "roofline_points", "speedup_points"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#222;max-width:110em}
@@ -57,6 +59,8 @@ dl.env{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-siz
 th.sort{cursor:pointer}th[data-dir=asc]::after{content:" \\25B2"}th[data-dir=desc]::after{content:" \\25BC"}
 table.op{display:block;overflow-x:auto;max-width:100%}
 input.filter{display:block;margin:.6em 0 0;font-size:.85em;width:22em}
+div.damaged{border:2px solid #a31515;background:#fde2e2;color:#8a1c1c;padding:.4em 1em;margin:1em 0}
+dd.damaged{color:#a31515;font-weight:bold}
 """
 
 _e = html.escape
@@ -95,7 +99,7 @@ def label_rows(runs: Sequence[Run]) -> pd.DataFrame:
 
     frames = []
     for run, name in zip(runs, _run_names(runs)):
-        rows = run.rows.copy()
+        rows = run.rows.iloc[plan_order(run.rows.to_dict("records"), run.meta)].copy()  # as planned, not as done
         rows["label"] = rows["backend"] if len(runs) == 1 else rows["backend"] + "@" + name
         rows["run"] = name
         frames.append(rows)
@@ -236,9 +240,25 @@ def _point_title(r: Any, extra: str = "") -> str:
             f"{_fmt_gbps(r.gbps)} GB/s, {int(r.bytes)} bytes{extra}{flags}")
 
 
-def bandwidth_series(rows: pd.DataFrame) -> list[Series]:
-    """The bandwidth plot's series of one op's rows: timed rows grouped by (backend, dtype, case family)."""
-    timed = rows[(rows["status"] == "ok") & rows["gbps"].notna() & (rows["bytes"] > 0)]
+def computing_op(rows: pd.DataFrame) -> bool:
+    """Whether an op's timed rows compute (a row of at least COMPUTE_INTENSITY flop per byte: matmul): its chart
+    is then TFLOP/s against flops, not GB/s against bytes."""
+    timed = rows[rows["status"] == "ok"]
+    return any(computes(f, b) for f, b in zip(timed["flops"], timed["bytes"]))
+
+
+def _with_tflops(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with tflops filled from flops and the median where the file has none (an older results.csv)."""
+    return rows.assign(tflops=rows["tflops"].fillna(rows["flops"] / (rows["median_ms"] * 1e9)))
+
+
+def bandwidth_series(rows: pd.DataFrame, compute: bool = False) -> list[Series]:
+    """The bandwidth plot's series of one op's rows: timed rows grouped by (backend, dtype, case family);
+    ``compute``: the compute plot's, TFLOP/s against flops per call."""
+    x_col, y_col = ("flops", "tflops") if compute else ("bytes", "gbps")
+    if compute:
+        rows = _with_tflops(rows)
+    timed = rows[(rows["status"] == "ok") & rows[y_col].notna() & (rows[x_col] > 0)]
     out = []
     groups: dict[tuple[str, str, str], list[Any]] = {}
     family_of = {(str(r.case), str(r.shape)): case_family(str(r.case), str(r.shape)) for r in timed.itertuples()}
@@ -251,10 +271,11 @@ def bandwidth_series(rows: pd.DataFrame) -> list[Series]:
         fam += f" {r.params}" if len(params_of[fam]) > 1 else ""
         groups.setdefault((str(r.label), str(r.dtype), fam), []).append(r)
     for (label, dtype, family), members in groups.items():
-        members.sort(key=lambda r: (r.bytes, str(r.case)))
-        xs = tuple(float(r.bytes) for r in members)
-        out.append(Series(label, dtype, family, xs, tuple(float(r.gbps) for r in members),
-                          tuple(_point_title(r) for r in members),
+        members.sort(key=lambda r: (getattr(r, x_col), str(r.case)))
+        xs = tuple(float(getattr(r, x_col)) for r in members)
+        extra = (lambda r: f", {float(r.tflops):.4g} TFLOP/s, {int(r.flops)} flops") if compute else (lambda r: "")
+        out.append(Series(label, dtype, family, xs, tuple(float(getattr(r, y_col)) for r in members),
+                          tuple(_point_title(r, extra(r)) for r in members),
                           tuple(bool(split_flags(r.flags)) for r in members), joinable(xs)))
     return out
 
@@ -286,29 +307,42 @@ def _bytes_label(value: float, _pos: Any = None) -> str:
     return f"{value:.3g} B"
 
 
-def _bytes_axis(ax: Any, xs: Sequence[float]) -> None:
-    """A log x axis labelled in binary units: at the plotted sizes (those at least 1.5x apart) where they are
-    few, else at powers of two; no minor labels."""
+def _flops_label(value: float, _pos: Any = None) -> str:
+    """A tick of the flops axis in decimal units: 950 flop, 2.1 Mflop, 34.4 Gflop."""
+    for unit, size in (("Tflop", 1e12), ("Gflop", 1e9), ("Mflop", 1e6), ("kflop", 1e3)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value:.3g} flop"
+
+
+def _bytes_axis(ax: Any, xs: Sequence[float], label: Any = _bytes_label, base: int = 2) -> None:
+    """A log x axis labelled in binary units (``label``: another unit, with ``base`` its powers): at the plotted
+    sizes (those at least 1.5x apart) where they are few, else at powers of ``base``; no minor labels."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-    ax.set_xscale("log", base=2)
+    ax.set_xscale("log", base=base)
     ticks: list[float] = []
     for x in sorted(set(xs)):
         if not ticks or x >= ticks[-1] * 1.5:
             ticks.append(x)
-    ax.xaxis.set_major_locator(FixedLocator(ticks) if len(ticks) <= 6 else LogLocator(base=2, numticks=7))
-    ax.xaxis.set_major_formatter(FuncFormatter(_bytes_label))
+    ax.xaxis.set_major_locator(FixedLocator(ticks) if len(ticks) <= 6 else LogLocator(base=base, numticks=7))
+    ax.xaxis.set_major_formatter(FuncFormatter(label))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(axis="x", labelsize="x-small")
 
 
 def _bandwidth_plot(op: str, rows: pd.DataFrame, index: int,
-                    peaks: dict[str, tuple[float | None, float | None]] | None = None) -> str:
+                    peaks: dict[str, tuple[float | None, float | None]] | None = None,
+                    compute: dict[str, dict[str, float]] | None = None) -> str:
     """One op's achieved GB/s against bytes moved per call (log x), a panel per dtype: a colour per backend,
     a marker (and line style) per case family, a line only along sizes of one family (never between shapes of
     about one size), each backend's measured peak solid and spec peak dashed, flagged rows ringed; every point
-    titled (case, shape, dtype, backend, time, GB/s) for hover; '' when nothing was timed."""
-    series = bandwidth_series(rows)
+    titled (case, shape, dtype, backend, time, GB/s) for hover; '' when nothing was timed. An op that computes
+    (:func:`computing_op`: matmul) gets achieved TFLOP/s against flops per call instead, each backend's spec dense
+    peak of the panel's dtype (``compute``: label -> {dtype: TFLOP/s}) dashed. The legend lists only the peak
+    lines drawn."""
+    computing = computing_op(rows)
+    series = bandwidth_series(rows, compute=computing)
     if not series:
         return ""
     import matplotlib
@@ -329,8 +363,19 @@ def _bandwidth_plot(op: str, rows: pd.DataFrame, index: int,
         fig = Figure(figsize=(3.4 * len(dtypes) + 0.6, 3.6))
         axes = fig.subplots(1, len(dtypes), sharey=True, squeeze=False)[0]
         fig.subplots_adjust(left=0.07, right=0.97, wspace=0.08)
+        drawn: set[str] = set()  # the kinds of peak line drawn: the legend lists these only
         for ax, dtype in zip(axes, dtypes):
             for label in labels:
+                if computing:  # the peak of each roof dtype of the panel's rows (tf32 for f32 with allow_tf32)
+                    for roof in _roof_dtypes(rows[rows["dtype"] == dtype], label):
+                        tflops = (compute or {}).get(label, {}).get(roof)
+                        if tflops:
+                            ax.axhline(tflops, color=color_of[label], linestyle=(0, (5, 3)), linewidth=1.0,
+                                       alpha=0.7)
+                            drawn.add("spec")
+                    continue
+                measured, spec = peaks.get(label, (None, None))
+                drawn.update(k for k, v in (("measured", measured), ("spec", spec)) if v)
                 _peak_lines(ax, label, color_of[label], peaks)
             for s in (s for s in series if s.dtype == dtype):
                 color = color_of[s.label]
@@ -342,23 +387,29 @@ def _bandwidth_plot(op: str, rows: pd.DataFrame, index: int,
                     ax.plot([x], [y], marker=marker_of[s.family], color=color, linestyle="none", markersize=5,
                             markeredgecolor="#b0281c" if flagged else color, markeredgewidth=1.6 if flagged else 1.0,
                             gid=gid)
-            _bytes_axis(ax, [x for s in series if s.dtype == dtype for x in s.xs])
+            xs = [x for s in series if s.dtype == dtype for x in s.xs]
+            if computing:
+                _bytes_axis(ax, xs, _flops_label, 10)
+            else:
+                _bytes_axis(ax, xs)
             ax.set_ylim(bottom=0)
             ax.set_title(dtype, fontsize="medium")
-            ax.set_xlabel("bytes moved per call (B)")
+            ax.set_xlabel("flops per call" if computing else "bytes moved per call (B)")
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_ylabel("achieved bandwidth (GB/s, 10^9 B/s)")
+        axes[0].set_ylabel("achieved TFLOP/s (10^12 flop/s)" if computing else "achieved bandwidth (GB/s, 10^9 B/s)")
         handles = [Line2D([], [], color=color_of[lab], linewidth=2, label=lab) for lab in labels]
         handles += [Line2D([], [], color="#555", marker=marker_of[f], linestyle=style_of[f], label=f"case {f}")
                     for f in families]
-        if any(any(v) for v in (peaks.get(lab, (None, None)) for lab in labels)):
-            handles += [Line2D([], [], color="#555", linestyle="-", label="measured peak (backend colour)"),
-                        Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="spec peak (backend colour)")]
+        if "measured" in drawn:
+            handles.append(Line2D([], [], color="#555", linestyle="-", label="measured peak (backend colour)"))
+        if "spec" in drawn:
+            handles.append(Line2D([], [], color="#555", linestyle=(0, (5, 3)),
+                                  label=("spec dense peak" if computing else "spec peak") + " (backend colour)"))
         if any(any(s.flagged) for s in series):
             handles.append(Line2D([], [], color="#fff", marker="o", markeredgecolor="#b0281c", linestyle="none",
                                   label="flagged row (see the flags legend)"))
-        fig.suptitle(f"{op}: achieved GB/s against bytes moved per call (a panel per dtype; hover a point)",
-                     fontsize="medium")
+        what = "TFLOP/s against flops" if computing else "GB/s against bytes moved"
+        fig.suptitle(f"{op}: achieved {what} per call (a panel per dtype; hover a point)", fontsize="medium")
         fig.legend(handles=handles, fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
         return _titled_svg(fig, titles)
 
@@ -534,10 +585,12 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
                     markersize=5, gid=gid)
         handles += [Line2D([], [], color="#555", marker=marker_of[op], linestyle="none", label=f"op {op}")
                     for op in ops]
-        if any(any(peaks.get(str(lab), (None, None))) for lab in labels):
-            handles += [Line2D([], [], color="#555", linestyle="-", label="memory roof: measured peak"),
-                        Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="memory roof: spec peak")]
-        else:
+        roofs = [peaks.get(str(lab), (None, None)) for lab in labels]
+        if any(m for m, _ in roofs):
+            handles.append(Line2D([], [], color="#555", linestyle="-", label="memory roof: measured peak"))
+        if any(s for _, s in roofs):
+            handles.append(Line2D([], [], color="#555", linestyle=(0, (5, 3)), label="memory roof: spec peak"))
+        if not any(any(r) for r in roofs):
             handles.append(Line2D([], [], color="none", label="memory roof: no peak recorded"))
         if fastest:
             handles.append(Line2D([], [], color="#333", linestyle="-.",
@@ -558,10 +611,14 @@ def _roofline_plot(rows: pd.DataFrame, peaks: dict[str, tuple[float | None, floa
         return _titled_svg(fig, titles), note
 
 
-def _env_section(runs: Sequence[Run]) -> str:
+def _env_section(runs: Sequence[Run], damage: Sequence[Sequence[str]] = ()) -> str:
     out = ["<h2>Environment</h2>"]
-    for run in runs:
+    for i, run in enumerate(runs):
         m = run.meta
+        damaged = list(damage[i]) if i < len(damage) else []
+        status = m.get("status", "")
+        if damaged:  # the status run.json gives is not what the files hold
+            status = f"DAMAGED: {'; '.join(damaged)} (run.json status: {status or 'none'})"
         host = m.get("host") or {}
         git = m.get("git") or {}
         opts = m.get("plan") or {}
@@ -569,7 +626,7 @@ def _env_section(runs: Sequence[Run]) -> str:
         items = [
             ("run", str(run.path)), ("host", f"{host.get('hostname', '?')} ({host.get('platform', '')})"),
             ("started", m.get("started_utc", "")), ("finished", m.get("finished_utc") or ""),
-            ("status", m.get("status", "")), ("command", " ".join(m.get("argv") or [])),
+            ("status", status), ("command", " ".join(m.get("argv") or [])),
             ("seed", m.get("seed", "")), ("mode", opts.get("mode", "")),
             ("timing", ", ".join(f"{k}={v}" for k, v in timing.items())),
             ("baseline", opts.get("baseline") or ""),
@@ -577,7 +634,8 @@ def _env_section(runs: Sequence[Run]) -> str:
             ("versions", ", ".join(f"{k} {v}" for k, v in (m.get("versions") or {}).items())),
         ]
         out.append(f"<h3>{_e(run.label)}</h3><dl class='env'>")
-        out += [f"<dt>{_e(k)}</dt><dd>{_e(str(v))}</dd>" for k, v in items]
+        mark = " class='damaged'" if damaged else ""
+        out += [f"<dt>{_e(k)}</dt><dd{mark if k == 'status' else ''}>{_e(str(v))}</dd>" for k, v in items]
         out.append("</dl>")
         backends = m.get("backends") or {}
         if backends:
@@ -660,7 +718,7 @@ _COLUMN_HELP = {
     "n": "timed samples",
     "max abs err": "max |out - ref| against the float64 reference (max relative error in the tooltip); "
                    "an ok row is within the op's error budget",
-    "max rel err": "max |out - ref| / |ref| over elements with ref != 0",
+    "max rel err": "max |out - ref| / max |ref| (normwise: a reference near 0 does not inflate it)",
     "status": "row status",
 }
 
@@ -833,8 +891,21 @@ document.querySelectorAll('input.filter').forEach(box => {
 """
 
 
-def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
-    """The whole report as one HTML document."""
+def _damage_section(runs: Sequence[Run], damage: Sequence[Sequence[str]]) -> str:
+    """A box at the top naming what is wrong with each damaged run (:mod:`oprt_bench.integrity`); '' when none."""
+    out = []
+    for run, name, lines in zip(runs, _run_names(runs), damage):
+        if lines:
+            out.append(f"<p><strong>{_e(name)} ({_e(str(run.path))}) is damaged</strong>: its tables and plots show "
+                       "the rows that could be read, not the whole run.</p><ul>"
+                       + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>")
+    return f"<div class='damaged' id='damage'>{''.join(out)}</div>" if out else ""
+
+
+def render_report(runs: Sequence[Run], title: str = "oprt-bench report",
+                  damage: Sequence[Sequence[str]] = ()) -> str:
+    """The whole report as one HTML document; ``damage``: per run, what is wrong with it (shown first, and as its
+    status)."""
     rows = label_rows(runs)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
              f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{CSS}{GPU_CSS}</style>"
@@ -845,7 +916,7 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
              f"device-to-device copy bandwidth, % spec against its spec peak; CI ±% is the half-width of the "
              f"median's 95% confidence interval. Click a column header to sort, type in the box above a table to "
              f"filter its rows; hover a plotted point for its case.</small></p>",
-             _env_section(runs)]
+             _damage_section(runs, damage), _env_section(runs, damage)]
     if rows.empty:
         parts.append("<p>No rows were measured.</p>")
     else:
@@ -872,9 +943,10 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
         for i, (op, part) in enumerate(rows.groupby("op", sort=False)):
             parts.append(f"<h2 id='op-{_e(str(op))}'>{_e(str(op))}</h2>")
             parts.append(_op_table(str(op), part))
-            svg = _bandwidth_plot(str(op), part, i, peaks)
+            svg = _bandwidth_plot(str(op), part, i, peaks, compute)
             if svg:
-                parts.append(f"<div class='plot bandwidth' id='bandwidth-{_e(str(op))}'>{svg}</div>")
+                kind = "compute" if computing_op(part) else "bandwidth"
+                parts.append(f"<div class='plot {kind}' id='{kind}-{_e(str(op))}'>{svg}</div>")
             svg = _speedup_plot(str(op), part, i)
             if svg:
                 parts.append(f"<div class='plot speedup' id='speedup-{_e(str(op))}'>{svg}</div>")
@@ -883,6 +955,7 @@ def render_report(runs: Sequence[Run], title: str = "oprt-bench report") -> str:
     return "\n".join(parts)
 
 
-def write_report(runs: Sequence[Run], path: Path, title: str = "oprt-bench report") -> Path:
-    write_text_atomic(path, render_report(runs, title))
+def write_report(runs: Sequence[Run], path: Path, title: str = "oprt-bench report",
+                 damage: Sequence[Sequence[str]] = ()) -> Path:
+    write_text_atomic(path, render_report(runs, title, damage))
     return path

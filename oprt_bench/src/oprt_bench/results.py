@@ -9,6 +9,7 @@ Columns are documented in docs/results-schema.md.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -285,11 +286,20 @@ def load_run(path: Path | str) -> Run:
             if not isinstance(meta, dict):
                 raise UsageError(f"cannot read run {str(path)!r}: {RUN_JSON} is not a JSON object")
         if csv_path.is_file():
-            rows = pd.read_csv(csv_path, dtype={"case": str, "shape": str, "params": str, "message": str,
-                                                "flags": str, "baseline": str, "device": str, "flavour": str,
-                                                "kernel": str, "throttle_reasons": str, "energy_source": str,
-                                                "ncu_report": str},
-                               keep_default_na=False, na_values={c: [""] for c in _NUMERIC})
+            options: dict[str, Any] = dict(
+                dtype={"case": str, "shape": str, "params": str, "message": str, "flags": str, "baseline": str,
+                       "device": str, "flavour": str, "kernel": str, "throttle_reasons": str, "energy_source": str,
+                       "ncu_report": str},
+                keep_default_na=False, na_values={c: [""] for c in _NUMERIC})
+            try:
+                rows = pd.read_csv(csv_path, **options)
+            except pd.errors.ParserError:
+                # a write cut inside a quoted cell: the whole lines are read, the cut one left out (csv_damage in
+                # compare names it)
+                text = csv_path.read_text(encoding="utf-8", errors="replace")
+                if text.endswith("\n") or "\n" not in text:
+                    raise
+                rows = pd.read_csv(io.StringIO(text[:text.rfind("\n") + 1]), **options)
         elif json_path.is_file():
             doc = json.loads(json_path.read_text(encoding="utf-8"))
             if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list) or not all(

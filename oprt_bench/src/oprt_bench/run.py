@@ -13,7 +13,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -22,6 +22,7 @@ from oprt_core import Registry
 
 from .calcache import CalibrationCache
 from .errors import UsageError, one_line
+from .integrity import check_run, plan_order, readable_rows
 from .model import Plan, Row, SweepOptions
 from .peaks import measured_compute_peaks
 from .plan import make_plan
@@ -61,7 +62,7 @@ _T = TypeVar("_T")
 @dataclass(frozen=True)
 class RunOutcome:
     """How a sweep ended: the exit code, the summary line, the signal that interrupted it (if one did), and the
-    run's rows (resumed ones included) for the results table, and the run folder."""
+    run's rows (resumed ones included) in plan order for the results table, and the run folder."""
 
     code: int
     summary: str
@@ -116,14 +117,18 @@ def sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path
     (:mod:`oprt_bench.fleet`) instead of this host's workers."""
     if resume is not None and out is not None:
         raise UsageError("--out and --resume exclude each other: --resume continues the run in its own folder")
+    started = time.monotonic()
     state = load_resume(resume) if resume is not None else None  # holds the resumed run's lock
     try:
         if state is not None:
             opts = resume_options(opts, state.meta, set(explicit))
-        return _sweep(registry, opts, argv, out, state, quiet, verbose, progress_out, cluster)
+        outcome = _sweep(registry, opts, argv, out, state, quiet, verbose, progress_out, cluster)
     finally:
         if state is not None and state.rows_file is not None:
             state.rows_file.close()  # closed by the run's writer already, unless the run was refused before it
+    # the whole sweep's wall time: plan, workers, calibration, rows, report and the workers' stop (run.json's
+    # phases_s has each phase, its elapsed_s the span from the workers' start to the last row)
+    return replace(outcome, summary=f"{outcome.summary} in {time.monotonic() - started:.1f} s -> {outcome.folder}")
 
 
 def _sweep(registry: Registry, opts: SweepOptions, argv: Sequence[str], out: Path | None, state: ResumeState | None,
@@ -272,16 +277,27 @@ def _run(registry: Registry, plan: Plan, opts: SweepOptions, argv: Sequence[str]
         print("time: " + ", ".join(f"{name} {secs:.1f} s" for name, secs in phases.seconds.items()), file=sys.stderr)
     total = sum(counts.values())
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
-    line = f"{PROG}: {total} rows ({summary or 'none'}) in {meta['elapsed_s']:.1f} s -> {out}"
+    line = f"{PROG}: {total} rows ({summary or 'none'})"  # sweep() adds the wall time and the folder
     return RunOutcome(code, line, signal.Signals(interrupted).name if interrupted is not None else None,
-                      writer.rows, out)
+                      [writer.rows[i] for i in plan_order(writer.rows, meta)], out)
 
 
-def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "oprt-bench report") -> Path:
+def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "oprt-bench report",
+                   warn: Callable[[str], None] | None = None) -> Path:
     """Write report.html from run folders (their results.csv, else results.json, and run.json), as the sweep
     writes it. ``out``: a ``.html`` file, or a folder for report.html (default: the run folder for one run,
-    results/merged-<UTC> for several). Returns the path written; UsageError when a run cannot be read."""
-    loaded = [load_run(p) for p in runs]
+    results/merged-<UTC> for several). Returns the path written; UsageError when a run cannot be read. A damaged
+    run (:mod:`oprt_bench.integrity`) is reported with the rows that could be read, what is wrong with it shown
+    first in the report and passed to ``warn``, a line each."""
+    loaded, damage = [], []
+    for path in runs:
+        run = load_run(path)
+        check = check_run(run, path)
+        loaded.append(Run(run.path, readable_rows(run, check), run.meta))
+        damage.append(check.messages())
+        if warn is not None:
+            for line in damage[-1]:
+                warn(f"{path}: {line}")
     if out is not None and out.suffix.lower() in (".html", ".htm"):
         if out.is_dir():
             raise UsageError(f"--out {str(out)!r} is a folder; give a file name or the folder without the suffix")
@@ -289,7 +305,7 @@ def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "
         if not folder.exists():
             check_out_dir(folder)
             folder.mkdir(parents=True)
-        return write_report(loaded, out, title)
+        return write_report(loaded, out, title, damage)
     if out is None:
         stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
         out = loaded[0].path if len(loaded) == 1 else Path("results") / f"merged-{stamp}"
@@ -298,4 +314,4 @@ def rebuild_report(runs: Sequence[Path], out: Path | None = None, title: str = "
     if not out.exists():
         check_out_dir(out)
         out.mkdir(parents=True)
-    return write_report(loaded, out / REPORT_HTML, title)
+    return write_report(loaded, out / REPORT_HTML, title, damage)

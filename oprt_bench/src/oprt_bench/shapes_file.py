@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -135,6 +136,12 @@ def load_shapes_file(path: Path | str) -> list[dict[str, Any]]:
     return data
 
 
+def _refusal(op: str, exc: Exception) -> str:
+    """``exc``'s message on one line, led by ``op: `` unless it names the op already (the op's own checks do)."""
+    text = " ".join(str(exc).split())
+    return text if re.search(rf"(?<!\w){re.escape(op)}(?!\w)", text) else f"{op}: {text}"
+
+
 def file_cases(path: Path | str, entries: Sequence[Mapping[str, Any]], specs: Sequence[OpSpec],
                known_ops: Sequence[str]) -> dict[str, list[Case]]:
     """The cases of ``entries`` for each of ``specs`` (the swept ops): an entry naming ops goes to those of them
@@ -163,8 +170,8 @@ def file_cases(path: Path | str, entries: Sequence[Mapping[str, Any]], specs: Se
                 case = _entry(swept[op], name, entry)
             except OprtError as exc:
                 if named:
-                    raise UsageError(f"{label}: {op}: {' '.join(str(exc).split())}") from None
-                refusals.append(f"{op}: {' '.join(str(exc).split())}")
+                    raise UsageError(f"{label}: {_refusal(op, exc)}") from None
+                refusals.append(_refusal(op, exc))
                 continue
             if any(c.name == name for c in out[op]):
                 raise UsageError(f"{label}: a case of {op} named {name!r} is already in the file")

@@ -2,9 +2,9 @@
 
 Built once as plain data (:func:`build_table`), then written as rich tables fitted to a width, as aligned plain
 text, as markdown pipe tables or as one wide CSV (:func:`render`). A timed run shows each backend's median time
-(us), GB/s, % of peak and speedup over the baseline; a ``--mode test`` run each backend's status and max relative
-error. Failed and errored rows come first: a failures table with their messages above the op tables, and within
-an op the lines where some backend failed before the others.
+(ms, as results.csv and compare have it), GB/s, % of peak and speedup over the baseline; a ``--mode test`` run
+each backend's status and max relative error. Failed and errored rows come first: a failures table with their
+messages above the op tables, and within an op the lines where some backend failed before the others.
 
 Rows that compute (arithmetic intensity of at least :data:`COMPUTE_INTENSITY` flop per byte moved: matmul, not
 the memory-bound ops, which do at most ~2) also show TFLOP/s, beside GB/s, and their % of peak is of the compute
@@ -110,9 +110,9 @@ def cell_text(row: Mapping[str, Any] | None, key: str) -> str:
     status = str(row.get("status") or "")
     if key == "status":
         return status
-    if key == "median_us":
+    if key == "median_ms":
         ms = _float(row.get("median_ms"))
-        return _num(ms * 1000) if status == "ok" and ms is not None else status
+        return _num(ms) if status == "ok" and ms is not None else status
     if key == "tflops" and not _computes(row):
         return ""
     v = _float(row.get(key))
@@ -138,9 +138,6 @@ def _value(row: Mapping[str, Any] | None, key: str) -> Any:
     """A cell as the CSV has it: numbers unrounded, empty where there is none."""
     if row is None:
         return ""
-    if key == "median_us":
-        ms = _float(row.get("median_ms"))
-        return "" if ms is None else ms * 1000
     if key in ("status", "message"):
         return str(row.get(key) or "")
     v = _float(row.get(key))
@@ -158,7 +155,7 @@ def build_table(rows: Iterable[Mapping[Any, Any]]) -> ResultsTable:
     columns: list[Column] = []
     for b in backends:
         if timed:
-            columns += [Column(b, "median_us", "us", 0, "median_us"), Column(b, "gbps", "GB/s", 2, "gbps"),
+            columns += [Column(b, "median_ms", "ms", 0, "median_ms"), Column(b, "gbps", "GB/s", 2, "gbps"),
                         Column(b, "tflops", "TFLOP/s", 2, "tflops"),
                         Column(b, "pct_of_peak", "% peak", 1, "pct_of_peak")]
             if baseline and b != baseline:
@@ -199,7 +196,7 @@ def legend(table: ResultsTable) -> str:
               if any(c.key == "tflops" for c in table.shown()) else "")
     of_compute = (" (of the spec dense peak of the row's dtype where it shows TFLOP/s)"
                   if any(c.key == "tflops" for c in table.shown()) else "")
-    return f"median time in us, GB/s{tflops}, % of the backend's calibrated peak{of_compute}{speed}{compiled}"
+    return f"median time in ms, GB/s{tflops}, % of the backend's calibrated peak{of_compute}{speed}{compiled}"
 
 
 # -- rich and plain ------------------------------------------------------------------------------
@@ -330,7 +327,7 @@ def _markdown(table: ResultsTable) -> str:
 def _csv(table: ResultsTable) -> str:
     """The wide table: op, case, dtype, then per backend its status, figures (unrounded) and message; every column
     of every backend, filled or not, so the header depends only on the backends and the mode."""
-    keys = (["status", "median_us", "gbps", "pct_of_peak", "tflops", "pct_of_compute", "speedup"] if table.timed
+    keys = (["status", "median_ms", "gbps", "pct_of_peak", "tflops", "pct_of_compute", "speedup"] if table.timed
             else ["status", "max_rel_err"])
     keys.append("message")
     header = ["op", "case", "dtype"] + [f"{b}_{k}" for b in table.backends for k in keys]
