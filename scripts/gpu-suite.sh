@@ -65,7 +65,9 @@
 #   verify    a change checked in one run (the `verify` profile: `scripts/gpu-suite.sh OUTDIR verify` = install verify):
 #             the GPU tests (OPRT_VERIFY_TESTS) in OPRT_VERIFY_SHARDS (default 8) parallel pytest processes,
 #             verify-shard-N.xml each; the ops the change touches (OPRT_VERIFY_OPS, else `python -m oprt_bench.touched
-#             BASE`, BASE OPRT_VERIFY_BASE or the commit of results/h200/CASES) swept on OPRT_VERIFY_CASES (default default) beside torch into verify-sweep/ and
+#             BASE`, BASE OPRT_VERIFY_BASE or the commit of results/h200/CASES) swept on OPRT_VERIFY_CASES (default
+#             default) on OPRT_VERIFY_BACKENDS (default the GPU backends and torch, the last one the baseline) into
+#             verify-sweep/ and
 #             compared with results/h200/CASES; scripts/verify_summary.py's table last (verify-summary.log)
 # Other variables: OPRT_SUITE_STEP_TIMEOUT (s a step, default 400), OPRT_SUITE_DEADLINE_S (s from the suite's start
 # after which no step starts and to which each step's limit is cut, so that the suite ends, and its outputs can be
@@ -193,13 +195,14 @@ if has verify; then
 tests/oprt_bench/test_baselines_compile_liger.py"}
     nshards=${OPRT_VERIFY_SHARDS:-8}
     # shellcheck disable=SC2086
-    python -m pytest --collect-only -q -p no:cacheprovider $vtests >"$OUTDIR/verify-collect.log" 2>&1
+    python -m pytest --collect-only -q -p no:cacheprovider --rootdir "$ROOT" $vtests >"$OUTDIR/verify-collect.log" 2>&1
     grep '::' "$OUTDIR/verify-collect.log" | awk -v n="$nshards" -v d="$OUTDIR" '{print > (d "/verify-shard-" (NR-1)%n ".args")}'
     note "verify: $(grep -c '::' "$OUTDIR/verify-collect.log") tests in $nshards shards"
     t_tests=$SECONDS
     for f in "$OUTDIR"/verify-shard-*.args; do
         k=$(basename "$f" .args)
-        run_logged "$k" python -m pytest "@$f" -q -ra -p no:cacheprovider --junitxml="$OUTDIR/$k.xml" &
+        { run_logged "$k" python -m pytest "@$f" -q -ra -p no:cacheprovider --rootdir "$ROOT" \
+            --junitxml="$OUTDIR/$k.xml"; echo $? >"$OUTDIR/$k.rc"; } &
     done
     wait
     note "verify: tests $((SECONDS - t_tests)) s"
@@ -216,7 +219,8 @@ tests/oprt_bench/test_baselines_compile_liger.py"}
     vops=${OPRT_VERIFY_OPS:-$(python -m oprt_bench.touched $vbase 2>>"$OUTDIR/verify-touched.log")}
     note "verify: ops touched: ${vops:-none}"
     if [ -n "$vops" ] && [ "$vops" != none ]; then
-        run_logged verify-sweep oprt-bench --ops "$vops" --backends "$GPU_BACKENDS,torch" --baseline torch \
+        vbackends=${OPRT_VERIFY_BACKENDS:-$GPU_BACKENDS,torch}
+        run_logged verify-sweep oprt-bench --ops "$vops" --backends "$vbackends" --baseline "${vbackends##*,}" \
             --cases "$vcases" --time-budget "${OPRT_SUITE_BUDGET:-0.1}" --out "$OUTDIR/verify-sweep"
         if [ -f "results/h200/$vcases/run.json" ]; then
             run_logged verify-compare oprt-bench compare "results/h200/$vcases" "$OUTDIR/verify-sweep"

@@ -3,7 +3,8 @@ failed, median % of the calibrated peak, median and lowest speedup over the base
 
     python scripts/verify_summary.py OUTDIR        (a `scripts/gpu-suite.sh OUTDIR verify` folder)
 
-Exit 1 where a test failed or errored, a sweep row is not ok, or the comparison found a regression.
+Exit 1 where no test ran, a test failed or errored, a shard's pytest exited non-zero (its `.rc` beside the XML), a
+sweep row is not ok, or the comparison found a regression.
 """
 
 from __future__ import annotations
@@ -34,16 +35,19 @@ def tests_table(out: Path) -> tuple[list[str], bool]:
         a = suite.attrib if suite is not None else {}
         n, f, e, s = (int(a.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
         t = float(a.get("time", 0))
-        lines.append(f"| {xml.stem} | {n} | {n - f - e - s} | {f} | {e} | {s} | {t:.0f} |")
+        rc_file = xml.with_suffix(".rc")
+        rc = rc_file.read_text().strip() if rc_file.is_file() else "0"
+        note = "" if rc == "0" else f" (pytest exit {rc})"
+        lines.append(f"| {xml.stem}{note} | {n} | {n - f - e - s} | {f} | {e} | {s} | {t:.0f} |")
         for i, v in enumerate((n, n - f - e - s, f, e, s, t)):
             total[i] += v
-        bad |= f + e > 0
+        bad |= f + e > 0 or rc != "0"
     if not shards:
         lines.append("| (no shard wrote its XML) | | | | | | |")
         bad = True
     n, p, f, e, s, t = total
     lines.append(f"| all | {n} | {p} | {f} | {e} | {s} | {t:.0f} |")
-    return lines, bad
+    return lines, bad or n == 0  # no test ran: nothing was verified
 
 
 def sweep_table(out: Path) -> tuple[list[str], bool]:

@@ -56,3 +56,32 @@ def test_variants_phase_runs_each_variant_into_its_own_folder(tmp_path):
     for v, cell in zip(("v1", "v2"), cells[3:]):
         row = next(csv.DictReader((out / "variants-cp" / v / "results.csv").open()))
         assert cell.strip().startswith(f"{float(row['pct_of_peak']):.1f}% "), (v, cell)
+
+
+def test_verify_phase_shards_the_tests_sweeps_and_tabulates(tmp_path):
+    """The verify phase on the host: the collected tests dealt over the shards (every test run once), the ops given
+    swept (numpy, smoke cases) and one table; a failing test makes the table say FAILED."""
+    tests = ROOT / "tests" / "oprt_bench" / "test_touched.py"
+    env = dict(OPRT_SUITE_PACKAGES="none", OPRT_VERIFY_TESTS=str(tests), OPRT_VERIFY_SHARDS="3",
+               OPRT_VERIFY_OPS="copy", OPRT_VERIFY_BACKENDS="numpy", OPRT_VERIFY_CASES="smoke",
+               OPRT_DISABLE_PLUGIN_AUTOLOAD="1", OPRT_PLUGINS="numpy")
+    run = _suite(tmp_path, "verify", **env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = tmp_path / "out"
+    shards = sorted(out.glob("verify-shard-*.args"))
+    ids = [line for f in shards for line in f.read_text().splitlines()]
+    assert len(shards) == 3 and len(ids) == len(set(ids)) >= 5  # each collected test in exactly one shard
+    table = (out / "verify-summary.log").read_text()
+    assert f"| all | {len(ids)} | {len(ids)} | 0 | 0 | 0 |" in table, table
+    assert "| copy | numpy |" in table and table.rstrip().endswith("verify: passed"), table
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    failing = ROOT / "tests" / "oprt_bench" / "verify_probe_failing.py"
+    failing.write_text("def test_fails():\n    assert 1 == 2\n\n\ndef test_passes():\n    assert True\n")
+    try:
+        run = _suite(bad, "verify", **{**env, "OPRT_VERIFY_TESTS": str(failing), "OPRT_VERIFY_OPS": "none"})
+    finally:
+        failing.unlink()
+    table = (bad / "out" / "verify-summary.log").read_text()
+    assert "| all | 2 | 1 | 1 | 0 | 0 |" in table and table.rstrip().endswith("verify: FAILED"), table
