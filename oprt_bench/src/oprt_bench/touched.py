@@ -1,10 +1,10 @@
 """Which ops a change touches: the ops a verification run on the GPU sweeps (scripts/gpu-suite.sh's ``verify``).
 
 A changed file touches an op when
-- a component of its path, or its file name, names the op (``rope.cu``, ``test_nvidia_rope.py``,
-  ``softmax_rows.cuh``, a folder named after the op);
-- it is a C or CUDA source that defines the op's entry points (``OPRT_DEFINE_OP(rms_norm, ...)`` or
-  ``oprt_create_rms_norm_descriptor``), or a header that such a source of the same folder includes.
+- a component of its path, or its file name, names the op (``OP.cu``, ``test_nvidia_OP.py``, ``OP_rows.cuh``, a
+  folder named after the op);
+- it is a C or CUDA source that defines the op's entry points (``OPRT_DEFINE_OP(OP, ...)`` or
+  ``oprt_create_OP_descriptor``), or a header that such a source of the same folder includes.
 Documentation and results touch nothing. Any other change (a generic module, a shared header no op source
 includes) may touch every op: :func:`touched_ops` then answers ``None``, "all".
 
@@ -29,7 +29,7 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 def _names_op(path: PurePosixPath, op: str) -> bool:
     """Whether a path component or the file's stem names the op as a whole word (``_`` and ``-`` separate
-    words: ``softmax_rows`` names softmax, ``norm`` names no op, ``reduce_cols`` not reduce_sum)."""
+    words: ``OP_rows`` names OP; a word that is part of an op's name, or another word of it, names no op)."""
     word = re.compile(rf"(^|[^a-z0-9]){re.escape(op)}([^a-z0-9]|$)")
     parts = [*path.parts[:-1], path.stem]
     return any(word.search(p.lower()) for p in parts)
