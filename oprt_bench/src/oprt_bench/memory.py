@@ -57,12 +57,14 @@ def case_need(spec: OpSpec, case: Case, dtype: str, on_host: bool) -> Need:
     except Exception:  # noqa: BLE001 - a case the op refuses: its row says why, the check counts no output
         out_elems = 0
     out_bytes = out_elems * item
-    # inputs, their float64 copies, the float64 reference, the output fetched back and two float64 temporaries of
-    # the error's computation
-    host = in_bytes + in_elems * _F64 + out_elems * _F64 + out_bytes + 2 * out_elems * _F64
+    # the larger side: a reference's and a check's float64 temporaries scale with it (a loss over vocabulary logits
+    # makes (tokens, vocabulary) temporaries for a (tokens,) output)
+    widest = max(in_elems, out_elems)
+    # inputs, their float64 copies, the float64 reference, the output fetched back and two float64 temporaries
+    host = in_bytes + in_elems * _F64 + out_elems * _F64 + out_bytes + 2 * widest * _F64
     device = in_bytes + out_bytes
-    if on_host:  # the backend's own arrays and an implementation's temporaries (one float32 copy of each output)
-        host += device + out_elems * 4
+    if on_host:  # the backend's own arrays and an implementation's temporaries (one float32 array of the widest)
+        host += device + widest * 4
         device = 0
     return Need(host, device)
 
