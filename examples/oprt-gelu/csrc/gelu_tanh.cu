@@ -1,8 +1,10 @@
 // gelu_tanh.cu: the CUDA kernel of gelu_tanh behind the C ABI generated from the spec (include/oprt_gelu_tanh.h,
-// python -m oprt_core.cdecl --header oprt_gelu.spec:gelu_tanh_spec). A backend build that compiles this file in
-// (with oprt-core's include folder and this package's include/ on the include path) exports the op's four entry
-// points; OPRT_DEFINE_OP makes them around the plan and launch below, with every check the generated code makes
-// (descriptor, workspace, NULL pointers, out aliasing x only exactly: in place).
+// python -m oprt_core.cdecl --header oprt_gelu.spec:gelu_tanh_spec). The package's setup.py compiles it (with
+// oprt-core's include folder and this package's include/ on the include path) into liboprt_gelu_nvidia.so, which
+// exports the op's four entry points and which backend nvidia loads (oprt_core.compiled.c_library); OPRT_DEFINE_OP
+// makes them around the plan and launch below, with every check the generated code makes (descriptor, workspace,
+// NULL pointers, out aliasing x only exactly: in place). Kernels launch on the stream the entry point is given (the
+// backend's: NULL, the default stream its events are recorded on, or a caller's).
 //
 // Paths: contiguous x and out (the elementwise plan's `contiguous`): a grid-stride loop over the flat index;
 // otherwise the plan's merged dims and strides (any strides, broadcast and negative ones included), one element a

@@ -17,6 +17,10 @@ allowed), and an ``owner`` keeping the allocation alive.
 Every ``oprt_status_t`` a library returns goes through :meth:`CompiledBackend.check`,
 which raises the matching exception class of :mod:`oprt_core.errors` with the
 library's own ``oprt_last_error_message()`` text.
+
+An op package may ship its kernels as a shared library of its own and register :func:`c_library` for a backend:
+the op's four entry points are then taken from that library (cffi ABI mode), its statuses read with that
+library's own error text, while memory, events and the device stay the backend library's.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ import numpy as np
 
 from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
-from .cabi import STATUS_NAMES, check_abi
-from .cdecl import c_abi_ops, c_params, entry_points
+from .cabi import STATUS_NAMES, abi_version, cdef, check_abi
+from .cdecl import OPS_BEGIN, OPS_END, c_abi_ops, c_params, entry_points, prototypes
 from .core_ops import OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
@@ -54,7 +58,7 @@ from .spec import as_outputs
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
            "raise_for_status", "OPRT_AXIS_ALL", "FLUSH_MIN_BYTES", "DriverHint", "DRIVER_HINTS", "no_device_reason",
-           "c_abi_impl"]
+           "c_abi_impl", "c_library", "CLibraryImpl"]
 
 FLUSH_MIN_BYTES = 8 << 20
 _MAX_NDIM = 8
@@ -198,8 +202,12 @@ class CompiledLauncher:
 
     def __init__(self, backend: CompiledBackend, op: str, desc: Any, fn: Any, workspace: RawBuffer | None,
                  workspace_size: int, inputs: Sequence[DeviceArray], output: DeviceArray, params: dict[str, Any],
-                 fn_ptrs: Any = None, absent: int = 0):
+                 fn_ptrs: Any = None, absent: int = 0, ffi: Any = None, check: Callable[[int], None] | None = None):
         self.backend = backend
+        # an op library's launcher (c_library): its own ffi, and its statuses read with its own error text
+        self._ffi = ffi if ffi is not None else backend.ffi
+        self._check = check if check is not None else backend.check
+        self._library_op = check is not None
         self.absent = absent  # optional inputs left out (the last ones): a NULL pointer each at every launch
         self.op = op
         self.desc = desc
@@ -210,7 +218,7 @@ class CompiledLauncher:
         self.output = output
         self._fn = fn
         self._layout = self._layout_of(self.inputs, output)
-        ffi = backend.ffi
+        ffi = self._ffi
         self._ws_ptr = ffi.cast("void *", workspace.ptr) if workspace is not None else ffi.NULL
         self._args = self._make_args(self.inputs, output)
         self._cast = ffi.cast
@@ -228,7 +236,7 @@ class CompiledLauncher:
                 layouts if isinstance(output, tuple) else layouts[0])
 
     def _make_args(self, inputs: Sequence[DeviceArray], output: Any) -> tuple:
-        ffi = self.backend.ffi
+        ffi = self._ffi
         outs = output if isinstance(output, tuple) else (output,)
         return (self.desc, self._ws_ptr, self.workspace_size, *(ffi.cast("void *", o.ptr) for o in outs),
                 *(ffi.cast("const void *", x.ptr) for x in inputs), *(ffi.NULL,) * self.absent, ffi.NULL)
@@ -240,9 +248,11 @@ class CompiledLauncher:
         return self.backend._as_output(output)
 
     def __call__(self) -> None:
+        if self._library_op:
+            self.backend._note_library_op(self.op)
         status = self._fn(*self._args)
         if status:
-            self.backend.check(status)
+            self._check(status)
 
     def launch_ptrs(self, out_ptr: int, in_ptrs: Sequence[int]) -> None:
         """Launch on raw device pointers whose views have the layout this launcher was prepared for.
@@ -251,7 +261,7 @@ class CompiledLauncher:
         a wrong layout here is the caller's bug. (The op API's fast path keeps :meth:`ptr_call`'s callable.)"""
         status = self.ptr_call()(out_ptr, *in_ptrs)
         if status:
-            self.backend.check(status)
+            self._check(status)
 
     def ptr_call(self) -> Any:
         """``call(out_ptr, *in_ptrs) -> status``: a launch on raw device pointers as one callable, for the op
@@ -259,7 +269,24 @@ class CompiledLauncher:
         ``oprt_ptrs_<op>`` where the library has it (no ``ffi.cast``, ~0.3 us each), else cast. A non-zero
         status is the caller's to turn into an exception (``backend.check``). The callable holds the descriptor
         but only the workspace's address: the caller keeps this launcher alive while it uses it (the op API's
-        cache entries hold both)."""
+        cache entries hold both).
+
+        An op library's launcher (:func:`c_library`) returns a callable that raises itself, with that library's error
+        text, and returns 0: the caller's ``backend.check`` would read the backend library's."""
+        if self._library_op:
+            fn, check, note, op = self._fn, self._check, self.backend._note_library_op, self.op
+            cast, desc, ws, size, null = self._cast, self.desc, self._ws_ptr, self.workspace_size, self._null
+            nulls = (null,) * self.absent
+
+            def checked(out_ptr: int, *in_ptrs: int) -> int:
+                note(op)
+                status = fn(desc, ws, size, cast("void *", out_ptr), *[cast("const void *", p) for p in in_ptrs],
+                            *nulls, null)
+                if status:
+                    check(status)
+                return 0
+
+            return checked
         fp = self._fn_ptrs
         cast, fn, desc, ws, size, null = self._cast, self._fn, self.desc, self._ws_ptr, self.workspace_size, self._null
         if self.absent:  # the left-out optional inputs' NULL pointers after the given ones
@@ -285,9 +312,11 @@ class CompiledLauncher:
             raise InvalidArgumentError(
                 f"{self.op}: this launcher was prepared for (shape, strides, dtype) {self._layout}; "
                 f"called with {got}: prepare a new one")
+        if self._library_op:
+            self.backend._note_library_op(self.op)
         status = self._fn(*self._make_args(ins, out))
         if status:
-            self.backend.check(status)
+            self._check(status)
 
     def on_stream(self, stream: int, inputs: Sequence[Any] | None = None, output: Any = None) -> Callable[[], None]:
         """A zero-argument launch on the stream handle ``stream`` (an ``oprt_stream_t``: a CUDA stream's address,
@@ -303,10 +332,14 @@ class CompiledLauncher:
                     f"{self.op}: this launcher was prepared for (shape, strides, dtype) {self._layout}; "
                     f"called with {got}: prepare a new one")
             args = self._make_args(ins, out)
-        args = (*args[:-1], self.backend.ffi.cast("oprt_stream_t", int(stream)))
-        fn, check = self._fn, self.backend.check
+        args = (*args[:-1], self._ffi.cast("oprt_stream_t", int(stream)))
+        fn, check = self._fn, self._check
+        note = self.backend._note_library_op if self._library_op else None
+        op = self.op
 
         def launch() -> None:
+            if note is not None:
+                note(op)
             status = fn(*args)
             if status:
                 check(status)
@@ -412,6 +445,9 @@ class CompiledBackend:
         self._flush_value = 0
         self._flush_reader: CompiledLauncher | None = None  # flush_cache(clean=True)'s read of the buffer
         self._specs: dict[str, Any] = {s.name: s for s in c_abi_ops()}  # oprt.h's ops and those add_op added
+        self._op_libs: dict[str, CLibraryImpl] = {}  # ops whose entry points are in a library of their own
+        self._op_loaded: dict[str, _OpLibrary | str] = {}  # their loads, or why one failed (cached either way)
+        self._tls = threading.local()  # .library_op: the op library the thread last prepared or launched an op of
 
     def __repr__(self) -> str:
         return f"CompiledBackend({self.name!r})"
@@ -487,8 +523,15 @@ class CompiledBackend:
 
     def last_launch(self) -> str | None:
         """The kernels this thread's last op call on the library launched, as the library names them
-        (:class:`oprt_core.backend.KernelNames`), or None where the backend was built without a way to ask."""
+        (:class:`oprt_core.backend.KernelNames`), or None where the backend was built without a way to ask, or where
+        the thread's last prepare or launch was of an op library's op (:func:`c_library`: the backend's library
+        did not run it; a cached launcher of the backend's own ops is not seen, so say so only after a prepare)."""
+        if getattr(self._tls, "library_op", None) is not None:
+            return None
         return self._last_launch() if self._last_launch is not None else None
+
+    def _note_library_op(self, op: str | None) -> None:
+        self._tls.library_op = op
 
     # -- discovery ------------------------------------------------------------------------------
     def availability(self) -> Availability:
@@ -607,15 +650,41 @@ class CompiledBackend:
         return " ".join(p for p in (head, toolchain, info["architectures"]) if p)
 
     def add_op(self, spec: Any, impl: Any) -> None:
-        """Drive a third-party op through the library's own entry points (a plugin's
-        ``register(backend, op, c_abi_impl)``): the library implements ``oprt_create_<op>_descriptor`` and the rest
-        as :mod:`oprt_core.cdecl` declares them from ``spec``, and its cffi declarations include them."""
-        if impl is not c_abi_impl:
-            raise InvalidArgumentError(f"backend {self.name!r} runs ops through its library's C entry points: "
-                                       f"register oprt_core.compiled.c_abi_impl for {spec.name!r}, not {impl!r}")
+        """Drive a third-party op through C entry points named and shaped as :mod:`oprt_core.cdecl` declares them
+        from ``spec`` (``oprt_create_<op>_descriptor`` and the rest), found where the plugin's ``impl`` says:
+
+        - :func:`c_library` (``register("nvidia", op, c_library(path))``): in a shared library of the op package's
+          own, loaded on first use (:meth:`supports` says why not where it cannot be);
+        - :func:`c_abi_impl`: in the backend's library itself (a backend build that compiles the op in, its cffi
+          declarations including them).
+        """
+        if not isinstance(impl, CLibraryImpl) and impl is not c_abi_impl:
+            raise InvalidArgumentError(
+                f"backend {self.name!r} runs ops through C entry points: register oprt_core.compiled.c_library(path) "
+                f"(the op's own library) or oprt_core.compiled.c_abi_impl for {spec.name!r}, not {impl!r}")
         if not spec.has_c_abi:
             raise InvalidArgumentError(f"op {spec.name!r} has no C ABI: every param needs a ctype")
+        if isinstance(impl, CLibraryImpl):
+            if spec.name in {s.name for s in c_abi_ops()}:
+                raise InvalidArgumentError(f"op {spec.name!r} is one of oprt.h's: backend {self.name!r} runs it "
+                                           "through its own library, not through another")
+            with self._lock:
+                self._op_libs[spec.name] = impl
+                self._op_loaded.pop(spec.name, None)
+        else:
+            self._op_libs.pop(spec.name, None)
         self._specs[spec.name] = spec
+
+    def _op_library(self, op: str) -> _OpLibrary | str:
+        """The loaded library of an op registered with :func:`c_library`, or why it cannot be used (cached)."""
+        got = self._op_loaded.get(op)
+        if got is None:
+            with self._lock:
+                got = self._op_loaded.get(op)
+                if got is None:
+                    got = _load_op_library(self._specs[op], self._op_libs[op], self.name)
+                    self._op_loaded[op] = got
+        return got
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
         if op not in self._specs:
@@ -629,6 +698,10 @@ class CompiledBackend:
         if dt.name not in DTYPES and dt.name not in self._specs[op].dtypes:  # an opt-in dtype (e4m3): where declared
             return Support(False, f"backend {self.name!r} does not support dtype {dtype} for {op} (it does only "
                                   f"where the op declares it)")
+        if op in self._op_libs:
+            loaded = self._op_library(op)
+            if isinstance(loaded, str):
+                return Support(False, loaded)
         return Support(True)
 
     # -- memory ---------------------------------------------------------------------------------
@@ -783,10 +856,12 @@ class CompiledBackend:
         return arr
 
     # -- ops ------------------------------------------------------------------------------------
-    def _tensor_desc(self, arr: DeviceArray, what: str) -> Any:
+    def _tensor_desc(self, arr: DeviceArray, what: str, ffi: Any = None) -> Any:
+        """A new ``oprt_tensor_desc_t *`` of ``ffi`` (default the backend's): the FFI of the function it is passed
+        to (cffi structs of one FFI cannot be passed to another's functions)."""
         if arr.ndim > _MAX_NDIM:
             raise InvalidArgumentError(f"{what} has {arr.ndim} dims; oprt.h tensors have at most {_MAX_NDIM}")
-        t = self.ffi.new("oprt_tensor_desc_t *")
+        t = (self.ffi if ffi is None else ffi).new("oprt_tensor_desc_t *")
         t.dtype = arr.dtype_info.code
         t.ndim = arr.ndim
         for i, (n, s) in enumerate(zip(arr.shape, arr.strides_elements)):
@@ -807,9 +882,18 @@ class CompiledBackend:
         spec.check_input_count(len(inputs))
         full = spec.validate_params(params)
         ffi, lib = self._ready()
-        create, get_ws, fn, destroy = (getattr(lib, name, None) for name in entry_points(op))
-        if create is None or fn is None or get_ws is None or destroy is None:
-            raise UnsupportedCase(f"backend {self.name!r}: the library does not implement {op!r}")
+        check: Callable[[int], None] | None = None
+        if op in self._op_libs:  # the op's own library: its ffi for every struct passed, its error text
+            loaded = self._op_library(op)
+            if isinstance(loaded, str):
+                raise UnsupportedCase(loaded)
+            ffi, (create, get_ws, fn, destroy), check = loaded.ffi, loaded.functions, loaded.check
+            self._note_library_op(op)
+        else:
+            create, get_ws, fn, destroy = (getattr(lib, name, None) for name in entry_points(op))
+            if create is None or fn is None or get_ws is None or destroy is None:
+                raise UnsupportedCase(f"backend {self.name!r}: the library does not implement {op!r}")
+            self._note_library_op(None)
         ins = [self.asarray(x) for x in inputs]
         if spec.multi_output:
             if not isinstance(output, (tuple, list)) or len(output) != spec.n_outputs:
@@ -818,23 +902,25 @@ class CompiledBackend:
             out: Any = tuple(self._as_output(o, name) for o, name in zip(output, spec.output_names))
         else:
             out = self._as_output(output)
-        tds = [self._tensor_desc(o, name) for o, name in zip(as_outputs(out), spec.output_names)]
-        tds += [self._tensor_desc(x, n) for x, n in zip(ins, spec.input_names)]
+        tds = [self._tensor_desc(o, name, ffi) for o, name in zip(as_outputs(out), spec.output_names)]
+        tds += [self._tensor_desc(x, n, ffi) for x, n in zip(ins, spec.input_names)]
         absent = spec.n_inputs - len(ins)  # optional inputs left out: NULL descriptors and pointers
         tds += [ffi.NULL] * absent
         extra = c_params(spec, full)
+        check_create = check or self.check
         p = ffi.new(f"oprt_{op}_descriptor_t *")
-        self.check(create(p, *tds, *extra))
+        check_create(create(p, *tds, *extra))
         desc = ffi.gc(p[0], destroy)
         size = ffi.new("size_t *")
-        self.check(get_ws(desc, size))
+        check_create(get_ws(desc, size))
         ws_size = int(size[0])
         workspace = None
         if ws_size:
             ptr, owner = self._alloc(ws_size)
             workspace = RawBuffer(ptr, owner, ws_size)
         return CompiledLauncher(self, op, desc, fn, workspace, ws_size, ins, out, full,
-                                fn_ptrs=getattr(lib, f"oprt_ptrs_{op}", None), absent=absent)
+                                fn_ptrs=None if check else getattr(lib, f"oprt_ptrs_{op}", None), absent=absent,
+                                ffi=ffi, check=check)
 
     # -- timing ---------------------------------------------------------------------------------
     def synchronize(self) -> None:
@@ -900,6 +986,105 @@ class CompiledBackend:
         """CUDA events' documented ~0.5 us on CUDA-like backends; unknown (None) otherwise."""
         return CUDA_EVENT_RESOLUTION_MS if self.cuda_interop else None
 
+
+
+@dataclass(frozen=True)
+class CLibraryImpl:
+    """An op's implementation for a compiled backend in a shared library of the op package's own (make one with
+    :func:`c_library`). The library exports the op's four entry points as :func:`oprt_core.cdecl.prototypes`
+    declares them and, from one translation unit compiled with ``OPRT_IMPLEMENTATION`` defined before
+    ``oprt_validate.h``, ``oprt_last_error_message``, ``oprt_status_string`` and ``oprt_library_abi_version``.
+
+    :param path: the library's file (``liboprt_gelu_nvidia.so``)
+    :param missing: why the file may be absent (the package built without the backend's compiler), or a zero-argument
+        callable returning it, asked only when the file is absent; quoted in :meth:`CompiledBackend.supports`
+    """
+
+    path: str
+    missing: str | Callable[[], str] = ""
+
+    def __call__(self, *_args: Any) -> None:
+        raise TypeError("a c_library implementation names a library a compiled backend loads; it is not called")
+
+
+def c_library(path: str | os.PathLike[str], *, missing: str | Callable[[], str] = "") -> CLibraryImpl:
+    """The implementation a plugin registers for a compiled backend when its op's kernels are a shared library of
+    its own, built at its install: ``register("nvidia", "gelu_tanh", c_library(HERE / "liboprt_gelu_nvidia.so"))``.
+
+    Nothing is loaded here (registering stays cheap): the backend loads the library with cffi's ABI mode
+    (``ffi.dlopen``) the first time the op is asked for, declaring the op's entry points from its spec
+    (:mod:`oprt_core.cdecl`) with oprt.h's types, and takes the op's four entry points from it; descriptors and
+    launches go through them, statuses become exceptions with the library's own ``oprt_last_error_message()``,
+    and memory, events, streams and the device stay the backend's. The launch gets the backend's stream (NULL, the
+    default stream, unless a caller passes one), so the backend's events time it. A library that is absent, fails
+    to load, lacks an entry point or was built against another oprt.h makes :meth:`CompiledBackend.supports`
+    answer unsupported, with the reason (``missing`` says why the build left it out)."""
+    return CLibraryImpl(os.fspath(path), missing)
+
+
+@dataclass
+class _OpLibrary:
+    """An op library loaded: its ffi, the four entry points (create, workspace size, launch, destroy) and the
+    status check that reads its own error text."""
+
+    path: str
+    ffi: Any
+    lib: Any
+    functions: tuple[Any, Any, Any, Any]
+    check: Callable[[int], None]
+
+
+# what oprt_validate.h's OPRT_IMPLEMENTATION defines besides oprt.h's functions
+_OP_LIBRARY_EXTRA_CDEF = "int32_t oprt_library_abi_version(void);\n"
+
+
+def _op_library_cdef(spec: Any) -> str:
+    """The cffi declarations of an op library: oprt.h's types and functions without oprt.h's ops, then the op's
+    entry points as generated from its spec."""
+    text = cdef()
+    head, _, rest = text.partition(OPS_BEGIN)
+    return head + rest.partition(OPS_END)[2] + _OP_LIBRARY_EXTRA_CDEF + prototypes(spec)
+
+
+def _load_op_library(spec: Any, impl: CLibraryImpl, backend: str) -> _OpLibrary | str:
+    """Load ``impl``'s library for ``spec`` (cffi ABI mode), or say why it cannot be used; never raises."""
+    what = f"{spec.name} on backend {backend!r}: its library {impl.path}"
+    if not os.path.isfile(impl.path):
+        try:
+            why = impl.missing() if callable(impl.missing) else impl.missing
+        except Exception as exc:  # noqa: BLE001 - the reason is still worth giving without it
+            why = f"(and asking why failed: {type(exc).__name__}: {exc})"
+        return f"{what} is not there" + (f": {why}" if why else "")
+    try:
+        import cffi
+
+        ffi = cffi.FFI()
+        ffi.cdef(_op_library_cdef(spec))
+        lib = ffi.dlopen(impl.path)
+    except Exception as exc:  # noqa: BLE001 - cffi missing, an unreadable file, an unresolved symbol...
+        text = str(exc).split(".  Additionally, ctypes.util.find_library()", 1)[0]  # cffi's second guess says nothing
+        return f"{what} cannot be loaded: {type(exc).__name__}: {text}"
+    needed = (*entry_points(spec.name), "oprt_last_error_message", "oprt_status_string", "oprt_library_abi_version")
+    found = {}
+    for name in needed:
+        try:
+            found[name] = getattr(lib, name)
+        except AttributeError:
+            if name in entry_points(spec.name):
+                return f"{what} lacks the entry point {name} (its four: {', '.join(entry_points(spec.name))})"
+            return (f"{what} lacks {name}: compile one of its sources with OPRT_IMPLEMENTATION defined before "
+                    "including oprt_validate.h (with oprt.h of this oprt-core)")
+    built, want = int(found["oprt_library_abi_version"]()), abi_version()
+    if built != want:
+        return (f"{what} was built against oprt.h ABI version {built}, but the installed oprt-core expects version "
+                f"{want}; rebuild the op package against this oprt-core (reinstall it)")
+
+    def check(status: int) -> None:
+        if status:
+            raise_for_status(ffi, lib, status, backend)
+
+    create, get_ws, launch, destroy = (found[name] for name in entry_points(spec.name))
+    return _OpLibrary(impl.path, ffi, lib, (create, get_ws, launch, destroy), check)
 
 
 def c_abi_impl(*_args: Any) -> None:

@@ -14,7 +14,10 @@ What it does, toolchain-independently:
 - builds the cffi API-mode extension against the shared library with rpath ``$ORIGIN``, adding a
   pointer entry point ``oprt_ptrs_<op>`` per launch function (:func:`pointer_entry_points`);
 - an ``sdist`` command that vendors the headers and this module into ``_oprt_include/``;
-- :class:`BuildError`: a build failure as one clear line (no traceback in pip's log).
+- :class:`BuildError`: a build failure as one clear line (no traceback in pip's log);
+- for op packages, an op's kernels as an optional shared library of its own (no cffi extension), which a compiled
+  backend loads through ``oprt_core.compiled.c_library``: :class:`OpLibrary`, :func:`op_library_setup_kwargs`,
+  :func:`op_runtime_source` and, for nvcc, :func:`nvcc_op_library_plan`.
 
 It also holds the nvcc helpers (found as cupy does, ``OPRT_CUDA_ARCHS``) that both the nvidia build and
 the metax nvcc-shim build use, and the CUTLASS header discovery of the nvidia build (:func:`cute_build`,
@@ -41,6 +44,8 @@ __all__ = [
     "read_abi_version", "run_plan", "setup_kwargs", "find_nvcc", "nvcc_version", "cuda_archs", "gencode_flags",
     "NVCC_FLAGS", "DEFAULT_CUDA_ARCHS", "CuteBuild", "cute_build", "cute_sources", "cute_headers",
     "CUTE_NVCC_FLAGS", "CUTE_DIR", "nvcc_shim_flags", "MACA_SHIM", "MACA_DEFINE",
+    "OpLibrary", "op_library_setup_kwargs", "op_runtime_source", "OP_RUNTIME_SOURCE", "nvcc_op_library_plan",
+    "OP_LIBRARY_NVCC_LINK_FLAGS", "NOT_BUILT",
 ]
 
 # what backend sources include; copied by sdist
@@ -362,6 +367,107 @@ def setup_kwargs(build: NativeBuild) -> dict:
     return {"ext_modules": [Extension(build.ext_name, sources=[])], "cmdclass": {"build_ext": BuildExt, "sdist": Sdist}}
 
 
+# ---- op packages: an op's kernels as a shared library of its own -------------------------------------------------
+
+# The one translation unit an op library adds to its kernel sources: oprt_validate.h's runtime (the thread-local error
+# text behind oprt_set_error, oprt_last_error_message, oprt_status_string, oprt_library_abi_version), which the entry
+# points of OPRT_DEFINE_OP call and CompiledBackend reads. A backend library has it in its own runtime source.
+OP_RUNTIME_SOURCE = ("/* Written by oprt_build.op_runtime_source: the op library's error text and ABI version. */\n"
+                     '#define OPRT_IMPLEMENTATION\n#include "oprt_validate.h"\n')
+NOT_BUILT = "not built: "  # the first words of an op library's log where the library was left out
+
+
+def op_runtime_source(temp_dir: Path, suffix: str = ".cu") -> Path:
+    """Write :data:`OP_RUNTIME_SOURCE` as ``temp_dir/oprt_op_runtime<suffix>`` (left as is when unchanged, so its
+    object stays fresh) and return the path."""
+    path = Path(temp_dir) / f"oprt_op_runtime{suffix}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file() or path.read_text(encoding="utf-8") != OP_RUNTIME_SOURCE:
+        path.write_text(OP_RUNTIME_SOURCE, encoding="utf-8")
+    return path
+
+
+@dataclass
+class OpLibrary:
+    """One optional shared library of an op package's kernels, for one backend (``liboprt_gelu_nvidia.so``).
+
+    :param backend: the backend it is for ("nvidia"), in messages
+    :param package: the package folder it is written into ("oprt_gelu"), beside the plugin that names it
+    :param lib_name: the library is ``lib<lib_name>.so``
+    :param log_name: the build log written beside it ("build-nvidia.log"): the compiler output, or, where the library
+        was left out, one line ``not built: <why>`` (:data:`NOT_BUILT`) for the plugin to quote
+    :param make_plan: ``(temp_dir, out_dir) -> Plan``; a :class:`BuildError` it raises (no compiler, no include
+        folder) leaves the library out in mode ``auto``; a failing compile always stops the build
+    :param mode_env: the variable choosing the mode: ``auto`` (default: build where the toolchain is found), ``on``
+        (a missing toolchain stops the build) or ``off`` (never build)
+    """
+
+    backend: str
+    package: str
+    lib_name: str
+    log_name: str
+    make_plan: Callable[[Path, Path], Plan]
+    mode_env: str
+
+
+def _op_library_mode(lib: OpLibrary, dist: str) -> str:
+    raw = os.environ.get(lib.mode_env, "").strip().lower() or "auto"
+    if raw not in ("auto", "on", "off"):
+        raise BuildError(f"{lib.mode_env}={os.environ.get(lib.mode_env)!r} is not one of auto, on, off", dist)
+    return raw
+
+
+def op_library_setup_kwargs(dist: str, libraries: list[OpLibrary], skipped: str = "") -> dict:
+    """``ext_modules`` and ``cmdclass`` for ``setup(**op_library_setup_kwargs(...))`` of an op package: ``build_ext``
+    builds each library (:func:`run_plan`) into its package folder (build_lib's, or ``src/<package>`` when editable)
+    with no extension module, or leaves it out with the reason in its log. ``skipped``: why none can be built (the
+    oprt include folder was not found), written into every log unless a mode is ``on`` (then the build stops)."""
+    from setuptools import Extension
+    from setuptools.command.build_ext import build_ext
+
+    _DIST[0] = dist
+
+    class BuildOpLibraries(build_ext):
+        """Builds the op libraries with their toolchains; no Python extension."""
+
+        def run(self) -> None:
+            for lib, ext in zip(libraries, self.extensions):
+                out_dir = Path(self.get_ext_fullpath(ext.name)).resolve().parent
+                temp = Path(self.build_temp).resolve() / lib.lib_name
+                mode = _op_library_mode(lib, dist)
+                why = skipped or (f"{lib.mode_env}=off" if mode == "off" else "")
+                plan = None
+                if not why:
+                    try:
+                        plan = lib.make_plan(temp, out_dir)
+                    except BuildError as exc:
+                        why = str(exc.code).removeprefix(f"error: {dist} build: ")
+                if plan is None:
+                    if mode == "on":
+                        raise BuildError(f"{lib.mode_env}=on but lib{lib.lib_name}.so cannot be built: {why}", dist)
+                    out_dir.mkdir(parents=True, exist_ok=True)
+                    (out_dir / f"lib{lib.lib_name}.so").unlink(missing_ok=True)  # an older build's would not say why
+                    text = f"{NOT_BUILT}{why}\n"
+                    (out_dir / lib.log_name).write_text(text, encoding="utf-8")
+                    print(f"{dist}: lib{lib.lib_name}.so (backend {lib.backend}) {text}", end="", flush=True)
+                    continue
+                run_plan(plan, temp, out_dir, lib.log_name)
+
+        def get_outputs(self) -> list[str]:
+            outs = []
+            for lib, ext in zip(libraries, self.extensions):
+                folder = Path(self.get_ext_fullpath(ext.name)).parent
+                outs += [str(p) for p in (folder / f"lib{lib.lib_name}.so", folder / lib.log_name) if p.is_file()]
+            return outs
+
+        def get_output_mapping(self) -> dict[str, str]:
+            return {}
+
+    # one placeholder extension per library: what makes setuptools run build_ext (and tag the wheel per platform)
+    exts = [Extension(f"{lib.package}.lib{lib.lib_name}", sources=[]) for lib in libraries]
+    return {"ext_modules": exts, "cmdclass": {"build_ext": BuildOpLibraries}}
+
+
 def build_jobs(n_sources: int) -> int:
     """OPRT_BUILD_JOBS, or (unset or 0) one job per source, at most the CPU count."""
     raw = os.environ.get("OPRT_BUILD_JOBS", "0")
@@ -441,6 +547,39 @@ def gencode_flags(archs: list[str]) -> tuple[list[str], str]:
     flags += ["-gencode", f"arch=compute_{archs[-1]},code=compute_{archs[-1]}"]
     described = " ".join([f"sm_{a}" for a in archs] + [f"compute_{archs[-1]}"])
     return flags, described
+
+
+# Link flags of an op library: its calls of its own functions (the error text, the static CUDA runtime) bind inside
+# it whatever else the process loaded (a backend library, a libcudart.so loaded globally), and the static runtime's
+# symbols are not exported.
+OP_LIBRARY_NVCC_LINK_FLAGS = ["-Xlinker", "-Bsymbolic", "-Xlinker", "--exclude-libs,ALL"]
+
+
+def nvcc_op_library_plan(dist: str, lib_name: str, sources: list[Path], include_dirs: list[Path], temp_dir: Path,
+                         out_dir: Path, deps: list[Path] | None = None) -> Plan:
+    """The nvcc plan of an op library: each of ``sources`` and :func:`op_runtime_source` compiled with NVCC_FLAGS,
+    the ``OPRT_CUDA_ARCHS`` gencode flags, ``OPRT_NVCC_FLAGS`` and ``include_dirs`` (oprt's include folder first),
+    linked into ``out_dir/lib<lib_name>.so`` with the CUDA runtime static (the library loads where there is no
+    driver) and :data:`OP_LIBRARY_NVCC_LINK_FLAGS`. Kernels launch on the stream their entry point is given, so
+    nothing may compile with ``--default-stream per-thread`` (NULL must stay the legacy default stream the backend's
+    events are recorded on). BuildError where nvcc is not found."""
+    nvcc = find_nvcc()
+    version = nvcc_version(nvcc)
+    archs, described = gencode_flags(cuda_archs())
+    base = [nvcc, *NVCC_FLAGS, *(f"-I{d}" for d in include_dirs)]
+    extra = shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))
+    compiles = []
+    for src in [*sources, op_runtime_source(temp_dir)]:
+        obj = Path(temp_dir) / (Path(src).stem + ".o")
+        compiles.append(Compile(Path(src), obj, [*base, *archs, *extra, "-c", str(src), "-o", str(obj)]))
+    lib = Path(out_dir) / f"lib{lib_name}.so"
+    link = [nvcc, "-shared", "-cudart", "static", "-Xcompiler", "-fPIC", *archs, *(str(c.obj) for c in compiles),
+            "-o", str(lib), "-Xlinker", f"-soname,lib{lib_name}.so", *OP_LIBRARY_NVCC_LINK_FLAGS]
+    jobs = build_jobs(len(compiles))
+    headers = [Path(include_dirs[0]) / h for h in HEADERS] if include_dirs else []
+    return Plan(title=f"{dist} build of lib{lib_name}.so: nvcc {version} ({nvcc}), architectures {described}, "
+                      f"{jobs} jobs", compiles=compiles, link=link, library=lib, jobs=jobs, tool="nvcc",
+                deps=[*headers, *(deps or [])])
 
 
 # oprt_metax's nvcc-shim flavour: the MetaX build of the kernel sources (vendor_maca.h) compiled by nvcc, the shim

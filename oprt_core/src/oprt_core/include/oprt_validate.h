@@ -3,8 +3,8 @@
  * compiled backend. Header-only (C99 and C++), in the style of stb: every
  * translation unit may include it; exactly one translation unit per library
  * defines OPRT_IMPLEMENTATION before including it, which emits
- * oprt_status_string(), oprt_last_error_message() and the thread-local error
- * buffer behind oprt_set_error().
+ * oprt_status_string(), oprt_last_error_message(), oprt_library_abi_version()
+ * and the thread-local error buffer behind oprt_set_error().
  *
  * A backend's oprt_create_<op>_descriptor() calls oprt_plan_<op>() and keeps
  * the plan; the plan is all a kernel launcher needs besides data pointers:
@@ -35,6 +35,9 @@ extern "C" {
 oprt_status_t oprt_set_error(oprt_status_t status, const char *fmt, ...);
 /* Clears the message (called by successful entry points that want to). */
 void oprt_clear_error(void);
+/* OPRT_ABI_VERSION of the oprt.h the library was compiled against: CompiledBackend compares it with oprt-core's
+ * before it drives an op package's own library (oprt_core.compiled.c_library). */
+int32_t oprt_library_abi_version(void);
 
 #define OPRT_CHECK(expr)                                   \
     do {                                                   \
@@ -1274,6 +1277,8 @@ oprt_status_t oprt_set_error(oprt_status_t status, const char *fmt, ...) {
 void oprt_clear_error(void) { oprt_error_buffer_[0] = '\0'; }
 
 const char *oprt_last_error_message(void) { return oprt_error_buffer_; }
+
+int32_t oprt_library_abi_version(void) { return OPRT_ABI_VERSION; }
 
 const char *oprt_status_string(oprt_status_t status) {
     switch (status) {
