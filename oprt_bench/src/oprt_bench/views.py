@@ -131,8 +131,9 @@ def print_comparison(out: Console, cmp: Comparison, title: str, show_all: bool, 
         new_ms = ms(r["new_median_ms"]) if r["new_status"] == "ok" else str(r["new_status"] or "")
         ratio = "" if r["ratio"] is None or r["ratio"] != r["ratio"] else f"{r['ratio']:.3f}"
         verdict = r["verdict"] + (" ~" if r["noisy"] else "") + (" (shift)" if r.get("shift") else "")
-        if r["verdict"] == "noisy" and r["min_change"] == r["min_change"] and r["min_change"] is not None:
-            verdict += f" (needs {r['min_change']:.0%})"
+        need = r["min_change"]
+        if r["verdict"] == "noisy" and need is not None and need == need:  # NaN: no figure
+            verdict += f" (needs {need:.0%})" if need < float("inf") else " (no change would show)"
         kernel = (f"{r['old_kernel']} -> {r['new_kernel']}" if r["kernel_changed"] else "",) if kernels else ()
         rt.add_row(r["op"], r["case"], r["dtype"], r["backend"], old_ms, new_ms, ratio, verdict, *kernel,
                    style=styles.get(r["verdict"]))
