@@ -189,7 +189,7 @@ def test_sigterm_while_a_worker_hangs_keeps_rows_and_report(tmp_path):
                              "--dtypes", "f32", "--cases", "smoke", "--time-budget", "0.005", "--case-timeout", "120",
                              "--out", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     csv_path = out / "results.csv"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
         if csv_path.exists() and len(csv_path.read_text().splitlines()) >= 4:  # header + 3 rows, then the hang
             break
@@ -198,8 +198,8 @@ def test_sigterm_while_a_worker_hangs_keeps_rows_and_report(tmp_path):
     assert proc.poll() is None
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=30)
-    assert time.monotonic() - t0 < 15
+    stdout, stderr = proc.communicate(timeout=100)
+    assert time.monotonic() - t0 < 60  # not the 120 s of the hung case's timeout (margins for a busy host)
     assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "interrupted by SIGTERM" in stderr and "Traceback" not in stderr
     rows = list(csv.DictReader(csv_path.open()))
