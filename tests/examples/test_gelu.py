@@ -211,18 +211,24 @@ def _installed(dist: str) -> bool:
     return True
 
 
-@pytest.mark.skipif(not _installed("oprt-bench"), reason="oprt-bench is not installed")
-def test_cli_sweep_numpy(tmp_path):
-    """``oprt-bench --ops gelu_tanh --backends numpy --cases smoke`` through the installed entry points."""
+def _smoke_sweep(tmp_path, backend: str, budget: str, timeout: float) -> list[dict]:
+    """``oprt-bench --ops gelu_tanh --backends BACKEND --cases smoke``'s rows: exit 0, one row a case and dtype."""
     import csv
 
     out = tmp_path / "run"
-    proc = subprocess.run([*OPRT_BENCH, "--ops", "gelu_tanh", "--backends", "numpy", "--baseline", "none",
-                           "--cases", "smoke", "--time-budget", "0.02", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([*OPRT_BENCH, "--ops", "gelu_tanh", "--backends", backend, "--baseline", "none",
+                           "--cases", "smoke", "--time-budget", budget, "--out", str(out)],
+                          capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = list(csv.DictReader(next(out.rglob("*.csv")).open()))
-    assert len(rows) == len(SPEC.cases("smoke")) * len(DTYPES)
+    assert len(rows) == len(SPEC.cases("smoke")) * len(DTYPES), rows
+    return rows
+
+
+@pytest.mark.skipif(not _installed("oprt-bench"), reason="oprt-bench is not installed")
+def test_cli_sweep_numpy(tmp_path):
+    """``oprt-bench --ops gelu_tanh --backends numpy --cases smoke`` through the installed entry points."""
+    rows = _smoke_sweep(tmp_path, "numpy", "0.02", 300)
     assert {r["status"] for r in rows} == {"ok"} and {r["op"] for r in rows} == {"gelu_tanh"}
 
 
@@ -490,14 +496,6 @@ def test_nvidia_runs_it_through_the_packages_library(nvidia_gelu):
 @pytest.mark.skipif(not _installed("oprt-bench"), reason="oprt-bench is not installed")
 def test_cli_sweep_nvidia(nvidia_gelu, tmp_path):
     """``oprt-bench --ops gelu_tanh --backends nvidia --cases smoke``: ok rows, timed."""
-    import csv
-
-    out = tmp_path / "run"
-    proc = subprocess.run([*OPRT_BENCH, "--ops", "gelu_tanh", "--backends", "nvidia", "--baseline", "none",
-                           "--cases", "smoke", "--time-budget", "0.05", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = list(csv.DictReader(next(out.rglob("*.csv")).open()))
-    assert len(rows) == len(SPEC.cases("smoke")) * len(DTYPES), rows
+    rows = _smoke_sweep(tmp_path, "nvidia", "0.05", 600)
     assert {r["status"] for r in rows} == {"ok"}, [(r["status"], r.get("message")) for r in rows]
     assert {(r["op"], r["backend"]) for r in rows} == {("gelu_tanh", "nvidia")}

@@ -80,7 +80,7 @@ def negate_lib(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def backend(host_lib_path, make_host_loader) -> CompiledBackend:
-    """A fresh backend over the host library (the session's shared one is left without test ops)."""
+    """A fresh backend over the host library (the shared test-wide one is left without test ops)."""
     be = CompiledBackend("host", make_host_loader(host_lib_path), vendor="host", dlpack_device_type=1)
     assert be.availability().ok
     return be

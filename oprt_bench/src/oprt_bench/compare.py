@@ -383,7 +383,7 @@ def _provenance_problems(old: Run, new: Run, allowed: set[str]) -> list[Problem]
 def concurrency(run: Run) -> str:
     """How many rows the run timed at once on one host: "one process" (a sweep without --cluster), "N worker(s)
     per host on a cluster" (run.json's ``cluster``: its most crowded host); "" where run.json does not say."""
-    if not run.meta or "options" not in run.meta and "cluster" not in run.meta:
+    if not run.meta or ("options" not in run.meta and "cluster" not in run.meta):
         return ""
     cluster = run.meta.get("cluster")
     if not isinstance(cluster, dict):
