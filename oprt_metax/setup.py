@@ -1,18 +1,20 @@
-"""Build of oprt-metax: the shared kernel sources (oprt_kernels/*.cu of oprt_core's include folder, with
-vendor_maca.h: -DOPRT_VENDOR_MACA) compiled into liboprt_metax.so, then wrapped by cffi.
+"""Build of oprt-metax: the kernel sources both vendors build (oprt_core's operators/*/*.cu and its include folder's
+oprt_shared/*.cu, with vendor_maca.h: -DOPRT_VENDOR_MACA) compiled into liboprt_metax.so, then wrapped by cffi.
 
 The flavour comes from OPRT_METAX_TOOLCHAIN (see README.md and docs/metax.md):
 - ``mxcc``: MetaX's MACA compiler from MACA_PATH (default /opt/maca), ``-x maca``, linked to mcruntime;
-- ``nvcc-shim``: the same MetaX build compiled by nvcc as CUDA (``-x cu``) with oprt_kernels/maca_cuda_shim.h
+- ``nvcc-shim``: the same MetaX build compiled by nvcc as CUDA (``-x cu``) with oprt_shared/maca_cuda_shim.h
   force-included, which maps the MACA names to CUDA ones: runs on NVIDIA GPUs, reported as "nvcc-shim";
 - ``auto`` (default): mxcc when found, otherwise one message naming both options.
 
 ``python setup.py plan`` (or OPRT_METAX_DRY_RUN=1 during a build, which then stops) prints the exact
-command lines without running them. The shared machinery is oprt_build.py from oprt_core's include folder.
+command lines without running them. The shared machinery is oprt-core's build module (oprt_core/build.py,
+load_oprt_build below).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -20,25 +22,43 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
 DIST = "oprt-metax"
 
-# oprt_build.py (the shared build code) lies in the oprt include folder: the places that folder may be go on
-# sys.path to import it, and its find_include_dir picks the one holding every file (docs/building.md, "Where a
-# build gets oprt.h")
-sys.path[:0] = [p for p in (os.environ.get("OPRT_INCLUDE_DIR"), str(HERE / "_oprt_include"),
-                            str(HERE.parent / "oprt_core" / "src" / "oprt_core" / "include")) if p]
-sys.dont_write_bytecode = True  # no __pycache__ in oprt_core's include folder
-try:
-    import oprt_build
-except ModuleNotFoundError:
-    sys.exit(f"error: {DIST} build: cannot find oprt_build.py (OPRT_INCLUDE_DIR, _oprt_include/, the repository "
-             "checkout); set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include")
+
+def load_oprt_build() -> ModuleType:
+    """oprt-core's build helpers, ``oprt_core.build``: imported where oprt-core is importable (a build without
+    isolation, an editable checkout); otherwise (pip's isolated build, an sdist) that same file loaded from beside
+    OPRT_INCLUDE_DIR, the sdist's vendored copy (_oprt_core/) or the repository checkout (docs/building.md, "Where a
+    build gets oprt.h")."""
+    try:
+        import oprt_core.build
+
+        return oprt_core.build
+    except ImportError:
+        pass
+    env = os.environ.get("OPRT_INCLUDE_DIR")
+    places = [Path(env).parent] if env else []
+    places += [HERE / "_oprt_core", HERE.parent / "oprt_core" / "src" / "oprt_core"]
+    for folder in places:
+        if (folder / "build.py").is_file():
+            spec = importlib.util.spec_from_file_location("oprt_core_build", folder / "build.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # its dataclasses look their module up
+            spec.loader.exec_module(module)
+            return module
+    sys.exit(f"error: {DIST} build: cannot find oprt-core's build.py (oprt_core.build, OPRT_INCLUDE_DIR/../build.py, "
+             "_oprt_core/, the repository checkout); set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include")
+
+
+oprt_build = load_oprt_build()
 INCLUDE_DIR = oprt_build.find_include_dir(HERE, DIST)
-from oprt_build import BuildError  # noqa: E402
+BuildError = oprt_build.BuildError
 
 LIB_NAME = "oprt_metax"
 LOG_NAME = "build-metax.log"
@@ -121,9 +141,9 @@ def mxcc_plan(include_dir: Path, temp_dir: Path, out_dir: Path, *, dry_run: bool
         mxcc = str(maca / "mxgpu_llvm" / "bin" / "mxcc")
     version = mxcc_version(mxcc)
     sources = _sources(include_dir)
-    kernels = include_dir / oprt_build.KERNELS_DIR
+    shared = include_dir / oprt_build.SHARED_DIR
     defines = [VENDOR_DEFINE, f'-DOPRT_TOOLCHAIN="mxcc {version}"', f'-DOPRT_ARCHS="{MXCC_ARCHS}"']
-    common = [mxcc, *MXCC_FLAGS, f"--maca-path={maca}", f"-I{maca / 'include'}", f"-I{include_dir}", f"-I{kernels}",
+    common = [mxcc, *MXCC_FLAGS, f"--maca-path={maca}", f"-I{maca / 'include'}", f"-I{include_dir}", f"-I{shared}",
               *defines, *shlex.split(os.environ.get("OPRT_MXCC_FLAGS", ""))]
     compiles = [oprt_build.Compile(src, temp_dir / (src.stem + ".o"),
                                    [*common, "-c", str(src), "-o", str(temp_dir / (src.stem + ".o"))])

@@ -1,12 +1,13 @@
-"""Build of oprt-nvidia: nvcc compiles the shared kernel sources (oprt_kernels/*.cu of oprt_core's include folder,
-with vendor_cuda.h) into liboprt_nvidia.so, then cffi wraps it.
+"""Build of oprt-nvidia: nvcc compiles the kernel sources both vendors build (oprt_core's operators/*/*.cu and its
+include folder's oprt_shared/*.cu, with vendor_cuda.h) into liboprt_nvidia.so, then cffi wraps it.
 
 Steps of the custom ``build_ext`` (see README.md for the environment variables); the shared machinery
-(parallel compiles, the log, the cffi extension, the sdist) is oprt_build.py from oprt_core's include folder:
+(parallel compiles, the log, the cffi extension, the sdist) is oprt-core's build module (oprt_core/build.py,
+load_oprt_build below):
 1. find the oprt include folder (OPRT_INCLUDE_DIR, the copy vendored into the sdist, the repository checkout);
 2. find nvcc as cupy does (NVCC, CUDA_HOME/CUDA_PATH, PATH, /usr/local/cuda);
 3. where the CUTLASS headers are found (OPRT_ENABLE_CUTE, OPRT_CUTLASS_DIR, the nvidia-cutlass wheel, CUTLASS_PATH)
-   and OPRT_CUDA_ARCHS has 90 or 90a, add the CUTLASS matmul sources (oprt_kernels/sm90/*.cu, sm_90a only) and
+   and OPRT_CUDA_ARCHS has 90 or 90a, add the CUTLASS matmul sources (operators/matmul/sm90/*.cu, sm_90a only) and
    define OPRT_HAS_CUTE for every source;
    compile every kernel source in parallel (-Xptxas -v), link liboprt_nvidia.so with the CUDA runtime static,
    keep the whole nvcc output in build-ptxas.log (printed, and shipped inside the package);
@@ -15,27 +16,46 @@ Steps of the custom ``build_ext`` (see README.md for the environment variables);
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
 DIST = "oprt-nvidia"
 
-# oprt_build.py (the shared build code) lies in the oprt include folder: the places that folder may be go on
-# sys.path to import it, and its find_include_dir picks the one holding every file (docs/building.md, "Where a
-# build gets oprt.h")
-sys.path[:0] = [p for p in (os.environ.get("OPRT_INCLUDE_DIR"), str(HERE / "_oprt_include"),
-                            str(HERE.parent / "oprt_core" / "src" / "oprt_core" / "include")) if p]
-sys.dont_write_bytecode = True  # no __pycache__ in oprt_core's include folder
-try:
-    import oprt_build
-except ModuleNotFoundError:
-    sys.exit(f"error: {DIST} build: cannot find oprt_build.py (OPRT_INCLUDE_DIR, _oprt_include/, the repository "
-             "checkout); set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include")
+
+def load_oprt_build() -> ModuleType:
+    """oprt-core's build helpers, ``oprt_core.build``: imported where oprt-core is importable (a build without
+    isolation, an editable checkout); otherwise (pip's isolated build, an sdist) that same file loaded from beside
+    OPRT_INCLUDE_DIR, the sdist's vendored copy (_oprt_core/) or the repository checkout (docs/building.md, "Where a
+    build gets oprt.h")."""
+    try:
+        import oprt_core.build
+
+        return oprt_core.build
+    except ImportError:
+        pass
+    env = os.environ.get("OPRT_INCLUDE_DIR")
+    places = [Path(env).parent] if env else []
+    places += [HERE / "_oprt_core", HERE.parent / "oprt_core" / "src" / "oprt_core"]
+    for folder in places:
+        if (folder / "build.py").is_file():
+            spec = importlib.util.spec_from_file_location("oprt_core_build", folder / "build.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # its dataclasses look their module up
+            spec.loader.exec_module(module)
+            return module
+    sys.exit(f"error: {DIST} build: cannot find oprt-core's build.py (oprt_core.build, OPRT_INCLUDE_DIR/../build.py, "
+             "_oprt_core/, the repository checkout); set OPRT_INCLUDE_DIR to oprt_core/src/oprt_core/include")
+
+
+oprt_build = load_oprt_build()
 INCLUDE_DIR = oprt_build.find_include_dir(HERE, DIST)
 
 LIB_NAME = "oprt_nvidia"
@@ -51,11 +71,11 @@ def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Pl
     archs, described = oprt_build.gencode_flags(arch_list)
     sources = oprt_build.kernel_sources(include_dir)
     cute_sources = oprt_build.cute_sources(include_dir) if cute.enabled else []
-    kernels = include_dir / oprt_build.KERNELS_DIR
+    shared = include_dir / oprt_build.SHARED_DIR
     defines = [f'-DOPRT_TOOLCHAIN="nvcc {version}"', f'-DOPRT_ARCHS="{described}"']
     if cute.enabled:
         defines += ["-DOPRT_HAS_CUTE=1", f'-DOPRT_CUTE="CUTLASS {cute.version}"']
-    base = [nvcc, *oprt_build.NVCC_FLAGS, *defines, f"-I{include_dir}", f"-I{kernels}"]
+    base = [nvcc, *oprt_build.NVCC_FLAGS, *defines, f"-I{include_dir}", f"-I{shared}"]
     extra = shlex.split(os.environ.get("OPRT_NVCC_FLAGS", ""))
     jobs = oprt_build.build_jobs(len(sources) + len(cute_sources))
     compiles = []
@@ -78,9 +98,9 @@ def make_plan(include_dir: Path, temp_dir: Path, out_dir: Path) -> oprt_build.Pl
 
 def extra_cdef() -> str:
     """The library's functions outside oprt.h, for the cffi extension (oprt_nvidia.last_launch() calls one): the
-    declarations between oprt_kernels/extensions.cuh's OPRT_NV_CDEF markers, the header runtime.cu's definitions
+    declarations between oprt_shared/extensions.cuh's OPRT_NV_CDEF markers, the header runtime.cu's definitions
     compile against."""
-    header = INCLUDE_DIR / oprt_build.KERNELS_DIR / "extensions.cuh"
+    header = INCLUDE_DIR / oprt_build.SHARED_DIR / "extensions.cuh"
     text = header.read_text()
     begin, end = "// OPRT_NV_CDEF_BEGIN", "// OPRT_NV_CDEF_END"
     if begin not in text or end not in text:

@@ -104,9 +104,9 @@ def check_timing(tolerance: float) -> dict[str, Any]:
                                                       "pip install triton (it ships with CUDA torch wheels)"}
     from oprt_bench.baselines import TorchBackend
     from oprt_bench.timing import TimingConfig, measure
-    from oprt_core.core_ops import CORE_SPECS as specs
+    from oprt_core import operators
 
-    backend = TorchBackend("cuda")
+    backend = operators.equip(TorchBackend("cuda"))
     avail = backend.availability()
     if not avail.ok:
         return section | {"status": "skipped", "why": f"torch backend unavailable: {avail.reason}"}
@@ -118,7 +118,7 @@ def check_timing(tolerance: float) -> dict[str, Any]:
     for op, shape, params, label in TIMING_CASES:
         row: dict[str, Any] = {"case": label, "op": op, "shape": "x".join(map(str, shape)), "dtype": "f32"}
         try:
-            spec = specs[op]
+            spec = operators.spec(op)
             x = torch.rand(shape, generator=gen, device="cuda", dtype=torch.float32) * 2 - 1
             full = spec.validate_params(params, [shape])
             out = backend.empty(spec.output_shape([shape], full), "f32")
@@ -193,9 +193,10 @@ def _backends() -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001
         out["nvidia"] = f"the plugin registry failed: {_why(exc)}"
     from oprt_bench.baselines import CupyBackend, TorchBackend
+    from oprt_core.operators import equip
 
-    out["torch"] = TorchBackend("cuda")
-    out["cupy"] = CupyBackend(0)
+    out["torch"] = equip(TorchBackend("cuda"))
+    out["cupy"] = equip(CupyBackend(0))
     return out
 
 

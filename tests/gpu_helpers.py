@@ -167,20 +167,22 @@ def check_availability_has_a_reason(raw: Any) -> None:
         assert avail.ok, avail.reason
 
 
-KERNELS = TESTS.parent / "oprt_core" / "src" / "oprt_core" / "include" / "oprt_kernels"
+OPRT_CORE = TESTS.parent / "oprt_core" / "src" / "oprt_core"
 
 
 def check_sources_match_the_log(log_path: Path, cute: bool = False) -> None:
-    """Every shared kernel source (``oprt_kernels/*.cu`` of oprt_core's include folder, when this is a checkout) was
-    built, and the CUTLASS sources (``oprt_kernels/sm90/*.cu``, nvidia only) exactly where ``cute`` says so."""
+    """Every kernel source both vendors build (``operators/*/*.cu`` and the include folder's ``oprt_shared/*.cu``,
+    when this is a checkout) was built, and the CUTLASS sources (``operators/*/sm90/*.cu``, nvidia only) exactly where
+    ``cute`` says so."""
     import pytest
 
-    if not KERNELS.is_dir():
+    if not (OPRT_CORE / "operators").is_dir():
         pytest.skip("not run from a checkout")
     text = log_path.read_text(encoding="utf-8")
-    want = {p.name for p in KERNELS.glob("*.cu")}
+    want = {p.name for p in [*(OPRT_CORE / "include" / "oprt_shared").glob("*.cu"),
+                             *(OPRT_CORE / "operators").glob("*/*.cu")]}
     if cute:
-        want |= {p.name for p in (KERNELS / "sm90").glob("*.cu")}
+        want |= {p.name for p in (OPRT_CORE / "operators").glob("*/sm90/*.cu")}
     assert want == set(re.findall(r"^## (\S+\.cu):", text, re.M))
 
 
@@ -317,7 +319,7 @@ def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None
     import pytest
 
     import oprt_core.ops as ops
-    from oprt_core.core_ops import CORE_SPECS
+    from oprt_core import operators
     from oprt_core.dtypes import get_dtype
     from oprt_core.errors import InvalidArgumentError
 
@@ -385,7 +387,7 @@ def check_op_api_fast_path(backend: Any, lib: str, dtype: str, rng: Any) -> None
                 ins, out = make_in(), make_out()
                 assert getattr(ops, op)(*ins, **params, backend=name, out=out) is out
                 backend.synchronize()
-                spec = CORE_SPECS[op]
+                spec = operators.spec(op)
                 res = spec.check(host(out), [host(x) for x in ins], odt, spec.validate_params(params))
                 assert res.ok, f"{lib} {op} {params} round {round_}: {res.message}"
             assert len(full) == (len(cases) if round_ == 0 else 0), (round_, full)

@@ -4,10 +4,11 @@ package installs without it, ``oprt_gelu/build-nvidia.log`` says why, and the ba
 with that reason.
 
 ``OPRT_GELU_NVIDIA``: ``auto`` (default), ``on`` (a missing nvcc stops the install), ``off`` (never built). The compile
-is oprt_build's (oprt-core's include folder): NVCC_FLAGS, ``OPRT_CUDA_ARCHS`` (default sm_90), ``OPRT_NVCC_FLAGS``,
-the CUDA runtime static; oprt-core's include folder and ``include/`` on the include path. The include folder is
-looked for in ``OPRT_INCLUDE_DIR``, the repository checkout (``../../oprt_core/src/oprt_core/include``) and the
-installed oprt-core (a build without isolation: ``pip install --no-build-isolation``).
+is oprt-core's build module's (``oprt_core.build``): NVCC_FLAGS, ``OPRT_CUDA_ARCHS`` (default sm_90),
+``OPRT_NVCC_FLAGS``, the CUDA runtime static; oprt-core's include folder and ``include/`` on the include path. The
+build module is the installed oprt-core's (a build without isolation: ``pip install --no-build-isolation``), else the
+file beside ``OPRT_INCLUDE_DIR`` or in the repository checkout (``../../oprt_core/src/oprt_core/build.py``); the
+include folder is ``OPRT_INCLUDE_DIR``, else the one beside that module.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 
@@ -23,40 +25,51 @@ HERE = Path(__file__).resolve().parent
 DIST = "oprt-gelu"
 
 
-def oprt_include() -> tuple[Path | None, str]:
-    """oprt-core's include folder (oprt.h, oprt_build.py), or None and where it was looked for."""
-    looked: list[str] = []
-    places: list[tuple[str, Path]] = []
+def load_oprt_build() -> tuple[ModuleType | None, str]:
+    """oprt-core's build helpers (``oprt_core.build``), or None and where they were looked for: imported where
+    oprt-core is importable (a build without isolation: ``pip install --no-build-isolation``), otherwise that same file
+    loaded from beside ``OPRT_INCLUDE_DIR`` or from the repository checkout (docs/building.md)."""
+    try:
+        import oprt_core.build
+
+        return oprt_core.build, ""
+    except ImportError as exc:
+        looked = [f"oprt_core.build (not importable: {exc})"]
     env = os.environ.get("OPRT_INCLUDE_DIR")
-    if env:
-        places.append(("OPRT_INCLUDE_DIR", Path(env)))
-    else:
-        looked.append("OPRT_INCLUDE_DIR (unset)")
-    places.append(("the repository checkout", HERE.parents[1] / "oprt_core" / "src" / "oprt_core" / "include"))
-    spec = importlib.util.find_spec("oprt_core")  # found, not imported: its build needs none of it
-    if spec is not None and spec.submodule_search_locations:
-        places.append(("the installed oprt-core", Path(list(spec.submodule_search_locations)[0]) / "include"))
-    else:
-        looked.append("the installed oprt-core (not importable by this build)")
-    for label, path in places:
-        if (path / "oprt.h").is_file() and (path / "oprt_build.py").is_file():
-            return path.resolve(), ""
-        looked.append(f"{label}: {path}")
-    return None, ("oprt-core's include folder (oprt.h, oprt_build.py) was not found; looked in: " + "; ".join(looked)
+    places = [("beside OPRT_INCLUDE_DIR", Path(env).parent)] if env else []
+    places.append(("the repository checkout", HERE.parents[1] / "oprt_core" / "src" / "oprt_core"))
+    for label, folder in places:
+        if (folder / "build.py").is_file():
+            spec = importlib.util.spec_from_file_location("oprt_core_build", folder / "build.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # its dataclasses look their module up
+            spec.loader.exec_module(module)
+            return module, ""
+        looked.append(f"{label}: {folder / 'build.py'}")
+    return None, ("oprt-core's build module was not found; looked in: " + "; ".join(looked)
                   + ". Set OPRT_INCLUDE_DIR=$(python -c 'import oprt_core.cabi as c; print(c.include_dir())'), or "
                   "install with --no-build-isolation where oprt-core is installed")
 
 
-INCLUDE_DIR, WHY_NOT = oprt_include()
-if INCLUDE_DIR is None:
+def oprt_include(oprt_build: ModuleType) -> tuple[Path | None, str]:
+    """oprt-core's include folder: ``OPRT_INCLUDE_DIR``, else the one beside the build module loaded; or None and
+    why."""
+    env = os.environ.get("OPRT_INCLUDE_DIR")
+    path = Path(env) if env else Path(oprt_build.__file__).resolve().parent / "include"
+    if (path / "oprt.h").is_file():
+        return path.resolve(), ""
+    return None, f"oprt-core's include folder (oprt.h) was not found in {path}"
+
+
+oprt_build, WHY_NOT = load_oprt_build()
+INCLUDE_DIR, WHY_NOT = oprt_include(oprt_build) if oprt_build is not None else (None, WHY_NOT)
+if INCLUDE_DIR is None or oprt_build is None:
     if os.environ.get("OPRT_GELU_NVIDIA", "").strip().lower() == "on":
         sys.exit(f"error: {DIST} build: OPRT_GELU_NVIDIA=on but liboprt_gelu_nvidia.so cannot be built: {WHY_NOT}")
     print(f"{DIST}: liboprt_gelu_nvidia.so not built: {WHY_NOT}", flush=True)
     setup()
 else:
-    sys.path.insert(0, str(INCLUDE_DIR))
-    sys.dont_write_bytecode = True  # no __pycache__ in oprt-core's include folder
-    import oprt_build
 
     def nvidia_plan(temp_dir: Path, out_dir: Path) -> oprt_build.Plan:
         return oprt_build.nvcc_op_library_plan(

@@ -13,7 +13,7 @@ import statistics
 
 import numpy as np
 
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import operators
 from oprt_core.spec import Case, TensorCase
 from oprt_nvidia.plugin import make_backend
 
@@ -82,7 +82,7 @@ def main() -> None:
     for op, shapes, params, layout in SHAPES:
         if args.filter and args.filter not in op:
             continue
-        spec = CORE_SPECS[op]
+        spec = operators.spec(op)
         case = Case(op, "x".join(map(str, shapes[0])), tuple(TensorCase(s, layout) for s in shapes),
                     tuple(sorted(params.items())))
         for dtype in args.dtypes.split(","):

@@ -18,9 +18,12 @@ done
 mkdir -p "$DIR"
 OBJ=$(mktemp -d)
 trap 'rm -rf "$OBJ"' EXIT
-FLAGS=(-O3 -std=c++17 -arch=sm_90 -I"$ROOT/oprt_core/src/oprt_core/include" -I"$ROOT/oprt_core/src/oprt_core/include/oprt_kernels")
+CORE=$ROOT/oprt_core/src/oprt_core
+FLAGS=(-O3 -std=c++17 -arch=sm_90 -I"$CORE/include" -I"$CORE/include/oprt_shared")
 pids=()
-for f in "$ROOT"/oprt_core/src/oprt_core/include/oprt_kernels/*.cu; do
+# the library's translation units: the shared runtime and every op folder's kernel source (oprt_core.build's
+# kernel_sources)
+for f in "$CORE"/include/oprt_shared/*.cu "$CORE"/operators/*/*.cu; do
     nvcc "${FLAGS[@]}" -c "$f" -o "$OBJ/lib-$(basename "$f" .cu).o" &
     pids+=($!)
 done

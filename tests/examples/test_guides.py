@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-import oprt_core.include.oprt_build as oprt_build
+import oprt_core.build as oprt_build
 from oprt_core.cabi import include_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 OPERATOR_GUIDE = DOCS / "how-to-add-an-operator.md"
 BACKEND_GUIDE = DOCS / "how-to-add-a-backend.md"
-KERNELS = Path(include_dir()) / oprt_build.KERNELS_DIR  # common.cuh, vendor.h and the shim
+SHARED = Path(include_dir()) / oprt_build.SHARED_DIR  # common.cuh, vendor.h and the shim
 
 _BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 _PY_MARK = re.compile(r"^# guide-test: (\S+)")
@@ -140,7 +140,7 @@ SQUARE_ENTRY_POINTS = {"oprt_create_square_descriptor", "oprt_get_square_workspa
 def test_operator_guide_kernel_compiles_for_nvidia(operator_files):
     """As oprt_nvidia builds it: vendor.h's CUDA side."""
     obj = operator_files / "square.o"
-    compile_ok([nvcc(), "-std=c++17", "-arch=sm_90", "-c", f"-I{include_dir()}", f"-I{KERNELS}", f"-I{operator_files}",
+    compile_ok([nvcc(), "-std=c++17", "-arch=sm_90", "-c", f"-I{include_dir()}", f"-I{SHARED}", f"-I{operator_files}",
                 str(operator_files / "square.cu"), "-o", str(obj)])
     assert SQUARE_ENTRY_POINTS <= kernel_symbols(obj)
 
@@ -148,8 +148,8 @@ def test_operator_guide_kernel_compiles_for_nvidia(operator_files):
 def test_operator_guide_kernel_compiles_for_metax_through_the_shim(operator_files):
     """The same source as oprt_metax's nvcc-shim flavour builds it: vendor_maca.h's names, mapped by the shim."""
     flags = oprt_build.nvcc_shim_flags(Path(include_dir()))
-    assert flags[flags.index("-include") + 1] == str(KERNELS / oprt_build.MACA_SHIM)
-    assert (KERNELS / oprt_build.MACA_SHIM).is_file()
+    assert flags[flags.index("-include") + 1] == str(SHARED / oprt_build.MACA_SHIM)
+    assert (SHARED / oprt_build.MACA_SHIM).is_file()
     obj = operator_files / "square_metax.o"
     # what these flags must select: vendor.h's MACA side (no NVIDIA capability), the shim's names and warps under it
     probe = ('#include "common.cuh"\n'
@@ -179,9 +179,9 @@ def test_operator_guide_shows_the_shim_flags_the_build_uses():
     """The nvcc-shim command the guide prints carries oprt_build.nvcc_shim_flags, in the guide's variables."""
     include = Path(include_dir())
     flags = " ".join(oprt_build.nvcc_shim_flags(include))
-    flags = flags.replace(str(include / oprt_build.KERNELS_DIR), "$KERNELS").replace(str(include), "$OPRT_INCLUDE")
+    flags = flags.replace(str(include / oprt_build.SHARED_DIR), "$SHARED").replace(str(include), "$OPRT_INCLUDE")
     text = " ".join(OPERATOR_GUIDE.read_text(encoding="utf-8").replace("\\\n", " ").split())
-    assert f"nvcc -O3 -std=c++17 -arch=sm_90 {flags} -c $KERNELS/square.cu" in text
+    assert f"nvcc -O3 -std=c++17 -arch=sm_90 {flags} -c $OPERATORS/square/square.cu" in text
 
 
 # -- how to add a backend ------------------------------------------------------------------------------------

@@ -30,8 +30,12 @@ from oprt_tilelang import backend as tl_backend  # noqa: E402
 from oprt_tilelang import layout  # noqa: E402
 from oprt_tilelang.backend import TileLangBackend  # noqa: E402
 
-from oprt_core import Availability, Registry, get_plugin_manager  # noqa: E402
-from oprt_core.core_ops import CORE_OPS  # noqa: E402
+from oprt_core import (  # noqa: E402
+    Availability,
+    Registry,
+    get_plugin_manager,
+    operators,  # noqa: E402
+)
 from oprt_core.errors import UnsupportedCase  # noqa: E402
 from oprt_core.spec import Case, TensorCase  # noqa: E402
 
@@ -44,9 +48,9 @@ def plan(op, shapes, params=None, strides=None, out_shape=None, out_strides=None
     shapes = [tuple(s) for s in shapes]
     strides = strides or [layout.contiguous_strides(s) for s in shapes]
     if out_shape is None:
-        from oprt_core.core_ops import CORE_SPECS
+        from oprt_core import operators
 
-        spec = CORE_SPECS[op]
+        spec = operators.spec(op)
         params = spec.validate_params(params or {}, shapes)
         out_shape = spec.output_shape(shapes, params)
     out_strides = out_strides or layout.contiguous_strides(out_shape)
@@ -79,16 +83,17 @@ def test_entry_point_registers_the_backend():
     assert row.distribution == "oprt-tilelang" and row.backends == ["tilelang"] and row.error is None
 
 
-def test_imports_only_public_names_of_oprt_bench():
+def test_imports_only_public_names_of_the_baselines():
     import ast
 
-    import oprt_bench.baselines as baselines
+    import oprt_core.baselines as baselines
 
     src = Path(tl_backend.__file__).resolve().parent
     for path in src.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("oprt_bench"):
-                assert node.module == "oprt_bench.baselines", f"{path.name} imports from {node.module}"
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("oprt_bench",
+                                                                                      "oprt_core.baselines")):
+                assert node.module == "oprt_core.baselines", f"{path.name} imports from {node.module}"
                 assert {a.name for a in node.names} <= set(baselines.__all__), path.name
 
 
@@ -215,7 +220,7 @@ def test_supports_reasons():
 
 def test_every_core_case_is_supported_except_negative_strides():
     be = TileLangBackend()
-    for spec in CORE_OPS:
+    for spec in operators.specs("core"):
         for cs in ("smoke", "default", "large", "edge"):
             for case in spec.cases(cs):
                 for dtype in DTYPES:
@@ -330,7 +335,7 @@ def test_every_plan_names_a_factory():
     """Every key the planner can produce has a factory (checked on the source: kernels.py imports tilelang)."""
     src = (Path(layout.__file__).parent / "kernels.py").read_text(encoding="utf-8")
     seen = set()
-    for spec in CORE_OPS:
+    for spec in operators.specs("core"):
         for cs in ("smoke", "default", "large", "edge"):
             for case in spec.cases(cs):
                 if any(t.layout == "reversed" for t in case.inputs):
@@ -387,7 +392,7 @@ def gpu(gpu_registry):
 
 
 def _gpu_params():
-    for spec in CORE_OPS:
+    for spec in operators.specs("core"):
         for cs in ("smoke", "edge"):
             for case in spec.cases(cs):
                 for dtype in DTYPES:

@@ -35,8 +35,11 @@ from oprt_triton import backend as triton_backend  # noqa: E402
 from oprt_triton import layout  # noqa: E402
 from oprt_triton.backend import TritonBackend  # noqa: E402
 
-from oprt_core import Registry, get_plugin_manager  # noqa: E402
-from oprt_core.core_ops import CORE_OPS, CORE_SPECS  # noqa: E402
+from oprt_core import (  # noqa: E402
+    Registry,
+    get_plugin_manager,
+    operators,  # noqa: E402
+)
 from oprt_core.dtypes import get_dtype  # noqa: E402
 from oprt_core.errors import UnsupportedCase  # noqa: E402
 from oprt_core.spec import Case, TensorCase, make_tensor  # noqa: E402
@@ -51,19 +54,21 @@ def seed_of(*parts: object) -> int:
 
 
 
-def test_imports_only_public_names_of_oprt_bench():
-    """The example builds on oprt_bench.baselines' public base: it imports no module or name outside its
-    ``__all__`` (a third-party backend may rely on what the example relies on)."""
-    import oprt_bench.baselines as baselines
+def test_imports_only_public_names_of_the_baselines():
+    """The example builds on the baselines' public base, ``oprt_core.baselines``: it imports no module or name
+    outside its ``__all__`` (a third-party backend may rely on what the example relies on), and nothing of
+    oprt-bench (not a dependency)."""
+    import oprt_core.baselines as baselines
 
     src = Path(triton_backend.__file__).resolve().parent
     for path in src.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                bad = [a.name for a in node.names if a.name.startswith("oprt_bench")]
-                assert not bad, f"{path.name} imports module {bad}: import names from oprt_bench.baselines"
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("oprt_bench"):
-                assert node.module == "oprt_bench.baselines", f"{path.name} imports from {node.module}"
+                bad = [a.name for a in node.names if a.name.startswith(("oprt_bench", "oprt_core.baselines"))]
+                assert not bad, f"{path.name} imports module {bad}: import names from oprt_core.baselines"
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("oprt_bench",
+                                                                                        "oprt_core.baselines")):
+                assert node.module == "oprt_core.baselines", f"{path.name} imports from {node.module}"
                 names = [a.name for a in node.names]
                 assert set(names) <= set(baselines.__all__), f"{path.name} imports non-public {names}"
 
@@ -144,9 +149,9 @@ def test_supports_reasons():
     assert not sup.ok and "negative strides" in sup.reason
 
 
-def test_add_op_refuses_core_ops():
+def test_add_op_refuses_a_core_op():
     with pytest.raises(ValueError, match="implements core op 'copy' itself"):
-        TritonBackend().add_op(CORE_SPECS["copy"], lambda inputs, out, params: None)
+        TritonBackend().add_op(operators.spec("copy"), lambda inputs, out, params: None)
 
 
 @pytest.mark.parametrize("layout_name", ["contiguous", "transposed", "step2", "offset1", "reversed", "broadcast0"])
@@ -190,7 +195,7 @@ def test_plan_rows():
 
 def test_every_core_case_is_supported_except_negative_strides():
     be = TritonBackend()
-    for spec in CORE_OPS:
+    for spec in operators.specs("core"):
         for cs in ("smoke", "default", "large", "edge"):
             for case in spec.cases(cs):
                 sup = be.supports(spec.name, "f32", case)
@@ -239,7 +244,7 @@ INTERPRET_SCRIPT = textwrap.dedent("""
     print(json.dumps({"results": results}))
 """)
 
-INTERPRET_OPS = [s.name for s in CORE_OPS] + (["gelu_tanh"] if HAVE_GELU else [])
+INTERPRET_OPS = [s.name for s in operators.specs("core")] + (["gelu_tanh"] if HAVE_GELU else [])
 
 
 @pytest.mark.skipif(not HAVE_TRITON, reason="triton is not installed (the interpreter tests need it, not a GPU)")
@@ -276,7 +281,7 @@ def gpu(gpu_registry):
 
 
 def _gpu_params():
-    specs = list(CORE_OPS)
+    specs = list(operators.specs("core"))
     if HAVE_GELU:
         from oprt_gelu import gelu_tanh_spec
 

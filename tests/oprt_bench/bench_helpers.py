@@ -23,11 +23,9 @@ SCRIPT = Path(sys.executable).with_name("oprt-bench")
 
 def builtin_ops() -> tuple:
     """The specs of every built-in op: the core, model and compute ops."""
-    from oprt_core.compute_ops import COMPUTE_OPS
-    from oprt_core.core_ops import CORE_OPS
-    from oprt_core.llm_ops import LLM_OPS
+    from oprt_core import operators
 
-    return (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS)
+    return operators.specs()
 
 
 def builtin_smoke_cases() -> int:
@@ -47,22 +45,21 @@ class UnavailableBackend(NumpyBackend):
         return DeviceInfo(name="none", flavour="ghost-test")
 
 
+def _bad_relu(inputs, out, params) -> None:
+    np.copyto(out, (np.maximum(inputs[0].astype(np.float32), 0) + 1).astype(out.dtype))
+
+
+def _broken_copy(inputs, out, params) -> None:
+    raise RuntimeError("kernel launch failed: test double")
+
+
 class WrongBackend(NumpyBackend):
     """Computes relu wrong (adds 1) and raises in copy: failed and error rows."""
 
     name = "wrong"
 
-    def __init__(self) -> None:
-        super().__init__()
-
-        def bad_relu(inputs, out, params) -> None:
-            np.copyto(out, (np.maximum(inputs[0].astype(np.float32), 0) + 1).astype(out.dtype))
-
-        def broken_copy(inputs, out, params) -> None:
-            raise RuntimeError("kernel launch failed: test double")
-
-        self.impls["relu"] = bad_relu
-        self.impls["copy"] = broken_copy
+    def add_op(self, spec, impl) -> None:
+        super().add_op(spec, {"relu": _bad_relu, "copy": _broken_copy}.get(spec.name, impl))
 
     def device_info(self) -> DeviceInfo:
         return DeviceInfo(name="wrong-device", flavour="wrong-test", spec_peak_gbps=100.0)
@@ -75,16 +72,19 @@ class FlakyBackend(NumpyBackend):
 
     def __init__(self) -> None:
         super().__init__()
-        calls = {"n": 0}
-        good = self.impls["copy"]
+        self.calls = 0
 
-        def flaky_copy(inputs, out, params) -> None:
-            calls["n"] += 1
-            good(inputs, out, params)
-            if calls["n"] > 1:
-                out[...] = 0
+    def add_op(self, spec, impl) -> None:
+        if spec.name == "copy":
+            good = impl
 
-        self.impls["copy"] = flaky_copy
+            def impl(inputs, out, params) -> None:
+                self.calls += 1
+                good(inputs, out, params)
+                if self.calls > 1:
+                    out[...] = 0
+
+        super().add_op(spec, impl)
 
 
 class SlowBackend(NumpyBackend):
@@ -92,16 +92,12 @@ class SlowBackend(NumpyBackend):
 
     name = "slow"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def add_op(self, spec, impl) -> None:
+        def run(inputs, out, params) -> None:
+            for _ in range(4):
+                impl(inputs, out, params)
 
-        def slowed(impl):
-            def run(inputs, out, params) -> None:
-                for _ in range(4):
-                    impl(inputs, out, params)
-            return run
-
-        self.impls = {op: slowed(impl) for op, impl in self.impls.items()}
+        super().add_op(spec, run)
 
 
 class _Plugin:

@@ -1,4 +1,5 @@
-"""The torch and cupy baseline backends (oprt_bench.baselines).
+"""The torch and cupy baseline backends (oprt_bench.baselines; the code in oprt_core.baselines, each op's
+implementations in oprt_core/operators/<op>/baselines.py, handed over by ``oprt_core.operators.equip``).
 
 On a machine without a GPU the sweep runs on torch's CPU kernels
 (``TorchBackend(device="cpu")``: the same code path, the device aside); the
@@ -18,8 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oprt_core.compute_ops import COMPUTE_OPS, COMPUTE_SPECS, matmul_case
-from oprt_core.core_ops import CORE_OPS, CORE_SPECS
+from oprt_core import operators
 from oprt_core.errors import (
     BackendUnavailable,
     InvalidArgumentError,
@@ -27,7 +27,8 @@ from oprt_core.errors import (
     UnknownNameError,
     UnsupportedCase,
 )
-from oprt_core.llm_ops import LLM_OPS, LLM_SPECS
+from oprt_core.operators import equip
+from oprt_core.operators.matmul import matmul_case
 from oprt_core.plugins import Registry, get_plugin_manager
 from oprt_core.spec import TensorCase, as_outputs, make_tensor
 
@@ -44,8 +45,8 @@ from oprt_bench.baselines import CupyBackend, TorchBackend, cupy_plugin, host_sp
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 DTYPES = ("f32", "f16", "bf16")
-SPECS = {**CORE_SPECS, **LLM_SPECS, **COMPUTE_SPECS}  # torch runs them all; CuPy no model op but silu_mul, no matmul
-SWEEP = [(spec.name, case_set, case) for spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS) for case_set in ("smoke", "edge")
+SPECS = {s.name: s for s in operators.specs()}  # torch runs them all; CuPy no model op but silu_mul, no matmul
+SWEEP = [(spec.name, case_set, case) for spec in operators.specs() for case_set in ("smoke", "edge")
          for case in spec.cases(case_set)]
 SWEEP_IDS = [f"{case_set}-{case.name}" for _, case_set, case in SWEEP]
 LAYOUTS = ("contiguous", "transposed", "step2", "offset1", "broadcast0")
@@ -97,14 +98,14 @@ def run_and_check(be, op: str, case, dtype: str) -> None:
 def torch_cpu():
     if not HAVE_TORCH:
         pytest.skip("torch is not installed")
-    be = TorchBackend(device="cpu")
+    be = equip(TorchBackend(device="cpu"))
     avail = be.availability()
     assert avail.ok, avail.reason
     return be
 
 
 def _gpu_backend(kind: str):
-    be = TorchBackend() if kind == "torch" else CupyBackend()
+    be = equip(TorchBackend() if kind == "torch" else CupyBackend())
     avail = be.availability()
     if not avail.ok:
         pytest.skip(f"{be.name} unavailable: {avail.reason}")
@@ -127,12 +128,13 @@ def test_gpu_sweep(kind, op, case_set, case, dtype):
     run_and_check(_gpu_backend(kind), op, case, dtype)
 
 
-@pytest.mark.parametrize("op", list(LLM_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("model")))
 def test_model_ops_torch_runs_them_cupy_only_silu_mul(op):
-    assert op in TorchBackend._impls
-    sup = CupyBackend().supports(op, "f32", LLM_SPECS[op].cases("smoke")[0])
+    assert op in equip(TorchBackend())._impls
+    cupy = equip(CupyBackend())
+    sup = cupy.supports(op, "f32", operators.spec(op).cases("smoke")[0])
     if op == "silu_mul":  # one elementwise kernel
-        assert sup.ok and op in CupyBackend._impls
+        assert sup.ok and op in cupy._impls
     else:
         assert not sup.ok and sup.reason.startswith(f"CuPy has no {op}")
 
@@ -142,7 +144,7 @@ def test_torch_matmul_flags_alpha_and_no_compiled_form(torch_cpu):
     only for a case that allows it, the 16-bit reduced-precision reductions off; torch-compile has no matmul."""
     import torch
 
-    from oprt_bench.baselines.torch_compile_backend import TorchCompileBackend
+    from oprt_bench.baselines import TorchCompileBackend
 
     flags = torch.backends.cuda.matmul
     for allow_tf32, alpha in ((True, -2.5), (False, 1.0)):
@@ -150,7 +152,7 @@ def test_torch_matmul_flags_alpha_and_no_compiled_form(torch_cpu):
         run_and_check(torch_cpu, "matmul", case, "f32")
         assert flags.allow_tf32 is allow_tf32
         assert flags.allow_fp16_reduced_precision_reduction is False
-    spec = COMPUTE_SPECS["matmul"]
+    spec = operators.spec("matmul")
     rng = np.random.default_rng(5)
     case = matmul_case(6, 4, 8, alpha=0.5)
     inputs = spec.make_inputs(case, "bf16", rng)
@@ -159,7 +161,7 @@ def test_torch_matmul_flags_alpha_and_no_compiled_form(torch_cpu):
     got = torch_cpu.to_host(out)
     assert spec.check(got, inputs, "bf16", {"alpha": 0.5}).ok
     assert not spec.check(got, inputs, "bf16", {"alpha": 1.0}).ok  # alpha was applied: the check tells
-    sup = TorchCompileBackend(device="cpu").supports("matmul", "f32", case)
+    sup = equip(TorchCompileBackend(device="cpu")).supports("matmul", "f32", case)
     assert not sup.ok and "has no implementation of 'matmul'" in sup.reason
 
 
@@ -167,7 +169,7 @@ def test_torch_matmul_flags_alpha_and_no_compiled_form(torch_cpu):
 def test_torch_matmul_with_c_respects_alpha_and_beta(torch_cpu, dtype):
     """alpha * a @ b + beta * c on torch (addmm 2-D, baddbmm batched): within budget, and the check fails on the
     result taken without c or with another beta; a c given with beta 0 is not read (NaN in it, a finite result)."""
-    spec = COMPUTE_SPECS["matmul"]
+    spec = operators.spec("matmul")
     for case in (matmul_case(9, 7, 11, b_layout="transposed", c_layout="transposed", alpha=-0.5, beta=1.5),
                  matmul_case(5, 6, 4, batch=3, alpha=2.0, beta=-0.25)):
         run_and_check(torch_cpu, "matmul", case, dtype)
@@ -215,7 +217,7 @@ def test_torch_to_device_keeps_layout(torch_cpu, layout, dtype):
 def test_torch_reversed_is_unsupported(torch_cpu):
     from oprt_core.dtypes import get_dtype
 
-    case = next(c for c in CORE_SPECS["copy"].cases("edge") if c.inputs[0].layout == "reversed")
+    case = next(c for c in operators.spec("copy").cases("edge") if c.inputs[0].layout == "reversed")
     support = torch_cpu.supports("copy", "f32", case)
     assert not support and "negative strides" in support.reason
     x = make_tensor(TensorCase((4, 6), "reversed"), get_dtype("f32"), np.random.default_rng(0))
@@ -345,7 +347,7 @@ def test_torch_missing_is_a_reason(monkeypatch):
 
 
 def test_cupy_availability_never_raises():
-    be = CupyBackend()
+    be = equip(CupyBackend())
     assert be.name == "cupy"
     avail = be.availability()
     if importlib.util.find_spec("cupy") is None:
@@ -375,6 +377,22 @@ def test_plugins_register(module, names):
     for name in names:
         assert reg.get_backend(name).name == name
     assert not pm.load_errors
+
+
+def test_backends_start_with_no_op_and_take_each_ops_impls():
+    """A baseline backend holds no op of its own: made by hand it runs none (the reason of an op it lacks); the
+    registry, or ``equip`` for one made by hand, gives it the impls of each op's folder for its name (torch's for the
+    CPU test device)."""
+    bare = TorchBackend(device="cpu")
+    assert not bare._impls and "has no implementation of 'copy'" in bare.supports("copy", "f32").reason
+    assert set(equip(TorchBackend(device="cpu"))._impls) == set(operators.names())
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(plugin, "baselines-under-test")
+    reg = Registry(pm)
+    assert set(reg.get_backend("torch")._impls) == set(operators.names())
+    assert set(reg.get_backend("cupy")._impls) == {"copy", "vector_add", "relu", "reduce_sum", "softmax", "silu_mul"}
+    assert set(reg.get_backend("torch-compile")._impls) == set(operators.names()) - {"matmul"}
+    assert not [key for key in reg.unused_impls if key[0] in ("torch", "cupy", "torch-compile", "liger")]
 
 
 def test_registration_is_cheap():

@@ -22,21 +22,24 @@ import pytest
 from bench_helpers import make_registry
 
 from oprt_bench.baselines import liger_plugin, plugin, torch_compile_plugin
-from oprt_bench.baselines.liger_backend import LIGER_IMPLS, MAX_ROW, AllocInto, LigerBackend, row_refusal
-from oprt_bench.baselines.torch_compile_backend import (
+from oprt_bench.report import render_report
+from oprt_bench.results import COLUMNS, SCHEMA_VERSION, RowWriter, load_run
+from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
+from oprt_bench.table import build_table, render
+from oprt_core import operators
+from oprt_core.baselines.liger_backend import MAX_ROW, AllocInto, LigerBackend, row_refusal
+from oprt_core.baselines.torch_compile_backend import (
     RECOMPILE_LIMIT,
     CompiledLauncher,
     TorchCompileBackend,
     _step,
     raise_recompile_limits,
 )
-from oprt_bench.report import render_report
-from oprt_bench.results import COLUMNS, SCHEMA_VERSION, RowWriter, load_run
-from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
-from oprt_bench.table import build_table, render
-from oprt_core.core_ops import CORE_OPS
-from oprt_core.llm_ops import LLM_OPS, LLM_SPECS, cross_entropy_case, norm_case, silu_mul_case
 from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.operators import equip
+from oprt_core.operators.cross_entropy import cross_entropy_case
+from oprt_core.operators.rms_norm import norm_case
+from oprt_core.operators.silu_mul import silu_mul_case
 from oprt_core.plugins import Registry, get_plugin_manager
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -187,7 +190,7 @@ def test_liger_available_and_what_it_refuses(modules):
     modules(torch=fake_torch(gpu=True), liger_kernel=types.ModuleType("liger_kernel"),
             liger_kernel__ops=_fake_liger_ops("LigerRMSNormFunction", "LigerLayerNormFunction",
                                               "LigerSiLUMulFunction"))  # a Liger without softmax
-    be = LigerBackend()
+    be = equip(LigerBackend())
     avail = be.availability()
     assert avail.ok and avail.device == "Fake H200" and avail.reason.startswith("liger-kernel ")
     assert be.supports("rms_norm", "bf16", norm_case("rms_norm", (4, 8192)))
@@ -206,14 +209,25 @@ def test_liger_available_and_what_it_refuses(modules):
     assert not be.supports("rms_norm", "f64")
 
 
+def _liger(op: str):
+    """The op's LigerOp (``IMPLS["liger"]`` of its folder)."""
+    return importlib.import_module(f"oprt_core.operators.{op}.baselines").IMPLS["liger"]
+
+
+def _case_refusal(op: str, shape, params):
+    return _liger(op).case_refusal(op, shape, params)
+
+
 def test_row_refusal():
     assert row_refusal("rms_norm", (4, 4096), {"eps": 1e-6}) is None
-    assert "at most 65536" in row_refusal("softmax", (4096, 128256), {"axis": -1})
-    assert "last axis only" in row_refusal("softmax", (4, 8), {"axis": 0})
-    assert row_refusal("softmax", (4, 8), {"axis": 1}) is None
-    assert "at least a 1-d" in row_refusal("silu_mul", (), {})
-    assert row_refusal("cross_entropy", (4096, 256000), {"reduction": "none"}) is None  # it loops over the classes
-    assert "at least one row" in row_refusal("cross_entropy", (0, 5), {})
+    assert _case_refusal("rms_norm", (4, 4096), {"eps": 1e-6}) is None
+    assert "at most 65536" in _case_refusal("softmax", (4096, 128256), {"axis": -1})
+    assert "last axis only" in _case_refusal("softmax", (4, 8), {"axis": 0})
+    assert _case_refusal("softmax", (4, 8), {"axis": 1}) is None
+    assert "at least a 1-d" in _case_refusal("silu_mul", (), {})
+    assert _case_refusal("cross_entropy", (4096, 256000), {"reduction": "none"}) is None  # it loops over the classes
+    assert "at least one row" in _case_refusal("cross_entropy", (0, 5), {})
+    assert "at least a 1-d" in _case_refusal("cross_entropy", (), {})
 
 
 @pytest.mark.parametrize("switch", [True, False])
@@ -230,7 +244,7 @@ def test_liger_cross_entropy_that_overwrites_its_logits_is_refused(modules, tmp_
     ops = _fake_liger_ops("LigerRMSNormFunction")
     ops.LigerCrossEntropyFunction = fake_liger_xent.LigerCrossEntropyFunction
     modules(torch=fake_torch(gpu=True), liger_kernel=types.ModuleType("liger_kernel"), liger_kernel__ops=ops)
-    be = LigerBackend()
+    be = equip(LigerBackend())
     assert be.availability().ok
     got = be.supports("cross_entropy", "bf16", cross_entropy_case((4, 128256)))
     assert bool(got) is switch, got.reason
@@ -343,12 +357,12 @@ def test_liger_run_writes_into_the_output(monkeypatch, into_out):
     x, w = NpTensor(rng.standard_normal((2, 3, 16)).astype(np.float32)), NpTensor(rng.uniform(0.5, 2, 16).astype(
         np.float32))
     out = NpTensor(np.full((2, 3, 16), np.nan, np.float32))
-    run = LIGER_IMPLS["rms_norm"](mod, [x, w], out, {"eps": 1e-6})
+    run = _liger("rms_norm")(mod, [x, w], out, {"eps": 1e-6})
     assert run() == ("liger rms_norm" if into_out else "liger rms_norm + copy")
     assert mod.torch is np_torch  # put back after the call
-    ref = LLM_SPECS["rms_norm"].reference_fn(x.a.astype(np.float64), w.a.astype(np.float64), 1e-6)
+    ref = operators.spec("rms_norm").reference_fn(x.a.astype(np.float64), w.a.astype(np.float64), 1e-6)
     np.testing.assert_allclose(out.a, ref, rtol=1e-5)
-    empty = LIGER_IMPLS["rms_norm"](mod, [x, w], NpTensor(np.empty((0, 16), np.float32)), {"eps": 1e-6})
+    empty = _liger("rms_norm")(mod, [x, w], NpTensor(np.empty((0, 16), np.float32)), {"eps": 1e-6})
     assert empty() == "none"
 
 
@@ -381,9 +395,9 @@ def test_liger_fused_add_rms_norm_writes_into_both_outputs(monkeypatch):
     x, r = (NpTensor(rng.standard_normal((3, 16)).astype(np.float32)) for _ in range(2))
     w = NpTensor(rng.uniform(0.5, 2, 16).astype(np.float32))
     outs = (NpTensor(np.full((3, 16), np.nan, np.float32)), NpTensor(np.full((3, 16), np.nan, np.float32)))
-    run = LIGER_IMPLS["add_rms_norm"](mod, [x, r, w], outs, {"eps": 1e-6})
+    run = _liger("add_rms_norm")(mod, [x, r, w], outs, {"eps": 1e-6})
     assert run() == "liger add_rms_norm"  # Y and S allocated into out and h: nothing copied
-    spec = LLM_SPECS["add_rms_norm"]
+    spec = operators.spec("add_rms_norm")
     assert spec.check((outs[0].a, outs[1].a), [x.a, r.a, w.a], "f32", {"eps": 1e-6}).ok
 
 
@@ -466,7 +480,8 @@ def test_compile_s_in_the_html_report(tmp_path):
 
 # -- on torch: the CPU compile sweep (needs torch), the GPU sweeps ---------------------------------------------------
 
-SWEEP = [(spec.name, case) for spec in (*CORE_OPS, *LLM_OPS) for case in spec.cases("smoke")]
+SWEEP = [(spec.name, case) for spec in (*operators.specs("core"), *operators.specs("model"))
+         for case in spec.cases("smoke")]
 
 
 def _run_and_check(be, op, case, dtype):
@@ -480,7 +495,7 @@ def _run_and_check(be, op, case, dtype):
 def test_torch_compile_cpu_smoke(op, case, dtype):
     if not HAVE_TORCH:
         pytest.skip("torch is not installed")
-    be = TorchCompileBackend(device="cpu")
+    be = equip(TorchCompileBackend(device="cpu"))
     assert be.availability().ok, be.availability().reason
     _run_and_check(be, op, case, dtype)
 
@@ -495,19 +510,19 @@ def test_torch_rms_norm_formula_without_f_rms_norm(monkeypatch):
 
     monkeypatch.delattr(torch.nn.functional, "rms_norm", raising=False)
     for dtype in ("f32", "f16", "bf16"):
-        for case in LLM_SPECS["rms_norm"].cases("smoke"):
-            _run_and_check(TorchBackend(device="cpu"), "rms_norm", case, dtype)
+        for case in operators.spec("rms_norm").cases("smoke"):
+            _run_and_check(equip(TorchBackend(device="cpu")), "rms_norm", case, dtype)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", [TorchCompileBackend, LigerBackend], ids=["torch-compile", "liger"])
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize(("op", "case_set", "case"),
-                         [(s.name, cs, c) for s in (*CORE_OPS, *LLM_OPS) for cs in ("smoke", "edge")
-                          for c in s.cases(cs)],
+                         [(s.name, cs, c) for s in (*operators.specs("core"), *operators.specs("model"))
+                          for cs in ("smoke", "edge") for c in s.cases(cs)],
                          ids=lambda v: getattr(v, "name", str(v)))
 def test_gpu_sweep_compile_liger(kind, op, case_set, case, dtype):
-    be = kind()
+    be = equip(kind())
     avail = be.availability()
     if not avail.ok:
         pytest.skip(f"{be.name} unavailable: {avail.reason}")

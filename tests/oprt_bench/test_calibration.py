@@ -30,7 +30,7 @@ from oprt_bench.peaks import SpecEntry, spec_peak
 from oprt_bench.results import SCHEMA_VERSION
 from oprt_bench.sweep import SweepOptions, calibrate_plan, default_baseline, make_plan, run_sweep
 from oprt_bench.timing import TimingConfig
-from oprt_core import Availability, DeviceInfo
+from oprt_core import Availability, DeviceInfo, operators
 from oprt_core.numpy_backend import NumpyBackend
 
 MiB = 1 << 20
@@ -180,7 +180,7 @@ class BrokenProbe(NumpyBackend):
 
 
 def test_fallback_to_the_copy_op_when_there_is_no_probe():
-    cal = calibrate(NoProbeNumpy(), {"name": "cpu", "l2_bytes": MiB}, nbytes=2 * MiB)
+    cal = calibrate(operators.equip(NoProbeNumpy()), {"name": "cpu", "l2_bytes": MiB}, nbytes=2 * MiB)
     assert cal.method == "copy op (f32)" and cal.buffer_bytes == 2 * MiB and cal.measured_peak_gbps > 0
 
 

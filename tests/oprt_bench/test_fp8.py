@@ -10,11 +10,13 @@ import csv
 import pytest
 from test_cli import invoke, one_error_line
 
-from oprt_bench.baselines.torch_backend import TorchBackend, scaled_mm_refusal
+from oprt_bench.baselines import TorchBackend
 from oprt_bench.peaks import roof_dtype
 from oprt_bench.sweep import SweepOptions, make_plan
-from oprt_core.compute_ops import matmul_case
-from oprt_core.compute_ops import matmul_spec as S
+from oprt_core.operators import equip
+from oprt_core.operators.matmul import SPEC as S
+from oprt_core.operators.matmul import matmul_case
+from oprt_core.operators.matmul.baselines import scaled_mm_refusal
 
 try:
     import torch  # noqa: F401
@@ -98,7 +100,7 @@ def test_scaled_mm_takes_the_model_gemms_and_the_column_major_squares():
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed")
 def test_torch_cpu_refuses_e4m3_matmul_and_other_ops():
-    be = TorchBackend(device="cpu")
+    be = equip(TorchBackend(device="cpu"))
     assert be.availability().ok
     sup = be.supports("matmul", "e4m3", matmul_case(16, 16, 16, b_layout="transposed"))
     assert not sup.ok and ("CUDA devices with fp8 tensor cores only" in sup.reason or "no torch._scaled_mm"
@@ -108,19 +110,18 @@ def test_torch_cpu_refuses_e4m3_matmul_and_other_ops():
 
 
 def test_cupy_refuses_opt_in_dtypes_with_a_reason():
-    from oprt_bench.baselines.cupy_backend import CupyBackend
+    from oprt_bench.baselines import CupyBackend
 
-    be = CupyBackend()
+    be = equip(CupyBackend())
     sup = be.supports("copy", "e4m3")
     assert not sup.ok and "cupy backend does not run e4m3 (an opt-in dtype" in sup.reason
     assert not be.supports("matmul", "e4m3").ok
 
 
 def test_torch_compile_and_liger_refuse_e4m3_matmul_with_a_reason():
-    from oprt_bench.baselines.liger_backend import LigerBackend
-    from oprt_bench.baselines.torch_compile_backend import TorchCompileBackend
+    from oprt_bench.baselines import LigerBackend, TorchCompileBackend
 
-    sup = TorchCompileBackend(device="cpu").supports("matmul", "e4m3")
+    sup = equip(TorchCompileBackend(device="cpu")).supports("matmul", "e4m3")
     assert not sup.ok and "has no implementation of 'matmul'" in sup.reason
-    sup = LigerBackend().supports("matmul", "e4m3")
+    sup = equip(LigerBackend()).supports("matmul", "e4m3")
     assert not sup.ok and "no matmul kernel" in sup.reason

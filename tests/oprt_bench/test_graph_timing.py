@@ -24,6 +24,7 @@ from oprt_bench.results import COLUMNS
 from oprt_bench.timing import TimingConfig
 from oprt_core.compiled import CompiledBackend
 from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.operators import equip
 
 MiB = 1 << 20
 
@@ -76,7 +77,7 @@ def test_numpy_falls_back_with_the_reason():
 
 
 def test_torch_on_the_cpu_and_a_non_cuda_compiled_backend_fall_back():
-    from oprt_bench.baselines.torch_backend import TorchBackend
+    from oprt_bench.baselines import TorchBackend
 
     make, reason = runtime_for(TorchBackend("cpu"))
     assert make is None and "runs on the CPU" in reason
@@ -193,7 +194,7 @@ def test_a_graph_row_says_graph_keeps_the_events_figure_when_launch_bound(monkey
         return make, ""
 
     monkeypatch.setattr("oprt_bench.graph.runtime_for", fake)
-    backend = NumpyBackend()
+    backend = equip(NumpyBackend())
     row = _row_for(_entry(backend))
     assert row.status == "ok" and row.timer == "graph", row.message
     # the relu smoke case (1000 f32, in and out: 8000 B) against an L2 of 64 KiB: 17 sets
@@ -212,7 +213,7 @@ def test_a_capture_that_fails_falls_back_with_the_reason(monkeypatch):
             raise RuntimeError("operation not permitted when stream is capturing")
 
     monkeypatch.setattr("oprt_bench.graph.runtime_for", lambda backend: (Broken, ""))
-    row = _row_for(_entry(NumpyBackend()))
+    row = _row_for(_entry(equip(NumpyBackend())))
     assert row.status == "ok" and row.timer == "events"
     assert row.timer_note == "events: graph capture failed: RuntimeError: operation not permitted when stream is " \
                              "capturing"
@@ -220,7 +221,7 @@ def test_a_capture_that_fails_falls_back_with_the_reason(monkeypatch):
 
 
 def test_measure_graph_copies_the_inputs_for_each_extra_set():
-    backend = NumpyBackend()
+    backend = equip(NumpyBackend())
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     out = backend.empty((2, 3), "f32")
     launcher = backend.prepare("relu", [backend.to_device(x)], out, {})
@@ -282,9 +283,10 @@ def _cuda_torch():
 
 @pytest.mark.skipif(_cuda_torch() is None, reason="needs torch with a CUDA device (graph capture on a GPU)")
 def test_torch_rows_are_graph_timed_on_a_gpu():
-    from oprt_bench.baselines.torch_backend import TorchBackend
+    from oprt_bench.baselines import TorchBackend
+    from oprt_core.operators import equip
 
-    backend = TorchBackend()
+    backend = equip(TorchBackend())
     assert backend.availability().ok
     entry = BackendEntry("torch", backend, "gpu", backend.device_info().to_dict(), Peak(None, "none"))
     row = _row_for(entry, op="softmax", timing=TimingConfig(time_budget_s=0.1, timer="graph"))

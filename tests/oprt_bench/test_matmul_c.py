@@ -9,7 +9,7 @@ import json
 
 from test_cli import invoke, one_error_line
 
-from oprt_core.compute_ops import matmul_spec as S
+from oprt_core.operators.matmul import SPEC as S
 
 
 def _rows(out):

@@ -9,8 +9,8 @@ import numpy as np
 from oprt_bench.model import SweepOptions
 from oprt_bench.sweep import make_plan, run_sweep
 from oprt_core import Registry, get_plugin_manager, hookimpl, numpy_plugin
-from oprt_core.llm_ops import add_rms_norm_spec
 from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.operators.add_rms_norm import SPEC as add_rms_norm_spec
 
 
 def _h_without_residual(inputs, outs, params) -> None:
@@ -25,9 +25,8 @@ def _h_without_residual(inputs, outs, params) -> None:
 class _Half(NumpyBackend):
     name = "half"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.impls["add_rms_norm"] = _h_without_residual
+    def add_op(self, spec, impl) -> None:
+        super().add_op(spec, _h_without_residual if spec.name == "add_rms_norm" else impl)
 
 
 class _Plugin:

@@ -17,9 +17,9 @@ from test_cli import invoke, one_error_line
 from oprt_bench.errors import UsageError
 from oprt_bench.shapes_file import file_cases, load_shapes_file
 from oprt_bench.sweep import SweepOptions, make_plan
-from oprt_core import hookimpl
-from oprt_core.core_ops import CORE_SPECS, copy_spec
+from oprt_core import hookimpl, operators
 from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.operators.copy import SPEC as copy_spec
 from oprt_core.plugins import Registry, get_plugin_manager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,9 +50,9 @@ def test_models_plan_has_every_core_op_and_a_note_for_an_op_without_the_set():
     reg = registry_with_plain()
     assert "plaincopy" in reg.ops
     p = plan(reg, cases="models", mode="test")
-    for name, spec in CORE_SPECS.items():
-        assert [c.name for c in p.cases[name]] == [c.name for c in spec.cases("models")]
-        assert len(p.cases[name]) >= 19
+    for spec in operators.specs("core"):
+        assert [c.name for c in p.cases[spec.name]] == [c.name for c in spec.cases("models")]
+        assert len(p.cases[spec.name]) >= 19
     assert p.cases["plaincopy"] == []
     assert any("'plaincopy' has no 'models' case set" in n for n in p.notes)
     with pytest.raises(UsageError, match="no op of --ops has a 'models' case set"):
@@ -62,14 +62,15 @@ def test_models_plan_has_every_core_op_and_a_note_for_an_op_without_the_set():
 def test_models_sweep_of_small_cases_on_numpy(registry, tmp_path, monkeypatch):
     # the real set moves up to GBs per case; the sweep runs its cases below 1 M elements through the CLI
     # (reduce_sum's smallest is the 6.25 M-element probe/cube50)
-    small = {name: [c for c in spec.cases("models") if c.numel <= 1 << 20]
-             or [min(spec.cases("models"), key=lambda c: c.numel)] for name, spec in CORE_SPECS.items()}
+    small = {spec.name: [c for c in spec.cases("models") if c.numel <= 1 << 20]
+             or [min(spec.cases("models"), key=lambda c: c.numel)] for spec in operators.specs("core")}
     assert all(small.values())
-    for name, spec in CORE_SPECS.items():
-        monkeypatch.setitem(spec.case_sets, "models", small[name])
+    for spec in operators.specs("core"):
+        monkeypatch.setitem(spec.case_sets, "models", small[spec.name])
     out = tmp_path / "run"
     r = invoke(registry, "--cases", "models", "--mode", "test", "--dtypes", "f32,bf16", "--backends", "numpy",
-               "--ops", ",".join(CORE_SPECS), "--isolation", "none", "--format", "csv", "--out", str(out), "-q")
+               "--ops", ",".join(operators.names("core")), "--isolation", "none", "--format", "csv", "--out", str(out),
+               "-q")
     assert r.exit_code == 0, r.output
     rows = list(csv.DictReader((out / "results.csv").open()))
     assert {(row["op"], row["case"]) for row in rows} == {(op, c.name) for op, cs in small.items() for c in cs}
@@ -91,12 +92,13 @@ def test_shapes_file_sweep_end_to_end(registry, tmp_path):
     f.write_text(json.dumps(SHAPES))
     out = tmp_path / "run"
     r = invoke(registry, "--shapes", str(f), "--mode", "test", "--dtypes", "f32", "--backends", "numpy",
-               "--ops", ",".join(CORE_SPECS), "--isolation", "none", "--format", "csv", "--out", str(out), "-q")
+               "--ops", ",".join(operators.names("core")), "--isolation", "none", "--format", "csv", "--out", str(out),
+               "-q")
     assert r.exit_code == 0, r.output
     rows = {(row["op"], row["case"]): row for row in csv.DictReader((out / "results.csv").open())}
     expect = {("softmax", "mine/logits"), ("vector_add", "mine/bias"), ("reduce_sum", "mine/mid"),
               ("softmax", "mine/mid"), ("reduce_sum", "mine/keep")}
-    expect |= {(op, "mine/hidden") for op in CORE_SPECS}  # no op named: every op that accepts it
+    expect |= {(op, "mine/hidden") for op in operators.names("core")}  # no op named: every op that accepts it
     assert set(rows) == expect
     assert all(row["status"] == "ok" for row in rows.values())
     assert rows[("vector_add", "mine/bias")]["shape"] == "128x3584,3584"

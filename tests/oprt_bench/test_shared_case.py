@@ -12,7 +12,7 @@ from bench_helpers import run_script
 from oprt_bench import execute
 from oprt_bench.execute import CasePreparer, prepare_case
 from oprt_bench.shared_case import SharedCase, attach
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import operators
 from oprt_core.spec import Case, TensorCase, to_float64
 
 LAYOUTS = ("contiguous", "transposed", "step2", "offset1", "reversed", "broadcast0")
@@ -33,7 +33,7 @@ def _alive(names: set[str]) -> set[str]:
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_a_shared_case_maps_back_identical_views(layout, dtype):
-    spec = CORE_SPECS["vector_add"]
+    spec = operators.spec("vector_add")
     case = Case("vector_add", f"37x53-{layout}", (TensorCase((37, 53), layout), TensorCase((37, 53))))
     prepared = prepare_case(spec, case, dtype, seed=11)
     inputs, ref, error, inputs64 = prepared
@@ -58,7 +58,7 @@ def test_a_shared_case_maps_back_identical_views(layout, dtype):
 
 
 def test_the_preparer_frees_its_case():
-    spec = CORE_SPECS["relu"]
+    spec = operators.spec("relu")
     prep = CasePreparer(spec, spec.custom_case((1000,)), "f32", seed=3)
     desc = prep.shared()
     assert prep.shared() is desc  # made once per case

@@ -120,9 +120,9 @@ def test_max_rel_err_is_normwise_not_inflated_by_near_zero_references(registry):
     (a dot product that cancels) does not blow it up, and the budget still decides the status."""
     import numpy as np
 
-    from oprt_core.compute_ops import COMPUTE_OPS
+    from oprt_core import operators
 
-    matmul = next(s for s in COMPUTE_OPS if s.name == "matmul")
+    matmul = next(s for s in operators.specs("compute") if s.name == "matmul")
     a = np.array([[1.0, 1.0]], np.float32)
     b = np.array([[1.0, 3.0], [-1.0 + 2.0**-23, 1.0]], np.float32)  # references 2^-23 and 4
     out = np.array([[2.0**-23 + 5e-7, 4.0]], np.float32)  # 5e-7 off where the reference is ~0: within matmul's atol

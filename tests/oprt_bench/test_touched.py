@@ -49,7 +49,7 @@ def test_words_are_whole_and_docs_touch_nothing():
 
 
 def test_the_repository_kernels_map_to_their_ops():
-    kernels = "oprt_core/src/oprt_core/include/oprt_kernels"
+    ops = "oprt_core/src/oprt_core/operators"
 
     def read(p):
         f = ROOT / p
@@ -58,8 +58,9 @@ def test_the_repository_kernels_map_to_their_ops():
     def siblings(p):
         return [str(q.relative_to(ROOT)) for q in sorted((ROOT / p).parent.glob("*.cu*"))]
 
-    assert touched_ops([f"{kernels}/xent.cu"], OPS, read, siblings) == ["cross_entropy"]
-    assert touched_ops([f"{kernels}/norm.cu"], OPS, read, siblings) == ["add_rms_norm", "layer_norm", "rms_norm"]
+    assert touched_ops([f"{ops}/cross_entropy/cross_entropy.cu"], OPS, read, siblings) == ["cross_entropy"]
+    assert touched_ops([f"{ops}/rms_norm/rms_norm.cu", f"{ops}/rms_norm/plan.h"], OPS, read, siblings) == ["rms_norm"]
+    assert touched_ops([f"{ops}/matmul/sm90/matmul_sm90.cu"], OPS + ["matmul"], read, siblings) == ["matmul"]
 
 
 def test_the_command_prints_a_list(tmp_path):

@@ -34,8 +34,8 @@ def find_cc() -> str | None:
 
 def _pointer_entry_points() -> tuple[str, str]:
     """oprt_build's oprt_ptrs_<op> declarations and definitions for oprt.h."""
+    import oprt_core.build as oprt_build
     from oprt_core.cabi import cdef
-    from oprt_core.include import oprt_build
 
     return oprt_build.pointer_entry_points(cdef())
 
@@ -82,14 +82,19 @@ def host_lib_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_host_library(tmp_path_factory.mktemp("host_lib"))
 
 
-@pytest.fixture(scope="session")
-def host_backend(host_lib_path: Path):
+def host_backend_at(path: Path):
+    """A CompiledBackend ``host`` over the host library at ``path`` (available, or the assertion says why)."""
     from oprt_core.compiled import CompiledBackend
 
-    backend = CompiledBackend("host", host_loader(host_lib_path), vendor="host", dlpack_device_type=1)  # kDLCPU
+    backend = CompiledBackend("host", host_loader(path), vendor="host", dlpack_device_type=1)  # kDLCPU
     avail = backend.availability()
     assert avail.ok, avail.reason
     return backend
+
+
+@pytest.fixture(scope="session")
+def host_backend(host_lib_path: Path):
+    return host_backend_at(host_lib_path)
 
 
 @pytest.fixture(scope="session")

@@ -13,12 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oprt_core import DTYPES, Budget, Case, InvalidArgumentError, OpSpec, Param, TensorCase, cdecl, ops
+import oprt_core.build as oprt_build
+from oprt_core import DTYPES, Budget, Case, InvalidArgumentError, OpSpec, Param, TensorCase, cdecl, operators, ops
 from oprt_core.cabi import cdef, header_text, include_dir
-from oprt_core.compiled import c_abi_impl
-from oprt_core.core_ops import CORE_OPS, CORE_SPECS, OPRT_AXIS_ALL
+from oprt_core.compiled import OPRT_AXIS_ALL, c_abi_impl
 from oprt_core.errors import UnsupportedCase
-from oprt_core.include import oprt_build
 
 SRC = Path(__file__).resolve().parents[2] / "oprt_core" / "src" / "oprt_core"
 ABI_OPS = cdecl.c_abi_ops()  # oprt.h's ops: the core ops, then the model ops
@@ -74,10 +73,10 @@ def test_every_op_declaration_of_oprt_h_is_generated():
 
 
 def test_prototypes_follow_the_declared_c_types():
-    text = cdecl.prototypes(CORE_SPECS["reduce_sum"])
+    text = cdecl.prototypes(operators.spec("reduce_sum"))
     assert ("const oprt_tensor_desc_t *x,\n" in text or "const oprt_tensor_desc_t *x, " in text)
     assert re.search(r"const oprt_tensor_desc_t \*x,\s+int32_t axis, int32_t keepdims\);", text)
-    assert "float negative_slope);" in cdecl.prototypes(CORE_SPECS["relu"])
+    assert "float negative_slope);" in cdecl.prototypes(operators.spec("relu"))
     eps = square_spec([Param("eps", (float,), 0.5, "added", ctype="float")])
     assert re.search(r"\*x,\s+float eps\);", cdecl.prototypes(eps))
     # the launch functions keep the form oprt_build's pointer entry points read
@@ -124,16 +123,16 @@ def test_the_generated_header_of_a_third_party_op_parses_and_compiles(tmp_path):
 # -- marshalling --------------------------------------------------------------------------------------------------
 
 def test_c_params_by_declared_type():
-    rs = CORE_SPECS["reduce_sum"]
+    rs = operators.spec("reduce_sum")
     assert cdecl.c_params(rs, rs.validate_params({"axis": None, "keepdims": True})) == (OPRT_AXIS_ALL, 1)
     assert cdecl.c_params(rs, rs.validate_params({"axis": -2})) == (-2, 0)
-    relu = CORE_SPECS["relu"]
+    relu = operators.spec("relu")
     values = cdecl.c_params(relu, relu.validate_params({"negative_slope": 2}))
     assert values == (2.0,) and type(values[0]) is float
-    sm = CORE_SPECS["softmax"]
+    sm = operators.spec("softmax")
     with pytest.raises(InvalidArgumentError, match=r"^axis 2147483648 does not fit a C int32$"):
         cdecl.c_params(sm, {**sm.validate_params({}), "axis": 1 << 31})  # its own check, past validate_params'
-    assert cdecl.c_params(CORE_SPECS["copy"], {}) == ()
+    assert cdecl.c_params(operators.spec("copy"), {}) == ()
 
 
 def test_a_compiled_backend_takes_a_third_party_op_with_a_c_abi(host_backend):
@@ -157,7 +156,7 @@ def test_a_compiled_backend_takes_a_third_party_op_with_a_c_abi(host_backend):
 # -- ops.<op> -------------------------------------------------------------------------------------------------------
 
 def test_op_functions_are_made_from_the_specs():
-    for spec in CORE_OPS:
+    for spec in operators.specs("core"):
         fn = getattr(ops, spec.name)
         sig = inspect.signature(fn)
         assert list(sig.parameters) == [*spec.input_names, *(p.name for p in spec.params), "backend", "out"]
@@ -187,28 +186,29 @@ def test_an_op_function_for_a_registered_plugin_op(monkeypatch):
 
 # -- no per-op code where the spec is consumed ------------------------------------------------------------------------
 
-# the generic consumers of the spec: none may name a core op in code (a string literal equal to an op's name or
+# the generic consumers of the spec: none may name a built-in op in code (a string literal equal to an op's name or
 # holding one of its C names, a variable, function or class named after it, an attribute oprt_<op>...), so a new op
 # needs nothing there. Allowed: compiled.py's cache flush reads its buffer back with the
 # library's reduce_sum (a use of that op, not code for it).
-CONSUMERS = ["compiled.py", "ops.py", "cabi.py", "cdecl.py", "validate.py", "include/oprt_build.py"]
+CONSUMERS = ["compiled.py", "ops.py", "cabi.py", "cdecl.py", "validate.py", "build.py", "numpy_backend.py",
+             "builtin.py"]
 ALLOWED = {("compiled.py", "reduce_sum")}
 
 
 @pytest.mark.parametrize("path", CONSUMERS)
 def test_no_per_op_code_where_the_spec_is_consumed(path):
     tree = ast.parse((SRC / path).read_text(encoding="utf-8"))
-    c_names = {name: op for op in CORE_SPECS for name in cdecl.entry_points(op)}
+    c_names = {name: op for op in operators.names() for name in cdecl.entry_points(op)}
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in CORE_SPECS:
+            if node.value in operators.names():
                 found.add(node.value)
             found.update(op for name, op in c_names.items() if re.search(rf"\b{name}\b", node.value))
-        elif isinstance(node, ast.Name) and node.id in CORE_SPECS:
+        elif isinstance(node, ast.Name) and node.id in operators.names():
             found.add(node.id)
         elif isinstance(node, ast.Attribute) and node.attr in c_names:
             found.add(c_names[node.attr])
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in CORE_SPECS:
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in operators.names():
             found.add(node.name)
     assert {op for op in found if (path, op) not in ALLOWED} == set(), f"{path} has code for ops {sorted(found)}"

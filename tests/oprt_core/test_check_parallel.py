@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import oprt_core.spec as spec_module
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import operators
 from oprt_core.spec import to_float64
 
 
@@ -25,7 +25,7 @@ def _serial(monkeypatch):
 
 @pytest.mark.parametrize("poison", ["none", "one", "many", "nan", "tie"])
 def test_parallel_check_equals_serial(small_spans, monkeypatch, poison):
-    spec = CORE_SPECS["relu"]
+    spec = operators.spec("relu")
     rng = np.random.default_rng(5)
     x = rng.uniform(-1, 1, 50_001).astype(np.float32)
     out = np.maximum(x, 0)

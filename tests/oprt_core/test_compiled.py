@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 
 import oprt_core.errors as E
-from oprt_core import cdecl
+from oprt_core import cdecl, operators
 from oprt_core.backend import Availability, Backend, DeviceInfo, Launcher
 from oprt_core.cabi import abi_version
 from oprt_core.compiled import FLUSH_MIN_BYTES, CompiledBackend, CompiledEvent, DeviceArray
-from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import DTYPES
 from oprt_core.plugins import get_registry
 from oprt_core.spec import as_outputs
@@ -102,7 +101,7 @@ def test_availability_and_device_info(host_backend):
 
 
 def test_supports(host_backend):
-    for op in CORE_SPECS:
+    for op in operators.names("core"):
         for dtype in DTYPE_NAMES:
             assert host_backend.supports(op, dtype)
     no = host_backend.supports("gelu", "f32")
@@ -434,7 +433,7 @@ def test_array_whose_interface_raises_is_an_invalid_argument(host_lib_path, make
 
 
 def test_launcher_reuse_across_buffers(host_backend):
-    spec = CORE_SPECS["softmax"]
+    spec = operators.spec("softmax")
     rng = np.random.default_rng(3)
     x1 = rng.standard_normal((5, 7)).astype(np.float32)
     x2 = rng.standard_normal((5, 7)).astype(np.float32)
@@ -518,7 +517,7 @@ def test_views_odd_offset_negative_broadcast_outputs(host_backend):
     host_backend.prepare("vector_add", [host_backend.to_device(row), host_backend.to_device(x)], out, {})()
     np.testing.assert_array_equal(host_backend.to_host(out), row + x)
     host_backend.prepare("softmax", [host_backend.to_device(a)], out, {"axis": 0})()
-    assert CORE_SPECS["softmax"].check(host_backend.to_host(out), [a], "f32", {"axis": 0}).ok
+    assert operators.spec("softmax").check(host_backend.to_host(out), [a], "f32", {"axis": 0}).ok
 
 
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)

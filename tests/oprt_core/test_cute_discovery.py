@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from oprt_core.include import oprt_build
+import oprt_core.build as oprt_build
 
 VERSION_H = "#define CUTLASS_MAJOR 4\n#define CUTLASS_MINOR 2\n#define CUTLASS_PATCH 0 \n"
 

@@ -340,3 +340,14 @@ def test_torch_dtype_names_are_read_for_new_outputs():
     for text, name in (("torch.float32", "f32"), ("torch.float16", "f16"), ("torch.bfloat16", "bf16")):
         assert ops._dtype_name(types.SimpleNamespace(dtype=TorchDtype(text))) == name
     assert ops._dtype_name(np.zeros(1, BF16)) == "bf16"
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_index_arrays_through_device_arrays_and_dlpack(host_backend, dtype):
+    b = host_backend
+    host = np.array([[7, -100, 3], [0, 2**31 - 1, -5]], dtype)[:, ::-1]  # a reversed view
+    d = b.to_device(host)
+    assert d.dtype_info.name == {np.int64: "i64", np.int32: "i32"}[dtype] and d.strides_elements == (3, -1)
+    np.testing.assert_array_equal(b.to_host(d), host)
+    viewed = np.from_dlpack(d)  # kDLInt of 64 or 32 bits
+    assert viewed.dtype == dtype and viewed.tolist() == host.tolist()

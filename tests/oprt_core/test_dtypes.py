@@ -87,3 +87,13 @@ def test_dtype_of_index_dtypes_only_when_asked():
     assert dtype_of(np.int64, index=True).name == "i64"
     with pytest.raises(UnknownNameError, match="unknown dtype 'int64'"):
         dtype_of(np.int64)
+
+
+def test_index_dtypes_known_only_where_asked():
+    assert get_dtype("int64", index=True) is INDEX_DTYPES["i64"] and get_dtype(np.int32, index=True).name == "i32"
+    from oprt_core.dlpack import dl_dtype
+    from oprt_core.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match="valid choices: bf16, e4m3, f16, f32$"):
+        get_dtype("i64")  # a sweep's dtypes are the value dtypes
+    assert dl_dtype(INDEX_DTYPES["i64"]) == (0, 64, 1) and dl_dtype(INDEX_DTYPES["i32"]) == (0, 32, 1)

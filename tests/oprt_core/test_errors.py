@@ -8,9 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from oprt_core import errors, ops
-from oprt_core.compute_ops import COMPUTE_SPECS
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import errors, operators, ops
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import (
     BackendError,
@@ -22,7 +20,6 @@ from oprt_core.errors import (
     UnknownNameError,
     UnsupportedCase,
 )
-from oprt_core.llm_ops import LLM_SPECS
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import Registry, get_plugin_manager
 from oprt_core.spec import Param, TensorCase, parse_shape
@@ -59,7 +56,7 @@ def test_unknown_op(reg):
     with raises(UnknownNameError, "unknown op 'conv2d'; valid choices: " + CORE_CHOICES) as info:
         reg.get_op("conv2d")
     assert info.value.kind == "op" and info.value.name == "conv2d"
-    assert info.value.choices == sorted([*CORE_SPECS, *LLM_SPECS, *COMPUTE_SPECS])
+    assert info.value.choices == sorted(operators.names())
     with raises(UnknownNameError, "unknown op 'conv2d'; valid choices: " + CORE_CHOICES):
         ops.run("conv2d", [X], registry=reg)
     for bad in (None, ["copy"], 3):
@@ -98,7 +95,7 @@ def test_unknown_names_through_the_default_registry():
 def test_unknown_case_set_and_layout():
     with raises(UnknownNameError,
                 "unknown case set of softmax 'huge'; valid choices: default, edge, large, models, smoke"):
-        CORE_SPECS["softmax"].cases("huge")
+        operators.spec("softmax").cases("huge")
     with raises(InvalidArgumentError, "unknown layout 'diagonal'; valid: contiguous, transposed"):
         TensorCase((3, 3), "diagonal")
 
@@ -128,7 +125,7 @@ def test_wrong_param_type(call, fragments):
 
 def test_int32_params_must_fit_an_int32():
     """Every int param whose C type is int32_t, a plugin's too, is refused out of range on any backend."""
-    for spec in (*CORE_SPECS.values(), *LLM_SPECS.values(), *COMPUTE_SPECS.values()):
+    for spec in operators.specs():
         for p in spec.params:
             if p.ctype != "int32_t" or int not in p.types:
                 continue
@@ -138,7 +135,7 @@ def test_int32_params_must_fit_an_int32():
                     spec.validate_params({p.name: bad})
             for fine in ((1 << 31) - 1, -(1 << 31)):
                 assert spec.validate_params({p.name: fine})[p.name] == fine
-    plugin = dataclasses.replace(CORE_SPECS["copy"], name="copy_n",
+    plugin = dataclasses.replace(operators.spec("copy"), name="copy_n",
                                  params=(Param("n", (int,), 0, "a count", ctype="int32_t"),))
     with raises(InvalidArgumentError, "copy_n: param 'n' does not fit a C int32: got 4294967296"):
         plugin.validate_params({"n": 1 << 32})
@@ -161,7 +158,7 @@ def test_unknown_param_name(reg, op, params, fragments):
     with raises(UnknownNameError, *fragments):
         ops.run(op, [X], params, registry=reg)
     with raises(UnknownNameError, *fragments):
-        CORE_SPECS[op].validate_params(params)
+        operators.spec(op).validate_params(params)
 
 
 def test_params_must_be_a_mapping(reg):
@@ -199,7 +196,7 @@ def test_an_output_too_large_to_allocate_names_the_op_and_the_bytes():
         ops.vector_add(a, b)
     assert isinstance(info.value, MemoryError) and info.value.__cause__ is None
     with raises(errors.DeviceOutOfMemoryError, message):
-        CORE_SPECS["vector_add"].new_outputs(NumpyBackend(), [a.shape, b.shape], {}, "f32")
+        operators.spec("vector_add").new_outputs(NumpyBackend(), [a.shape, b.shape], {}, "f32")
 
 
 def test_vector_add_not_broadcastable():
@@ -207,9 +204,9 @@ def test_vector_add_not_broadcastable():
                                       "broadcast together"):
         ops.vector_add(X, np.ones(5, np.float32))
     with raises(InvalidArgumentError, "shape mismatch"):
-        CORE_SPECS["vector_add"].output_shape([(2, 3), (3, 2)], {})
+        operators.spec("vector_add").output_shape([(2, 3), (3, 2)], {})
     with raises(InvalidArgumentError, "do not broadcast"):
-        CORE_SPECS["vector_add"].reference([np.ones(3), np.ones(4)])
+        operators.spec("vector_add").reference([np.ones(3), np.ones(4)])
 
 
 @pytest.mark.parametrize(("op", "inputs", "out", "fragments"), [
@@ -230,7 +227,7 @@ def test_wrong_number_of_inputs(reg):
     with raises(InvalidArgumentError, "copy takes 1 input(s) (x), got 2"):
         ops.run("copy", [X, X], registry=reg)
     with raises(InvalidArgumentError, "vector_add takes 2 input(s) (a, b), got 3"):
-        check_call(CORE_SPECS["vector_add"], [(3,)] * 3, ["f32"] * 3, (3,), "f32", {})
+        check_call(operators.spec("vector_add"), [(3,)] * 3, ["f32"] * 3, (3,), "f32", {})
 
 
 @pytest.mark.parametrize("text", ["", "4096x", "axb", "-1", "3x-4", "4096*4096", "1.5", "4096 x 4096"])
@@ -255,7 +252,7 @@ def test_malformed_shape_types(value):
 ])
 def test_malformed_case_shapes(shape, fragment):
     with raises(InvalidArgumentError, fragment):
-        CORE_SPECS["softmax"].custom_case(shape)
+        operators.spec("softmax").custom_case(shape)
     with raises(InvalidArgumentError, fragment):
         TensorCase(shape)
 
@@ -301,7 +298,7 @@ def test_mixed_dtypes(reg):
 
 
 def test_bad_dtype_in_spec_methods():
-    spec = CORE_SPECS["copy"]
+    spec = operators.spec("copy")
     case = spec.cases("smoke")[0]
     for call in (lambda: spec.make_inputs(case, "f64", np.random.default_rng()),
                  lambda: spec.bytes_moved(case, "int8"),
@@ -314,7 +311,7 @@ def test_bad_dtype_in_spec_methods():
 def test_a_dtype_an_op_does_not_define_is_unsupported():
     from dataclasses import replace
 
-    spec = replace(CORE_SPECS["copy"], dtypes=("f32",))
+    spec = replace(operators.spec("copy"), dtypes=("f32",))
     with raises(UnsupportedCase, "copy does not define dtype f16; it supports f32"):
         check_call(spec, [(3,)], ["f16"], (3,), "f16", {})
 

@@ -30,9 +30,8 @@ from gpu_helpers import rows_disjoint  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from oprt_core import get_registry  # noqa: E402
+from oprt_core import get_registry, operators  # noqa: E402
 from oprt_core.compiled import DeviceArray  # noqa: E402
-from oprt_core.core_ops import CORE_SPECS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
 
 EXAMPLES = int(os.environ.get("OPRT_FUZZ_EXAMPLES", "200"))
@@ -40,7 +39,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture])
 
-OPS = tuple(CORE_SPECS)
+OPS = tuple(operators.names("core"))
 AXIS_ALL = -128
 DTYPE_NAMES = {0: "f32", 1: "f16", 2: "bf16"}
 CREATE_FAILURES = {1, 2, 3, 4, 5, 6}  # null pointer, bad shape, bad strides, bad param, unsupported dtype / case
@@ -314,7 +313,7 @@ def expected_overlap(op: str, out: T, ins: list[T], origins: list[int]) -> tuple
     allow, with the tensors' element [0, ...] at ``origins`` (out first) of one buffer; None when the call may
     run. Restates oprt_check_alias: spans intersect, rows do not interleave apart (``rows_disjoint``), and out is
     not exactly (same origin and layout) an input named in the spec's ``inplace``."""
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
 
     def span(t: T, origin: int) -> tuple[int, int] | None:
         if t.numel == 0:
@@ -452,7 +451,7 @@ def run_case(name: str, backend: Any, c: dict[str, Any], seed: int) -> None:
         assert status == 1, f"{what}: a NULL pointer gave status {status} ({msg}), not NULL_POINTER"
         return
     if overlap is not None:
-        name = CORE_SPECS[op].input_names[overlap[0]]
+        name = operators.spec(op).input_names[overlap[0]]
         assert status == OVERLAP, f"{what}: out overlaps input {name} ({overlap[1]}) but status is {status} ({msg})"
         assert msg.startswith(f"{op}: out "), f"{what}: {msg}"
         assert name in msg and ("cannot run in place" in msg) == (overlap[1] == "exact"), f"{what}: {msg}"
@@ -462,7 +461,7 @@ def run_case(name: str, backend: Any, c: dict[str, Any], seed: int) -> None:
         return
     backend.synchronize()
     got = backend.to_host(dev_out)
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     py_params = dict(params)
     if op == "reduce_sum":
         py_params = {"axis": None if params["axis"] == AXIS_ALL else params["axis"],

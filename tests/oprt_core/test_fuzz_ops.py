@@ -29,10 +29,14 @@ from gpu_helpers import rows_disjoint  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from oprt_core import OprtError, get_registry, hookimpl  # noqa: E402
+from oprt_core import (  # noqa: E402
+    OprtError,
+    get_registry,
+    hookimpl,
+    operators,  # noqa: E402
+)
 from oprt_core import ops as op_api  # noqa: E402
 from oprt_core.compiled import DeviceArray  # noqa: E402
-from oprt_core.core_ops import CORE_SPECS  # noqa: E402
 from oprt_core.dtypes import get_dtype  # noqa: E402
 from oprt_core.errors import OverlapError  # noqa: E402
 from oprt_core.plugins import Registry, get_plugin_manager  # noqa: E402
@@ -107,7 +111,7 @@ WEIRD = [None, True, 1.5, "x", -1, 0, 2, 8, -9, 2**31, -(2**40), math.nan, math.
 
 @st.composite
 def call(draw) -> dict[str, Any]:
-    op = draw(st.sampled_from(list(CORE_SPECS)))
+    op = draw(st.sampled_from(list(operators.names("core"))))
     x = draw(array())
     inputs = [x]
     params: dict[str, Any] = {}
@@ -136,8 +140,8 @@ def call(draw) -> dict[str, Any]:
 
 def _expected_out_shape(op: str, inputs: list[np.ndarray], params: dict[str, Any]) -> tuple[int, ...] | None:
     try:
-        full = CORE_SPECS[op].validate_params(params, [a.shape for a in inputs])
-        return tuple(CORE_SPECS[op].output_shape([a.shape for a in inputs], full))
+        full = operators.spec(op).validate_params(params, [a.shape for a in inputs])
+        return tuple(operators.spec(op).output_shape([a.shape for a in inputs], full))
     except OprtError:
         return None
 
@@ -177,8 +181,8 @@ def run_call(name: str, registry: Registry, c: dict[str, Any]) -> None:
     # success: the call was valid, so the result must be right
     got = backend.to_host(result)
     assert shape is not None, f"{what}: succeeded on params the spec rejects"
-    full = CORE_SPECS[op].validate_params(params, [a.shape for a in inputs])
-    check = CORE_SPECS[op].check(got, [np.asarray(a) for a in inputs], get_dtype(dt).name, full)
+    full = operators.spec(op).validate_params(params, [a.shape for a in inputs])
+    check = operators.spec(op).check(got, [np.asarray(a) for a in inputs], get_dtype(dt).name, full)
     assert check.ok, f"{what}: wrong result: {check.message}"
     if c["out"] == "fresh" and isinstance(out, DeviceArray):
         _repeat_through_fast_path(backend, registry, c, full, what)
@@ -198,7 +202,7 @@ def _repeat_through_fast_path(backend, registry: Registry, c: dict[str, Any], fu
             out = backend.empty(_expected_out_shape(op, inputs, params), dt)
             backend.fill_nan(out)
             op_api.run(op, dev_in, params, backend=c["backend"], out=out)
-            check = CORE_SPECS[op].check(backend.to_host(out), host_in, dt, full)
+            check = operators.spec(op).check(backend.to_host(out), host_in, dt, full)
             where = "the fast path" if attempt else "device inputs"
             assert check.ok, f"{what}: wrong result on {where}: {check.message}"
         assert op_api._fast, f"{what}: the repeated call did not populate the fast-path cache"
@@ -243,7 +247,7 @@ def view_strides(draw, shape: tuple[int, ...], output: bool) -> list[int]:
 
 @st.composite
 def overlap_call(draw) -> dict[str, Any]:
-    op = draw(st.sampled_from(list(CORE_SPECS)))
+    op = draw(st.sampled_from(list(operators.names("core"))))
     nd = draw(st.integers(1, 2))
     shape = tuple(draw(st.integers(1, 6)) for _ in range(nd))
     in_shapes, params = [shape], {}
@@ -256,7 +260,7 @@ def overlap_call(draw) -> dict[str, Any]:
         params = {"axis": draw(st.integers(-nd, nd - 1)), "keepdims": draw(st.booleans())}
     elif op == "softmax":
         params = {"axis": draw(st.integers(-nd, nd - 1))}
-    out_shape = CORE_SPECS[op].output_shape(in_shapes, params)
+    out_shape = operators.spec(op).output_shape(in_shapes, params)
     in_strides = [draw(view_strides(s, False)) for s in in_shapes]
     out_strides = draw(view_strides(out_shape, True))
     offsets = [draw(st.integers(0, 40)) for _ in range(1 + len(in_shapes))]
@@ -276,7 +280,7 @@ def _element_span(shape, strides) -> tuple[int, int]:
 def _refused(c: dict[str, Any], origins: list[int]) -> str | None:
     """The input whose bytes out shares beyond what the op allows (spans intersect, rows do not interleave apart, and
     out is not exactly an input named in the spec's ``inplace``), else None."""
-    spec = CORE_SPECS[c["op"]]
+    spec = operators.spec(c["op"])
     (o_shape, o_strides), *ins = c["tensors"]
     o_lo, o_hi = _element_span(o_shape, o_strides)
     for k, (shape, strides) in enumerate(ins):
@@ -337,7 +341,7 @@ def run_overlap_call(name: str, registry: Registry, c: dict[str, Any]) -> None:
         finally:
             op_api.clear_cache()
     assert refused is None, f"{what}: accepted, though out overlaps input {refused}"
-    res = CORE_SPECS[op].check(backend.to_host(out), before, dt, params)
+    res = operators.spec(op).check(backend.to_host(out), before, dt, params)
     assert res.ok, f"{what}: wrong result: {res.message}"
 
 

@@ -1,4 +1,4 @@
-"""matmul (oprt_core.compute_ops): the reference against element-by-element float64 sums (math.fsum), a budget
+"""matmul (oprt_core.operators.matmul): the reference against element-by-element float64 sums (math.fsum), a budget
 that passes a sequential f32 accumulation and refuses one wrong product term, a result 4 ulps off or a beta * c
 term left out, the shape rule's errors (c's among them), bytes and flops, the numpy backend on every smoke and
 edge case (large and models with OPRT_TEST_LARGE=1), the generated op function with and without c (in place over
@@ -18,12 +18,13 @@ from gpu_helpers import run_checked
 
 import oprt_core.errors as E
 import oprt_core.ops as ops
-from oprt_core import cdecl
-from oprt_core.compute_ops import COMPUTE_SPECS, matmul_atol_factor, matmul_case, matmul_dims, matmul_spec
+from oprt_core import cdecl, operators
 from oprt_core.device_array import DeviceArray
 from oprt_core.dtypes import DTYPES
 from oprt_core.errors import InvalidArgumentError
 from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.operators.matmul import SPEC as matmul_spec
+from oprt_core.operators.matmul import matmul_atol_factor, matmul_case, matmul_dims
 from oprt_core.plugins import get_registry
 from oprt_core.spec import to_float64
 from oprt_core.validate import check_call
@@ -280,7 +281,7 @@ def _cases():
 
 @pytest.mark.parametrize(("case_set", "case", "dtype"), list(_cases()))
 def test_numpy_backend_every_case(case_set, case, dtype):
-    be = NumpyBackend()
+    be = operators.equip(NumpyBackend())
     assert be.supports("matmul", dtype, case).ok
     inputs = S.make_inputs(case, dtype, np.random.default_rng(7))
     out = be.empty(S.output_shape([x.shape for x in inputs], case.param_dict), S.output_dtype(dtype).name)
@@ -438,7 +439,7 @@ def test_out_overlapping_c_other_than_exactly_is_refused():
 # -- registration and the C ABI -------------------------------------------------------------------------------
 
 def test_registered_by_the_builtin_plugin_and_in_the_c_abi():
-    assert get_registry().get_op("matmul") is S and COMPUTE_SPECS["matmul"] is S
+    assert get_registry().get_op("matmul") is S and operators.spec("matmul") is S
     assert [s.name for s in cdecl.c_abi_ops()][-1] == "matmul"  # after the core and the model ops
     assert S.has_c_abi
     proto = " ".join(cdecl.prototypes(S).split())

@@ -14,12 +14,12 @@ from gpu_helpers import run_checked
 
 import oprt_core.errors as E
 import oprt_core.ops as ops
-from oprt_core import OPT_IN_DTYPES
-from oprt_core.compute_ops import EPS_FP8_ACC, matmul_atol_factor, matmul_case, matmul_spec
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import OPT_IN_DTYPES, operators
 from oprt_core.dtypes import DTYPES, INDEX_DTYPES, dtype_of, get_dtype
 from oprt_core.errors import InvalidArgumentError, UnknownNameError, UnsupportedCase
 from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.operators.matmul import EPS_FP8_ACC, matmul_atol_factor, matmul_case
+from oprt_core.operators.matmul import SPEC as matmul_spec
 from oprt_core.spec import Budget, OpSpec, TensorCase, to_float64
 from oprt_core.validate import check_call
 
@@ -38,7 +38,7 @@ def test_e4m3_is_an_opt_in_dtype_known_by_name_alias_and_numpy_type():
     # the default value dtypes stay f32, f16, bf16: an op's default dtypes and a sweep's "all"
     assert list(DTYPES) == ["f32", "f16", "bf16"] and not any(d.opt_in for d in DTYPES.values())
     assert OpSpec.__dataclass_fields__["dtypes"].default == ("f32", "f16", "bf16")
-    assert "e4m3" not in CORE_SPECS["copy"].dtypes and "e4m3" in S.dtypes
+    assert "e4m3" not in operators.spec("copy").dtypes and "e4m3" in S.dtypes
     assert get_dtype("i32", index=True) is INDEX_DTYPES["i32"]
     with pytest.raises(UnknownNameError, match="e4m3"):  # the error lists it among the known ones
         get_dtype("e5m2")
@@ -58,7 +58,7 @@ def test_output_dtype_new_outputs_and_inputs_of_a_mixed_row():
     case = matmul_case(6, 5, 7, beta=0.5)
     inputs = S.make_inputs(case, "e4m3", np.random.default_rng(0))
     assert [x.dtype for x in inputs] == [np.dtype(E4M3), np.dtype(E4M3), np.dtype(BF16)]
-    out = S.new_outputs(NumpyBackend(), [x.shape for x in inputs], case.param_dict, "e4m3")
+    out = S.new_outputs(operators.equip(NumpyBackend()), [x.shape for x in inputs], case.param_dict, "e4m3")
     assert out.dtype == np.dtype(BF16) and out.shape == (6, 5)
 
 
@@ -87,7 +87,7 @@ def test_output_dtypes_must_name_an_op_dtype():
 # -- the budget -----------------------------------------------------------------------------------------------------
 
 def _fp8_tensor_core(a: np.ndarray, b: np.ndarray, bits: int = 13, chunk: int = 32) -> np.ndarray:
-    """The accumulation the budget models (compute_ops' docstring): each MMA of ``chunk`` products adds them to the
+    """The accumulation the budget models (matmul's README.md): each MMA of ``chunk`` products adds them to the
     accumulator with every addend truncated ``bits`` significand bits below the largest of them."""
     a64, b64 = to_float64(a), to_float64(b)
     acc = np.zeros((a.shape[0], b.shape[1]))
@@ -196,10 +196,10 @@ def test_python_accepts_the_mix_and_other_ops_refuse_e4m3():
     dt, _ = check_call(S, [(4, 8), (8, 3), (4, 3)], ["e4m3", "e4m3", "bf16"], (4, 3), "bf16", {"beta": 1.0})
     assert dt.name == "e4m3"  # the row's dtype: the inputs'
     with pytest.raises(UnsupportedCase, match="copy does not define dtype e4m3; it supports f32, f16, bf16"):
-        check_call(CORE_SPECS["copy"], [(4,)], ["e4m3"], (4,), "e4m3", {})
+        check_call(operators.spec("copy"), [(4,)], ["e4m3"], (4,), "e4m3", {})
     with pytest.raises(InvalidArgumentError, match=r"dtype mismatch: out is bf16 but x is e4m3 \(mixed dtypes are not "
                                                    r"supported\)"):
-        check_call(CORE_SPECS["copy"], [(4,)], ["e4m3"], (4,), "bf16", {})
+        check_call(operators.spec("copy"), [(4,)], ["e4m3"], (4,), "bf16", {})
 
 
 def test_op_function_refuses_e4m3_for_copy():
@@ -215,7 +215,7 @@ def test_op_function_refuses_e4m3_for_copy():
 
 @pytest.mark.parametrize("case_set", ["smoke", "edge"])
 def test_numpy_backend_every_case_in_e4m3(case_set):
-    be = NumpyBackend()
+    be = operators.equip(NumpyBackend())
     for case in S.cases(case_set):
         result, _, out = run_checked(be, S, case, "e4m3", 31)
         assert result.ok, f"{case}: {result.message}"
@@ -225,7 +225,7 @@ def test_numpy_backend_every_case_in_e4m3(case_set):
 def test_numpy_backend_result_is_the_f32_sum_rounded_once_to_bf16():
     a, b = S.make_inputs(matmul_case(9, 10, 48), "e4m3", np.random.default_rng(5))
     out = np.empty((9, 10), BF16)
-    NumpyBackend().prepare("matmul", [a, b], out, {"alpha": -0.5})()
+    operators.equip(NumpyBackend()).prepare("matmul", [a, b], out, {"alpha": -0.5})()
     want = (np.float32(-0.5) * np.matmul(a.astype(np.float32), b.astype(np.float32))).astype(BF16)
     assert np.array_equal(out.view(np.uint16), want.view(np.uint16))
 

@@ -13,7 +13,9 @@ import oprt_core.ops as ops
 from oprt_core import cdecl
 from oprt_core.compiled import DeviceArray
 from oprt_core.errors import InvalidArgumentError, OverlapError
-from oprt_core.llm_ops import add_rms_norm_spec, norm_case, rms_norm_spec
+from oprt_core.operators.add_rms_norm import SPEC as add_rms_norm_spec
+from oprt_core.operators.rms_norm import SPEC as rms_norm_spec
+from oprt_core.operators.rms_norm import norm_case
 from oprt_core.spec import Budget, Case, OpSpec, Output, TensorCase
 
 S = add_rms_norm_spec

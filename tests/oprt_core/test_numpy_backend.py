@@ -12,8 +12,8 @@ import zlib
 import numpy as np
 import pytest
 
+from oprt_core import operators
 from oprt_core.backend import Availability, Backend, DeviceInfo, Event, Launcher
-from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, OprtError, UnknownNameError
 from oprt_core.numpy_backend import NumpyBackend, NumpyEvent
@@ -24,7 +24,7 @@ DTYPES = ("f32", "f16", "bf16")
 
 
 def _params():
-    for spec in CORE_OPS:
+    for spec in operators.specs("core"):
         for case_set in CASE_SETS:
             marks = [] if case_set not in ("large", "models") or RUN_LARGE else [
                 pytest.mark.skip(reason=f"{case_set} case set: set OPRT_TEST_LARGE=1 to run it")]
@@ -41,7 +41,7 @@ def seed_of(*parts: object) -> int:
 
 @pytest.fixture(scope="module")
 def backend() -> NumpyBackend:
-    return NumpyBackend()
+    return operators.equip(NumpyBackend())
 
 
 def run_case(be, spec, case, dtype, seed):
@@ -58,7 +58,7 @@ def run_case(be, spec, case, dtype, seed):
 
 @pytest.mark.parametrize(("op", "case_set", "case", "dtype"), list(_params()))
 def test_every_case(backend, op, case_set, case, dtype):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     assert backend.supports(op, dtype, case).ok
     inputs, params, _, out = run_case(backend, spec, case, dtype, seed_of(op, case_set, case.name, dtype))
     host = backend.to_host(out)
@@ -68,9 +68,9 @@ def test_every_case(backend, op, case_set, case, dtype):
     assert res.ok, f"{op}/{case_set}/{case.name}/{dtype}: {res.message}"
 
 
-@pytest.mark.parametrize("op", list(CORE_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("core")))
 def test_prepare_once_run_many(backend, op):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     case = spec.cases("smoke")[0]
     inputs, params, launcher, out = run_case(backend, spec, case, "f32", 1)
     assert isinstance(launcher, Launcher)
@@ -161,7 +161,7 @@ def test_discovery_methods(backend):
     info = backend.device_info()
     assert isinstance(info, DeviceInfo) and info.name and info.flavour.startswith("numpy-")
     assert set(info.to_dict()) >= {"name", "vendor", "memory_bytes", "l2_bytes", "sm_count", "flavour"}
-    for op in CORE_SPECS:
+    for op in operators.names("core"):
         for dtype in DTYPES:
             assert backend.supports(op, dtype).ok
     sup = backend.supports("conv2d", "f32")
@@ -185,13 +185,13 @@ def test_memory_methods(backend):
 
 
 def test_add_op_teaches_a_new_op():
-    be = NumpyBackend()
-    spec = CORE_SPECS["copy"]
+    be = operators.equip(NumpyBackend())
+    spec = operators.spec("copy")
     be.add_op(spec, lambda inputs, out, params: np.copyto(out, 2 * inputs[0]))
     out = be.empty((3,), "f32")
     be.prepare("copy", [np.ones(3, np.float32)], out, {})()
     np.testing.assert_array_equal(out, [2, 2, 2])
-    assert NumpyBackend().impls["copy"] is not be.impls["copy"]  # per instance, the core table is untouched
+    assert operators.equip(NumpyBackend()).impls["copy"] is not be.impls["copy"]  # per instance, the others untouched
 
 
 def test_cpu_name_is_a_public_helper():
@@ -200,4 +200,4 @@ def test_cpu_name_is_a_public_helper():
 
     name = cpu_name()
     assert isinstance(name, str) and name
-    assert NumpyBackend().device_info().name == name
+    assert operators.equip(NumpyBackend()).device_info().name == name

@@ -30,11 +30,11 @@ from oprt_core import (
     get_plugin_manager,
     hookimpl,
     numpy_plugin,
+    operators,
     ops,
 )
 from oprt_core.cabi import abi_version, include_dir
 from oprt_core.compiled import CLibraryImpl, CompiledBackend, DeviceArray, c_abi_impl, c_library
-from oprt_core.core_ops import CORE_SPECS
 from oprt_core.errors import OverlapError, ShapeError, UnsupportedCase
 
 pytest.importorskip("cffi")
@@ -229,7 +229,7 @@ def test_add_op_refusals(backend, negate_lib):
     with pytest.raises(InvalidArgumentError, match="has no C ABI"):
         backend.add_op(_negate_spec([Param("k", (float,), 1.0, "k")]), c_library(negate_lib))
     with pytest.raises(InvalidArgumentError, match="'copy' is one of oprt.h's"):
-        backend.add_op(CORE_SPECS["copy"], c_library(negate_lib))
+        backend.add_op(operators.spec("copy"), c_library(negate_lib))
     with pytest.raises(TypeError, match="it is not called"):
         c_library(negate_lib)()
     # registered again with c_abi_impl: the backend's own library then (it has no negate)

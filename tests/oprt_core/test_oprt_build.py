@@ -1,11 +1,12 @@
-"""oprt_build.py (the build helper the compiled backends' setup.py use): its environment knobs."""
+"""oprt_core.build (the build helper the compiled backends' setup.py use): its environment knobs, and the sources it
+finds."""
 
 from __future__ import annotations
 
 import pytest
 
+import oprt_core.build as oprt_build
 from oprt_core import cdecl
-from oprt_core.include import oprt_build
 
 
 def test_build_jobs_from_the_environment(monkeypatch):
@@ -125,3 +126,75 @@ def test_an_op_library_built_with_its_runtime_source(tmp_path, monkeypatch):
     with pytest.raises(oprt_build.BuildError, match="failed on oprt_op_runtime.c"):
         _run_op_library_build(tmp_path / "broken", lambda t, o: plan(t, o, ["-include", str(tmp_path / "gone.h")]),
                               monkeypatch)
+
+
+# -- the sources a GPU build compiles: every op folder's, found by globbing -------------------------------------------
+
+def _fake_core(root):
+    """A tree laid out as oprt-core: include/ (the HEADERS, oprt_shared/runtime.cu) and operators/<op>/."""
+    include = root / "include"
+    (include / oprt_build.SHARED_DIR).mkdir(parents=True)
+    for name in oprt_build.HEADERS:
+        (include / name).write_text(f"/* {name} */\n")
+    (include / oprt_build.SHARED_DIR / "runtime.cu").write_text("// runtime\n")
+    (include / oprt_build.SHARED_DIR / "common.cuh").write_text("// common\n")
+    for op in ("beta", "alpha"):
+        (root / "operators" / op).mkdir(parents=True)
+        (root / "operators" / op / f"{op}.cu").write_text(f"// {op}\n")
+        (root / "operators" / op / "plan.h").write_text(f"/* {op} */\n")
+        (root / "operators" / op / "numpy_impl.py").write_text("")
+    (root / "operators" / "alpha" / oprt_build.CUTE_DIR).mkdir()
+    (root / "operators" / "alpha" / oprt_build.CUTE_DIR / "alpha_sm90.cu").write_text("// sm90\n")
+    return include
+
+
+def test_kernel_sources_are_the_shared_runtime_and_every_op_folder(tmp_path):
+    include = _fake_core(tmp_path)
+    rel = lambda paths: [str(p.relative_to(tmp_path)) for p in paths]  # noqa: E731
+    assert rel(oprt_build.kernel_sources(include)) == [
+        "include/oprt_shared/runtime.cu", "operators/alpha/alpha.cu", "operators/beta/beta.cu"]
+    assert rel(oprt_build.cute_sources(include)) == ["operators/alpha/sm90/alpha_sm90.cu"]
+    deps = rel(oprt_build.kernel_headers(include))
+    assert "include/oprt_shared/common.cuh" in deps and "operators/beta/plan.h" in deps
+    (tmp_path / "operators" / "gamma").mkdir()  # a new op folder: built with no build file edited
+    (tmp_path / "operators" / "gamma" / "gamma.cu").write_text("// gamma\n")
+    assert "operators/gamma/gamma.cu" in rel(oprt_build.kernel_sources(include))
+    (tmp_path / "operators" / "gamma" / "alpha.cu").write_text("// another alpha.o\n")
+    with pytest.raises(oprt_build.BuildError, match="share the name 'alpha'"):
+        oprt_build.kernel_sources(include)
+
+
+def test_the_repository_builds_every_op_folder():
+    """This checkout's op folders each hold their kernel source, and kernel_sources() finds all of them."""
+    from pathlib import Path
+
+    from oprt_core import operators
+    from oprt_core.cabi import include_dir
+
+    found = {p.stem for p in oprt_build.kernel_sources(Path(include_dir()))}
+    assert set(operators.names()) | {"runtime"} == found
+
+
+def test_an_sdist_vendors_what_the_build_reads_and_finds_it_first(tmp_path, monkeypatch):
+    """vendor() lays build.py, the include folder and the op folders' C files out as in oprt-core, under _oprt_core/;
+    find_include_dir takes that copy before the checkout, and the vendored build.py loads on its own."""
+    import importlib.util
+    import sys
+
+    include = _fake_core(tmp_path / "core")
+    setup_dir = tmp_path / "pkg"
+    oprt_build.vendor(include, setup_dir / oprt_build.VENDOR_DIR)
+    dest = setup_dir / oprt_build.VENDOR_DIR
+    files = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+    assert files == sorted(["build.py", *(f"include/{h}" for h in oprt_build.HEADERS), "include/oprt_shared/common.cuh",
+                            "include/oprt_shared/runtime.cu", "operators/alpha/alpha.cu", "operators/alpha/plan.h",
+                            "operators/alpha/sm90/alpha_sm90.cu", "operators/beta/beta.cu", "operators/beta/plan.h"])
+    monkeypatch.delenv("OPRT_INCLUDE_DIR", raising=False)
+    assert oprt_build.find_include_dir(setup_dir, "oprt-x") == (dest / "include").resolve()
+    spec = importlib.util.spec_from_file_location("vendored_oprt_build", dest / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    assert [p.name for p in module.kernel_sources(dest / "include")] == ["runtime.cu", "alpha.cu", "beta.cu"]
+    with pytest.raises(oprt_build.BuildError, match="cannot find the oprt include folder"):
+        oprt_build.find_include_dir(tmp_path / "elsewhere", "oprt-x")

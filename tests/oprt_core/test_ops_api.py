@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oprt_core import hookimpl, ops
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import hookimpl, operators, ops
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError
 from oprt_core.plugins import Registry, get_plugin_manager
@@ -20,7 +19,7 @@ def rand(shape, dtype="f32", seed=0, low=-1.0, high=1.0):
 
 
 def assert_ok(op, out, inputs, dtype, **params):
-    res = CORE_SPECS[op].check(out, inputs, dtype, params)
+    res = operators.spec(op).check(out, inputs, dtype, params)
     assert res.ok, res.message
     assert out.dtype == get_dtype(dtype).numpy
 
@@ -101,7 +100,7 @@ def test_empty_tensors():
     for op, inputs, params in (("copy", [rand((0, 3))], {}), ("softmax", [rand((4, 0))], {}),
                                ("reduce_sum", [rand((0, 3))], {"axis": 0})):
         out = ops.run(op, inputs, params)
-        assert out.shape == CORE_SPECS[op].output_shape([x.shape for x in inputs], params)
+        assert out.shape == operators.spec(op).output_shape([x.shape for x in inputs], params)
     np.testing.assert_array_equal(ops.reduce_sum(rand((0, 3)), axis=0), np.zeros(3, np.float32))
 
 

@@ -10,12 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from oprt_core import hookimpl, ops
-from oprt_core.compute_ops import COMPUTE_OPS
-from oprt_core.core_ops import CORE_OPS
+from oprt_core import hookimpl, operators, ops
 from oprt_core.device_array import DeviceArray
 from oprt_core.errors import InvalidArgumentError, StrideError
-from oprt_core.llm_ops import LLM_OPS
 from oprt_core.plugins import Registry, get_plugin_manager
 
 ACCEPTED = "f32, f16 or bf16"
@@ -170,7 +167,7 @@ def test_every_op_function_has_a_docstring(name):
         assert "Raises" in doc and "InvalidArgumentError" in doc and "must be an array of f32, f16 or bf16" in doc
 
 
-_OP_FUNCTIONS = [spec.name for spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS)]
+_OP_FUNCTIONS = [spec.name for spec in operators.specs()]
 
 
 @pytest.mark.parametrize("name", _OP_FUNCTIONS)
@@ -181,7 +178,7 @@ def test_the_documented_dtype_error_is_the_one_raised(name):
     doc = getattr(ops, name).__doc__
     quoted = re.search(r"``(\w+: \w+ must be an array of [^`]+, got int32)``", doc)
     assert quoted, f"ops.{name}'s docstring quotes no dtype error"
-    spec = next(s for s in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS) if s.name == name)
+    spec = next(s for s in operators.specs() if s.name == name)
     bad = np.arange(6, dtype=np.int32).reshape(2, 3)
     args = [bad] + [np.ones((2, 3), np.float32)] * (spec.min_inputs - 1)
     with exact(quoted.group(1)):

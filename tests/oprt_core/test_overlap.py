@@ -9,9 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from oprt_core import hookimpl, ops
+from oprt_core import hookimpl, operators, ops
 from oprt_core.compiled import DeviceArray
-from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError, OverlapError
 from oprt_core.numpy_backend import NumpyBackend
@@ -49,12 +48,12 @@ def fresh_cache():
 
 
 def test_core_specs_declare_their_aliasing():
-    assert {name: spec.inplace for name, spec in CORE_SPECS.items()} == {
+    assert {spec.name: spec.inplace for spec in operators.specs("core")} == {
         "copy": ("x",), "relu": ("x",), "vector_add": ("a", "b"), "softmax": ("x",), "reduce_sum": ()}
 
 
 def test_inplace_must_name_inputs():
-    spec = CORE_SPECS["relu"]
+    spec = operators.spec("relu")
     with pytest.raises(InvalidArgumentError, match=r"relu: inplace names 'y', which are not inputs \(inputs: x\)"):
         OpSpec(name="relu", doc="", n_inputs=1, input_names=("x",), reference_fn=spec.reference_fn,
                bytes_fn=spec.bytes_fn, flops_fn=spec.flops_fn, budgets=spec.budgets, case_sets={}, inplace=("y",))
@@ -107,7 +106,7 @@ def test_numpy_interleaved_rows_that_share_no_byte_are_accepted():
     y = rand((4, 8))
     left = y[:, :4].copy()
     ops.relu(y[:, :4], out=y[:, 4:], negative_slope=0.5)
-    assert CORE_SPECS["relu"].check(y[:, 4:].copy(), [left], "f32", {"negative_slope": 0.5}).ok
+    assert operators.spec("relu").check(y[:, 4:].copy(), [left], "f32", {"negative_slope": 0.5}).ok
     np.testing.assert_array_equal(y[:, :4], left)
 
 
@@ -131,7 +130,7 @@ def test_numpy_disjoint_views_of_one_buffer_are_accepted(dtype):
     y = rand((8, 5), dtype, 2)
     top = y[:4].copy()
     ops.relu(y[:4], out=y[4:], negative_slope=0.5)
-    res = CORE_SPECS["relu"].check(y[4:], [top], dtype, {"negative_slope": 0.5})
+    res = operators.spec("relu").check(y[4:], [top], dtype, {"negative_slope": 0.5})
     assert res.ok, res.message
 
 
@@ -156,7 +155,7 @@ def test_numpy_exact_in_place_is_right(op, params, shapes, k, dtype):
     before = [x.copy() for x in inputs]
     out = ops.run(op, inputs, params, out=inputs[k])
     assert out is inputs[k]
-    res = CORE_SPECS[op].check(inputs[k], before, dtype, params)
+    res = operators.spec(op).check(inputs[k], before, dtype, params)
     assert res.ok, res.message
     assert not np.array_equal(inputs[k], before[k]) or op == "copy"
 
@@ -165,7 +164,7 @@ def test_numpy_vector_add_of_one_array_with_itself_in_place():
     a = rand((9, 11), "bf16", 3)
     before = a.copy()
     ops.vector_add(a, a, out=a)
-    res = CORE_SPECS["vector_add"].check(a, [before, before], "bf16")
+    res = operators.spec("vector_add").check(a, [before, before], "bf16")
     assert res.ok, res.message
 
 
@@ -175,7 +174,7 @@ def test_numpy_exact_in_place_of_a_strided_view():
     view = base.T
     before = view.copy()
     ops.softmax(view, axis=0, out=view)
-    res = CORE_SPECS["softmax"].check(view, [before], "f16", {"axis": 0})
+    res = operators.spec("softmax").check(view, [before], "f16", {"axis": 0})
     assert res.ok, res.message
 
 
@@ -194,7 +193,7 @@ def test_numpy_reduce_sum_in_place_is_refused():
 
 def test_numpy_backend_refuses_overlap_without_the_op_api():
     """prepare() and a prepared launcher's run() on other buffers check too (the benchmark harness's way in)."""
-    be = NumpyBackend()
+    be = operators.equip(NumpyBackend())
     x = rand(33)
     with pytest.raises(OverlapError, match=partial("copy", "x")):
         be.prepare("copy", [x[:-1]], x[1:], {})
@@ -218,12 +217,12 @@ def test_check_overlap_reads_any_array_interface():
     x = rand(10)
     for name in ("__array_interface__", "__cuda_array_interface__"):
         with pytest.raises(OverlapError, match=partial("copy", "x")):
-            check_overlap(CORE_SPECS["copy"], Iface(x[1:], name), [Iface(x[:-1], name)], "torch")
-        check_overlap(CORE_SPECS["copy"], Iface(x[5:], name), [Iface(x[:5], name)], "torch")
-        check_overlap(CORE_SPECS["copy"], Iface(x, name), [Iface(x, name)], "torch")  # exact
+            check_overlap(operators.spec("copy"), Iface(x[1:], name), [Iface(x[:-1], name)], "torch")
+        check_overlap(operators.spec("copy"), Iface(x[5:], name), [Iface(x[:5], name)], "torch")
+        check_overlap(operators.spec("copy"), Iface(x, name), [Iface(x, name)], "torch")  # exact
         with pytest.raises(OverlapError, match=not_in_place("reduce_sum")):
-            check_overlap(CORE_SPECS["reduce_sum"], Iface(x, name), [Iface(x, name)], "torch")
-    check_overlap(CORE_SPECS["copy"], object(), [x], "torch")  # no layout to judge by: not judged
+            check_overlap(operators.spec("reduce_sum"), Iface(x, name), [Iface(x, name)], "torch")
+    check_overlap(operators.spec("copy"), object(), [x], "torch")  # no layout to judge by: not judged
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,11 +315,11 @@ def test_c_refuses_the_same_memory_in_another_layout(host_raw):
     assert status == OVERLAP and re.fullmatch(other_layout("vector_add", "b"), msg), msg
 
 
-@pytest.mark.parametrize("op", list(CORE_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("core")))
 def test_c_allows_exact_in_place_as_the_spec_says(host_raw, op):
     """C (oprt_plan_*'s alias.inplace) and the Python spec (OpSpec.inplace) agree op by op, input by input."""
     ffi, lib = host_raw.ffi, host_raw.lib
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     shape = (6, 1) if op == "reduce_sum" else (6, 4)  # keepdims over an extent-1 axis: out has x's layout
     extra = {"copy": (), "relu": (0.5,), "vector_add": (), "softmax": (-1,), "reduce_sum": (-1, 1)}[op]
     for k, name in enumerate(spec.input_names):
@@ -390,7 +389,7 @@ def test_op_api_on_the_host_library(host_ops):
     np.testing.assert_array_equal(be.to_host(base), host)
     x = view(base, 0, (4097,))
     ops.relu(x, negative_slope=0.25, backend="host", out=x)
-    res = CORE_SPECS["relu"].check(be.to_host(base), [host], "f32", {"negative_slope": 0.25})
+    res = operators.spec("relu").check(be.to_host(base), [host], "f32", {"negative_slope": 0.25})
     assert res.ok, res.message
 
 
@@ -421,5 +420,5 @@ def test_fast_path_refuses_overlap_in_c(host_ops):
     np.testing.assert_array_equal(be.to_host(base), host)
     ops.relu(x, backend="host", out=out)
     ops.relu(x, backend="host", out=x)  # fast path (the layout is filed), in place
-    res = CORE_SPECS["relu"].check(be.to_host(x), [host[:n]], "f32", {"negative_slope": 0.0})
+    res = operators.spec("relu").check(be.to_host(x), [host[:n]], "f32", {"negative_slope": 0.0})
     assert res.ok, res.message

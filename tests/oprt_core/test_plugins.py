@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import oprt_core
-from oprt_core import builtin, hookimpl, hookspecs, numpy_plugin, ops
+from oprt_core import builtin, hookimpl, hookspecs, numpy_plugin, operators, ops
 from oprt_core.errors import OprtError, PluginLoadError, UnknownNameError
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.plugins import (
@@ -33,7 +33,7 @@ from oprt_core.plugins import (
 TESTS = Path(__file__).resolve().parents[1]
 FAKE_DIR = TESTS / "plugins" / "fake"
 # the built-in plugin "core" registers the five core ops, the model ops and the compute-bound ops
-CORE_OPS = ["copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "add_rms_norm", "layer_norm",
+BUILTIN_OPS = ["copy", "vector_add", "relu", "reduce_sum", "softmax", "rms_norm", "add_rms_norm", "layer_norm",
             "silu_mul", "cross_entropy", "rope", "matmul"]
 ENV_VARS = ("OPRT_DISABLE_PLUGIN_AUTOLOAD", "OPRT_PLUGINS", "OPRT_DISABLED_PLUGINS")
 
@@ -117,7 +117,7 @@ def test_real_entry_points_are_discovered():
     reg = Registry(get_plugin_manager())
     assert "testbackend" in reg.backends and reg.backends["testbackend"].name == "testbackend"
     assert "negate" in reg.ops
-    assert set(CORE_OPS) <= set(reg.ops)
+    assert set(BUILTIN_OPS) <= set(reg.ops)
     row = info(reg, "testbackend")
     assert row.distribution == "oprt-testplugin"
     assert row.version == metadata.version("oprt-testplugin")
@@ -182,7 +182,7 @@ def test_real_disable_autoload(monkeypatch):
     monkeypatch.setenv("OPRT_DISABLE_PLUGIN_AUTOLOAD", "1")
     reg = Registry(get_plugin_manager())
     assert [p.name for p in list_plugins(reg)] == ["core"]
-    assert reg.backends == {} and set(reg.ops) == set(CORE_OPS)
+    assert reg.backends == {} and set(reg.ops) == set(BUILTIN_OPS)
     monkeypatch.setenv("OPRT_PLUGINS", "numpy,testbackend")
     reg = Registry(get_plugin_manager())
     assert {p.name for p in list_plugins(reg)} == {"core", "numpy", "testbackend"}
@@ -195,7 +195,7 @@ def test_list_plugins_default_registry_rows():
     rows = list_plugins()  # the process-wide registry
     by_name = {r.name: r for r in rows}
     assert {"core", "numpy", "testbackend", "testbroken"} <= set(by_name)
-    assert by_name["core"].ops == CORE_OPS and by_name["core"].distribution == "oprt-core"
+    assert by_name["core"].ops == BUILTIN_OPS and by_name["core"].distribution == "oprt-core"
     assert by_name["core"].version == oprt_core.__version__
     assert by_name["numpy"].version == metadata.version("oprt-core")
 
@@ -207,7 +207,7 @@ def test_list_plugins_default_registry_rows():
 def test_fake_entry_points_discovery(fake_path):
     reg = fake_registry([NUMPY_EP, FAKE_GOOD])
     assert set(reg.backends) == {"numpy", "fakebackend"}
-    assert set(reg.ops) == set(CORE_OPS) | {"fake_double"}
+    assert set(reg.ops) == set(BUILTIN_OPS) | {"fake_double"}
     row = info(reg, "fakegood")
     assert row.backends == ["fakebackend"] and row.ops == ["fake_double"] and row.error is None
     assert row.distribution is None and row.version is None  # a bare EntryPoint has no distribution
@@ -228,7 +228,7 @@ def test_fake_failures_are_reported_while_others_load(fake_path):
     assert_load_error(info(reg, "fakebadname"), TypeError, "needs a non-empty str .name", None)
     # the good ones are untouched
     assert set(reg.backends) == {"numpy", "fakebackend"}
-    assert set(reg.ops) == set(CORE_OPS) | {"fake_double"}
+    assert set(reg.ops) == set(BUILTIN_OPS) | {"fake_double"}
     assert reg.owner[("op", "copy")] == "core" and reg.owner[("backend", "numpy")] == "numpy"
     assert reg.owner[("backend", "fakebackend")] == "fakegood"
     assert {e.name for e in reg.pm.load_errors} == {"fakebroken", "fakeraises", "fakedup", "fakesecond",
@@ -293,7 +293,7 @@ def test_disable_autoload_env(fake_path, monkeypatch, value):
     monkeypatch.setenv("OPRT_DISABLE_PLUGIN_AUTOLOAD", value)
     reg = fake_registry([NUMPY_EP, FAKE_GOOD, FAKE_BROKEN])
     assert [p.name for p in list_plugins(reg)] == ["core"]
-    assert reg.backends == {} and set(reg.ops) == set(CORE_OPS)
+    assert reg.backends == {} and set(reg.ops) == set(BUILTIN_OPS)
 
 
 def test_disable_autoload_with_explicit_plugins(fake_path, monkeypatch):
@@ -327,7 +327,7 @@ def test_list_plugins_rows(fake_path):
         assert d["error"] is None or (isinstance(d["error"], str) and row.name in d["error"])
     core = info(reg, "core").to_dict()
     assert core == {"name": "core", "distribution": "oprt-core", "version": oprt_core.__version__,
-                    "backends": [], "ops": CORE_OPS, "error": None}
+                    "backends": [], "ops": BUILTIN_OPS, "error": None}
     broken = info(reg, "fakebroken").to_dict()
     assert broken["error"].startswith("plugin 'fakebroken' failed to load: ImportError:")
 
@@ -373,7 +373,7 @@ def test_in_process_plugin(inproc_pm):
     assert pm.load_errors == []
     reg = Registry(pm)
     assert plugin.calls == ["ops", "backends"]  # each hook called once, ops first
-    assert set(reg.backends) == {"inproc"} and set(reg.ops) == set(CORE_OPS)
+    assert set(reg.backends) == {"inproc"} and set(reg.ops) == set(BUILTIN_OPS)
     row = info(reg, "inproc")
     assert (row.distribution, row.version, row.backends, row.ops) == ("in-process", "0", ["inproc"], [])
     x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
@@ -491,7 +491,8 @@ def test_register_impls_teaches_a_backend_of_another_plugin():
     reg = _impl_registry(ImplPlugin())
     be = reg.get_backend("numpy")
     assert be.supports("triple", "f32").ok
-    assert reg.impls == {("numpy", "triple"): _triple} and reg.unused_impls == {}
+    assert reg.impls[("numpy", "triple")] is _triple and reg.unused_impls == {}
+    assert {pair for pair in reg.impls if pair[1] not in operators.names()} == {("numpy", "triple")}
     assert reg.owner[("impl", "triple@numpy")] == "impl0"
     assert info(reg, "impl0").impls == ["triple@numpy"] and info(reg, "impl0").ops == ["triple"]
     x = np.arange(6, dtype=np.float32)
@@ -527,7 +528,7 @@ def test_register_impls_raising_hook_withdraws_everything_of_that_plugin():
     reg = _impl_registry(ImplPlugin(raises=True))
     row = info(reg, "impl0")
     assert_load_error(row, RuntimeError, "deliberate failure in oprt_register_impls", None)
-    assert row.impls == [] and "triple" not in reg.ops and reg.impls == {}
+    assert row.impls == [] and "triple" not in reg.ops and {op for _, op in reg.impls} == set(operators.names())
     assert not reg.get_backend("numpy").supports("triple", "f32").ok
 
 

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import operators
 from oprt_core.dtypes import DTYPES
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -98,7 +98,7 @@ def test_reduce_sum_vs_fsum(data):
     x = data.draw(arrays())
     axis = data.draw(axes(x.ndim, allow_none=True))
     keepdims = data.draw(st.booleans())
-    got = CORE_SPECS["reduce_sum"].reference([x], {"axis": axis, "keepdims": keepdims})
+    got = operators.spec("reduce_sum").reference([x], {"axis": axis, "keepdims": keepdims})
     assert_sums_close(got, fsum_reduce(x, axis, keepdims), x, axis, keepdims)
 
 
@@ -106,7 +106,7 @@ def test_reduce_sum_vs_fsum(data):
 @pytest.mark.parametrize("axis", [None, 0, 1, 2, -1, -2, -3])
 def test_reduce_sum_vs_fsum_fixed(axis, keepdims):
     x = np.random.default_rng(5).uniform(-1, 1, (4, 7, 9)).astype(np.float32)[:, ::-1, :]
-    got = CORE_SPECS["reduce_sum"].reference([x], {"axis": axis, "keepdims": keepdims})
+    got = operators.spec("reduce_sum").reference([x], {"axis": axis, "keepdims": keepdims})
     assert_sums_close(got, fsum_reduce(x, axis, keepdims), x, axis, keepdims)
 
 
@@ -115,12 +115,12 @@ def test_reduce_sum_catastrophic_cancellation_vs_fsum():
     x = np.array([1e16, 1.0, -1e16, 3.0, 1e-3], np.float64)
     want = fsum_reduce(x, None, False)
     assert float(want) == math.fsum([1e16, 1.0, -1e16, 3.0, 1e-3])
-    got = CORE_SPECS["reduce_sum"].reference([x], {"axis": None})
+    got = operators.spec("reduce_sum").reference([x], {"axis": None})
     assert_sums_close(got, want, x, None, False)
 
 
 def test_reduce_sum_empty_reductions_are_zero():
-    spec = CORE_SPECS["reduce_sum"]
+    spec = operators.spec("reduce_sum")
     x = np.empty((0, 5), np.float16)
     np.testing.assert_array_equal(spec.reference([x], {"axis": 0}), np.zeros(5))
     assert spec.reference([x], {"axis": -1}).shape == (0,)
@@ -134,7 +134,7 @@ def test_reduce_sum_empty_reductions_are_zero():
 
 @given(x=arrays())
 def test_copy_vs_loop(x):
-    got = CORE_SPECS["copy"].reference([x])
+    got = operators.spec("copy").reference([x])
     assert got.shape == x.shape and got.dtype == np.float64
     for idx in np.ndindex(x.shape):
         assert got[idx] == float(x[idx])
@@ -144,7 +144,7 @@ def test_copy_vs_loop(x):
 
 @given(x=arrays(), slope=st.one_of(st.just(0.0), st.just(0), st.floats(-2.0, 2.0, allow_nan=False)))
 def test_relu_vs_loop(x, slope):
-    got = CORE_SPECS["relu"].reference([x], {"negative_slope": slope})
+    got = operators.spec("relu").reference([x], {"negative_slope": slope})
     assert got.shape == x.shape
     for idx in np.ndindex(x.shape):
         v = float(x[idx])
@@ -153,7 +153,7 @@ def test_relu_vs_loop(x, slope):
 
 def test_relu_default_slope_zeroes_negatives():
     x = np.array([-3.0, -0.5, 0.25, 4.0], np.float32)
-    np.testing.assert_array_equal(CORE_SPECS["relu"].reference([x]), [0.0, 0.0, 0.25, 4.0])
+    np.testing.assert_array_equal(operators.spec("relu").reference([x]), [0.0, 0.0, 0.25, 4.0])
 
 
 # -------------------------------------------------------------------------------------------------
@@ -196,21 +196,21 @@ def broadcastable_pair(draw):
 @given(pair=broadcastable_pair())
 def test_vector_add_vs_broadcast_loop(pair):
     a, b = pair
-    got = CORE_SPECS["vector_add"].reference([a, b])
+    got = operators.spec("vector_add").reference([a, b])
     want = broadcast_loop(a, b)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)  # one float64 add of two narrower floats is exact
-    assert CORE_SPECS["vector_add"].output_shape([a.shape, b.shape], {}) == want.shape
+    assert operators.spec("vector_add").output_shape([a.shape, b.shape], {}) == want.shape
 
 
 def test_vector_add_broadcast_examples():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = np.array([10, 20, 30], np.float32)
-    np.testing.assert_array_equal(CORE_SPECS["vector_add"].reference([a, b]), broadcast_loop(a, b))
+    np.testing.assert_array_equal(operators.spec("vector_add").reference([a, b]), broadcast_loop(a, b))
     c = np.arange(3, dtype=np.float16).reshape(3, 1)
     d = np.arange(4, dtype=np.float16).reshape(1, 4)
-    assert CORE_SPECS["vector_add"].reference([c, d]).shape == (3, 4)
-    np.testing.assert_array_equal(CORE_SPECS["vector_add"].reference([c, d]), broadcast_loop(c, d))
+    assert operators.spec("vector_add").reference([c, d]).shape == (3, 4)
+    np.testing.assert_array_equal(operators.spec("vector_add").reference([c, d]), broadcast_loop(c, d))
 
 
 # -------------------------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ def _softmax_input(data, min_dims=1, low=-1.0, high=1.0):
 @given(data=st.data())
 def test_softmax_sums_to_one_and_is_a_distribution(data):
     x, axis = _softmax_input(data, low=-30.0, high=30.0)
-    y = CORE_SPECS["softmax"].reference([x], {"axis": axis})
+    y = operators.spec("softmax").reference([x], {"axis": axis})
     assert y.shape == x.shape
     if x.size:
         assert ((y >= 0) & (y <= 1)).all()
@@ -255,7 +255,7 @@ def test_softmax_sums_to_one_and_is_a_distribution(data):
 def test_softmax_shift_invariance(data, c):
     x, axis = _softmax_input(data)
     x64 = x.astype(np.float64)
-    spec = CORE_SPECS["softmax"]
+    spec = operators.spec("softmax")
     y = spec.reference([x64], {"axis": axis})
     y_shift = spec.reference([x64 + c], {"axis": axis})
     # x + c rounds by <= |c| * eps64, which moves each probability by about that, relatively
@@ -265,7 +265,7 @@ def test_softmax_shift_invariance(data, c):
 @given(data=st.data())
 def test_softmax_vs_direct_exp_sum_small_magnitudes(data):
     x, axis = _softmax_input(data, low=-5.0, high=5.0)
-    got = CORE_SPECS["softmax"].reference([x], {"axis": axis})
+    got = operators.spec("softmax").reference([x], {"axis": axis})
     np.testing.assert_allclose(got, softmax_rows_direct(x, axis), rtol=64 * EPS64, atol=0)
 
 
@@ -274,7 +274,7 @@ def test_softmax_large_magnitudes_do_not_overflow(dtype):
     hi = {"float32": 1000.0, "float16": 60000.0, "bfloat16": 1e30}[np.dtype(dtype).name]
     rng = np.random.default_rng(9)
     x = (rng.choice([-1.0, 1.0], (6, 50)) * rng.uniform(hi / 10, hi, (6, 50))).astype(dtype)
-    y = CORE_SPECS["softmax"].reference([x], {"axis": -1})
+    y = operators.spec("softmax").reference([x], {"axis": -1})
     assert np.isfinite(y).all()
     np.testing.assert_allclose(y.sum(axis=-1), 1.0, atol=1e-12)
     # the row maximum dominates: its probability is at least 1/n
@@ -282,7 +282,7 @@ def test_softmax_large_magnitudes_do_not_overflow(dtype):
 
 
 def test_softmax_row_of_one_and_empty():
-    spec = CORE_SPECS["softmax"]
+    spec = operators.spec("softmax")
     x = np.random.default_rng(1).uniform(-9, 9, (7, 1)).astype(np.float16)
     np.testing.assert_array_equal(spec.reference([x], {"axis": -1}), np.ones((7, 1)))
     assert spec.reference([np.empty((0, 5), np.float32)], {"axis": -1}).shape == (0, 5)
@@ -291,9 +291,9 @@ def test_softmax_row_of_one_and_empty():
 
 def test_softmax_known_values():
     x = np.log(np.array([[1.0, 2.0, 5.0], [1.0, 1.0, 2.0]], np.float32))
-    np.testing.assert_allclose(CORE_SPECS["softmax"].reference([x]), [[0.125, 0.25, 0.625], [0.25, 0.25, 0.5]],
+    np.testing.assert_allclose(operators.spec("softmax").reference([x]), [[0.125, 0.25, 0.625], [0.25, 0.25, 0.5]],
                                rtol=1e-6)
-    np.testing.assert_allclose(CORE_SPECS["softmax"].reference([x], {"axis": 0}).sum(axis=0), 1.0)
+    np.testing.assert_allclose(operators.spec("softmax").reference([x], {"axis": 0}).sum(axis=0), 1.0)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ def test_softmax_known_values():
 def test_references_are_float64_and_do_not_touch_inputs(data, op):
     x = data.draw(arrays(data.draw(array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=9))))
     before = x.copy()
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     params = {"axis": data.draw(axes(x.ndim, allow_none=op == "reduce_sum"))} if op in ("reduce_sum",
                                                                                         "softmax") else {}
     y = spec.reference([x], params)

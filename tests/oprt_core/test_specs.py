@@ -4,11 +4,12 @@ and error budgets that are tight enough to catch a wrong result."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from oprt_core.core_ops import CORE_OPS, CORE_SPECS
+from oprt_core import operators
 from oprt_core.dtypes import DTYPES, get_dtype
 from oprt_core.errors import InvalidArgumentError, UnknownNameError
 from oprt_core.spec import CASE_SETS, LAYOUTS, Case, TensorCase, format_shape, make_tensor, parse_shape
@@ -17,7 +18,7 @@ DT = list(DTYPES)
 
 
 def edge(op: str) -> list[Case]:
-    return CORE_SPECS[op].cases("edge")
+    return operators.spec(op).cases("edge")
 
 
 def axis_of(case: Case):
@@ -28,14 +29,14 @@ def axis_of(case: Case):
 # case sets
 
 
-def test_core_ops_and_case_set_names():
-    assert list(CORE_SPECS) == ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
+def test_core_op_names_and_case_set_names():
+    assert list(operators.names("core")) == ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
     assert CASE_SETS == ("smoke", "default", "large", "edge", "models")
 
 
-@pytest.mark.parametrize("op", list(CORE_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("core")))
 def test_every_op_has_the_four_case_sets(op):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     assert set(spec.case_sets) == set(CASE_SETS)
     assert spec.dtypes == ("f32", "f16", "bf16")
     assert set(spec.budgets) == set(DT)
@@ -54,7 +55,7 @@ def test_every_op_has_the_four_case_sets(op):
         spec.cases("huge")
 
 
-@pytest.mark.parametrize("op", list(CORE_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("core")))
 def test_edge_covers_sizes_and_layouts(op):
     cases = edge(op)
     sizes = [c.numel for c in cases]
@@ -114,7 +115,7 @@ def test_edge_softmax_rows_of_one_and_large_magnitudes():
     rng = np.random.default_rng(0)
     for c in large:
         for dtype in DT:
-            (x,) = CORE_SPECS["softmax"].make_inputs(c, dtype, rng)
+            (x,) = operators.spec("softmax").make_inputs(c, dtype, rng)
             x32 = x.astype(np.float32)
             with np.errstate(over="ignore"):
                 naive = np.exp(x32) if dtype != "f16" else np.exp(x)  # a naive exp overflows the dtype
@@ -162,7 +163,7 @@ def _expected_strides(t: TensorCase, itemsize: int) -> tuple[int, ...] | None:
 
 
 def _small_cases():
-    for spec in CORE_OPS:
+    for spec in operators.specs("core"):
         for case_set in ("smoke", "edge"):
             for c in spec.cases(case_set):
                 if c.numel <= 1 << 17:
@@ -172,7 +173,7 @@ def _small_cases():
 @pytest.mark.parametrize(("op", "case"), list(_small_cases()))
 @pytest.mark.parametrize("dtype", DT)
 def test_make_inputs_layouts_and_no_zeros(op, case, dtype):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     dt = get_dtype(dtype)
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(7))
     assert len(inputs) == len(case.inputs)
@@ -204,9 +205,9 @@ def test_make_tensor_each_layout(layout):
 
 
 def test_make_inputs_uniform_range_and_fresh_values():
-    case = CORE_SPECS["copy"].cases("smoke")[0]
-    a = CORE_SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(1))[0]
-    b = CORE_SPECS["copy"].make_inputs(case, "f32", np.random.default_rng(2))[0]
+    case = operators.spec("copy").cases("smoke")[0]
+    a = operators.spec("copy").make_inputs(case, "f32", np.random.default_rng(1))[0]
+    b = operators.spec("copy").make_inputs(case, "f32", np.random.default_rng(2))[0]
     assert -1.0 <= a.min() and a.max() <= 1.0
     assert (a < 0).any() and (a > 0).any()
     assert not np.array_equal(a, b)
@@ -242,15 +243,15 @@ def test_layout_validation():
     ("softmax", Case("softmax", "s", (TensorCase((0, 5)),), (("axis", -1),)), "f16", 0, 0),
 ])
 def test_bytes_and_flops(op, case, dtype, nbytes, flops):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     assert spec.bytes_moved(case, dtype) == nbytes
     assert spec.bytes_moved(case, get_dtype(dtype)) == nbytes
     assert spec.flops(case) == flops
 
 
-@pytest.mark.parametrize("op", list(CORE_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("core")))
 def test_bytes_scale_with_itemsize(op):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     for c in spec.cases("smoke") + spec.cases("edge"):
         b32, b16, bb16 = (spec.bytes_moved(c, d) for d in ("f32", "f16", "bf16"))
         assert b32 == 2 * b16 == 2 * bb16 >= 0
@@ -295,16 +296,16 @@ def test_format_shape():
 
 def _check_case(op: str) -> Case:
     return {
-        "copy": CORE_SPECS["copy"].cases("smoke")[0],
-        "vector_add": CORE_SPECS["vector_add"].cases("smoke")[1],
-        "relu": CORE_SPECS["relu"].cases("smoke")[-1],  # leaky
-        "reduce_sum": CORE_SPECS["reduce_sum"].cases("smoke")[0],
-        "softmax": CORE_SPECS["softmax"].cases("smoke")[0],
+        "copy": operators.spec("copy").cases("smoke")[0],
+        "vector_add": operators.spec("vector_add").cases("smoke")[1],
+        "relu": operators.spec("relu").cases("smoke")[-1],  # leaky
+        "reduce_sum": operators.spec("reduce_sum").cases("smoke")[0],
+        "softmax": operators.spec("softmax").cases("smoke")[0],
     }[op]
 
 
 def _setup(op: str, dtype: str, seed: int = 0):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     case = _check_case(op)
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
     params = spec.validate_params(case.param_dict)
@@ -312,7 +313,7 @@ def _setup(op: str, dtype: str, seed: int = 0):
     return spec, inputs, params, ref
 
 
-@pytest.mark.parametrize("op", list(CORE_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("core")))
 @pytest.mark.parametrize("dtype", DT)
 def test_reference_rounded_to_dtype_passes(op, dtype):
     spec, inputs, params, ref = _setup(op, dtype)
@@ -322,7 +323,7 @@ def test_reference_rounded_to_dtype_passes(op, dtype):
     assert spec.check(ref, inputs, dtype, params).ok
 
 
-@pytest.mark.parametrize("op", list(CORE_SPECS))
+@pytest.mark.parametrize("op", list(operators.names("core")))
 @pytest.mark.parametrize("dtype", DT)
 def test_one_element_just_outside_budget_fails(op, dtype):
     spec, inputs, params, ref = _setup(op, dtype)
@@ -346,7 +347,7 @@ def test_one_element_just_outside_budget_fails(op, dtype):
 def test_exact_ops_catch_one_ulp(dtype):
     dt = get_dtype(dtype)
     for op in ("copy", "relu"):
-        spec = CORE_SPECS[op]
+        spec = operators.spec(op)
         case = spec.cases("smoke")[0]  # relu's first smoke case has slope 0: exact
         inputs = spec.make_inputs(case, dtype, np.random.default_rng(3))
         out = spec.reference(inputs, case.param_dict).astype(dt.numpy)
@@ -361,7 +362,7 @@ def test_exact_ops_catch_one_ulp(dtype):
 @pytest.mark.parametrize("dtype", DT)
 @pytest.mark.parametrize("case_index", [0, 1, 2])  # axis -1, axis 0, axis None
 def test_reduce_sum_dropped_element_fails(dtype, case_index):
-    spec = CORE_SPECS["reduce_sum"]
+    spec = operators.spec("reduce_sum")
     case = spec.cases("smoke")[case_index]
     params = spec.validate_params(case.param_dict)
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(11))
@@ -385,7 +386,7 @@ def test_reduce_sum_dropped_element_fails(dtype, case_index):
 
 
 def test_check_reports_shape_nan_and_inf():
-    spec = CORE_SPECS["copy"]
+    spec = operators.spec("copy")
     x = np.array([1.0, -2.0, np.inf], np.float32)
     assert spec.check(x.copy(), [x], "f32").ok  # matching infinities are no error
     res = spec.check(x[:2], [x], "f32")
@@ -402,7 +403,7 @@ def test_check_reports_shape_nan_and_inf():
 def test_check_matches_nan_only_where_the_reference_is_nan():
     """A NaN input propagated (numpy and torch give NaN there) is exact; a NaN anywhere else still fails,
     and so does a finite value where the reference is NaN."""
-    spec = CORE_SPECS["softmax"]
+    spec = operators.spec("softmax")
     x = np.array([[0.5, np.nan, -1.0], [0.25, 1.0, -2.0]], np.float32)
     ref = spec.reference([x], {"axis": -1})
     assert np.isnan(ref[0]).all() and np.isfinite(ref[1]).all()
@@ -417,27 +418,26 @@ def test_check_matches_nan_only_where_the_reference_is_nan():
 
 
 def test_budgets_are_documented_and_ordered():
-    import oprt_core.core_ops as core_ops
-
-    doc = core_ops.__doc__ or ""
-    for op in CORE_SPECS:
-        assert f"- {op}:" in doc, f"the error budget of {op} lacks its reasoning"
+    folders = Path(__file__).resolve().parents[2] / "oprt_core" / "src" / "oprt_core" / "operators"
+    for op in operators.names():
+        readme = (folders / op / "README.md").read_text(encoding="utf-8")
+        assert "- Budget:" in readme or "Error budget" in readme, f"the error budget of {op} lacks its reasoning"
     for op in ("vector_add", "relu", "reduce_sum", "softmax"):
-        b = CORE_SPECS[op].budgets
+        b = operators.spec(op).budgets
         assert b["f32"].rtol < b["f16"].rtol < b["bf16"].rtol
 
 
 def test_custom_case():
-    c = CORE_SPECS["softmax"].custom_case((8, 100), {"axis": 0})
+    c = operators.spec("softmax").custom_case((8, 100), {"axis": 0})
     assert c.shape == (8, 100) and c.param_dict == {"axis": 0} and c.inputs[0].layout == "contiguous"
-    c = CORE_SPECS["vector_add"].custom_case([3, 4])
+    c = operators.spec("vector_add").custom_case([3, 4])
     assert [t.shape for t in c.inputs] == [(3, 4), (3, 4)] and c.name == "3x4"
-    c = CORE_SPECS["reduce_sum"].custom_case((3, 4), {"axis": None, "keepdims": True})
+    c = operators.spec("reduce_sum").custom_case((3, 4), {"axis": None, "keepdims": True})
     assert c.param_dict == {"axis": None, "keepdims": True}
-    c = CORE_SPECS["relu"].custom_case((5,), {"negative_slope": 0.2})
+    c = operators.spec("relu").custom_case((5,), {"negative_slope": 0.2})
     assert c.param_dict == {"negative_slope": 0.2}
     with pytest.raises(InvalidArgumentError, match="axis 2 is out of range"):
-        CORE_SPECS["softmax"].custom_case((8, 100), {"axis": 2})
+        operators.spec("softmax").custom_case((8, 100), {"axis": 2})
 
 
 # -------------------------------------------------------------------------------------------------
@@ -491,3 +491,23 @@ def test_op_function_of_optional_inputs_takes_them_as_keywords_defaulting_to_non
     assert ops._given((1, 2, None), 1, "axpby") == (1, 2) and ops._given((1, None, None), 1, "axpby") == (1,)
     with pytest.raises(InvalidArgumentError, match="axpby: an optional input is None while a later one is given"):
         ops._given((1, None, 3), 1, "axpby")
+
+
+def test_spec_declarations_are_checked():
+    kw = dict(name="op", doc="", n_inputs=2, input_names=("x", "i"), reference_fn=lambda x, i: x,
+              bytes_fn=lambda c, d: 0, flops_fn=lambda c: 0, budgets={}, case_sets={})
+    with pytest.raises(InvalidArgumentError, match="index_inputs names 'j', which are not inputs"):
+        OpSpec(**kw, index_inputs={"j": ("i64",)}, index_fn=lambda *a: None)
+    with pytest.raises(InvalidArgumentError, match="index input 'i' must declare dtypes of i32, i64"):
+        OpSpec(**kw, index_inputs={"i": ("f32",)}, index_fn=lambda *a: None)
+    with pytest.raises(InvalidArgumentError, match="need an index_fn"):
+        OpSpec(**kw, index_inputs={"i": ("i32", "i64")})
+    with pytest.raises(InvalidArgumentError, match="must be an index dtype"):
+        TensorCase((3,), dtype="f32")
+    spec = OpSpec(**kw, index_inputs={"i": ("i32", "i64")}, index_fn=lambda c, n, k, rng: np.arange(k))
+    case = spec.custom_case((4,))
+    for idt in ("i32", "i64"):
+        c = type(case)(case.op, case.name, (case.inputs[0], TensorCase((4,), dtype=idt)))
+        x, i = spec.make_inputs(c, "f16", np.random.default_rng(0))
+        assert x.dtype == np.float16 and i.dtype == INDEX_DTYPES[idt].numpy and list(i) == [0, 1, 2, 3]
+    assert spec.input_dtypes("i") == ("i32", "i64") and spec.input_dtypes("x") == tuple(DTYPES)

@@ -21,7 +21,7 @@ from gpu_helpers import (
 
 from oprt_core.cabi import abi_version
 
-KERNEL_FILES = ("elementwise.cu", "reduce.cu", "softmax.cu", "runtime.cu")
+KERNEL_FILES = ("copy.cu", "reduce_sum.cu", "softmax.cu", "runtime.cu")
 
 
 def test_package_imports_without_loading_the_extension(metax_pkg):

@@ -12,7 +12,7 @@ import pytest
 from gpu_helpers import check_torch_inputs, reuse_tests
 
 import oprt_core.ops as ops
-from oprt_core.core_ops import CORE_SPECS
+from oprt_core import operators
 
 MAPPING = {"nvidia_backend": "metax_backend", "nvidia_ext": "metax_ext", "nvidia_raw": "metax_raw"}
 
@@ -42,7 +42,7 @@ def test_cupy_inputs(metax_backend, rng):
     x_host = rng.uniform(-5, 5, (33, 1000)).astype("float32")
     out = ops.softmax(cp.asarray(x_host), backend="metax")
     got = cp.asnumpy(cp.asarray(out))
-    result = CORE_SPECS["softmax"].check(got, [x_host], "f32", {"axis": -1})
+    result = operators.spec("softmax").check(got, [x_host], "f32", {"axis": -1})
     assert result.ok, result.message
     s = ops.reduce_sum(cp.asarray(x_host).T, axis=0, backend="metax")
     np.testing.assert_allclose(cp.asnumpy(cp.asarray(s)).astype(np.float64), x_host.astype(np.float64).sum(1),

@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = ROOT / "oprt_metax" / "setup.py"
 INCLUDE = ROOT / "oprt_core" / "src" / "oprt_core" / "include"
-KERNELS = INCLUDE / "oprt_kernels"
+SHARED = INCLUDE / "oprt_shared"
+OPERATORS = INCLUDE.parent / "operators"
 DOC = ROOT / "docs" / "metax.md"
 FAKE_MACA = "/opt/maca-not-here"
 
@@ -36,7 +37,7 @@ def _plan(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
 
 def _symbolic(text: str, tmp_path: Path) -> list[str]:
     """The plan with the machine's paths replaced by the doc's variables."""
-    for real, var in ((str(KERNELS), "$KERNELS"), (str(INCLUDE), "$OPRT_INCLUDE"),
+    for real, var in ((str(SHARED), "$SHARED"), (str(OPERATORS), "$OPERATORS"), (str(INCLUDE), "$OPRT_INCLUDE"),
                       (str(tmp_path / "build"), "$BUILD"), (str(tmp_path / "out"), "$OUT"),
                       (FAKE_MACA, "$MACA_PATH"), ("mxcc unknown", "mxcc $MXCC_VERSION")):
         text = text.replace(real, var)
@@ -57,7 +58,7 @@ def test_mxcc_plan_is_what_the_doc_says(tmp_path):
     assert got == _doc_block()
     # the parts the issue names, spelled out
     compiles, link = got[:-1], got[-1]
-    assert len(compiles) == len(list(KERNELS.glob("*.cu")))
+    assert len(compiles) == len([*SHARED.glob("*.cu"), *OPERATORS.glob("*/*.cu")])
     for cmd in compiles:
         assert cmd.startswith("$MACA_PATH/mxgpu_llvm/bin/mxcc -x maca ")
         assert "-I$MACA_PATH/include" in cmd.split() and "-I$OPRT_INCLUDE" in cmd.split()
@@ -90,7 +91,7 @@ def test_shim_plan_uses_the_shim_header(tmp_path):
     cmds = [line.split() for line in proc.stdout.splitlines() if not line.startswith("#")]
     for cmd in cmds[:-1]:
         assert cmd[cmd.index("-x") + 1] == "cu"
-        assert cmd[cmd.index("-include") + 1].endswith("oprt_kernels/maca_cuda_shim.h")
+        assert cmd[cmd.index("-include") + 1].endswith("oprt_shared/maca_cuda_shim.h")
         assert "-DOPRT_VENDOR_MACA" in cmd and "-gencode" in cmd and "-cudart" in cmd
         assert cmd[cmd.index("-c") + 1].endswith(".cu")
 

@@ -19,14 +19,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "oprt_core" / "src" / "oprt_core" / "include"
-KERNELS = INCLUDE / "oprt_kernels"
+SHARED = INCLUDE / "oprt_shared"
 HERE = Path(__file__).resolve().parent
 
-pytestmark = pytest.mark.skipif(not KERNELS.is_dir(), reason="not run from a checkout")
+pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="not run from a checkout")
 
 # the MetaX build under nvcc, forced to 64 lanes
-WARP64_FLAGS = ["-std=c++17", "-arch=sm_90", "-x", "cu", "-include", str(KERNELS / "maca_cuda_shim.h"),
-                "-DOPRT_VENDOR_MACA", "-DOPRT_MACA_WARP64", f"-I{INCLUDE}", f"-I{KERNELS}"]
+WARP64_FLAGS = ["-std=c++17", "-arch=sm_90", "-x", "cu", "-include", str(SHARED / "maca_cuda_shim.h"),
+                "-DOPRT_VENDOR_MACA", "-DOPRT_MACA_WARP64", f"-I{INCLUDE}", f"-I{SHARED}"]
 
 # what the 64-lane build must see: the vendor's constants, and none of NVIDIA's capabilities
 PROBE = """
@@ -38,7 +38,7 @@ static_assert(!OPRT_HAS_PTX && !OPRT_HAS_PDL && !OPRT_HAS_CLUSTERS && !OPRT_HAS_
 
 
 def _nvcc() -> str:
-    import oprt_core.include.oprt_build as oprt_build  # noqa: PLC0415 - the shared build module
+    import oprt_core.build as oprt_build  # noqa: PLC0415 - the shared build module
 
     try:
         return oprt_build.find_nvcc()
@@ -54,7 +54,7 @@ def test_kernels_compile_with_64_lane_warps(tmp_path):
     nvcc = _nvcc()
     probe = tmp_path / "probe.cu"
     probe.write_text(PROBE, encoding="utf-8")
-    sources = [probe, *sorted(KERNELS.glob("*.cu"))]
+    sources = [probe, *sorted(SHARED.glob("*.cu")), *sorted((INCLUDE.parent / "operators").glob("*/*.cu"))]
     cmds = [[nvcc, *WARP64_FLAGS, "-c", str(src), "-o", str(tmp_path / (src.stem + ".o"))] for src in sources]
     jobs = min(len(cmds), os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -69,7 +69,7 @@ def test_warp_templates_on_emulated_32_and_64_lane_warps(tmp_path):
     if cxx is None:
         pytest.skip("no host C++ compiler")
     exe = tmp_path / "warp_emulation"
-    build = subprocess.run([cxx, "-std=c++17", "-O1", "-Wall", "-Wno-unknown-pragmas", f"-I{KERNELS}",
+    build = subprocess.run([cxx, "-std=c++17", "-O1", "-Wall", "-Wno-unknown-pragmas", f"-I{SHARED}",
                             str(HERE / "warp_emulation.cpp"), "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stdout + build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)

@@ -1,4 +1,4 @@
-// Runs the kernels' warp-level templates (oprt_kernels/oprt_warp.h) on the host, on emulated warps of 32 and 64
+// Runs the kernels' warp-level templates (oprt_shared/oprt_warp.h) on the host, on emulated warps of 32 and 64
 // lanes, and checks every lane's result. A lane is one call of the code under test; the warp runs its lanes one
 // after the other, repeatedly: shuffle number k of a pass returns what lane (lane ^ offset) passed to its shuffle
 // number k in the previous pass, until a pass changes no shuffled value (a lockstep warp's result: the values at

@@ -23,7 +23,7 @@ from gpu_helpers import (
 import oprt_nvidia
 from oprt_core.cabi import abi_version
 
-KERNEL_FILES = ("elementwise.cu", "reduce.cu", "softmax.cu", "runtime.cu")
+KERNEL_FILES = ("copy.cu", "reduce_sum.cu", "softmax.cu", "runtime.cu")
 
 
 def test_package_imports_without_loading_the_extension():
@@ -148,7 +148,7 @@ def test_load_extension_is_oprt_cores():
     ids=["16384sq-f16", "16384sq-bf16", "16384sq-f32", "8192sq-f32", "8192sq-f16", "8191x8192-f16"],
 )
 def test_reduce_sum_wide_columns_plan(nvidia_ext, nvidia_raw, tdesc, shape, dtype, splits):
-    """Axis 0 of rows of >= 2048 packs: long 1-D blocks (reduce.cu, kColWidePacks) where about two an SM get >= 512
+    """Axis 0 of rows of >= 2048 packs: long 1-D blocks (reduce_sum.cu, kColWidePacks) where about two an SM get >= 512
     rows each, run at about one an SM (kColWideUnroll), seen in the workspace (splits x columns partial sums). The
     H200's plan: 132 SMs, the library's figures without a device."""
     if nvidia_raw.availability().ok and nvidia_raw.device_properties()["sm_count"] != 132:
@@ -180,7 +180,7 @@ def test_reduce_sum_wide_columns_plan(nvidia_ext, nvidia_raw, tdesc, shape, dtyp
     ids=["f32-partial", "f16-partial", "f32-3d", "bf16-3d", "narrow", "wide"],
 )
 def test_reduce_sum_band_plan(nvidia_ext, nvidia_raw, tdesc, shape, axis, dtype, size):
-    """Which column reductions take reduce.cu's band tiles (kBandMinBytes, kBandMinPacks), seen in the workspace: fails
+    """Which column reductions take reduce_sum's band tiles (kBandMinBytes, kBandMinPacks), seen in the workspace: fails
     with the rule off (the 32 x 8 blocks' few chunks) or widened to every row width. The H200's 132 SMs."""
     if nvidia_raw.availability().ok and nvidia_raw.device_properties()["sm_count"] != 132:
         pytest.skip("the expected sizes are the H200's (132 SMs)")

@@ -1,4 +1,4 @@
-"""The CUTLASS matmul sources (oprt_kernels/sm90/*.cu: the dispatcher and f16, bf16, tf32, e4m3) compile, each alone
+"""The CUTLASS matmul sources (operators/matmul/sm90/*.cu: the dispatcher and f16, bf16, tf32, e4m3) compile, each alone
 with nvcc -c for sm_90a, where this machine has nvcc and the CUTLASS headers (oprt_build.cute_build: OPRT_CUTLASS_DIR,
 the nvidia-cutlass wheel, CUTLASS_PATH), and matmul.cu compiles against their header with OPRT_HAS_CUTE. No GPU needed.
 None spills registers (ptxas -v). CI's tox env installs no CUTLASS, so there it skips; compiling all five takes
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import oprt_core.build as oprt_build
 from oprt_core.cabi import include_dir
-from oprt_core.include import oprt_build
 
 
 def test_cutlass_sources_compile(tmp_path):
@@ -27,11 +27,11 @@ def test_cutlass_sources_compile(tmp_path):
     if not cute.enabled:
         pytest.skip(cute.summary)
     inc = Path(include_dir())
-    kernels = inc / oprt_build.KERNELS_DIR
-    base = [nvcc, *oprt_build.NVCC_FLAGS, "-DOPRT_HAS_CUTE=1", f"-I{inc}", f"-I{kernels}"]
+    shared, matmul = inc / oprt_build.SHARED_DIR, oprt_build.operators_dir(inc) / "matmul"
+    base = [nvcc, *oprt_build.NVCC_FLAGS, "-DOPRT_HAS_CUTE=1", f"-I{inc}", f"-I{shared}"]
     cmds = [[*base, *oprt_build.CUTE_NVCC_FLAGS, f"-I{cute.include}", "-c", str(src), "-o", str(tmp_path / src.stem)]
             for src in oprt_build.cute_sources(inc)]
-    cmds.append([*base, "-gencode", "arch=compute_90,code=sm_90", "-c", str(kernels / "matmul.cu"), "-o",
+    cmds.append([*base, "-gencode", "arch=compute_90,code=sm_90", "-c", str(matmul / "matmul.cu"), "-o",
                  str(tmp_path / "matmul")])
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(cmds)) as pool:
         runs = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True, timeout=1800), cmds))
@@ -170,9 +170,10 @@ def rule_driver(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rule")
     (tmp / "driver.cu").write_text(_DRIVER)
     exe = tmp / "rule"
-    kernels = inc / oprt_build.KERNELS_DIR
-    build = subprocess.run([nvcc, "-std=c++17", f"-I{inc}", f"-I{kernels}", str(tmp / "driver.cu"),
-                            str(kernels / oprt_build.CUTE_DIR / "matmul_sm90.cu"), "-o", str(exe)],
+    matmul = oprt_build.operators_dir(inc) / "matmul"
+    build = subprocess.run([nvcc, "-std=c++17", f"-I{inc}", f"-I{inc / oprt_build.SHARED_DIR}", f"-I{matmul}",
+                            str(tmp / "driver.cu"), str(matmul / oprt_build.CUTE_DIR / "matmul_sm90.cu"), "-o",
+                            str(exe)],
                            capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout + build.stderr
     return exe

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import oprt_core.errors as E
-from oprt_core.compute_ops import matmul_case
-from oprt_core.compute_ops import matmul_spec as MATMUL
 from oprt_core.device_array import DeviceArray
 from oprt_core.dtypes import DTYPES
+from oprt_core.operators.matmul import SPEC as MATMUL
+from oprt_core.operators.matmul import matmul_case
 
 
 def _run(b, case, dtype, rng, out_column_major=False):
@@ -143,7 +143,7 @@ def test_matmul_in_place_over_c_and_partial_overlap_refused(nvidia_backend, rng,
         b.prepare("matmul", [da, dw, c_view], out_view, params)()
 
 
-# ---- the CUTLASS sm_90 kernels (oprt_kernels/sm90/; built where the build found the CUTLASS headers) -------------
+# ---- the CUTLASS sm_90 kernels (operators/matmul/sm90/; built where the build found the CUTLASS headers) --------
 # nvidia only: tests/oprt_metax/test_metax_matmul.py leaves out every test_cutlass_* (CUTLASS_TESTS)
 
 @pytest.fixture

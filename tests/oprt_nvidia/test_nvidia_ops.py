@@ -15,12 +15,13 @@ from gpu_helpers import check_op_api_fast_path, check_torch_inputs, check_what_g
 
 import oprt_core.errors as E
 import oprt_core.ops as ops
+from oprt_core import operators
 from oprt_core.cdecl import c_abi_ops
 from oprt_core.compiled import DeviceArray
-from oprt_core.compute_ops import COMPUTE_SPECS
-from oprt_core.core_ops import CORE_OPS, CORE_SPECS
 from oprt_core.dtypes import DTYPES
-from oprt_core.llm_ops import LLM_SPECS, cross_entropy_case, norm_case, silu_mul_case
+from oprt_core.operators.cross_entropy import cross_entropy_case
+from oprt_core.operators.rms_norm import norm_case
+from oprt_core.operators.silu_mul import silu_mul_case
 from oprt_core.spec import as_outputs
 
 CASE_SETS = ("smoke", "default", "edge") + (("large",) if os.environ.get("OPRT_TEST_LARGE") == "1" else ())
@@ -45,7 +46,8 @@ def _cases():
     for spec in c_abi_ops():
         # the model ops' default sets (up to 134 M elements) are checked by the GPU suite's sweep, which runs every
         # case through the same check
-        sets = CASE_SETS if spec in CORE_OPS else tuple(c for c in CASE_SETS if c not in ("default", "large"))
+        sets = (CASE_SETS if spec in operators.specs("core")
+                else tuple(c for c in CASE_SETS if c not in ("default", "large")))
         for case_set in sets:
             for case in spec.cases(case_set):
                 for dtype in DTYPES:
@@ -58,7 +60,7 @@ def _cases():
 @pytest.mark.parametrize("op, case, dtype", list(_cases()))
 def test_case_sets(nvidia_backend, rng, op, case, dtype):
     assert nvidia_backend.supports(op, dtype, case)
-    result, *_ = run_case(nvidia_backend, {**CORE_SPECS, **LLM_SPECS, **COMPUTE_SPECS}[op], case, dtype, rng)
+    result, *_ = run_case(nvidia_backend, operators.spec(op), case, dtype, rng)
     assert result.ok, result.message
 
 
@@ -84,13 +86,13 @@ def _norm_path_cases():
 def test_model_op_paths(nvidia_backend, rng, case, dtype):
     import oprt_nvidia
 
-    result, *_ = run_case(nvidia_backend, LLM_SPECS[case.op], case, dtype, rng)
+    result, *_ = run_case(nvidia_backend, operators.spec(case.op), case, dtype, rng)
     assert result.ok, result.message
     kernel = oprt_nvidia.last_launch()
     prefix = {"silu_mul": "ew_", "add_rms_norm": "add_norm_"}.get(case.op, "norm_")
     assert kernel.startswith(prefix), kernel
     # the residual added in the rows path's load, for rows of whole 16-byte packs that fit a block's registers
-    # (norm.cu's kRowsMaxPacks: 8192 packs); longer rows take the generic kernel
+    # (norm.cuh's kRowsMaxPacks: 8192 packs); longer rows take the generic kernel
     packs, whole = divmod(case.shape[-1] * DTYPES[dtype].itemsize, 16)
     if case.op == "add_rms_norm" and case.inputs[0].layout == "contiguous" and whole == 0:
         assert kernel.startswith("add_norm_rows" if packs <= 8192 else "add_norm_generic"), kernel
@@ -101,7 +103,7 @@ def test_model_op_paths(nvidia_backend, rng, case, dtype):
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_add_rms_norm_in_place(nvidia_backend, rng, n, dtype):
     """vLLM's fused_add_rms_norm: out written over x and h over residual (and the other way round), on every path."""
-    b, spec = nvidia_backend, LLM_SPECS["add_rms_norm"]
+    b, spec = nvidia_backend, operators.spec("add_rms_norm")
     case = norm_case("add_rms_norm", (7, n))
     x, r, w = spec.make_inputs(case, dtype, rng)
     for out_over, h_over in ((0, 1), (1, 0)):
@@ -126,7 +128,7 @@ def test_add_rms_norm_refuses_overlapping_outputs(nvidia_backend, rng):
 @pytest.mark.gpu
 def test_silu_mul_packed_halves_and_in_place(nvidia_backend, rng):
     """One [..., 2d] tensor split in halves (strided views, nothing copied), and out = gate itself."""
-    b, spec = nvidia_backend, LLM_SPECS["silu_mul"]
+    b, spec = nvidia_backend, operators.spec("silu_mul")
     t = rng.uniform(-4, 4, (257, 2 * 1536)).astype(np.float32)
     dt = b.to_device(t)
     gate = DeviceArray(b, dt.ptr, (257, 1536), (3072, 1), "f32", dt.owner)
@@ -163,7 +165,7 @@ def _xent_path_cases():
 @pytest.mark.parametrize("case, kernel", list(_xent_path_cases()))
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_cross_entropy_paths(nvidia_backend, rng, case, kernel, dtype):
-    result, *_ = run_case(nvidia_backend, LLM_SPECS["cross_entropy"], case, dtype, rng)
+    result, *_ = run_case(nvidia_backend, operators.spec("cross_entropy"), case, dtype, rng)
     assert result.ok, result.message
     launched = nvidia_backend.last_launch()
     assert launched is None or launched == kernel, launched  # None: a backend that cannot say (metax)
@@ -178,7 +180,7 @@ def test_cross_entropy_ignored_and_out_of_range_rows(nvidia_backend):
     out = b.empty((4,), "f32")
     b.prepare("cross_entropy", [b.to_device(x), b.to_device(t)], out, {})()
     got = b.to_host(out)
-    ref = LLM_SPECS["cross_entropy"].reference([x, t])
+    ref = operators.spec("cross_entropy").reference([x, t])
     assert got[1] == 0.0 and np.isnan(got[2]) and np.allclose(got[[0, 3]], ref[[0, 3]], rtol=1e-5)
     mean = b.empty((), "f32")
     b.prepare("cross_entropy", [b.to_device(x), b.to_device(np.full(4, 3))], mean, {"ignore_index": 3,
@@ -209,7 +211,7 @@ EXTRA = [
 @pytest.mark.parametrize("dtype", list(DTYPES))
 @pytest.mark.parametrize("op, shapes, params", EXTRA, ids=[f"{o}-{s}-{p}" for o, s, p in EXTRA])
 def test_extra_layouts(nvidia_backend, rng, op, shapes, params, dtype):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     inputs = [rng.uniform(-1, 1, s).astype(DTYPES[dtype].numpy) for s in shapes]
     _check(nvidia_backend, spec, inputs, params, dtype)
 
@@ -220,7 +222,7 @@ def test_extra_layouts(nvidia_backend, rng, op, shapes, params, dtype):
                                       ("softmax", 1), ("copy", None), ("relu", None)])
 def test_permuted_views(nvidia_backend, rng, op, axis, dtype):
     """Transposed and reversed 3-d views: the canonical-layout paths."""
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     base = rng.uniform(-1, 1, (40, 33, 70)).astype(DTYPES[dtype].numpy)
     params = {"axis": axis} if op == "softmax" else {"axis": axis, "keepdims": False} if op == "reduce_sum" else {}
     for view in (base.transpose(2, 0, 1), base.transpose(1, 2, 0)[:, ::-1], base[::-1, :, ::2]):
@@ -271,7 +273,7 @@ MISALIGNED = [
 @pytest.mark.parametrize("op, shapes, params", MISALIGNED, ids=[m[0] + str(m[1][0]) for m in MISALIGNED])
 @pytest.mark.parametrize("offsets", [(1, 0), (3, 3), (0, 5), (7, 2)], ids=lambda o: f"in{o[0]}-out{o[1]}")
 def test_misaligned_views(nvidia_backend, rng, op, shapes, params, dtype, offsets):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     np_dtype = DTYPES[dtype].numpy
     params = spec.validate_params(params)
     host = [rng.uniform(-1, 1, s).astype(np_dtype) for s in shapes]
@@ -300,7 +302,7 @@ def test_misaligned_views(nvidia_backend, rng, op, shapes, params, dtype, offset
     ("softmax", [(33, 777)], {"axis": -1}),
 ])
 def test_descriptor_reuse_across_buffers(nvidia_backend, rng, op, shapes, params, dtype):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     np_dtype = DTYPES[dtype].numpy
     params = spec.validate_params(params)
     out_shape = spec.output_shape(shapes, params)
@@ -421,7 +423,7 @@ def test_cupy_inputs(nvidia_backend, rng, dtype):
     out = ops.softmax(x, backend="nvidia")
     got = cp.asarray(out)  # zero-copy through __cuda_array_interface__
     assert got.shape == x.shape
-    result = CORE_SPECS["softmax"].check(cp.asnumpy(got), [x_host], dtype.replace("float", "f"), {"axis": -1})
+    result = operators.spec("softmax").check(cp.asnumpy(got), [x_host], dtype.replace("float", "f"), {"axis": -1})
     assert result.ok, result.message
     # an output given as a cupy array is written in place, and strided cupy views work
     y = cp.empty_like(x[:, ::2])

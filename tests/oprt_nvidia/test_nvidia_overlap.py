@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 import oprt_core.ops as ops
-from oprt_core import get_registry
+from oprt_core import get_registry, operators
 from oprt_core.compiled import DeviceArray
-from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import get_dtype
 from oprt_core.errors import OverlapError
 
@@ -143,7 +142,7 @@ def test_exact_in_place_is_right(nvidia_backend, rng, op, params, shapes, k, dty
     """out = input k itself (device arrays, the op API): the result matches the float64 reference of the inputs
     as they were; twice, the second through the fast path."""
     be = _registered(nvidia_backend)
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     for attempt in range(2):
         hosts = [rng.uniform(-3, 3, s).astype(get_dtype(dtype).numpy) for s in shapes]
         dev = [be.to_device(h) for h in hosts]
@@ -166,6 +165,6 @@ def test_softmax_columns_in_place_on_a_transposed_view(nvidia_backend, rng, monk
         dev = be.to_device(host)
         x = _view(dev, 0, shape, (1, shape[0])) if transposed else dev  # x[a, b] = host[b, a]
         ops.softmax(x, axis=0, backend=be.name, out=x)
-        res = CORE_SPECS["softmax"].check(be.to_host(x), [host.T if transposed else host], "f32", {"axis": 0})
+        res = operators.spec("softmax").check(be.to_host(x), [host.T if transposed else host], "f32", {"axis": 0})
         assert res.ok, f"transposed={transposed}: {res.message}"
 

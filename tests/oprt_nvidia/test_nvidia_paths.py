@@ -42,8 +42,8 @@ import math
 import numpy as np
 import pytest
 
+from oprt_core import operators
 from oprt_core.compiled import DeviceArray
-from oprt_core.core_ops import CORE_SPECS
 from oprt_core.dtypes import DTYPES
 
 ALL_DTYPES = list(DTYPES)
@@ -58,7 +58,7 @@ def _launched(backend, expected, any_device=False):
     """The kernels the last op call launched (oprt_nvidia.last_launch, the launchers' note_launch names) are the ones
     the test was written for. any_device: the choice depends on layout and alignment only (contiguous packs or
     scalar tiles, the copy driver, transposed pairs), asserted on every GPU; otherwise it follows size rules worked out
-    for the H200 (reduce.cu's plan: 132 SMs of 2048 threads; the wide transposed pairs' waves; clusters of 16) and is
+    for the H200 (reduce_sum's plan: 132 SMs of 2048 threads; the wide transposed pairs' waves; clusters of 16) and is
     asserted there only, the results being checked on every device."""
     from oprt_nvidia import last_launch
 
@@ -69,7 +69,7 @@ def _launched(backend, expected, any_device=False):
 
 
 def _check(backend, op, inputs, params, dtype):
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     params = spec.validate_params(params)
     out = backend.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
     backend.fill_nan(out)
@@ -98,7 +98,7 @@ def _view(backend, base: DeviceArray, offset: int, shape) -> DeviceArray:
 
 def _check_offsets(backend, rng, op, shapes, params, dtype, in_off, out_off, scale=1.0):
     """Inputs start in_off (+k for input k) elements and the output out_off elements into their buffers."""
-    spec = CORE_SPECS[op]
+    spec = operators.spec(op)
     np_dtype = DTYPES[dtype].numpy
     params = spec.validate_params(params)
     host = [rng.uniform(-scale, scale, s).astype(np_dtype) for s in shapes]
@@ -151,7 +151,7 @@ def test_contig_misaligned(nvidia_backend, rng, monkeypatch, op, n, dtype, offse
               any_device=True)
 
 
-# contiguous copies of up to 64 MiB go to cudaMemcpyAsync (elementwise.cu kDriverCopyMaxBytes);
+# contiguous copies of up to 64 MiB go to cudaMemcpyAsync (copy.cu kDriverCopyMaxBytes);
 # OPRT_NVIDIA_COPY=kernel keeps them on the copy kernel: both, over tile edges and misaligned starts
 @pytest.mark.gpu
 @pytest.mark.parametrize("path", ["driver", "kernel"])
@@ -226,7 +226,7 @@ def test_transpose_pairs(nvidia_backend, rng, shape, offset, width, pairs, dtype
         cuda_interop=True,
     )
     for op, params in (("copy", {}), ("relu", {"negative_slope": 0.5})):
-        spec = CORE_SPECS[op]
+        spec = operators.spec(op)
         params = spec.validate_params(params)
         out = nvidia_backend.empty(host.shape, dtype)
         nvidia_backend.fill_nan(out)
@@ -539,7 +539,7 @@ def test_softmax_persistent_rows(nvidia_backend, rng, monkeypatch, rows, length,
     _check(nvidia_backend, "softmax", [x], {"axis": -1}, dtype)
     v = 4 if dtype == "f32" else 8
     _launched(nvidia_backend, "softmax_rows_persist" if length % v == 0 else "softmax_rows_persist_shift")
-    spec = CORE_SPECS["softmax"]
+    spec = operators.spec("softmax")
     params = spec.validate_params({"axis": -1})
     both = nvidia_backend.to_device(x)
     nvidia_backend.prepare("softmax", [both], both, params)()
@@ -769,7 +769,8 @@ def test_softmax_group_cols_views_and_repeats(nvidia_backend, rng):
         run.run([nvidia_backend.to_device(xh)], out)
         nvidia_backend.synchronize()
         got = nvidia_backend.to_host(out)
-        result = CORE_SPECS["softmax"].check(got, [xh], "f32", CORE_SPECS["softmax"].validate_params({"axis": 0}))
+        softmax = operators.spec("softmax")
+        result = softmax.check(got, [xh], "f32", softmax.validate_params({"axis": 0}))
         assert result.ok, result.message
 
 
@@ -877,7 +878,8 @@ def test_softmax_nan_block_reaches_the_whole_row(nvidia_backend, rng, shape, axi
     keep[nan_out] = False
     rest = got[keep].reshape(-1, shape[-1]) if axis == -1 else got[keep].reshape(shape[0], -1)
     ref_in = xt[keep].reshape(rest.shape)
-    result = CORE_SPECS["softmax"].check(rest, [ref_in], dtype, CORE_SPECS["softmax"].validate_params({"axis": axis}))
+    softmax = operators.spec("softmax")
+    result = softmax.check(rest, [ref_in], dtype, softmax.validate_params({"axis": axis}))
     assert result.ok, result.message
 
 
@@ -909,7 +911,7 @@ def test_softmax_cols_special_beside_negative_infinity(nvidia_backend, rng, monk
     assert np.isnan(got[:, [5, 12]]).all()
     keep = [c for c in range(shape[1]) if c not in (5, 12)]
     assert (got[2:, 9] == 0).all()
-    spec = CORE_SPECS["softmax"]
+    spec = operators.spec("softmax")
     result = spec.check(got[:, keep], [xt[:, keep]], dtype, spec.validate_params({"axis": 0}))
     assert result.ok, result.message
 
@@ -959,7 +961,7 @@ def test_reduce_paths(nvidia_backend, rng, shape, axis, path, path16, dtype):
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("pad", [0, 8, 1])
 def test_reduce_rows_whole_trips(nvidia_backend, rng, pad, dtype):
-    """Unsplit rows of whole 8192-element trips (reduce.cu, reduce_rows_trips_kernel: f32 rows of k x 8192 and 16-bit
+    """Unsplit rows of whole 8192-element trips (reduce_sum's reduce_rows_trips_kernel: f32 rows of k x 8192 and 16-bit
     rows of exactly 8192 from 16-byte aligned starts; longer 16-bit rows and rows of misaligned starts take the general
     kernel): 2 trips a row,
     a row stride `pad` elements wider (8: aligned; 1: f32 rows start misaligned), the rows reversed, an outer dim
@@ -977,7 +979,7 @@ def test_reduce_rows_whole_trips(nvidia_backend, rng, pad, dtype):
 @pytest.mark.parametrize("width", [1000, 8192, 8200])
 def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
     """16-bit rows of exactly 8192 elements from 16-byte aligned starts take reduce_rows_trips_kernel with each pack
-    summed across the warp on the tensor cores (reduce.cu, common.cuh warp_pack_sum: one mma a pack, B all ones, a
+    summed across the warp on the tensor cores (reduce_sum.cu, common.cuh warp_pack_sum: one mma a pack, B all ones, a
     quarter of the total taken after); the other widths here take the general kernel beside it: a warp a row (1000)
     and a row stride one element wider than the row (8200 columns of a 8201-wide buffer: row r starts 2r bytes past
     a 16-byte boundary, mod 16). NaN; +inf; +inf beside -inf in one mma (columns 3 and 11: A's row 8 of the warp's
@@ -999,7 +1001,7 @@ def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
     tiny = 2.0 ** -24 if dtype == "f16" else 2.0 ** -133
     x[5] = tiny * rng.integers(1, 8, width)
     xt = base.astype(np_dtype)[:, :width]
-    spec = CORE_SPECS["reduce_sum"]
+    spec = operators.spec("reduce_sum")
     params = spec.validate_params({"axis": -1, "keepdims": False})
     be = nvidia_backend
     out = be.to_device(np.full((rows,), 7.0, np_dtype))
@@ -1023,7 +1025,7 @@ def test_reduce_rows_tensor_core_sums(nvidia_backend, rng, dtype, width):
 @pytest.mark.parametrize("outer", [(), (3,)], ids=["2d", "3d"])
 def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
     """Rows of >= 2048 packs with >= 512 rows for each of ~2 blocks an SM take 1-D column blocks in long chunks at
-    ~1 block an SM, 16 rows in flight a thread (reduce.cu, kColWidePacks, kColWideUnroll): ~540 MB, a partial column
+    ~1 block an SM, 16 rows in flight a thread (reduce_sum.cu, kColWidePacks, kColWideUnroll): ~540 MB, a partial column
     tile (2050 packs) and a short last chunk; with an outer dim (3, 5501 rows: 4 chunks of 1376 rows on 132 SMs) and
     without (16411 rows: 8 chunks of 2052)."""
     inner = 8200 if dtype == "f32" else 16400
@@ -1038,7 +1040,7 @@ def test_reduce_wide_columns(nvidia_backend, rng, outer, dtype):
 @pytest.mark.parametrize("case", ["full", "partial", "3d", "strided"])
 def test_reduce_band_columns(nvidia_backend, rng, case, dtype):
     """Column reductions of >= 128 MiB that the 1-D wide blocks do not take read in band-ordered tiles of 128 rows x
-    16 packs and a finishing kernel (reduce.cu, kBandMinBytes; reduce_cols.cuh, reduce_cols_band_kernel): whole
+    16 packs and a finishing kernel (reduce_sum.cu, kBandMinBytes; reduce_cols.cuh, reduce_cols_band_kernel): whole
     tiles and bands (8192^2); a partial last band and a partial column tile (f32 8000 x 8200, 16-bit 8257 x 8200:
     2050 / 1025 packs, not a multiple of 16); an outer dim (3 x 2731 x 8200); a row stride wider than the row and the
     rows reversed (a column slice of 8192^2 out of 8192 x 8200). Twice each: the same bits both times (the partial
@@ -1053,7 +1055,7 @@ def test_reduce_band_columns(nvidia_backend, rng, case, dtype):
         x, axis = rng.uniform(-1, 1, (3, 2731, 8200)).astype(np_dtype), 1
     else:
         x, axis = rng.uniform(-1, 1, (8192, 8200)).astype(np_dtype)[::-1, :8192], 0
-    spec = CORE_SPECS["reduce_sum"]
+    spec = operators.spec("reduce_sum")
     params = spec.validate_params({"axis": axis, "keepdims": False})
     be = nvidia_backend
     xd = be.to_device(np.ascontiguousarray(x) if case != "strided" else x.base)

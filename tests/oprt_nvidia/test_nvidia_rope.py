@@ -10,8 +10,8 @@ import pytest
 
 from oprt_core.compiled import DeviceArray
 from oprt_core.dtypes import DTYPES
-from oprt_core.llm_ops import ROPE_STYLES, rope_case
-from oprt_core.llm_ops import rope_spec as ROPE
+from oprt_core.operators.rope import ROPE_STYLES, rope_case
+from oprt_core.operators.rope import SPEC as ROPE
 
 
 def _run(b, case, dtype, rng, in_place=False):

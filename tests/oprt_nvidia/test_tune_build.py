@@ -15,7 +15,7 @@ HARNESSES = ("elementwise", "reduce", "softmax", "launch_cost")
 
 
 def test_every_tune_harness_builds_with_the_library_sources(tmp_path):
-    import oprt_core.include.oprt_build as oprt_build  # noqa: PLC0415 - the shared build module
+    import oprt_core.build as oprt_build  # noqa: PLC0415 - the shared build module
 
     try:
         nvcc = oprt_build.find_nvcc()

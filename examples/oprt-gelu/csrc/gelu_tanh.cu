@@ -13,7 +13,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "oprt_entry.h"  // OPRT_DEFINE_OP and the checks it makes; oprt_validate.h's plans
+#include "oprt_entry.h"  // OPRT_DEFINE_OP and the checks it makes; the built-in ops' plans (oprt_plan_copy)
 #include "oprt_gelu_tanh.h"
 
 namespace {

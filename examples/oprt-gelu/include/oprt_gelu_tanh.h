@@ -57,6 +57,7 @@ oprt_status_t oprt_destroy_gelu_tanh_descriptor(oprt_gelu_tanh_descriptor_t desc
     }                                                                                                             \
     oprt_status_t oprt_gelu_tanh(oprt_gelu_tanh_descriptor_t desc, void *workspace, size_t workspace_size,        \
                                  void *out, const void *x, oprt_stream_t stream) {                                \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                             \
         OPRT_CHECK_NOT_NULL(desc);                                                                                \
         const void *ins_[1] = {x};                                                                                \
         static const char *const names_[1] = {"x"};                                                               \

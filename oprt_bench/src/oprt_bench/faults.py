@@ -43,7 +43,7 @@ class StickyError:
 
 
 # the codes CUDA documents as leaving the process unusable, and the uncorrectable ECC and NVLink errors; the
-# same list as gpu_error_is_sticky() in oprt_kernels/runtime.cu
+# same list as gpu_error_is_sticky() in oprt_shared/runtime.cu
 STICKY_ERRORS: tuple[StickyError, ...] = (
     StickyError("uncorrectable ECC error", 214, "cudaErrorECCUncorrectable", "CUDA_ERROR_ECC_UNCORRECTABLE",
                 "uncorrectable ECC error encountered"),

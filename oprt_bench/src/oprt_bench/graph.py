@@ -214,10 +214,9 @@ def _installed(module: str) -> bool:
 
 def runtime_for(backend: Any) -> tuple[Callable[[], Any] | None, str]:
     """``(make the runtime, "")`` for a backend whose launches a CUDA graph can capture, else ``(None, why not)``."""
+    from oprt_core.baselines.cupy_backend import CupyBackend
+    from oprt_core.baselines.torch_backend import TorchBackend
     from oprt_core.compiled import CompiledBackend
-
-    from .baselines.cupy_backend import CupyBackend
-    from .baselines.torch_backend import TorchBackend
 
     name = getattr(backend, "name", type(backend).__name__)
     if isinstance(backend, TorchBackend):

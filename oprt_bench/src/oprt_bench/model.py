@@ -96,7 +96,7 @@ class BackendEntry:
 class WorkerSource:
     """How a worker process gets its backend: ``entrypoints`` (rebuild the registry in the worker),
     ``pickle`` (a pickled copy of the backend object) or ``class`` (its pickled class, called without
-    arguments: a factory)."""
+    arguments: a factory; the built-in ops' implementations for it are then handed to it, as a registry does)."""
 
     backend: str
     kind: str
@@ -104,7 +104,7 @@ class WorkerSource:
 
     def load(self) -> tuple[Any, Any]:
         """(backend, registry the op specs are read from), in the worker."""
-        from oprt_core import get_registry
+        from oprt_core import get_registry, operators
         from oprt_core.plugins import Registry, get_plugin_manager
 
         if self.kind == "entrypoints":
@@ -112,7 +112,7 @@ class WorkerSource:
             return registry.get_backend(self.backend), registry
         assert self.payload is not None
         obj = pickle.loads(self.payload)
-        backend = obj() if self.kind == "class" else obj
+        backend = operators.equip(obj()) if self.kind == "class" else obj
         return backend, Registry(get_plugin_manager(load_entrypoints=False))
 
 

@@ -42,9 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from oprt_core.compute_ops import COMPUTE_SPECS
-from oprt_core.core_ops import CORE_SPECS
-from oprt_core.llm_ops import LLM_SPECS
+from oprt_core import operators
 
 from .calibrate import Calibration, TimerCheck, calibrate, timer_check
 from .errors import one_line
@@ -86,7 +84,8 @@ def worker_source(registry: Any, name: str, op_names: list[str]) -> WorkerSource
     if default:
         return WorkerSource(name, "entrypoints")
     # the built-in ops (core, model and compute-bound ops) are in every worker's registry
-    missing = [op for op in op_names if op not in CORE_SPECS and op not in LLM_SPECS and op not in COMPUTE_SPECS]
+    builtin = operators.names()
+    missing = [op for op in op_names if op not in builtin]
     if missing:
         return f"ops {', '.join(missing)} are not built-in ops and the registry is not the installed one"
     backend = registry.get_backend(name)

@@ -1,15 +1,21 @@
-"""The built-in plugin: the five core ops, the model ops (:mod:`oprt_core.llm_ops`) and the compute-bound ops
-(:mod:`oprt_core.compute_ops`). The numpy backend is a separate entry point."""
+"""The built-in plugin: the built-in ops (:mod:`oprt_core.operators`, one folder each) and their implementations
+for the numpy backend and the baselines. The backends themselves come from other entry points (numpy's from
+:mod:`oprt_core.numpy_plugin`, the baselines' from oprt_bench's plugins); an implementation whose backend is not
+registered is not used, and not listed in ``Registry.unused_impls``."""
 
 from __future__ import annotations
 
-from .compute_ops import COMPUTE_OPS
-from .core_ops import CORE_OPS
+from . import operators
 from .hookspecs import hookimpl
-from .llm_ops import LLM_OPS
 
 
 @hookimpl
 def oprt_register_ops(register) -> None:
-    for spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS):
+    for spec in operators.specs():
         register(spec)
+
+
+@hookimpl
+def oprt_register_impls(register) -> None:
+    for backend, op, impl in operators.implementations():
+        register(backend, op, impl)

@@ -11,14 +11,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from . import build as oprt_build
 from .errors import AbiMismatchError
-from .include import oprt_build
 
 __all__ = ["include_dir", "cdef", "abi_version", "check_abi", "load_extension", "STATUS_NAMES"]
 
 
 def include_dir() -> str:
-    """The folder holding oprt.h and the header-only validation oprt_validate.h."""
+    """The folder holding oprt.h and the header-only validation oprt_validate.h (and oprt_entry.h, which includes the
+    op folders' plans from ``../operators``: compile against this folder where it lies, not a copy of it alone)."""
     return str(Path(__file__).resolve().parent / "include")
 
 

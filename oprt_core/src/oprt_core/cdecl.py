@@ -35,8 +35,8 @@ from typing import Any
 from .errors import InvalidArgumentError
 from .spec import OpSpec
 
-__all__ = ["entry_points", "prototypes", "ops_region", "header", "entry_macro", "entry_header", "c_params",
-           "c_abi_ops", "OPS_BEGIN", "OPS_END", "main"]
+__all__ = ["entry_points", "prototypes", "ops_region", "header", "entry_macro", "entry_header", "plan_includes",
+           "for_each_op", "c_params", "c_abi_ops", "OPS_BEGIN", "OPS_END", "main"]
 
 OPS_BEGIN = "/* OPRT_OPS_BEGIN */"
 OPS_END = "/* OPRT_OPS_END */"
@@ -116,7 +116,7 @@ def ops_region(specs: Iterable[OpSpec]) -> str:
 
 def header(specs: Iterable[OpSpec], guard: str) -> str:
     """A header declaring third-party ops' entry points, to include after oprt.h: C and C++, its declarations
-    between OPRT_CDEF markers (``oprt_build.parse_cdef`` reads them for cffi)."""
+    between OPRT_CDEF markers (``oprt_core.build.parse_cdef`` reads them for cffi)."""
     specs = list(specs)
     body = "\n".join(prototypes(s) for s in specs)
     return ("/* Generated from the op specs by oprt_core.cdecl (python -m oprt_core.cdecl --header); edit the specs,\n"
@@ -210,6 +210,7 @@ def entry_macro(spec: OpSpec) -> str:
         *workspace_fn,
         *_signature(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size", "void *out",
                              *(f"const void *{i}" for i in ins), "oprt_stream_t stream"]),
+        "        OPRT_ENTRY_LAUNCH_PROLOGUE();",
         "        OPRT_CHECK_NOT_NULL(desc);",
         f"        const void *ins_[{n}] = {{{inames}}};",
         f"        static const char *const names_[{n}] = {{{quoted}}};",
@@ -259,6 +260,7 @@ def _entry_macro_outputs(spec: OpSpec) -> str:
         *_signature(launch, [f"{desc_t} desc", "void *workspace", "size_t workspace_size",
                              *(f"void *{o}" for o in outs), *(f"const void *{i}" for i in ins),
                              "oprt_stream_t stream"]),
+        "        OPRT_ENTRY_LAUNCH_PROLOGUE();",
         "        OPRT_CHECK_NOT_NULL(desc);",
         f"        void *const outs_[{m}] = {{{onames}}};",
         f"        const void *ins_[{n}] = {{{inames}}};",
@@ -291,10 +293,10 @@ ENTRY_PREAMBLE = """/*
  * `out` (add_rms_norm: out, h); its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
  * An optional input (matmul's c) left out is a NULL tensor in create (plan_fn gets NULL and decides what that
  * means) and a pointer the launch checks do not look at (launch_fn gets it as given, NULL from oprt_core).
- * plan_fn validates (the oprt_plan_<op> of oprt_validate.h) and fills the state, a plain struct copied by value and
- * freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor, its create, workspace
- * size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and the aliasing the op
- * declares (oprt_check_launch) before calling launch_fn.
+ * plan_fn validates (the op's oprt_plan_<op>, from its folder's plan.h, included below) and fills the state, a plain
+ * struct copied by value and freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor,
+ * its create, workspace size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and
+ * the aliasing the op declares (oprt_check_launch) before calling launch_fn.
  */
 #ifndef OPRT_ENTRY_H_
 #define OPRT_ENTRY_H_
@@ -303,14 +305,58 @@ ENTRY_PREAMBLE = """/*
 
 #include "oprt_validate.h"
 
-#define OPRT_DEFINE_OP(op, State, plan_fn, launch_fn) OPRT_DEFINE_OP_##op(State, plan_fn, launch_fn)
+/* Run first in every launch the macros define, before its checks, so that it runs for a call they refuse too: a
+ * backend may define it, before or after including this header, to reset per-call state (the GPU kernels' note of
+ * the call's launches: common.cuh). Nothing by default. */
+#ifndef OPRT_ENTRY_LAUNCH_PROLOGUE
+#define OPRT_ENTRY_LAUNCH_PROLOGUE() ((void)0)
+#endif
+
+"""
+
+ENTRY_MACRO = """#define OPRT_DEFINE_OP(op, State, plan_fn, launch_fn) OPRT_DEFINE_OP_##op(State, plan_fn, launch_fn)
 
 """
 
 
+def _operators_dir() -> Path:
+    return Path(__file__).resolve().parent / "operators"
+
+
+def plan_includes(specs: Iterable[OpSpec], operators_dir: Path | None = None) -> str:
+    """The ``#include`` lines of oprt_entry.h for the ops' plans: ``operators/<op>/plan.h`` (the op's
+    ``oprt_plan_<op>``) of each op whose folder has one, relative to the include folder (its sibling)."""
+    folder = _operators_dir() if operators_dir is None else Path(operators_dir)
+    found = [s.name for s in specs if (folder / s.name / "plan.h").is_file()]
+    if not found:
+        return ""
+    lines = "".join(f'#include "../operators/{op}/plan.h"\n' for op in found)
+    return "/* each op's oprt_plan_<op> (oprt_core/operators/<op>/plan.h) */\n" + lines + "\n"
+
+
+def for_each_op(specs: Iterable[OpSpec]) -> str:
+    """``OPRT_FOR_EACH_OP(X)``: ``X(<op>)`` for each op, in order, so that C code doing one thing for every op (a
+    skeleton library defining each as unsupported) names none by hand."""
+    items = [f"X({s.name})" for s in specs]
+    lines, line = [], "#define OPRT_FOR_EACH_OP(X)"
+    for item in items:
+        if len(line) + 1 + len(item) > _WIDTH - 2:
+            lines.append(line)
+            line = "    " + item
+        else:
+            line += " " + item
+    lines.append(line)
+    return ("/* Every op of oprt.h, in its order: OPRT_FOR_EACH_OP(X) is X(<op>) for each (with OPRT_DEFINE_OP: the\n"
+            " * same entry points for all of them, as docs/how-to-add-a-backend.md's skeleton does). */\n"
+            + " \\\n".join(lines) + "\n\n")
+
+
 def entry_header(specs: Iterable[OpSpec]) -> str:
-    """oprt_entry.h: :func:`entry_macro` of each op."""
-    return ENTRY_PREAMBLE + "\n".join(entry_macro(s) for s in specs) + "\n#endif /* OPRT_ENTRY_H_ */\n"
+    """oprt_entry.h: the ops' plan headers (:func:`plan_includes`), :func:`for_each_op` and :func:`entry_macro` of
+    each op."""
+    specs = list(specs)
+    return (ENTRY_PREAMBLE + plan_includes(specs) + for_each_op(specs) + ENTRY_MACRO
+            + "\n".join(entry_macro(s) for s in specs) + "\n#endif /* OPRT_ENTRY_H_ */\n")
 
 
 def _c_int32(value: int, what: str) -> int:
@@ -344,12 +390,11 @@ def c_params(spec: OpSpec, params: Mapping[str, Any]) -> tuple:
 # -- the command line: keep oprt.h's region and third-party headers in step with the specs ----------------------
 
 def c_abi_ops() -> tuple[OpSpec, ...]:
-    """The ops of oprt.h's C ABI, in its order: the core ops, the model ops, then the compute-bound ops."""
-    from .compute_ops import COMPUTE_OPS
-    from .core_ops import CORE_OPS
-    from .llm_ops import LLM_OPS
+    """The ops of oprt.h's C ABI, in its order: the built-in ops (:mod:`oprt_core.operators`) in listing order (the
+    core ops, the model ops, then the compute-bound ops)."""
+    from . import operators
 
-    return (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS)
+    return operators.specs()
 
 
 def _oprt_h() -> Path:

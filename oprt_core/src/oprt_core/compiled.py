@@ -42,7 +42,6 @@ from . import errors as E
 from .backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from .cabi import STATUS_NAMES, abi_version, cdef, check_abi
 from .cdecl import OPS_BEGIN, OPS_END, c_abi_ops, c_params, entry_points, prototypes
-from .core_ops import OPRT_AXIS_ALL
 from .device_array import BF16_TYPESTR, DeviceArray, RawBuffer, contiguous_strides, element_span
 from .dlpack import KDL_CUDA
 from .dtypes import DTYPES, DType, dtype_of, get_dtype
@@ -54,6 +53,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCase,
 )
+from .operators._shared import OPRT_AXIS_ALL
 from .spec import as_outputs
 
 __all__ = ["DeviceArray", "CompiledBackend", "CompiledLauncher", "CompiledEvent", "STATUS_EXCEPTIONS",
@@ -223,7 +223,7 @@ class CompiledLauncher:
         self._args = self._make_args(self.inputs, output)
         self._cast = ffi.cast
         self._null = ffi.NULL
-        # oprt_ptrs_<op> (API-mode extensions built by oprt_build): the launch with integer pointers
+        # oprt_ptrs_<op> (API-mode extensions built by oprt_core.build): the launch with integer pointers
         self._fn_ptrs = fn_ptrs
         self._ws_int = workspace.ptr if workspace is not None else 0
 

@@ -59,7 +59,7 @@ def oprt_register_backends(register: Callable[[Backend], None]) -> None:
 def oprt_register_ops(register: Callable[[OpSpec], None]) -> None:
     """Register extra operator specifications.
 
-    The five core ops come from the built-in plugin the same way.
+    The built-in ops (:mod:`oprt_core.operators`) come from the built-in plugin the same way.
 
     :param register: call ``register(spec)`` once per
         :class:`oprt_core.spec.OpSpec`; its name must not be taken already.
@@ -72,13 +72,15 @@ def oprt_register_impls(register: Callable[[str, str, Any], None]) -> None:
 
     This is how an op package (one that registers an ``OpSpec`` through
     ``oprt_register_ops``) runs on pure-Python backends it does not own, e.g.
-    ``gelu_tanh`` on ``numpy`` and ``triton``. After every plugin's ops and
+    ``gelu_tanh`` on ``numpy`` and ``triton``; the built-in ops' own
+    implementations (numpy's, the baselines') come the same way. After every plugin's ops and
     backends are registered, the registry hands each implementation to its
     backend by calling the backend's optional method ``add_op(spec, impl)``
     (:meth:`oprt_core.numpy_backend.NumpyBackend.add_op` is one). An
     implementation whose backend or op is not registered, or whose backend has
     no ``add_op``, is not an error: it is listed in ``Registry.unused_impls``
-    with the reason, and the backend keeps reporting the op as unsupported.
+    with the reason (except the built-in plugin's for a backend not
+    registered), and the backend keeps reporting the op as unsupported.
 
     Must be cheap: pass a plain callable and import heavy modules (a kernel
     compiler, a device runtime) inside it, on its first call.

@@ -3,7 +3,7 @@
 Each entry is named ``<model>/<tensor>`` after the public configuration it comes from (the Hugging Face
 repository's ``config.json`` field, or the architecture's paper), with the token or batch count as a last part
 where one tensor is swept over several (``llama3-8b/vocab/4096tok``, ``vit-b16/attn/b128``). The op specs turn
-them into cases (:mod:`oprt_core.core_ops`); a third-party op may use them too.
+them into cases (:mod:`oprt_core.operators`); a third-party op may use them too.
 
 Widths are the configs' own, many of them not powers of two (50257, 151936, 3584, 18944, 77, 197, 577).
 Row counts are realistic uses: 1-8 tokens (decoding), 128-512 (a short prompt), 4096 (a long prompt or a

@@ -48,18 +48,16 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .compute_ops import COMPUTE_OPS, COMPUTE_SPECS
-from .core_ops import CORE_OPS, CORE_SPECS
+from . import operators
 from .device_array import DeviceArray
 from .dlpack import host_view
 from .dtypes import DTYPES
 from .errors import BackendUnavailable, InvalidArgumentError
-from .llm_ops import LLM_OPS, LLM_SPECS
 from .plugins import Registry, get_registry
 from .spec import empty_output
 from .validate import check_overlap
 
-__all__ = ["run", *CORE_SPECS, *LLM_SPECS, *COMPUTE_SPECS, "clear_cache"]
+__all__ = ["run", *operators.names(), "clear_cache"]
 
 _CACHE_SIZE = 256
 _cache: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()  # key -> (backend, launcher)
@@ -725,34 +723,24 @@ def _call_doc_outputs(spec: Any) -> Callable[[_F], _F]:
     return _call_doc(spec, False, aliasing)
 
 
-for _spec in (*CORE_OPS, *LLM_OPS, *COMPUTE_OPS):
+# the built-in ops' functions, made from their specs; an op folder's ``api(functions)``, where it has one, makes the
+# function from the generated ones (rms_norm's ``residual`` argument), looking them up in this module's namespace
+for _spec in operators.specs():
     globals()[_spec.name] = _op_function(_spec)
-del _spec
-
-_rms_norm_alone = globals()["rms_norm"]
-
-
-def rms_norm(x: Any, weight: Any, eps: float = LLM_SPECS["rms_norm"].params[0].default, residual: Any = None, *,
-             backend: str = "numpy", out: Any | None = None) -> Any:
-    """``residual`` None: rms_norm (below); else the fused residual form, :func:`add_rms_norm` ``(x, residual,
-    weight, eps)``, which returns ``(out, h)`` with ``h = x + residual`` (``out``: a tuple of two arrays)."""
-    if residual is None:
-        return _rms_norm_alone(x, weight, eps, backend=backend, out=out)
-    return add_rms_norm(x, residual, weight, eps, backend=backend, out=out)  # type: ignore[name-defined]  # noqa: F821
-
-
-rms_norm.__doc__ = (_rms_norm_alone.__doc__ or "").replace(
-    "        eps: a finite float >= 0 added to the mean of squares.\n",
-    "        eps: a finite float >= 0 added to the mean of squares.\n"
-    "        residual: None, or an array of ``x``'s dtype and shape: then the fused residual form, ``add_rms_norm(x,\n"
-    "            residual, weight, eps)``, returning ``(out, h)`` with ``h = x + residual`` (``out`` a tuple of two\n"
-    "            arrays).\n", 1)
+for _spec in operators.specs():
+    _api = getattr(operators.module(_spec.name), "api", None)
+    if _api is not None:
+        _fn = _api(globals())
+        _fn.__module__, _fn.__qualname__ = __name__, _spec.name
+        globals()[_spec.name] = _fn
+        del _fn
+del _spec, _api
 
 _plugin_functions: dict[str, tuple[Any, Callable[..., Any]]] = {}  # op -> (its spec, its function)
 
 
 def __getattr__(name: str) -> Callable[..., Any]:
-    """``ops.<op>`` of a plugin's op (``ops.gelu_tanh``), made from its spec on first use, as the core ops'
+    """``ops.<op>`` of a plugin's op (``ops.gelu_tanh``), made from its spec on first use, as the built-in ops'
     are."""
     if name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -233,21 +233,33 @@ class Registry:
                 info.impls.append(f"{op}@{backend}")
 
     def _apply_impls(self) -> None:
-        """Hand each collected impl to its backend's optional ``add_op(spec, impl)``; never raises."""
+        """Hand each collected impl to the optional ``add_op(spec, impl)`` of the backends it is for: those whose
+        ``impl_name`` (default: their name) is the impl's backend name, so a variant registered under a name of its
+        own (a subclass of the numpy backend, ``torch-cpu``) runs its base's implementations; never raises. The
+        built-in plugin offers its ops' implementations for every backend it knows (numpy, the baselines): one whose
+        backend is not installed or not loaded is simply not used, not listed in ``unused_impls``."""
+        targets: dict[str, list[tuple[str, Any]]] = {}
+        for name, be in self.backends.items():
+            targets.setdefault(getattr(be, "impl_name", name), []).append((name, be))
         for (backend, op), impl in self.impls.items():
-            be, spec = self.backends.get(backend), self.ops.get(op)
-            if be is None:
-                self.unused_impls[(backend, op)] = f"backend {backend!r} is not registered"
-            elif spec is None:
+            found, spec = targets.get(backend, []), self.ops.get(op)
+            if not found:
+                if self.owner.get(("impl", f"{op}@{backend}")) != BUILTIN_PLUGIN_NAME:
+                    self.unused_impls[(backend, op)] = f"backend {backend!r} is not registered"
+                continue
+            if spec is None:
                 self.unused_impls[(backend, op)] = f"op {op!r} is not registered"
-            elif not callable(getattr(be, "add_op", None)):
-                self.unused_impls[(backend, op)] = (f"backend {backend!r} ({type(be).__name__}) has no "
-                                                    "add_op(spec, impl): it takes no implementations from plugins")
-            else:
+                continue
+            for name, be in found:
+                if not callable(getattr(be, "add_op", None)):
+                    self.unused_impls[(backend, op)] = (f"backend {name!r} ({type(be).__name__}) has no add_op(spec, "
+                                                        "impl): it takes no implementations from plugins")
+                    continue
                 try:
                     be.add_op(spec, impl)
                 except Exception as exc:  # noqa: BLE001 - the op stays unsupported on that backend
-                    self.unused_impls[(backend, op)] = f"{type(be).__name__}.add_op raised {type(exc).__name__}: {exc}"
+                    self.unused_impls[(backend, op)] = (f"{type(be).__name__}.add_op raised {type(exc).__name__}: "
+                                                        f"{exc}")
 
     def _withdraw(self, plugin: str, info: PluginInfo) -> None:
         for kind, name in [key for key, owner in self.owner.items() if owner == plugin]:

@@ -4,8 +4,8 @@ An :class:`OpSpec` holds the op's params (validated), its float64 numpy referenc
 bytes moved and flops as functions of a :class:`Case`, a per-dtype error budget,
 and named case sets (``smoke``, ``default``, ``large``, ``edge``; optionally ``models``, shapes of published
 models from :mod:`oprt_core.model_shapes`). Specs are
-registered through the ``oprt_register_ops`` hook; the five core ops live in
-:mod:`oprt_core.core_ops`.
+registered through the ``oprt_register_ops`` hook; the built-in ops live in
+:mod:`oprt_core.operators`, one folder each.
 """
 
 from __future__ import annotations

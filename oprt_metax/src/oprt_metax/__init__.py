@@ -1,10 +1,10 @@
 """oprt-metax: the MetaX backend ``metax`` of oprt.
 
-The shared kernel sources implementing oprt.h (``oprt_kernels/*.cu`` of oprt_core's include folder, with
-vendor_maca.h) are compiled during ``pip install``
+The shared kernel sources implementing oprt.h (oprt_core's ``operators/*/*.cu`` and ``include/oprt_shared/*.cu``,
+with vendor_maca.h) are compiled during ``pip install``
 into ``liboprt_metax.so`` and wrapped by the cffi extension ``oprt_metax._oprt_metax``, in one of two
 flavours (OPRT_METAX_TOOLCHAIN): ``mxcc`` (MetaX GPUs, MACA runtime) or ``nvcc-shim`` (the same sources
-built by nvcc through oprt_kernels/maca_cuda_shim.h, running on NVIDIA GPUs; reported as such everywhere). The backend
+built by nvcc through oprt_shared/maca_cuda_shim.h, running on NVIDIA GPUs; reported as such everywhere). The backend
 object is oprt_core's generic ``CompiledBackend``; :mod:`oprt_metax.plugin` registers it. Importing this
 package is cheap: the compiled extension loads on first use.
 """

@@ -1,8 +1,8 @@
 """oprt-nvidia: the CUDA backend ``nvidia`` of oprt.
 
-The shared kernel sources implementing oprt.h (``oprt_kernels/`` of oprt_core's include folder, with
-vendor_cuda.h) are compiled by nvcc into ``liboprt_nvidia.so`` during ``pip install`` and wrapped by the cffi extension
-``oprt_nvidia._oprt_nvidia``. The backend object itself is oprt_core's generic
+The shared kernel sources implementing oprt.h (oprt_core's ``operators/*/*.cu`` and ``include/oprt_shared/*.cu``,
+with vendor_cuda.h) are compiled by nvcc into ``liboprt_nvidia.so`` during ``pip install`` and wrapped by the cffi
+extension ``oprt_nvidia._oprt_nvidia``. The backend object itself is oprt_core's generic
 ``CompiledBackend``; :mod:`oprt_nvidia.plugin` registers it. Importing this package is
 cheap: the compiled extension loads on first use.
 """
@@ -47,7 +47,7 @@ def last_launch() -> str:
     ``"reduce_rows_trips"``, ``"reduce_cols_band+reduce_cols_band_finish"`` (a second kernel after ``+``),
     ``"cudaMemcpyAsync"``; ``"none"`` where the call launched nothing (an empty tensor, a call refused before its
     launch). For tests that must reach a particular kernel, and for a developer asking which one ran
-    (the C function ``oprt_nvidia_last_launch``, oprt_kernels/runtime.cu; the names are in oprt_kernels/*.cu's
+    (the C function ``oprt_nvidia_last_launch``, oprt_shared/runtime.cu; the names are in the kernel sources'
     ``note_launch``).
     """
     from oprt_core.compiled import raise_for_status

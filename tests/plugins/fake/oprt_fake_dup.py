@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from oprt_core import hookimpl
-from oprt_core.core_ops import copy_spec
 from oprt_core.numpy_backend import NumpyBackend
+from oprt_core.operators.copy import SPEC as copy_spec
 
 
 @hookimpl

@@ -1,7 +1,7 @@
 """TileLangBackend: backend ``tilelang``, the five core ops as TileLang kernels on torch tensors.
 
 Memory, events, cache flushing and device facts are torch's: the backend subclasses
-:class:`oprt_bench.baselines.TorchBackend` and overrides discovery, ``supports`` and ``prepare``.
+:class:`oprt_core.baselines.TorchBackend` and overrides discovery, ``supports`` and ``prepare``.
 Planning (shape classes, kernel keys, the kernel column) is :mod:`oprt_tilelang.layout`, pure Python;
 the kernel factories are :mod:`oprt_tilelang.kernels`, imported at the first compilation.
 
@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from oprt_bench.baselines import (
+from oprt_core import Availability, DeviceInfo, InvalidArgumentError, Support, UnknownNameError, get_dtype, operators
+from oprt_core.baselines import (
     NEGATIVE_STRIDES,
     Launcher,
     TorchBackend,
@@ -34,14 +35,15 @@ from oprt_bench.baselines import (
     tensor_dtype_name,
     tensor_layout,
 )
-from oprt_core import Availability, DeviceInfo, InvalidArgumentError, Support, UnknownNameError, get_dtype
-from oprt_core.core_ops import CORE_SPECS
 from oprt_core.errors import UnsupportedCase
 from oprt_core.validate import check_output_layout
 
 from .layout import TL_DTYPES, KernelKey, Plan, cache_dir, contiguous_strides, kernel_text, plan_call
 
 __all__ = ["TileLangBackend", "TileLangLauncher", "find_nvcc", "case_support"]
+
+#: the core ops by name: the ops this backend runs
+_SPECS = {s.name: s for s in operators.specs("core")}
 
 
 def find_nvcc() -> str | None:
@@ -65,7 +67,7 @@ def case_support(op: str, dtype: str, case: Any, sm_count: int = 132) -> Support
     inputs = list(getattr(case, "inputs", ()))
     if any(t.layout == "reversed" for t in inputs):
         return Support(False, NEGATIVE_STRIDES)
-    spec = CORE_SPECS[op]
+    spec = _SPECS[op]
     shapes = [tuple(t.shape) for t in inputs]
     try:
         params = spec.validate_params(case.param_dict, shapes)
@@ -91,6 +93,8 @@ class TileLangLauncher(Launcher):
 
 class TileLangBackend(TorchBackend):
     """TileLang kernels for every core op; torch for memory, events and device facts."""
+
+    impl_name = "tilelang"  # its own kernels: the torch baseline's implementations are not its
 
     def __init__(self, device: str = "cuda") -> None:
         super().__init__(device)
@@ -146,9 +150,9 @@ class TileLangBackend(TorchBackend):
         return info
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in CORE_SPECS:
+        if op not in _SPECS:
             return Support(False, f"tilelang backend has no implementation of {op!r} (it runs the core ops: "
-                                  f"{', '.join(CORE_SPECS)})")
+                                  f"{', '.join(_SPECS)})")
         try:
             dt = get_dtype(dtype)
         except (InvalidArgumentError, UnknownNameError) as exc:
@@ -182,8 +186,8 @@ class TileLangBackend(TorchBackend):
     # -- ops ----------------------------------------------------------------------------
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
         torch = self._require()
-        if op not in CORE_SPECS:
-            raise UnknownNameError("op of the tilelang backend", op, CORE_SPECS)
+        if op not in _SPECS:
+            raise UnknownNameError("op of the tilelang backend", op, _SPECS)
         inputs = list(inputs)
         _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
         self._check_tensors(op, inputs, output)

@@ -1,7 +1,7 @@
 """TritonBackend: backend ``triton``, the five core ops as Triton kernels on torch tensors.
 
 Memory, events, cache flushing and device facts are torch's: the backend subclasses
-:class:`oprt_bench.baselines.TorchBackend` (``to_device`` keeps a host view's shape,
+:class:`oprt_core.baselines.TorchBackend` (``to_device`` keeps a host view's shape,
 strides, offset and zero strides) and overrides discovery, ``supports`` and ``prepare``. Kernels are
 in :mod:`oprt_triton.kernels`, imported by the first ``prepare``.
 
@@ -26,7 +26,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from oprt_bench.baselines import (
+from oprt_core import Availability, DeviceInfo, InvalidArgumentError, Support, UnknownNameError, get_dtype, operators
+from oprt_core.baselines import (
     NEGATIVE_STRIDES,
     Launcher,
     TorchBackend,
@@ -34,14 +35,15 @@ from oprt_bench.baselines import (
     tensor_dtype_name,
     tensor_layout,
 )
-from oprt_core import Availability, DeviceInfo, InvalidArgumentError, Support, UnknownNameError, get_dtype
-from oprt_core.core_ops import CORE_SPECS
 from oprt_core.errors import UnsupportedCase
 from oprt_core.validate import check_call, check_output_layout
 
 from .layout import case_strides, contiguous_strides, plan_elementwise, plan_rows
 
 __all__ = ["TritonBackend", "case_layout_support"]
+
+#: the core ops by name: the ops this backend runs with kernels of its own
+_SPECS = {s.name: s for s in operators.specs("core")}
 
 _DTYPES = ("f32", "f16", "bf16")
 Impl = Callable[[Sequence[Any], Any, Mapping[str, Any]], None]
@@ -52,7 +54,7 @@ def case_layout_support(op: str, case: Any) -> Support:
     inputs = list(getattr(case, "inputs", ()))
     if any(t.layout == "reversed" for t in inputs):
         return Support(False, NEGATIVE_STRIDES)
-    spec = CORE_SPECS.get(op)
+    spec = _SPECS.get(op)
     if spec is None or not inputs:
         return Support(True)
     try:
@@ -101,10 +103,12 @@ def _interpreter_numpy_compat() -> None:
 class TritonBackend(TorchBackend):
     """Triton kernels for every core op; torch for memory, events and device facts."""
 
+    impl_name = "triton"  # its own kernels: the torch baseline's implementations are not its
+
     def __init__(self, device: str = "cuda") -> None:
         super().__init__(device)
         self.name = "triton" if self.is_cuda else "triton-interpret"
-        self.specs: dict[str, Any] = dict(CORE_SPECS)
+        self.specs: dict[str, Any] = dict(_SPECS)
         self.extra_impls: dict[str, Impl] = {}
         self._triton: Any = None
         self._sm_count: int | None = None
@@ -114,7 +118,7 @@ class TritonBackend(TorchBackend):
 
     def add_op(self, spec: Any, impl: Impl) -> None:
         """Teach the backend an op of another package: ``impl(inputs, out, params)`` on torch tensors."""
-        if spec.name in CORE_SPECS:
+        if spec.name in _SPECS:
             raise ValueError(f"the triton backend implements core op {spec.name!r} itself")
         self.specs[spec.name] = spec
         self.extra_impls[spec.name] = impl

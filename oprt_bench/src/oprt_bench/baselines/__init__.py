@@ -2,7 +2,10 @@
 backend may build on.
 
 ``oprt_bench.baselines`` is a public, stable package: the names in ``__all__`` keep their meaning across
-releases; its modules' other names are internal.
+releases. The code lives in oprt-core, package ``oprt_core.baselines`` (modules ``base``, ``host_layout``,
+``torch_backend``, ``torch_compile_backend``, ``cupy_backend``, ``liger_backend``), so that a backend package
+can build on it without oprt-bench; this package re-exports it and holds the plugins that register the
+backends. Other names of those modules are internal.
 
 The backends, registered through the ``oprt`` entry-point group (``torch =
 "oprt_bench.baselines.torch_plugin"``, ``cupy = "oprt_bench.baselines.cupy_plugin"``, ``torch-compile``,
@@ -10,22 +13,30 @@ The backends, registered through the ``oprt`` entry-point group (``torch =
 registering the backends) never imports torch, cupy, triton or liger_kernel: they are imported lazily, on the
 first ``availability()`` or device call.
 
-- :class:`TorchBackend`: every core op through torch's own kernels. Subclass it to run your own kernels
-  on torch tensors: memory (``to_device`` keeps a host view's strides, offset and zero strides), CUDA
-  events, cache flushing and device facts come with it; override discovery (``_probe``), ``supports``
-  and ``prepare`` (``examples/oprt-triton`` does). ``TorchBackend(device="cpu")`` runs on torch's CPU
-  kernels, for tests.
-- :class:`CupyBackend`: every core op through CuPy's functions, and silu_mul as one elementwise kernel.
+A backend starts with no op: each op's implementation for it is in the op's folder,
+``oprt_core/operators/<op>/baselines.py`` (``IMPLS``: backend name -> implementation, in the signature that
+backend's ``add_op`` documents), registered by oprt-core's built-in plugin through ``oprt_register_impls`` and
+handed to the backend by the registry. A backend made by hand gets them from
+``oprt_core.operators.equip(backend)`` (``equip(TorchBackend(device="cpu"))`` in tests).
+
+- :class:`TorchBackend`: every op it is given (the core, model and compute ops) through torch's own kernels.
+  Subclass it to run your own kernels on torch tensors: memory (``to_device`` keeps a host view's strides,
+  offset and zero strides), CUDA events, cache flushing and device facts come with it; override discovery
+  (``_probe``), ``supports`` and ``prepare`` (``examples/oprt-triton`` does). ``TorchBackend(device="cpu")``
+  runs on torch's CPU kernels, for tests.
+- :class:`CupyBackend`: the core ops through CuPy's functions, and silu_mul as one elementwise kernel.
 - :class:`TorchCompileBackend`: ``torch.compile`` of the torch baseline's code, compiled per case at ``prepare``
   (its launcher's ``compile_s``: oprt-bench's ``compile_s`` column); needs Triton on CUDA.
-- :class:`LigerBackend`: Liger-Kernel's Triton kernels for rms_norm, layer_norm, silu_mul and softmax.
+- :class:`LigerBackend`: Liger-Kernel's Triton kernels for rms_norm, add_rms_norm, layer_norm, silu_mul, softmax
+  and cross_entropy.
 
-Building blocks (module :mod:`.base`), for a backend over another library:
+Building blocks (module ``oprt_core.baselines.base``), for a backend over another library:
 
-- :class:`BaselineBackend`: a subclass sets ``name``, ``_library`` (the module its first ``availability()``
-  imports) and ``_impls`` (op name -> :data:`Impl`), and writes ``_probe_device(lib)``; it gets a cached
-  ``availability()`` that never raises, ``_require()`` (the library, or BackendUnavailable) and the
-  argument checks of ``supports`` (``_op_dtype``) and ``prepare`` (``_check_call``, through
+- :class:`BaselineBackend`: a subclass sets ``name``, ``impl_name`` (the backend name its implementations are
+  registered under) and ``_library`` (the module its first ``availability()`` imports), and writes
+  ``_probe_device(lib)``; it gets ``add_op(spec, impl)`` (op name -> :data:`Impl`, in ``_impls``), a cached
+  ``availability()`` that never raises, ``_require()`` (the library, or BackendUnavailable), ``_impl(op)``
+  and the argument checks of ``supports`` (``_op_dtype``) and ``prepare`` (``_check_call``, through
   ``oprt_core.validate.check_call``).
 - :data:`Impl`: an op implementation, ``(library, inputs, out, params) -> a zero-argument call``.
 - :class:`Launcher`: what ``prepare`` returns: the bound call, and ``run(inputs, output)`` rebinding it to
@@ -38,41 +49,41 @@ Building blocks (module :mod:`.base`), for a backend over another library:
 - :func:`flush_bytes`, :data:`MiB`: the size of a cache-flushing buffer; :func:`positive_nbytes`:
   ``copy_probe``'s argument check.
 
-Host layouts (module :mod:`.host_layout`): :func:`host_span` copies the memory of a host view (any
+Host layouts (module ``oprt_core.baselines.host_layout``): :func:`host_span` copies the memory of a host view (any
 strides) into a :class:`HostSpan` that rebuilds the same view on a device; :func:`element_strides`.
 
-torch helpers (module :mod:`.torch_backend`): :func:`torch_dtype` (oprt's dtype name -> torch's),
+torch helpers (module ``oprt_core.baselines.torch_backend``): :func:`torch_dtype` (oprt's dtype name -> torch's),
 :func:`tensor_dtype_name` (a tensor's dtype -> oprt's name), :func:`tensor_layout`, and
 :data:`NEGATIVE_STRIDES` (the reason a torch-based backend refuses a reversed view).
 """
 
 from __future__ import annotations
 
-from .base import (
+from oprt_core.baselines import (
+    NEGATIVE_STRIDES,
     BaselineBackend,
     CudaEvent,
+    CupyBackend,
+    HostSpan,
     Impl,
     Launcher,
+    LigerBackend,
     MiB,
+    TorchBackend,
+    TorchCompileBackend,
+    TorchEvent,
     cuda_version_text,
+    element_strides,
     flush_bytes,
+    host_span,
     import_library,
     is_installed,
     positive_nbytes,
     spec_peak_gbps,
-)
-from .cupy_backend import CupyBackend
-from .host_layout import HostSpan, element_strides, host_span
-from .liger_backend import LigerBackend
-from .torch_backend import (
-    NEGATIVE_STRIDES,
-    TorchBackend,
-    TorchEvent,
     tensor_dtype_name,
     tensor_layout,
     torch_dtype,
 )
-from .torch_compile_backend import TorchCompileBackend
 
 __all__ = [
     "TorchBackend", "CupyBackend", "TorchCompileBackend", "LigerBackend",

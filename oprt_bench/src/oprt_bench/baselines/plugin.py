@@ -16,10 +16,10 @@ from oprt_core.hookspecs import hookimpl
 
 @hookimpl
 def oprt_register_backends(register) -> None:
-    from .cupy_backend import CupyBackend
-    from .liger_backend import LigerBackend
-    from .torch_backend import TorchBackend
-    from .torch_compile_backend import TorchCompileBackend
+    from oprt_core.baselines.cupy_backend import CupyBackend
+    from oprt_core.baselines.liger_backend import LigerBackend
+    from oprt_core.baselines.torch_backend import TorchBackend
+    from oprt_core.baselines.torch_compile_backend import TorchCompileBackend
 
     register(TorchBackend())
     register(CupyBackend())

@@ -1,4 +1,6 @@
-"""Entry point ``torch-compile`` of the ``oprt`` group: registers the torch.compile baseline backend.
+"""Entry point ``torch-compile`` of the ``oprt`` group: registers the torch.compile baseline backend
+(:class:`oprt_core.baselines.TorchCompileBackend`); the registry hands it its ops, which oprt-core's built-in plugin
+registers (``oprt_core/operators/<op>/baselines.py``).
 
 Cheap: torch is imported only when the backend is first asked for its availability.
 """
@@ -10,6 +12,6 @@ from oprt_core.hookspecs import hookimpl
 
 @hookimpl
 def oprt_register_backends(register) -> None:
-    from .torch_compile_backend import TorchCompileBackend
+    from oprt_core.baselines.torch_compile_backend import TorchCompileBackend
 
     register(TorchCompileBackend())

@@ -13,10 +13,10 @@
  * `out` (add_rms_norm: out, h); its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
  * An optional input (matmul's c) left out is a NULL tensor in create (plan_fn gets NULL and decides what that
  * means) and a pointer the launch checks do not look at (launch_fn gets it as given, NULL from oprt_core).
- * plan_fn validates (the oprt_plan_<op> of oprt_validate.h) and fills the state, a plain struct copied by value and
- * freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor, its create, workspace
- * size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and the aliasing the op
- * declares (oprt_check_launch) before calling launch_fn.
+ * plan_fn validates (the op's oprt_plan_<op>, from its folder's plan.h, included below) and fills the state, a plain
+ * struct copied by value and freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor,
+ * its create, workspace size and destroy, and a launch that checks the descriptor, the workspace, NULL pointers and
+ * the aliasing the op declares (oprt_check_launch) before calling launch_fn.
  */
 #ifndef OPRT_ENTRY_H_
 #define OPRT_ENTRY_H_
@@ -24,6 +24,32 @@
 #include <stdlib.h>
 
 #include "oprt_validate.h"
+
+/* Run first in every launch the macros define, before its checks, so that it runs for a call they refuse too: a
+ * backend may define it, before or after including this header, to reset per-call state (the GPU kernels' note of
+ * the call's launches: common.cuh). Nothing by default. */
+#ifndef OPRT_ENTRY_LAUNCH_PROLOGUE
+#define OPRT_ENTRY_LAUNCH_PROLOGUE() ((void)0)
+#endif
+
+/* each op's oprt_plan_<op> (oprt_core/operators/<op>/plan.h) */
+#include "../operators/copy/plan.h"
+#include "../operators/vector_add/plan.h"
+#include "../operators/relu/plan.h"
+#include "../operators/reduce_sum/plan.h"
+#include "../operators/softmax/plan.h"
+#include "../operators/rms_norm/plan.h"
+#include "../operators/add_rms_norm/plan.h"
+#include "../operators/layer_norm/plan.h"
+#include "../operators/silu_mul/plan.h"
+#include "../operators/cross_entropy/plan.h"
+#include "../operators/rope/plan.h"
+#include "../operators/matmul/plan.h"
+
+/* Every op of oprt.h, in its order: OPRT_FOR_EACH_OP(X) is X(<op>) for each (with OPRT_DEFINE_OP: the
+ * same entry points for all of them, as docs/how-to-add-a-backend.md's skeleton does). */
+#define OPRT_FOR_EACH_OP(X) X(copy) X(vector_add) X(relu) X(reduce_sum) X(softmax) X(rms_norm) \
+    X(add_rms_norm) X(layer_norm) X(silu_mul) X(cross_entropy) X(rope) X(matmul)
 
 #define OPRT_DEFINE_OP(op, State, plan_fn, launch_fn) OPRT_DEFINE_OP_##op(State, plan_fn, launch_fn)
 
@@ -58,6 +84,7 @@
     }                                                                                                        \
     oprt_status_t oprt_copy(oprt_copy_descriptor_t desc, void *workspace, size_t workspace_size, void *out,  \
                             const void *x, oprt_stream_t stream) {                                           \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                        \
         OPRT_CHECK_NOT_NULL(desc);                                                                           \
         const void *ins_[1] = {x};                                                                           \
         static const char *const names_[1] = {"x"};                                                          \
@@ -103,6 +130,7 @@
     }                                                                                                              \
     oprt_status_t oprt_vector_add(oprt_vector_add_descriptor_t desc, void *workspace, size_t workspace_size,       \
                                   void *out, const void *a, const void *b, oprt_stream_t stream) {                 \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                              \
         OPRT_CHECK_NOT_NULL(desc);                                                                                 \
         const void *ins_[2] = {a, b};                                                                              \
         static const char *const names_[2] = {"a", "b"};                                                           \
@@ -146,6 +174,7 @@
     }                                                                                                        \
     oprt_status_t oprt_relu(oprt_relu_descriptor_t desc, void *workspace, size_t workspace_size, void *out,  \
                             const void *x, oprt_stream_t stream) {                                           \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                        \
         OPRT_CHECK_NOT_NULL(desc);                                                                           \
         const void *ins_[1] = {x};                                                                           \
         static const char *const names_[1] = {"x"};                                                          \
@@ -189,6 +218,7 @@
     }                                                                                                              \
     oprt_status_t oprt_reduce_sum(oprt_reduce_sum_descriptor_t desc, void *workspace, size_t workspace_size,       \
                                   void *out, const void *x, oprt_stream_t stream) {                                \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                              \
         OPRT_CHECK_NOT_NULL(desc);                                                                                 \
         const void *ins_[1] = {x};                                                                                 \
         static const char *const names_[1] = {"x"};                                                                \
@@ -232,6 +262,7 @@
     }                                                                                                              \
     oprt_status_t oprt_softmax(oprt_softmax_descriptor_t desc, void *workspace, size_t workspace_size, void *out,  \
                                const void *x, oprt_stream_t stream) {                                              \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                              \
         OPRT_CHECK_NOT_NULL(desc);                                                                                 \
         const void *ins_[1] = {x};                                                                                 \
         static const char *const names_[1] = {"x"};                                                                \
@@ -275,6 +306,7 @@
     }                                                                                                               \
     oprt_status_t oprt_rms_norm(oprt_rms_norm_descriptor_t desc, void *workspace, size_t workspace_size,            \
                                 void *out, const void *x, const void *weight, oprt_stream_t stream) {               \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                               \
         OPRT_CHECK_NOT_NULL(desc);                                                                                  \
         const void *ins_[2] = {x, weight};                                                                          \
         static const char *const names_[2] = {"x", "weight"};                                                       \
@@ -326,6 +358,7 @@
     oprt_status_t oprt_add_rms_norm(oprt_add_rms_norm_descriptor_t desc, void *workspace, size_t workspace_size,              \
                                     void *out, void *h, const void *x, const void *residual, const void *weight,              \
                                     oprt_stream_t stream) {                                                                   \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                                         \
         OPRT_CHECK_NOT_NULL(desc);                                                                                            \
         void *const outs_[2] = {out, h};                                                                                      \
         const void *ins_[3] = {x, residual, weight};                                                                          \
@@ -374,6 +407,7 @@
     oprt_status_t oprt_layer_norm(oprt_layer_norm_descriptor_t desc, void *workspace, size_t workspace_size,       \
                                   void *out, const void *x, const void *weight, const void *bias,                  \
                                   oprt_stream_t stream) {                                                          \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                              \
         OPRT_CHECK_NOT_NULL(desc);                                                                                 \
         const void *ins_[3] = {x, weight, bias};                                                                   \
         static const char *const names_[3] = {"x", "weight", "bias"};                                              \
@@ -418,6 +452,7 @@
     }                                                                                                               \
     oprt_status_t oprt_silu_mul(oprt_silu_mul_descriptor_t desc, void *workspace, size_t workspace_size,            \
                                 void *out, const void *gate, const void *up, oprt_stream_t stream) {                \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                               \
         OPRT_CHECK_NOT_NULL(desc);                                                                                  \
         const void *ins_[2] = {gate, up};                                                                           \
         static const char *const names_[2] = {"gate", "up"};                                                        \
@@ -463,6 +498,7 @@
     }                                                                                                                            \
     oprt_status_t oprt_cross_entropy(oprt_cross_entropy_descriptor_t desc, void *workspace, size_t workspace_size,               \
                                      void *out, const void *logits, const void *target, oprt_stream_t stream) {                  \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                                            \
         OPRT_CHECK_NOT_NULL(desc);                                                                                               \
         const void *ins_[2] = {logits, target};                                                                                  \
         static const char *const names_[2] = {"logits", "target"};                                                               \
@@ -512,6 +548,7 @@
     oprt_status_t oprt_rope(oprt_rope_descriptor_t desc, void *workspace, size_t workspace_size, void *q_out,                      \
                             void *k_out, const void *q, const void *k, const void *cos, const void *sin,                           \
                             const void *positions, oprt_stream_t stream) {                                                         \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                                              \
         OPRT_CHECK_NOT_NULL(desc);                                                                                                 \
         void *const outs_[2] = {q_out, k_out};                                                                                     \
         const void *ins_[5] = {q, k, cos, sin, positions};                                                                         \
@@ -560,6 +597,7 @@
     }                                                                                                                     \
     oprt_status_t oprt_matmul(oprt_matmul_descriptor_t desc, void *workspace, size_t workspace_size, void *out,           \
                               const void *a, const void *b, const void *c, oprt_stream_t stream) {                        \
+        OPRT_ENTRY_LAUNCH_PROLOGUE();                                                                                     \
         OPRT_CHECK_NOT_NULL(desc);                                                                                        \
         const void *ins_[3] = {a, b, c};                                                                                  \
         static const char *const names_[3] = {"a", "b", "c"};                                                             \

@@ -3,8 +3,8 @@
 // the index decomposition kernels use, 16-byte packs, alignment and workspace checks and grid sizing.
 //
 // It names no CUDA or MACA type, call or header and assumes no warp width, so one copy serves the kernel
-// sources (oprt_kernels/*.cu) in both builds: oprt_nvidia's (nvcc) and oprt_metax's (mxcc, or nvcc through
-// maca_cuda_shim.h). Everything that touches the device runtime, intrinsics or the warp width stays in the
+// sources (operators/*/*.cu, oprt_shared/*.cu) in both builds: oprt_nvidia's (nvcc) and oprt_metax's (mxcc, or
+// nvcc through maca_cuda_shim.h). Everything that touches the device runtime, intrinsics or the warp width stays in the
 // vendor headers (vendor.h) and common.cuh.
 //
 // One member runs on the device, Indexer::offsets. It is declared OPRT_DEVICE_INLINE, which the including

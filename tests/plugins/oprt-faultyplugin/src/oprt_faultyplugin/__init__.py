@@ -127,8 +127,8 @@ class FaultyBackend(NumpyBackend):
 @hookimpl
 def oprt_register_backends(register) -> None:
     register(FaultyBackend())
-    try:  # oprt-bench's CuPy baseline underneath; without oprt-bench there is no faultygpu
-        from .gpu import FaultyGpuBackend
-    except ImportError:
-        return
-    register(FaultyGpuBackend())
+    from oprt_core.operators import equip
+
+    from .gpu import FaultyGpuBackend
+
+    register(equip(FaultyGpuBackend()))  # oprt-core's CuPy baseline underneath, with cupy's implementations

@@ -1,4 +1,4 @@
-"""Backend ``faultygpu``: oprt-bench's CuPy baseline (CuPy's own kernels on the GPU), except where
+"""Backend ``faultygpu``: the CuPy baseline (CuPy's own kernels on the GPU), except where
 ``OPRT_FAULTY_PLAN`` says to fault on the device.
 
 The GPU faults are real kernels (CuPy ``RawKernel``s, compiled by NVRTC on first use), launched on CuPy's current
@@ -18,8 +18,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oprt_bench.baselines.cupy_backend import CupyBackend
 from oprt_core import Availability, DeviceInfo
+from oprt_core.baselines.cupy_backend import CupyBackend
 
 from . import GPU_ACTIONS, PLAN_ENV, act, parse_plan
 
