@@ -189,7 +189,7 @@ class TileLangBackend(TorchBackend):
         if op not in _SPECS:
             raise UnknownNameError("op of the tilelang backend", op, _SPECS)
         inputs = list(inputs)
-        _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
+        _, full = self._check_call(op, inputs, output, params, tensor_dtype_name, _SPECS[op])
         self._check_tensors(op, inputs, output)
         # an expanded (stride-0) or self-overlapping out would have one element written by several threads
         check_output_layout(tuple(output.shape), tuple(output.stride()), name=f"{op}: out")

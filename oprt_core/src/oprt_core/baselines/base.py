@@ -203,17 +203,12 @@ class BaselineBackend:
         return self._impls[op]
 
     def _check_call(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any],
-                    dtype_name: Callable[[Any], str]) -> tuple[Any, dict[str, Any]]:
-        """``prepare``'s argument checks: shapes and dtypes that fit the op's spec (the one ``add_op`` gave, else the
-        built-in op's); the output dtype and params."""
-        spec = self._specs.get(op)
+                    dtype_name: Callable[[Any], str], spec: OpSpec | None = None) -> tuple[Any, dict[str, Any]]:
+        """``prepare``'s argument checks: shapes and dtypes that fit the op's spec (``spec``, else the one ``add_op``
+        gave); the output dtype and params."""
+        spec = spec or self._specs.get(op)
         if spec is None:
-            from .. import operators
-
-            try:
-                spec = operators.spec(op)
-            except KeyError:
-                raise UnknownNameError(f"op of the {self._library} backend", op, operators.names()) from None
+            raise UnknownNameError(f"op of the {self._library} backend", op, self._specs)
         if spec.multi_output:
             if not isinstance(output, tuple) or len(output) != spec.n_outputs:
                 raise InvalidArgumentError(f"{op}: pass a tuple of its {spec.n_outputs} outputs "

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import operators
 from ..backend import CUDA_EVENT_RESOLUTION_MS, Availability, DeviceInfo, Support
 from ..dtypes import get_dtype
 from ..errors import InvalidArgumentError, UnsupportedCase
@@ -55,14 +54,6 @@ def _dtype_name(array: Any) -> str:
 
 def _layout(a: Any) -> tuple:
     return tuple(a.shape), tuple(a.strides), str(a.dtype), int(a.device.id)
-
-
-def _is_model_op(op: str) -> bool:
-    """Whether ``op`` is one of the built-in model ops (``operators.group``: ``"model"``)."""
-    try:
-        return operators.group(op) == "model"
-    except KeyError:
-        return False
 
 
 class CupyEvent(CudaEvent):
@@ -157,8 +148,9 @@ class CupyBackend(BaselineBackend):
         )
 
     def supports(self, op: str, dtype: str, case: Any | None = None) -> Support:
-        if op not in self._impls and _is_model_op(op):
-            return Support(False, f"CuPy has no {op} (a composition of its elementwise and reduction functions would "
+        if op not in self._impls:
+            return Support(False, f"CuPy has no {op} (an op runs here through CuPy's own functions, and none was "
+                                  "registered for it; a composition of its elementwise and reduction functions would "
                                   "be several kernels, not the library's op)")
         dt, refused = self._op_dtype(op, dtype)
         if refused is not None:
