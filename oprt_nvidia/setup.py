@@ -46,9 +46,7 @@ def load_oprt_build() -> ModuleType:
     for folder in places:
         if (folder / "build.py").is_file():
             spec = importlib.util.spec_from_file_location("oprt_core_build", folder / "build.py")
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module  # its dataclasses look their module up
+            module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # for its dataclasses
             spec.loader.exec_module(module)
             return module
     sys.exit(f"error: {DIST} build: cannot find oprt-core's build.py (oprt_core.build, OPRT_INCLUDE_DIR/../build.py, "
