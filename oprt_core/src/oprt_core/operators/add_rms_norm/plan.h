@@ -8,10 +8,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* add_rms_norm: h = x + residual and out = rms_norm(h) * weight. A rows plan of x and out (the leading dims merged
  * only where residual's and h's merge too), with residual's and h's strides on the same leading dims. */
 typedef struct {
@@ -65,9 +61,5 @@ static inline void oprt_add_row_offsets(const oprt_add_rows_plan_t *p, int64_t r
     *ro = a;
     *ho = b;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_ADD_RMS_NORM_H_ */

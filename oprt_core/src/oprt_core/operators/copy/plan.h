@@ -7,10 +7,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 static inline oprt_status_t oprt_plan_copy(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
                                            const oprt_tensor_desc_t *x) {
     OPRT_CHECK(oprt_check_tensor(out, "out"));
@@ -27,9 +23,5 @@ static inline oprt_status_t oprt_plan_copy(oprt_elementwise_plan_t *plan, const 
     plan->alias.inplace[0] = 1; /* each element is read before it is written */
     return OPRT_STATUS_SUCCESS;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_COPY_H_ */

@@ -7,10 +7,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* cross_entropy: logits of shape (..., V) taken row by row, an i64 target per row (the leading shape), out per
  * row (reduction none) or one element (mean)                                  */
 
@@ -100,9 +96,5 @@ static inline void oprt_xent_row_offsets(const oprt_xent_plan_t *p, int64_t r, i
     *to = b;
     *oo = c;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_CROSS_ENTROPY_H_ */

@@ -8,10 +8,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 static inline oprt_status_t oprt_plan_layer_norm(oprt_rows_plan_t *plan, const oprt_tensor_desc_t *out,
                                                  const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,
                                                  const oprt_tensor_desc_t *bias, float eps) {
@@ -19,9 +15,5 @@ static inline oprt_status_t oprt_plan_layer_norm(oprt_rows_plan_t *plan, const o
     const oprt_tensor_desc_t *vecs[2] = {weight, bias};
     return oprt_plan_rows(plan, "layer_norm", out, x, vecs, 2, names, eps);
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_LAYER_NORM_H_ */

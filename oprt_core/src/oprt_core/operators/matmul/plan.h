@@ -7,10 +7,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* matmul: out = alpha * a @ b + beta * c, a (M, K) @ b (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) ->
  * (B, M, N), c optional and of out's shape; any strides (a transposed view is a column-major operand)          */
 
@@ -129,9 +125,5 @@ static inline oprt_status_t oprt_plan_matmul(oprt_matmul_plan_t *plan, const opr
     }
     return OPRT_STATUS_SUCCESS;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_MATMUL_H_ */

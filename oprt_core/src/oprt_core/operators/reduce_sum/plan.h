@@ -8,10 +8,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 static inline oprt_status_t oprt_plan_reduce_sum(oprt_axis_plan_t *plan, const oprt_tensor_desc_t *out,
                                                  const oprt_tensor_desc_t *x, int32_t axis, int32_t keepdims) {
     OPRT_CHECK_NOT_NULL(plan);
@@ -51,9 +47,5 @@ static inline oprt_status_t oprt_plan_reduce_sum(oprt_axis_plan_t *plan, const o
     oprt_plan_alias(&plan->alias, out, &x, 1); /* never in place: a sum may land on x while others still read it */
     return OPRT_STATUS_SUCCESS;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_REDUCE_SUM_H_ */

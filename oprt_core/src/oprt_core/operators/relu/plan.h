@@ -8,10 +8,6 @@
 #include "oprt_validate.h"
 #include "../copy/plan.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 static inline oprt_status_t oprt_plan_relu(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
                                            const oprt_tensor_desc_t *x, float negative_slope) {
     if (!isfinite(negative_slope))
@@ -19,9 +15,5 @@ static inline oprt_status_t oprt_plan_relu(oprt_elementwise_plan_t *plan, const 
                               (double)negative_slope);
     return oprt_plan_copy(plan, out, x);
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_RELU_H_ */

@@ -7,10 +7,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 static inline oprt_status_t oprt_plan_rms_norm(oprt_rows_plan_t *plan, const oprt_tensor_desc_t *out,
                                                const oprt_tensor_desc_t *x, const oprt_tensor_desc_t *weight,
                                                float eps) {
@@ -18,9 +14,5 @@ static inline oprt_status_t oprt_plan_rms_norm(oprt_rows_plan_t *plan, const opr
     const oprt_tensor_desc_t *vecs[1] = {weight};
     return oprt_plan_rows(plan, "rms_norm", out, x, vecs, 1, names, eps);
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_RMS_NORM_H_ */

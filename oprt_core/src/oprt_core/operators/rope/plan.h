@@ -7,10 +7,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* rope: q (T, Hq, D) and k (T, Hk, D) rotated into q_out and k_out (q_out may be exactly q, k_out k), cos and sin
  * (P, D/2), positions (T,) of i32 or i64; any strides                          */
 
@@ -110,9 +106,5 @@ static inline void oprt_rope_pair(const oprt_rope_plan_t *p, int64_t i, int64_t 
         *o2 = (2 * i + 1) * s;
     }
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_ROPE_H_ */

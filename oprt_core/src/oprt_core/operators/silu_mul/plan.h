@@ -7,10 +7,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* silu_mul: gate, up and out of one shape and dtype; any strides (an elementwise plan, no broadcasting). */
 static inline oprt_status_t oprt_plan_silu_mul(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
                                                const oprt_tensor_desc_t *gate, const oprt_tensor_desc_t *up) {
@@ -29,9 +25,5 @@ static inline oprt_status_t oprt_plan_silu_mul(oprt_elementwise_plan_t *plan, co
     }
     return oprt_plan_elementwise(plan, out, ins, 2, names);
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_SILU_MUL_H_ */

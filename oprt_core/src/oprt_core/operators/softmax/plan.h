@@ -8,10 +8,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 static inline oprt_status_t oprt_plan_softmax(oprt_axis_plan_t *plan, const oprt_tensor_desc_t *out,
                                               const oprt_tensor_desc_t *x, int32_t axis) {
     OPRT_CHECK_NOT_NULL(plan);
@@ -36,9 +32,5 @@ static inline oprt_status_t oprt_plan_softmax(oprt_axis_plan_t *plan, const oprt
     plan->alias.inplace[0] = 1; /* a slice's elements are read (max, sum) before any of them is written */
     return OPRT_STATUS_SUCCESS;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_SOFTMAX_H_ */

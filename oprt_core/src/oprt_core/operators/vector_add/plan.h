@@ -8,10 +8,6 @@
 
 #include "oprt_validate.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 static inline oprt_status_t oprt_plan_vector_add(oprt_elementwise_plan_t *plan, const oprt_tensor_desc_t *out,
                                                  const oprt_tensor_desc_t *a, const oprt_tensor_desc_t *b) {
     const oprt_tensor_desc_t *ins[2] = {a, b};
@@ -41,9 +37,5 @@ static inline oprt_status_t oprt_plan_vector_add(oprt_elementwise_plan_t *plan, 
     plan->alias.inplace[0] = plan->alias.inplace[1] = 1;
     return OPRT_STATUS_SUCCESS;
 }
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* OPRT_PLAN_VECTOR_ADD_H_ */
