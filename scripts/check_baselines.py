@@ -5,8 +5,9 @@
 
 Parts (``--parts``, comma-separated; default ``timing,peaks``, the two that pass or fail; ``all``: every part):
 
-timing  torch ops (copy and relu of 64M f32 elements, softmax 16384x4096 and 4096x16384 axis -1, reduce_sum
-        8192x8192 and 16384x16384 axis -1) timed twice with the *same* prepared TorchBackend launcher: by
+timing  torch ops, every core op of one input with its default params (those that keep each element where it is on
+        64M f32 elements; those over an axis that keep the shape on 16384x4096 and 4096x16384, those that reduce it
+        on 8192x8192 and 16384x16384) timed twice with the *same* prepared TorchBackend launcher: by
         oprt-bench's own cold timing loop (``oprt_bench.timing.measure``, L2 flushed before every sample) and by
         ``triton.testing.do_bench`` (median; it flushes L2 itself). Cases whose medians are both >= 100 us must
         agree within 3%; shorter cases are listed, not judged.
@@ -14,11 +15,14 @@ peaks   the calibrated peak (``oprt_bench.calibrate.calibrate``: device-to-devic
         the backend) of the ``nvidia`` and ``torch`` backends (and ``cupy``, listed) against a cudaMemcpy
         device-to-device measured with CuPy (1 GiB, CUDA events, median of 20); each must be within 5%.
 flush   (listed) what the cold flush costs the sample after it: the nvidia backend's launchers and torch's own
-        calls on the same buffers, device events around the launch only, after four preludes: ``write`` (the
+        calls (the op folders' torch implementations) on the same buffers, of the sum over all or an axis (the op
+        of role sum-all) and of a device copy (the op of role bandwidth-probe, oprt_core.operators.with_role),
+        device events around the launch only, after four preludes: ``write`` (the
         bench's flush: zero a buffer of 2 x L2, which leaves L2 full of dirty lines that DRAM writes back inside
         the op's events), ``write+read`` (then a read of the whole buffer: clean lines), ``read`` and ``none``.
-offset  (listed) identical 16-bit copies (2, 32, 256 MiB) five ways -- the nvidia launcher on its own buffers and on
-        torch's, torch's ``copy_`` on its own, on another allocation and on the nvidia backend's buffers -- each
+offset  (listed) identical 16-bit copies (2, 32, 256 MiB; the op of role bandwidth-probe) five ways -- the nvidia
+        launcher on its own buffers and on torch's, torch's own on its own, on another allocation and on the nvidia
+        backend's buffers -- each
         under five timings: each side's own events and flush ("bench", as oprt-bench), torch's events and
         ``zero_`` flush for all, the nvidia events with torch's flush, torch's events with the nvidia flush, and
         torch's ``fill_`` of a changing byte; each row's median and its ratio to "torch own" under that timing.
@@ -69,16 +73,41 @@ def _why(exc: BaseException) -> str:
 
 # -- (a) oprt-bench's cold timing loop against triton.testing.do_bench ------------------------------------------
 
-# (op, shape, params, label)
-TIMING_CASES: list[tuple[str, tuple[int, ...], dict[str, Any], str]] = [
-    ("copy", (64 * MiB,), {}, "copy 64M"),
-    ("relu", (64 * MiB,), {"negative_slope": 0.0}, "relu 64M"),
-    ("softmax", (16384, 4096), {"axis": -1}, "softmax 16384x4096"),
-    ("softmax", (4096, 16384), {"axis": -1}, "softmax 4096x16384"),
-    ("reduce_sum", (8192, 8192), {"axis": -1, "keepdims": False}, "reduce_sum 8192x8192"),
-    ("reduce_sum", (16384, 16384), {"axis": -1, "keepdims": False}, "reduce_sum 16384x16384"),
-]
+# the shapes each kind of one-input core op is timed on: no axis (each element kept where it is), over an axis keeping
+# the shape, over an axis reducing it
+KIND_SHAPES: dict[str, list[tuple[int, ...]]] = {
+    "elementwise": [(64 * MiB,)],
+    "over an axis": [(16384, 4096), (4096, 16384)],
+    "reducing": [(8192, 8192), (16384, 16384)],
+}
 JUDGED_ABOVE_MS = 0.1
+
+
+def _kind(spec: Any) -> str | None:
+    """Which of KIND_SHAPES a one-input op is (None: not one input)."""
+    if spec.n_inputs != 1:
+        return None
+    over_axis = any(p.name == "axis" for p in spec.params)
+    keeps = spec.output_shape([(4, 5)], spec.validate_params({})) == (4, 5)
+    return "reducing" if not keeps else "over an axis" if over_axis else "elementwise"
+
+
+def timing_cases() -> list[tuple[str, tuple[int, ...], dict[str, Any], str]]:
+    """(op, shape, params, label) of every one-input core op, default params, on its kind's shapes."""
+    from oprt_core import operators
+    from oprt_core.spec import format_shape
+
+    return [(spec.name, shape, {}, f"{spec.name} " + ("64M" if shape == (64 * MiB,) else format_shape(shape)))
+            for spec in operators.specs("core") if _kind(spec) for shape in KIND_SHAPES[_kind(spec)]]
+
+
+def torch_own(op: str, torch: Any, inputs: list[Any], out: Any, params: dict[str, Any]) -> Any:
+    """Torch's own call of ``op`` (its folder's torch implementation) on ``inputs`` into ``out``; ``params``
+    complete."""
+    from oprt_core import operators
+
+    impl = next(impl for backend, name, impl in operators.implementations() if backend == "torch" and name == op)
+    return impl(torch, inputs, out, params)
 
 
 def _do_bench_median(do_bench: Any, fn: Any) -> float:
@@ -115,7 +144,7 @@ def check_timing(tolerance: float) -> dict[str, Any]:
     section["oprt_timing_config"] = config.to_dict()
     failed = False
     gen = torch.Generator(device="cuda").manual_seed(0)
-    for op, shape, params, label in TIMING_CASES:
+    for op, shape, params, label in timing_cases():
         row: dict[str, Any] = {"case": label, "op": op, "shape": "x".join(map(str, shape)), "dtype": "f32"}
         try:
             spec = operators.spec(op)
@@ -292,11 +321,11 @@ def check_flush(samples: int) -> dict[str, Any]:
     if isinstance(got, str):
         return section | {"status": "skipped", "why": got}
     be, torch = got
-    from functools import partial
 
     import numpy as np
 
     from oprt_bench.baselines import flush_bytes
+    from oprt_core.operators import with_role
 
     l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
     fbuf = torch.empty(flush_bytes(l2), dtype=torch.uint8, device="cuda")
@@ -305,20 +334,23 @@ def check_flush(samples: int) -> dict[str, Any]:
                 "read": [lambda: torch.sum(fview, dim=0, out=sink)], "none": []}
     rng = np.random.default_rng(11)
     dt = {"f32": (np.float32, torch.float32), "f16": (np.float16, torch.float16)}
-    # (label, op, shape, dtype, params, torch's own call on (x, out))
-    cases = [(f"reduce_sum 8192x8192 {d} axis {a}", "reduce_sum", (8192, 8192), d, {"axis": a, "keepdims": False},
-              lambda x, o, a=a: torch.sum(x, a, out=o)) for d in ("f32", "f16") for a in (-1, 0)]
-    cases.append(("copy 2^26 f32", "copy", (1 << 26,), "f32", {}, lambda x, o: o.copy_(x)))
-    cases.append(("copy 1 f32 (empty)", "copy", (1,), "f32", {}, lambda x, o: o.copy_(x)))
+    total, sum_all = with_role("sum-all")
+    probe, probe_params = with_role("bandwidth-probe")
+    # (label, op, shape, dtype, params)
+    cases = [(f"{total.name} 8192x8192 {d} axis {a}", total, (8192, 8192), d, {**sum_all, "axis": a})
+             for d in ("f32", "f16") for a in (-1, 0)]
+    cases.append((f"{probe.name} 2^26 f32", probe, (1 << 26,), "f32", probe_params))
+    cases.append((f"{probe.name} 1 f32 (empty)", probe, (1,), "f32", probe_params))
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     log(f"  flush buffer {fbuf.numel() // MiB} MiB (L2 {l2 // MiB} MiB), {samples} samples, median us")
-    for label, op, shape, d, params, theirs in cases:
+    for label, spec, shape, d, params in cases:
+        op, params = spec.name, spec.validate_params(params, [shape])
         x_n = be.to_device(rng.uniform(-1, 1, shape).astype(dt[d][0]))
-        out_shape = shape if op == "copy" else (shape[0],)
-        o_n = be.empty(out_shape, d)
+        o_n = be.empty(spec.output_shape([shape], params), d)
         x_t, o_t = torch.as_tensor(x_n, device="cuda"), torch.as_tensor(o_n, device="cuda")
         nbytes = x_t.nbytes + o_t.nbytes
-        for who, fn in (("nvidia", be.prepare(op, [x_n], o_n, params)), ("torch", partial(theirs, x_t, o_t))):
+        for who, fn in (("nvidia", be.prepare(op, [x_n], o_n, params)),
+                        ("torch", torch_own(op, torch, [x_t], o_t, params))):
             row: dict[str, Any] = {"case": label, "who": who, "bytes": nbytes}
             for name, steps in preludes.items():
                 row[name] = round(_median_us(fn, steps, start, end, samples, torch.cuda.synchronize), 3)
@@ -329,7 +361,8 @@ def check_flush(samples: int) -> dict[str, Any]:
 
 
 def check_offset(reps: int) -> dict[str, Any]:
-    section: dict[str, Any] = {"name": "offset: identical copies under swapped events and flushes (listed)", "rows": []}
+    section: dict[str, Any] = {"name": "offset: identical copies under swapped events and flushes (listed)",
+                               "rows": []}
     got = _nvidia_and_torch()
     if isinstance(got, str):
         return section | {"status": "skipped", "why": got}
@@ -339,7 +372,10 @@ def check_offset(reps: int) -> dict[str, Any]:
     import numpy as np
 
     import oprt_core.ops as ops
+    from oprt_core.operators import with_role
 
+    spec, params = with_role("bandwidth-probe")
+    name = spec.name
     l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
     tflush = torch.empty(max(2 * l2, 8 * MiB), dtype=torch.uint8, device="cuda")
     rng = np.random.default_rng(0)
@@ -363,11 +399,11 @@ def check_offset(reps: int) -> dict[str, Any]:
         x_t = torch.from_numpy(host).cuda()
         o_t, x_t2, o_t2 = torch.empty_like(x_t), x_t.clone(), torch.empty_like(x_t)
         x_tn, o_tn = torch.as_tensor(x_n, device="cuda"), torch.as_tensor(o_n, device="cuda")  # zero-copy views
-        runs = {"nvidia own": (be.prepare("copy", [x_n], o_n, {}), "nvidia"),
-                "nvidia on torch": (partial(ops.copy, x_t, backend="nvidia", out=o_t), "nvidia"),
-                "torch own": (partial(o_t.copy_, x_t), "torch"),
-                "torch other": (partial(o_t2.copy_, x_t2), "torch"),
-                "torch on nvidia": (partial(o_tn.copy_, x_tn), "torch")}
+        runs = {"nvidia own": (be.prepare(name, [x_n], o_n, params), "nvidia"),
+                "nvidia on torch": (partial(getattr(ops, name), x_t, backend="nvidia", out=o_t, **params), "nvidia"),
+                "torch own": (torch_own(name, torch, [x_t], o_t, params), "torch"),
+                "torch other": (torch_own(name, torch, [x_t2], o_t2, params), "torch"),
+                "torch on nvidia": (torch_own(name, torch, [x_tn], o_tn, params), "torch")}
         for fn, _ in runs.values():
             fn()
         torch.cuda.synchronize()
@@ -390,7 +426,7 @@ def check_offset(reps: int) -> dict[str, Any]:
             ref = statistics.median(ms[("torch own", t)])
             for r in runs:
                 m = statistics.median(ms[(r, t)])
-                section["rows"].append({"case": f"copy f16 {mib} MiB", "timing": t, "run": r,
+                section["rows"].append({"case": f"{name} f16 {mib} MiB", "timing": t, "run": r,
                                         "median_us": round(m * 1e3, 3), "torch_own_over_this": round(ref / m, 4)})
                 log(f"  {mib:>4} MiB f16  timing {t:<6} {r:<16} {m * 1e3:9.2f} us  torch own / this {ref / m:.4f}")
     section["columns"] = ["case", "timing", "run", "median_us", "torch_own_over_this"]

@@ -32,9 +32,8 @@
 #   bench     oprt-bench sweeps beside torch: OPRT_SUITE_BENCH, space-separated [NAME=]CASESET:BACKENDS[:OPS[:DTYPES
 #             [:BASELINE]]], each into OUTDIR/NAME (default NAME: bench-CASESET-BACKENDS...); default: the default and
 #             large case sets on the GPU backends (+ torch on both, cupy on default)
-#   models    oprt-bench --cases models over OPRT_SUITE_MODELS_OPS (default the model ops: rms_norm, add_rms_norm,
-#             layer_norm, silu_mul, cross_entropy, rope) on OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch,
-#             torch-compile, liger) and
+#   models    oprt-bench --cases models over OPRT_SUITE_MODELS_OPS (default the model ops: oprt_core.operators' group
+#             "model") on OPRT_SUITE_MODELS_BACKENDS (default: the GPU backends, torch, torch-compile, liger) and
 #             OPRT_SUITE_MODELS_DTYPES (default all), baseline torch, into OUTDIR/models-DTYPES (torch-compile's
 #             compile time per case: the compile_s column); step limit OPRT_SUITE_MODELS_TIMEOUT (s, default 1800);
 #             then scripts/perf_table.py --below per GPU backend: OUTDIR/models-DTYPES-below-BACKEND.log
@@ -46,8 +45,8 @@
 #             --timing graph (graph-default/) and with events (events-default/): graph rows say timer=graph, the
 #             events' median of launch-bound rows in event_median_ms; OPRT_SUITE_GRAPH_ARGS (oprt-bench options,
 #             default --cases default) and OPRT_SUITE_GRAPH_NAME (the folders' suffix) sweep other cases
-#   ab        oprt-bench ab nvidia nvidia and nvidia metax (where metax is built) on OPRT_SUITE_AB_OPS (default
-#             softmax,reduce_sum) f32 default cases: ab-nvidia-nvidia/, ab-nvidia-metax/ (ab.csv, ab.json, ab.txt)
+#   ab        oprt-bench ab nvidia nvidia and nvidia metax (where metax is built) on OPRT_SUITE_AB_OPS (default the
+#             core ops over an axis) f32 default cases: ab-nvidia-nvidia/, ab-nvidia-metax/ (ab.csv, ab.json, ab.txt)
 #   fleet     the default sweep of OPRT_SUITE_FLEET_OPS (default the core ops) on nvidia with --cluster local (one
 #             worker per GPU) and the same on the first GPU alone (CUDA_VISIBLE_DEVICES): fleet-cluster/, fleet-1gpu/,
 #             their wall times in fleet-times.txt and their row-by-row comparison in fleet-compare.txt; needs the
@@ -104,6 +103,10 @@ SUMMARY="$OUTDIR/summary.txt"
 cd "$ROOT"
 note() { echo "== $*" | tee -a "$SUMMARY"; }
 has() { [[ " $PHASES " == *" $1 "* ]]; }
+ops_of() { # GROUP [PARAM]: the built-in ops of an oprt_core.operators group (those with PARAM), comma-separated
+    python3 -c "import sys; from oprt_core import operators as o; group, param = sys.argv[1], sys.argv[2:]; \
+print(','.join(s.name for s in o.specs(group) if not param or any(p.name == param[0] for p in s.params)))" "$@"
+}
 run_logged() { # name command...: run, keep the log, record the exit status and duration
     local name=$1; shift
     local t0=$SECONDS limit=${OPRT_SUITE_STEP_TIMEOUT:-400}
@@ -274,7 +277,8 @@ if has isolation; then
     gpu_plan=${OPRT_SUITE_GPU_FAULTS:-"relu/1000:trap,copy/33x65-transposed:oob,reduce_sum/64x1000-axis0:gpuhang"}
     # the core ops only: a plugin op installed beside them (the test plugin's) is unsupported on both backends
     OPRT_FAULTY_PLAN=$gpu_plan run_logged isolation-gpu oprt-bench --backends nvidia,faultygpu --baseline nvidia \
-        --ops copy,vector_add,relu,reduce_sum,softmax --cases smoke --dtypes f32,f16 --time-budget 0.05 --case-timeout 10 --out "$OUTDIR/isolation-nvidia-faultygpu"
+        --ops "$(ops_of core)" --cases smoke --dtypes f32,f16 --time-budget 0.05 --case-timeout 10 \
+        --out "$OUTDIR/isolation-nvidia-faultygpu"
     run_logged isolation-gpu-check python scripts/check_faults.py "$OUTDIR/isolation-nvidia-faultygpu" \
         --plan "$gpu_plan" --backend faultygpu
 fi
@@ -342,7 +346,7 @@ if has models; then
     mdt=${OPRT_SUITE_MODELS_DTYPES:-all}
     OPRT_SUITE_STEP_TIMEOUT=${OPRT_SUITE_MODELS_TIMEOUT:-1800} run_logged "models-${mdt//,/-}" oprt-bench \
         --backends "${OPRT_SUITE_MODELS_BACKENDS:-$GPU_BACKENDS,torch,torch-compile,liger}" --cases models \
-        --ops "${OPRT_SUITE_MODELS_OPS:-rms_norm,add_rms_norm,layer_norm,silu_mul,cross_entropy,rope}" --dtypes "$mdt" --baseline torch \
+        --ops "${OPRT_SUITE_MODELS_OPS:-$(ops_of model)}" --dtypes "$mdt" --baseline torch \
         --out "$OUTDIR/models-${mdt//,/-}" --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --mode "${OPRT_SUITE_BENCH_MODE:-all}"
     # every row of each GPU backend below its target (the models set's and the core sets'): the table's last line
     # counts them
@@ -358,7 +362,7 @@ if has telemetry; then
     command -v ncu >/dev/null || for d in /usr/local/cuda/bin /opt/nvidia/nsight-compute/*; do
         [ -x "$d/ncu" ] && { export PATH="$PATH:$d"; break; }
     done
-    run_logged telemetry oprt-bench --backends nvidia --ops copy,vector_add,relu,reduce_sum,softmax --cases smoke \
+    run_logged telemetry oprt-bench --backends nvidia --ops "$(ops_of core)" --cases smoke \
         --dtypes f32,f16 --baseline none --telemetry --profile ncu:2 --out "$OUTDIR/telemetry"
     grep -h "profile" "$OUTDIR/telemetry.log" | sed 's/^/   /' | tee -a "$SUMMARY"
     run_logged telemetry-check python3 - "$OUTDIR/telemetry" <<'PY'
@@ -388,7 +392,7 @@ if has graph; then
         # shellcheck disable=SC2086 # OPRT_SUITE_GRAPH_ARGS is word-split on purpose
         run_logged "$timing-$gname" oprt-bench --backends nvidia,torch --baseline torch \
             ${OPRT_SUITE_GRAPH_ARGS:---cases default} \
-            --ops "${OPRT_SUITE_GRAPH_OPS:-copy,vector_add,relu,reduce_sum,softmax}" --timing "$timing" \
+            --ops "${OPRT_SUITE_GRAPH_OPS:-$(ops_of core)}" --timing "$timing" \
             --time-budget "${OPRT_SUITE_BUDGET:-0.3}" --out "$OUTDIR/$timing-$gname"
     done
 fi
@@ -397,7 +401,7 @@ if has ab; then
     for b in nvidia ${GPU_BACKENDS#nvidia}; do
         b=${b#,}
         [ -n "$b" ] || continue
-        run_logged "ab-nvidia-$b" oprt-bench ab nvidia "$b" --ops "${OPRT_SUITE_AB_OPS:-softmax,reduce_sum}" \
+        run_logged "ab-nvidia-$b" oprt-bench ab nvidia "$b" --ops "${OPRT_SUITE_AB_OPS:-$(ops_of core axis)}" \
             --cases default --dtypes f32 --out "$OUTDIR/ab-nvidia-$b"
         cp "$OUTDIR/ab-nvidia-$b.log" "$OUTDIR/ab-nvidia-$b/ab.txt" 2>/dev/null
     done
@@ -408,7 +412,7 @@ if has fleet; then
         gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
         first=$(nvidia-smi -L 2>/dev/null | sed -n 's/^GPU \([0-9]*\):.*/\1/p' | head -n 1)
         fleet_args=(--backends nvidia --baseline none --cases default --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
-            --ops "${OPRT_SUITE_FLEET_OPS:-copy,vector_add,relu,reduce_sum,softmax}")
+            --ops "${OPRT_SUITE_FLEET_OPS:-$(ops_of core)}")
         run_logged fleet-cluster /usr/bin/time -f "wall %e s" oprt-bench "${fleet_args[@]}" --cluster local \
             --out "$OUTDIR/fleet-cluster"
         CUDA_VISIBLE_DEVICES=${first:-0} run_logged fleet-1gpu /usr/bin/time -f "wall %e s" oprt-bench \
@@ -437,7 +441,7 @@ if has fleet; then
 Client(scheduler_file=sys.argv[1], timeout='60s').wait_for_workers(2, timeout=180)" "$sched" \
                 >"$OUTDIR/fleet-wait.log" 2>&1 || note "fleet: the two workers did not both start (fleet-worker-*.log)"
             shared_args=(--baseline torch --cases default --time-budget "${OPRT_SUITE_BUDGET:-0.3}"
-                --ops "${OPRT_SUITE_FLEET_OPS:-copy,vector_add,relu,reduce_sum,softmax}")
+                --ops "${OPRT_SUITE_FLEET_OPS:-$(ops_of core)}")
             run_logged fleet-routed oprt-bench "${shared_args[@]}" --backends nvidia,metax,torch \
                 --scheduler-file "$sched" --out "$OUTDIR/fleet-routed"
             kill "$w1" "$w2" "$spid" 2>/dev/null

@@ -5,7 +5,7 @@
     python scripts/perf_table.py --below results/<models run>/results.csv   # only the rows below their target
     python scripts/perf_table.py RUN_A/results.csv RUN_B/results.csv ...   # several sweeps of the same cases
     python scripts/perf_table.py --union OPS_A/results.csv OPS_B/results.csv  # one sweep split by op group
-    python scripts/perf_table.py --format markdown --op softmax DEFAULT/results.csv LARGE/results.csv  # docs tables
+    python scripts/perf_table.py --format markdown --op OP DEFAULT/results.csv LARGE/results.csv  # docs tables
     python scripts/perf_table.py --variants OUTDIR   # scripts/env_variants.sh's runs side by side, a column a variant
 
 Reads oprt-bench's results.csv (columns op, case, shape, dtype, params, backend, status, median_ms, bytes, gbps,
@@ -16,26 +16,29 @@ op | case | dtype | GB/s | % of peak | speedup over the baseline (3 decimals: a 
 % of peak: the CSV's pct_of_peak (oprt-bench's: against the run's calibrated device-to-device copy; empty where a
 backend was not calibrated), or 100 * gbps / --peak when --peak is given (e.g. --peak 4190 on the H200). Targets
 (tensor size = the first input's bytes in the row's dtype, "tensors of 256 MiB and more"; with --size-rule f32 its
-elements x 4 bytes, so that a shape that qualifies in f32 carries the same target in f16 and bf16):
-- copy, vector_add, relu, contiguous, >= 256 MiB: >= 95% of peak;
-- reduce_sum over axis -1 or axis 0 of a 2-D contiguous tensor, >= 256 MiB: >= 95%;
-- softmax over the last axis, widths 128..16384, >= 256 MiB: >= 90%; width 65536: >= 80%;
-  softmax over axis 0 of a 2-D tensor: >= 80%;
-- copy of a transposed 2-D view, >= 64 MiB: >= 80%;
-- speedup over the baseline >= 1.00 on every `large` case and >= 0.95 on every `default` case.
+elements x 4 bytes, so that a shape that qualifies in f32 carries the same target in f16 and bf16). The built-in ops
+are told apart by what their specs declare (oprt_core.operators: group, inputs, params, roles; KINDS):
+- the streaming ops (core ops without an axis whose output has their inputs' shape), contiguous, >= 256 MiB: >= 95%
+  of peak;
+- a core op that reduces over an axis, over axis -1 or axis 0 of a 2-D contiguous tensor, >= 256 MiB: >= 95%;
+- a core op over an axis that keeps the shape, over the last axis, widths 128..16384, >= 256 MiB: >= 90%; width
+  65536: >= 80%; over axis 0 of a 2-D tensor: >= 80%;
+- the bandwidth probe (the op of role bandwidth-probe) of a transposed 2-D view, >= 64 MiB: >= 80%;
+- every core op: speedup over the baseline >= 1.00 on every `large` case and >= 0.95 on every `default` case.
 
-The targets of real model shapes and of matmul (RULES, each with its reason; bytes moved: the CSV's `bytes`, else
-GB/s x median_ms):
-- every `models` row of a memory-bound op (any op but matmul): speedup >= 0.90 against torch (the floor; smaller
-  cases have no other target);
+The targets of real model shapes and of the compute-bound ops (RULES, each with its reason; bytes moved: the CSV's
+`bytes`, else GB/s x median_ms):
+- every `models` row of a memory-bound op (any op but the compute group's): speedup >= 0.90 against torch (the floor;
+  smaller cases have no other target);
 - `models`, memory-bound, >= 32 MiB moved: >= 1.00 against torch;
-- `models` softmax over the last axis, rows >= 32768 wide, >= 32 MiB moved: >= 85% of peak, every dtype;
-- `models` rms_norm, add_rms_norm, layer_norm, silu_mul, >= 32 MiB moved: >= 90% of peak; rope and cross_entropy:
-  >= 85%; both >= 1.00 against torch and against each of torch-compile and liger where the run has their rows;
-- matmul in f16 and bf16, `large` squares and `models` GEMMs with M >= 2048 (M: the first input's second-to-last
-  extent in the `shape` column): >= 0.95 against torch and >= 70% of the device's dense compute peak;
-- matmul in e4m3, the same cases: >= 0.90 against torch (torch._scaled_mm) where the run has torch's row ok (it refuses
-  layouts and sizes it cannot take: no target there).
+- `models` rows of a core op over an axis that keeps the shape, over the last axis, rows >= 32768 wide, >= 32 MiB
+  moved: >= 85% of peak, every dtype;
+- `models` rows of a model op, >= 32 MiB moved: >= 90% of peak, >= 85% for one with an index input (a gather); both
+  >= 1.00 against torch and against each of torch-compile and liger where the run has their rows;
+- a compute-bound op in f16 and bf16, `large` squares and `models` GEMMs with M >= 2048 (M: the first input's
+  second-to-last extent in the `shape` column): >= 0.95 against torch and >= 70% of the device's dense compute peak;
+- a compute-bound op in e4m3, the same cases: >= 0.90 against torch (torch._scaled_mm) where the run has torch's row
+  ok (it refuses layouts and sizes it cannot take: no target there).
 Tie rule of the >= 1.00 targets: a speedup within 1% under it (>= 0.99) counts as met where the row and the
 baseline's row are both at >= 95% of peak. These speedups are the baseline's median_ms / the row's, from the
 baseline's row of the same (op, case, dtype, params) in the same CSV (the CSV's `speedup` column is against the run's
@@ -43,16 +46,17 @@ first backend only); a run without torch's row misses the targets against torch,
 (unsupported: liger refuses some shapes) is no target. The table's "speedup vs others" column lists them (those
 against the speedup column's baseline aside); over several CSVs each is the median over the runs.
 
-% of peak of a compute-bound op (matmul) is of the dense compute peak of the row's dtype, marked "(compute)" in the
+% of peak of a compute-bound op is of the dense compute peak of the row's dtype, marked "(compute)" in the
 cell: the CSV's pct_of_compute where it has one, else 100 x tflops / run.json's
 backends[BACKEND].compute_peak[DTYPE].tflops beside the CSV (tf32 for f32 rows with "allow_tf32": true, fp8 for
 e4m3); without either the cell says "no compute peak" and the row misses its target.
 
-A row's case sets come from oprt_core's registry when oprt_core imports (every op: core, model ops, matmul, plugins';
-else, said on stderr, `large` for tensors of >= 2^26 elements, 256 MiB as f32, and no other speedup or `models`
-target). Rows without a target show "-" under "met". Without --all only rows with a target are listed; --below lists
-only the rows below their target (the summary line counts them either way). --kernel adds the row's `kernel` cell
-(which of the backend's kernels ran, results schema 3 on). --op keeps the rows of the named ops (comma-separated).
+A row's case sets and its op's kinds come from oprt_core's registry when oprt_core imports (case sets of every op:
+the built-in ones and plugins'; kinds of the built-in ops); else, said on stderr, `large` for tensors of >= 2^26
+elements, 256 MiB as f32, no other speedup or `models` target and no op's own target. Rows without a target show
+"-" under "met". Without --all only rows with a target are listed; --below lists only the rows below their target
+(the summary line counts them either way). --kernel adds the row's `kernel` cell (which of the backend's kernels
+ran, results schema 3 on). --op keeps the rows of the named ops (comma-separated).
 Exit status 0 either way (a report, not a gate).
 
 --variants OUTDIR: the runs of scripts/env_variants.sh (OUTDIR/variants.txt names them, OUTDIR/vN/results.csv each
@@ -90,7 +94,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MIB = 1 << 20
-STREAMING = {"copy", "vector_add", "relu"}
 # a case in several sets counts as the first of these for the core speedup targets (smoke before edge before ...)
 CASE_SET_ORDER = ("smoke", "edge", "default", "large", "models")
 
@@ -130,6 +133,37 @@ def _case_sets() -> dict[tuple[str, str], tuple[str, ...]]:
     return found
 
 
+@functools.cache
+def _kinds() -> dict[str, frozenset[str]]:
+    """Built-in op -> its kinds, from what its spec declares: "core", "model", "compute" (its group); "streaming" (a
+    core op without an axis param whose output has its inputs' shape), "rows" (a core op over an axis that keeps the
+    shape), "reducing" (a core op over an axis that reduces it), "probe" (the op of role bandwidth-probe),
+    "indexed" (an index input). Empty where oprt_core does not import."""
+    try:
+        from oprt_core import operators
+    except Exception:  # noqa: BLE001 - said by _case_sets
+        return {}
+    probe = operators.with_role("bandwidth-probe")[0].name
+    kinds: dict[str, frozenset[str]] = {}
+    for spec in operators.specs():
+        group = operators.group(spec.name)
+        found = {group}
+        if group == "core":
+            axis = any(p.name == "axis" for p in spec.params)
+            keeps = spec.output_shape([(4, 5)] * spec.min_inputs, spec.validate_params({})) == (4, 5)
+            found.add("rows" if axis and keeps else "reducing" if axis else "streaming" if keeps else "")
+        if spec.name == probe:
+            found.add("probe")
+        if spec.index_inputs:
+            found.add("indexed")
+        kinds[spec.name] = frozenset(found - {""})
+    return kinds
+
+
+def _is(op: str, kind: str) -> bool:
+    return kind in _kinds().get(op, ())
+
+
 def _first_shape(shape: str) -> tuple[int, ...]:
     first = (shape or "").split(",")[0].strip()
     if first in ("", "scalar"):
@@ -157,43 +191,44 @@ def pct_target(op: str, case: str, shape: tuple[int, ...], itemsize: int = 4) ->
     nbytes = math.prod(shape) * itemsize if shape else 0
     axis_m = re.search(r"-axis(-?\d+|all)", case)
     axis = axis_m.group(1) if axis_m else None
-    plain = re.fullmatch(r"[\dx]+(-leaky)?", case) is not None  # contiguous, no layout suffix
-    if op in STREAMING and plain and nbytes >= 256 * MIB:
+    suffix = re.fullmatch(r"[\dx]+(?:-(\w+))?", case)  # contiguous: no layout suffix (a param's may be there)
+    plain = suffix is not None and suffix.group(1) not in LAYOUT_SUFFIXES
+    if _is(op, "streaming") and plain and nbytes >= 256 * MIB:
         return 95.0, "streaming >= 256 MiB"
-    if op == "copy" and "transposed" in case and len(shape) == 2 and nbytes >= 64 * MIB:
-        return 80.0, "transposed copy >= 64 MiB"
+    if _is(op, "probe") and "transposed" in case and len(shape) == 2 and nbytes >= 64 * MIB:
+        return 80.0, f"transposed {op} >= 64 MiB"
     if (
-        op == "reduce_sum"
+        _is(op, "reducing")
         and len(shape) == 2
         and axis in ("-1", "1", "0")
         and "transposed" not in case
         and re.fullmatch(r"[\dx]+-axis-?\d+", case)
         and nbytes >= 256 * MIB
     ):
-        return 95.0, "reduce_sum 2-D >= 256 MiB"
-    if op == "softmax" and re.fullmatch(r"[\dx]+-axis-?\d+", case):
+        return 95.0, f"{op} 2-D >= 256 MiB"
+    if _is(op, "rows") and re.fullmatch(r"[\dx]+-axis-?\d+", case):
         last = axis is not None and (axis == "-1" or (shape and int(axis) == len(shape) - 1))
         if last and shape and nbytes >= 256 * MIB:
             width = shape[-1]
             if width == 65536:
-                return 80.0, "softmax width 65536"
+                return 80.0, f"{op} width 65536"
             if 128 <= width <= 16384:
-                return 90.0, "softmax widths 128..16384"
+                return 90.0, f"{op} widths 128..16384"
         if axis == "0" and len(shape) == 2 and nbytes >= 256 * MIB:
-            return 80.0, "softmax axis 0"
+            return 80.0, f"{op} axis 0"
     return None, ""
 
 
 def speedup_target(op: str, case_set: str | None) -> float | None:
-    if op not in STREAMING | {"reduce_sum", "softmax"}:
+    if not _is(op, "core"):
         return None
     return {"large": 1.00, "default": 0.95}.get(case_set or "")
 
 
 # --- the targets of the model-shape and compute work, in one place ------------------------------------------------
 
-COMPUTE_BOUND = {"matmul"}  # every other op is memory-bound: judged on bandwidth, its % against the copy peak
-MODEL_NORMS = {"rms_norm", "add_rms_norm", "layer_norm", "silu_mul"}
+# a case name's layout suffixes (oprt_core.spec.LAYOUTS but contiguous), which make it no plain case
+LAYOUT_SUFFIXES = ("transposed", "step2", "offset1", "reversed", "broadcast0")
 TIE = 0.01  # a speedup within 1% under its target counts as met where the row and the baseline's row are both ...
 TIE_PCT = 95.0  # ... at >= 95% of the measured peak
 
@@ -215,8 +250,8 @@ class Facts:
         return "models" in self.case_sets
 
     @property
-    def memory_bound(self) -> bool:
-        return self.op not in COMPUTE_BOUND
+    def memory_bound(self) -> bool:  # every op but the compute group's: judged on bandwidth, % of the copy peak
+        return not _is(self.op, "compute")
 
     @property
     def big(self) -> bool:  # ">= 32 MiB moved"
@@ -231,13 +266,14 @@ class Facts:
         return self.shape[-1]
 
     @property
-    def m(self) -> int | None:  # matmul's M: a's second-to-last extent
+    def m(self) -> int | None:  # a GEMM's M: the first input's second-to-last extent
         return self.shape[-2] if len(self.shape) >= 2 else None
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A target: the rows it holds (``applies``), what it asks and why. ``pct``: minimum % of peak (of the compute
+    """A target: the rows it holds (``applies``), what it asks and why (``{op}`` in it: the row's op). ``pct``: minimum
+    % of peak (of the compute
     peak for a compute-bound op). ``speedup``: minimum speedup against each baseline of ``against`` (a run without
     that baseline's row for the case misses it) and of ``where_run`` (judged only where the run has the baseline's
     row); a baseline row that is not ok (unsupported: e.g. liger refuses the shape) is no target. ``tie``: a
@@ -258,18 +294,19 @@ RULES: tuple[Rule, ...] = (
          against=("torch",)),
     Rule(lambda f: f.models and f.memory_bound and f.big, "models, >= 32 MiB moved", speedup=1.00, against=("torch",),
          tie=True),
-    Rule(lambda f: f.models and f.op == "softmax" and f.big and (f.last_axis_width or 0) >= 32768,
-         "models softmax, width >= 32K, >= 32 MiB", pct=85.0),
-    Rule(lambda f: f.models and f.op in MODEL_NORMS and f.big, "models norm / silu_mul, >= 32 MiB", pct=90.0,
-         speedup=1.00, against=("torch",), where_run=PEER_BASELINES, tie=True),
-    Rule(lambda f: f.models and f.op in ("rope", "cross_entropy") and f.big, "models rope / cross_entropy, >= 32 MiB",
-         pct=85.0, speedup=1.00, against=("torch",), where_run=PEER_BASELINES, tie=True),
-    Rule(lambda f: f.op == "matmul" and f.dtype in ("f16", "bf16")
+    Rule(lambda f: f.models and _is(f.op, "rows") and f.big and (f.last_axis_width or 0) >= 32768,
+         "models {op}, width >= 32K, >= 32 MiB", pct=85.0),
+    Rule(lambda f: f.models and _is(f.op, "model") and not _is(f.op, "indexed") and f.big, "models {op}, >= 32 MiB",
+         pct=90.0, speedup=1.00, against=("torch",), where_run=PEER_BASELINES, tie=True),
+    Rule(lambda f: f.models and _is(f.op, "model") and _is(f.op, "indexed") and f.big,
+         "models {op} (an index input), >= 32 MiB", pct=85.0, speedup=1.00, against=("torch",),
+         where_run=PEER_BASELINES, tie=True),
+    Rule(lambda f: _is(f.op, "compute") and f.dtype in ("f16", "bf16")
          and ("large" in f.case_sets or (f.models and (f.m or 0) >= 2048)),
-         "matmul 16-bit, large squares and models with M >= 2048", pct=70.0, speedup=0.95, against=("torch",)),
-    Rule(lambda f: f.op == "matmul" and f.dtype == "e4m3"
+         "{op} 16-bit, large squares and models with M >= 2048", pct=70.0, speedup=0.95, against=("torch",)),
+    Rule(lambda f: _is(f.op, "compute") and f.dtype == "e4m3"
          and ("large" in f.case_sets or (f.models and (f.m or 0) >= 2048)),
-         "matmul e4m3 against torch._scaled_mm where it runs", speedup=0.90, where_run=("torch",)),
+         "{op} e4m3 against torch._scaled_mm where it runs", speedup=0.90, where_run=("torch",)),
 )
 
 
@@ -282,8 +319,9 @@ def model_targets(facts: Facts) -> dict:
     for rule in RULES:
         if not rule.applies(facts):
             continue
+        why = rule.why.format(op=facts.op)
         if rule.pct is not None and (pct is None or rule.pct >= pct[0]):
-            pct = (rule.pct, rule.why)
+            pct = (rule.pct, why)
         if rule.speedup is None:
             continue
         for b in (*rule.against, *rule.where_run):
@@ -293,7 +331,7 @@ def model_targets(facts: Facts) -> dict:
                 continue
             tie = rule.tie or bool(have and rule.speedup == have["min"] and have["tie"])
             required = b in rule.against or bool(have and have["required"])
-            speed[b] = {"min": rule.speedup, "tie": tie, "required": required, "why": rule.why}
+            speed[b] = {"min": rule.speedup, "tie": tie, "required": required, "why": why}
     return {"pct": pct, "speedup": speed}
 
 
@@ -341,7 +379,7 @@ def build_rows(path: str, backend: str, peak: float | None, show_all: bool, size
     same: dict[tuple, dict[str, dict]] = {}
     for r in table:
         same.setdefault(_case_key(r), {}).setdefault(r.get("backend", ""), r)
-    compute_peaks = _compute_peaks(path, backend) if any(r.get("op") in COMPUTE_BOUND for r in table) else {}
+    compute_peaks = _compute_peaks(path, backend) if any(_is(r.get("op", ""), "compute") for r in table) else {}
     rows = []
     for r in table:
         if r.get("backend") != backend:
@@ -371,7 +409,7 @@ def build_rows(path: str, backend: str, peak: float | None, show_all: bool, size
             for t in (
                 f">= {tp:.0f}% ({why})" if tp is not None else "",
                 f"speedup >= {ts:.2f} ({case_set})" if ts is not None else "",
-                *_model_target_text(model, op in COMPUTE_BOUND),
+                *_model_target_text(model, _is(op, "compute")),
             )
             if t
         )
@@ -383,7 +421,7 @@ def build_rows(path: str, backend: str, peak: float | None, show_all: bool, size
                 "status": r.get("status", ""),
                 "gbps": gbps,
                 "pct": pct,
-                "pct_kind": "compute" if op in COMPUTE_BOUND else "",
+                "pct_kind": "compute" if _is(op, "compute") else "",
                 "speedup": speedup,
                 "baseline": r.get("baseline", ""),
                 "target": target or "-",
@@ -406,7 +444,7 @@ def _pct(r: dict, peak: float | None, compute_peaks: dict[str, float], params: d
     """% of peak: of the copy peak (the CSV's pct_of_peak, or 100 x GB/s / --peak) for a memory-bound op; of the dense
     compute peak of the row's dtype for a compute-bound one (the CSV's pct_of_compute where it has one, else
     100 x TFLOP/s / run.json's compute_peak)."""
-    if r.get("op") in COMPUTE_BOUND:
+    if _is(r.get("op", ""), "compute"):
         pct = _float(r.get("pct_of_compute"))
         if pct is None:
             tflops, roof = _float(r.get("tflops")), compute_peaks.get(_roof_dtype(r.get("dtype", ""), params))
@@ -768,7 +806,7 @@ def main(argv: list[str] | None = None) -> int:
         help="several CSVs that sweep different cases (a sweep split by op group): a row is judged on the runs that "
         "have it instead of counting as missing from the others",
     )
-    ap.add_argument("--op", default="", help="only the rows of these ops (comma-separated, e.g. softmax)")
+    ap.add_argument("--op", default="", help="only the rows of these ops (comma-separated op names)")
     ap.add_argument("--below", action="store_true",
                     help="list only the rows below their target (the summary line still counts every row)")
     ap.add_argument(

@@ -45,37 +45,45 @@ class UnavailableBackend(NumpyBackend):
         return DeviceInfo(name="none", flavour="ghost-test")
 
 
-def _bad_relu(inputs, out, params) -> None:
-    np.copyto(out, (np.maximum(inputs[0].astype(np.float32), 0) + 1).astype(out.dtype))
-
-
-def _broken_copy(inputs, out, params) -> None:
+def _broken(inputs, out, params) -> None:
     raise RuntimeError("kernel launch failed: test double")
 
 
 class WrongBackend(NumpyBackend):
-    """Computes relu wrong (adds 1) and raises in copy: failed and error rows."""
+    """Computes op ``wrong`` wrong (numpy's result plus 1) and raises in op ``broken``: failed and error rows."""
 
     name = "wrong"
 
+    def __init__(self, wrong: str, broken: str) -> None:
+        self.wrong, self.broken = wrong, broken
+        super().__init__()
+
     def add_op(self, spec, impl) -> None:
-        super().add_op(spec, {"relu": _bad_relu, "copy": _broken_copy}.get(spec.name, impl))
+        if spec.name == self.wrong:
+            good = impl
+
+            def impl(inputs, out, params) -> None:
+                good(inputs, out, params)
+                np.copyto(out, (out.astype(np.float32) + 1).astype(out.dtype))
+
+        super().add_op(spec, _broken if spec.name == self.broken else impl)
 
     def device_info(self) -> DeviceInfo:
         return DeviceInfo(name="wrong-device", flavour="wrong-test", spec_peak_gbps=100.0)
 
 
 class FlakyBackend(NumpyBackend):
-    """Right on the first call, wrong after: only the re-check after timing catches it."""
+    """Op ``op`` right on the first call, wrong after: only the re-check after timing catches it."""
 
     name = "flaky"
 
-    def __init__(self) -> None:
+    def __init__(self, op: str) -> None:
+        self.op = op
         super().__init__()
         self.calls = 0
 
     def add_op(self, spec, impl) -> None:
-        if spec.name == "copy":
+        if spec.name == self.op:
             good = impl
 
             def impl(inputs, out, params) -> None:
@@ -122,11 +130,6 @@ def make_registry(*extra) -> Registry:
 @pytest.fixture
 def registry() -> Registry:
     return make_registry()
-
-
-@pytest.fixture
-def doubles_registry() -> Registry:
-    return make_registry(UnavailableBackend(), WrongBackend(), FlakyBackend())
 
 
 def isolated_env(**extra: str) -> dict[str, str]:

@@ -13,11 +13,11 @@ import importlib.util
 import os
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from baseline_helpers import HAVE_TORCH, run_and_check, torch_cpu_backend
 
 from oprt_core import operators
 from oprt_core.errors import (
@@ -28,9 +28,8 @@ from oprt_core.errors import (
     UnsupportedCase,
 )
 from oprt_core.operators import equip
-from oprt_core.operators.matmul import matmul_case
 from oprt_core.plugins import Registry, get_plugin_manager
-from oprt_core.spec import TensorCase, as_outputs, make_tensor
+from oprt_core.spec import TensorCase, make_tensor
 
 _BENCH_SRC = Path(__file__).resolve().parents[2] / "oprt_bench" / "src"
 try:
@@ -43,65 +42,16 @@ except ImportError:  # oprt-bench not installed in this environment: use the sou
 import oprt_bench.baselines as baselines  # noqa: E402
 from oprt_bench.baselines import CupyBackend, TorchBackend, cupy_plugin, host_span, plugin, torch_plugin  # noqa: E402
 
-HAVE_TORCH = importlib.util.find_spec("torch") is not None
 DTYPES = ("f32", "f16", "bf16")
-SPECS = {s.name: s for s in operators.specs()}  # torch runs them all; CuPy no model op but silu_mul, no matmul
 SWEEP = [(spec.name, case_set, case) for spec in operators.specs() for case_set in ("smoke", "edge")
          for case in spec.cases(case_set)]
 SWEEP_IDS = [f"{case_set}-{case.name}" for _, case_set, case in SWEEP]
 LAYOUTS = ("contiguous", "transposed", "step2", "offset1", "broadcast0")
 
 
-def _seed(*parts: object) -> int:
-    return zlib.crc32("/".join(map(str, parts)).encode())
-
-
-def run_and_check(be, op: str, case, dtype: str) -> None:
-    """Inputs -> device -> NaN-poisoned output -> prepare -> launch -> host -> spec.check, twice."""
-    support = be.supports(op, dtype, case)
-    if not support:
-        assert support.reason
-        pytest.skip(f"unsupported on {be.name}: {support.reason}")
-    spec = SPECS[op]
-    params = case.param_dict
-    rng = np.random.default_rng(_seed(op, case.name, dtype))
-    inputs = spec.make_inputs(case, dtype, rng)
-    dev = [be.to_device(x) for x in inputs]
-
-    def fresh_outputs():  # NaN-poisoned; a tuple for an op with several outputs (add_rms_norm)
-        out = spec.new_outputs(be, [x.shape for x in inputs], params, dtype)
-        for o in as_outputs(out):
-            be.fill_nan(o)
-        return out
-
-    def on_host(out):
-        host = tuple(be.to_host(o) for o in as_outputs(out))
-        return host if spec.multi_output else host[0]
-
-    out = fresh_outputs()
-    launcher = be.prepare(op, dev, out, params)
-    launcher()
-    be.synchronize()
-    res = spec.check(on_host(out), inputs, dtype, params)
-    assert res.ok, f"{be.name} {case} {dtype}: {res.message}"
-    # the prepared launcher on fresh buffers of the same layout
-    inputs2 = spec.make_inputs(case, dtype, rng)
-    dev2 = [be.to_device(x) for x in inputs2]
-    out2 = fresh_outputs()
-    launcher.run(dev2, out2)
-    be.synchronize()
-    res = spec.check(on_host(out2), inputs2, dtype, params)
-    assert res.ok, f"{be.name} {case} {dtype} (launcher.run): {res.message}"
-
-
 @pytest.fixture(scope="module")
 def torch_cpu():
-    if not HAVE_TORCH:
-        pytest.skip("torch is not installed")
-    be = equip(TorchBackend(device="cpu"))
-    avail = be.availability()
-    assert avail.ok, avail.reason
-    return be
+    return torch_cpu_backend()
 
 
 def _gpu_backend(kind: str):
@@ -128,66 +78,20 @@ def test_gpu_sweep(kind, op, case_set, case, dtype):
     run_and_check(_gpu_backend(kind), op, case, dtype)
 
 
+def _implemented_by(backend: str) -> set[str]:
+    """The ops whose folder's baselines.py gives ``backend`` an implementation."""
+    return {op for name, op, _ in operators.implementations() if name == backend}
+
+
 @pytest.mark.parametrize("op", list(operators.names("model")))
-def test_model_ops_torch_runs_them_cupy_only_silu_mul(op):
+def test_model_ops_torch_runs_them_cupy_those_its_folder_gives_it(op):
     assert op in equip(TorchBackend())._impls
     cupy = equip(CupyBackend())
     sup = cupy.supports(op, "f32", operators.spec(op).cases("smoke")[0])
-    if op == "silu_mul":  # one elementwise kernel
+    if op in _implemented_by("cupy"):
         assert sup.ok and op in cupy._impls
     else:
         assert not sup.ok and sup.reason.startswith(f"CuPy has no {op}")
-
-
-def test_torch_matmul_flags_alpha_and_no_compiled_form(torch_cpu):
-    """matmul on torch: out= written (no NaN of the fill left), alpha by a multiply of the result, TF32 switched on
-    only for a case that allows it, the 16-bit reduced-precision reductions off; torch-compile has no matmul."""
-    import torch
-
-    from oprt_bench.baselines import TorchCompileBackend
-
-    flags = torch.backends.cuda.matmul
-    for allow_tf32, alpha in ((True, -2.5), (False, 1.0)):
-        case = matmul_case(7, 5, 9, b_layout="transposed", alpha=alpha, allow_tf32=allow_tf32)
-        run_and_check(torch_cpu, "matmul", case, "f32")
-        assert flags.allow_tf32 is allow_tf32
-        assert flags.allow_fp16_reduced_precision_reduction is False
-    spec = operators.spec("matmul")
-    rng = np.random.default_rng(5)
-    case = matmul_case(6, 4, 8, alpha=0.5)
-    inputs = spec.make_inputs(case, "bf16", rng)
-    out = torch_cpu.empty((6, 4), "bf16")
-    torch_cpu.prepare("matmul", [torch_cpu.to_device(x) for x in inputs], out, {"alpha": 0.5})()
-    got = torch_cpu.to_host(out)
-    assert spec.check(got, inputs, "bf16", {"alpha": 0.5}).ok
-    assert not spec.check(got, inputs, "bf16", {"alpha": 1.0}).ok  # alpha was applied: the check tells
-    sup = equip(TorchCompileBackend(device="cpu")).supports("matmul", "f32", case)
-    assert not sup.ok and "has no implementation of 'matmul'" in sup.reason
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_torch_matmul_with_c_respects_alpha_and_beta(torch_cpu, dtype):
-    """alpha * a @ b + beta * c on torch (addmm 2-D, baddbmm batched): within budget, and the check fails on the
-    result taken without c or with another beta; a c given with beta 0 is not read (NaN in it, a finite result)."""
-    spec = operators.spec("matmul")
-    for case in (matmul_case(9, 7, 11, b_layout="transposed", c_layout="transposed", alpha=-0.5, beta=1.5),
-                 matmul_case(5, 6, 4, batch=3, alpha=2.0, beta=-0.25)):
-        run_and_check(torch_cpu, "matmul", case, dtype)
-        params = case.param_dict
-        inputs = spec.make_inputs(case, dtype, np.random.default_rng(6))
-        out = torch_cpu.empty(spec.output_shape([x.shape for x in inputs], params), dtype)
-        torch_cpu.prepare("matmul", [torch_cpu.to_device(x) for x in inputs], out, params)()
-        got = torch_cpu.to_host(out)
-        assert spec.check(got, inputs, dtype, params).ok
-        assert not spec.check(got, inputs[:2], dtype, {**params, "beta": 0.0}).ok
-        assert not spec.check(got, inputs, dtype, {**params, "beta": 2 * params["beta"]}).ok
-    case = matmul_case(4, 3, 5, c_layout="contiguous")
-    a, b, c = spec.make_inputs(case, dtype, np.random.default_rng(7))
-    c[...] = np.nan
-    out = torch_cpu.empty((4, 3), dtype)
-    torch_cpu.prepare("matmul", [torch_cpu.to_device(x) for x in (a, b, c)], out, {})()
-    got = torch_cpu.to_host(out)
-    assert np.isfinite(got.astype(np.float32)).all() and spec.check(got, [a, b, c], dtype).ok
 
 
 # -- layouts --------------------------------------------------------------------------------------------------
@@ -390,8 +294,8 @@ def test_backends_start_with_no_op_and_take_each_ops_impls():
     pm.register_plugin(plugin, "baselines-under-test")
     reg = Registry(pm)
     assert set(reg.get_backend("torch")._impls) == set(operators.names())
-    assert set(reg.get_backend("cupy")._impls) == {"copy", "vector_add", "relu", "reduce_sum", "softmax", "silu_mul"}
-    assert set(reg.get_backend("torch-compile")._impls) == set(operators.names()) - {"matmul"}
+    for name in ("cupy", "torch-compile"):
+        assert set(reg.get_backend(name)._impls) == _implemented_by(name)
     assert not [key for key in reg.unused_impls if key[0] in ("torch", "cupy", "torch-compile", "liger")]
 
 

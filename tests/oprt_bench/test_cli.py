@@ -74,7 +74,7 @@ def test_format_subset_and_test_mode(registry, tmp_path):
 
 
 def test_failed_and_error_rows_exit_1(tmp_path):
-    reg = make_registry(WrongBackend())
+    reg = make_registry(WrongBackend(wrong="relu", broken="copy"))
     out = tmp_path / "run"
     r = invoke(reg, "--ops", "copy,relu", "--backends", "wrong", "--dtypes", "f32", "--cases", "smoke",
                "--time-budget", "0.01", "--out", str(out))

@@ -114,7 +114,7 @@ def test_failures_report_renders(tmp_path):
     out = tmp_path / "run"
     r = CliRunner().invoke(cli, ["--no-calibrate", "--ops", "copy,relu", "--backends", "wrong", "--dtypes", "f32",
                                  "--cases", "smoke", "--time-budget", "0.01", "--out", str(out), "-q"],
-                           obj={"registry": make_registry(WrongBackend())})
+                           obj={"registry": make_registry(WrongBackend(wrong="relu", broken="copy"))})
     assert r.exit_code == 1
     dom = _open(tmp_path, out / "report.html")
     assert 'id="failures-table"' in dom and "kernel launch failed: test double" in dom

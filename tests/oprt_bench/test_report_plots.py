@@ -129,7 +129,8 @@ def test_plotted_lines_are_only_the_joined_series(h200, monkeypatch):
 
 def test_every_point_has_a_hover_title_naming_its_case(h200, h200_html):
     svgs = _svgs(h200_html)
-    ops = ("copy", "vector_add", "relu", "reduce_sum", "softmax")
+    ops = set(h200.rows["op"])  # the recorded run's ops: a bandwidth and a speedup plot each
+    assert len(ops) > 1
     assert set(svgs) == {"roofline-chart"} | {f"bandwidth-{op}" for op in ops} | {f"speedup-{op}" for op in ops}
     titles: dict[str, str] = {}
     for div, svg in svgs.items():

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from bench_helpers import make_registry
+from bench_helpers import FlakyBackend, UnavailableBackend, WrongBackend, make_registry
 
 from oprt_bench.sweep import SweepOptions, case_seed, make_plan, run_sweep
 from oprt_core import OprtError
+
+
+@pytest.fixture
+def doubles_registry():
+    """numpy, an unavailable backend, one that computes relu wrong and raises in copy, one whose copy turns wrong
+    after its first call."""
+    return make_registry(UnavailableBackend(), WrongBackend(wrong="relu", broken="copy"), FlakyBackend("copy"))
 
 
 def _rows(registry, **kw):

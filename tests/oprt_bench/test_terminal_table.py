@@ -22,7 +22,7 @@ SWEEP = ["--no-calibrate", "--ops", "copy,relu", "--backends", "wrong", "--dtype
 
 def invoke(*args: str, columns: int = 200, registry=None):
     return CliRunner(env={"COLUMNS": str(columns)}).invoke(
-        cli, list(args), obj={"registry": registry or make_registry(WrongBackend())})
+        cli, list(args), obj={"registry": registry or make_registry(WrongBackend(wrong="relu", broken="copy"))})
 
 
 @pytest.fixture(scope="module")

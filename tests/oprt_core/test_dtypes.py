@@ -10,7 +10,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import oprt_core
+from oprt_core import operators
+from oprt_core.dlpack import dl_dtype
 from oprt_core.dtypes import DTYPES, INDEX_DTYPES, OPT_IN_DTYPES, dtype_of, get_dtype
+from oprt_core.errors import UnknownNameError
+from oprt_core.spec import OpSpec
 
 ALL = {**DTYPES, **OPT_IN_DTYPES, **INDEX_DTYPES}
 
@@ -91,9 +96,28 @@ def test_dtype_of_index_dtypes_only_when_asked():
 
 def test_index_dtypes_known_only_where_asked():
     assert get_dtype("int64", index=True) is INDEX_DTYPES["i64"] and get_dtype(np.int32, index=True).name == "i32"
-    from oprt_core.dlpack import dl_dtype
-    from oprt_core.errors import UnknownNameError
-
     with pytest.raises(UnknownNameError, match="valid choices: bf16, e4m3, f16, f32$"):
         get_dtype("i64")  # a sweep's dtypes are the value dtypes
     assert dl_dtype(INDEX_DTYPES["i64"]) == (0, 64, 1) and dl_dtype(INDEX_DTYPES["i32"]) == (0, 32, 1)
+
+
+def test_e4m3_is_an_opt_in_dtype_known_by_name_alias_and_numpy_type():
+    dt = get_dtype("e4m3")
+    assert dt is get_dtype("fp8") is get_dtype("float8_e4m3fn") is get_dtype("E4M3")
+    assert dt is dtype_of(np.dtype(ml_dtypes.float8_e4m3fn))
+    assert (dt.code, dt.itemsize, dt.eps, dt.opt_in) == (5, 1, 0.125, True)
+    assert list(oprt_core.OPT_IN_DTYPES) == ["e4m3"]
+    # the default value dtypes stay f32, f16, bf16: an op's default dtypes and a sweep's "all"
+    assert list(DTYPES) == ["f32", "f16", "bf16"] and not any(d.opt_in for d in DTYPES.values())
+    assert OpSpec.__dataclass_fields__["dtypes"].default == ("f32", "f16", "bf16")
+    takers = [spec.name for spec in operators.specs() if "e4m3" in spec.dtypes]
+    assert takers and len(takers) < len(operators.names())  # opted in by some ops, not a default of every op
+    assert get_dtype("i32", index=True) is INDEX_DTYPES["i32"]
+    with pytest.raises(UnknownNameError, match="e4m3"):  # the error lists it among the known ones
+        get_dtype("e5m2")
+
+
+def test_oprt_h_code_is_the_registry_code():
+    from oprt_core.cabi import header_text
+
+    assert "OPRT_DTYPE_F8E4M3 = 5" in header_text()

@@ -3,7 +3,9 @@
 The graph is read from the source with ``ast`` (no import happens), and counts every
 ``import`` of a sibling module, also those inside functions (a lazy import is still a
 cycle) and those under ``TYPE_CHECKING`` (a type-only cycle still ties the modules' designs
-together). Subpackages are nodes of their own; ``from . import x`` names module ``x``.
+together). Subpackages are nodes of their own; ``from . import x`` names module ``x``. The test modules inside a
+package (each op folder's ``test_<op>.py``, ``operators/conftest.py``) are no nodes: pytest imports them, nothing
+in the package does.
 """
 
 from __future__ import annotations
@@ -53,8 +55,13 @@ def imported_modules(mod: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
+def is_test_code(path: Path) -> bool:
+    """A test module or conftest inside the package (an op folder's tests): pytest's, imported by nothing there."""
+    return path.name == "conftest.py" or path.name.startswith("test_")
+
+
 def import_graph(package: str, src: Path) -> dict[str, set[str]]:
-    files = {module_name(package, src, p): p for p in src.rglob("*.py")}
+    files = {module_name(package, src, p): p for p in src.rglob("*.py") if not is_test_code(p)}
     known = set(files)
     return {mod: imported_modules(mod, path, known) for mod, path in files.items()}
 
@@ -90,6 +97,12 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_cycle_finder_finds_a_cycle() -> None:
     assert find_cycle({"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}}) == ["p.a", "p.b", "p.c", "p.a"]
     assert find_cycle({"p.a": {"p.b"}, "p.b": set(), "p": {"p.a"}}) is None
+
+
+def test_the_op_folders_tests_are_left_out_of_the_graph() -> None:
+    graph = import_graph("oprt_core", PACKAGES["oprt_core"])
+    assert "oprt_core.operators.copy" in graph and "oprt_core.operators.copy.numpy_impl" in graph
+    assert not [mod for mod in graph if mod.rpartition(".")[2].startswith("test_") or mod.endswith(".conftest")]
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))

@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import assert_ok, rand
 
 from oprt_core import hookimpl, operators, ops
-from oprt_core.dtypes import get_dtype
 from oprt_core.errors import InvalidArgumentError
 from oprt_core.plugins import Registry, get_plugin_manager
 
 DTYPES = ("f32", "f16", "bf16")
-
-
-def rand(shape, dtype="f32", seed=0, low=-1.0, high=1.0):
-    return np.random.default_rng(seed).uniform(low, high, shape).astype(get_dtype(dtype).numpy)
-
-
-def assert_ok(op, out, inputs, dtype, **params):
-    res = operators.spec(op).check(out, inputs, dtype, params)
-    assert res.ok, res.message
-    assert out.dtype == get_dtype(dtype).numpy
 
 
 @pytest.fixture(autouse=True)
@@ -29,60 +19,6 @@ def fresh_cache():
     ops.clear_cache()
     yield
     ops.clear_cache()
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_copy(dtype):
-    x = rand((5, 7), dtype)
-    out = ops.copy(x)
-    np.testing.assert_array_equal(out, x)
-    assert not np.shares_memory(out, x)
-    view = rand((6, 14), dtype, 1)[:, ::2].T
-    np.testing.assert_array_equal(ops.copy(view), view)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_vector_add_broadcasting(dtype):
-    a, b = rand((4, 1, 5), dtype, 1), rand((3, 1), dtype, 2)
-    out = ops.vector_add(a, b)
-    assert out.shape == (4, 3, 5)
-    assert_ok("vector_add", out, [a, b], dtype)
-    row = rand((5,), dtype, 3)
-    assert_ok("vector_add", ops.vector_add(rand((2, 5), dtype), row), [rand((2, 5), dtype), row], dtype)
-    assert ops.vector_add(rand((0, 5), dtype), row).shape == (0, 5)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("slope", [0.0, 0.1, 2])
-def test_relu_leaky(dtype, slope):
-    x = rand((9, 13), dtype, 4)
-    out = ops.relu(x, negative_slope=slope)
-    assert_ok("relu", out, [x], dtype, negative_slope=slope)
-    if slope == 0.0:
-        assert (out.astype(np.float64) >= 0).all()
-    np.testing.assert_array_equal(ops.relu(x, slope), out)  # positional slope
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("axis", "keepdims", "shape"), [
-    (None, False, ()), (None, True, (1, 1, 1)), (-1, False, (3, 5)), (0, True, (1, 5, 7)), (-2, False, (3, 7)),
-])
-def test_reduce_sum(dtype, axis, keepdims, shape):
-    x = rand((3, 5, 7), dtype, 5)
-    out = ops.reduce_sum(x, axis=axis, keepdims=keepdims)
-    assert out.shape == shape
-    assert_ok("reduce_sum", out, [x], dtype, axis=axis, keepdims=keepdims)
-    if axis is None:
-        assert abs(float(out.astype(np.float64).sum()) - float(x.astype(np.float64).sum())) < 0.1
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_softmax_axis0(dtype):
-    x = rand((33, 6), dtype, 6, -4.0, 4.0)
-    out = ops.softmax(x, axis=0)
-    assert_ok("softmax", out, [x], dtype, axis=0)
-    np.testing.assert_allclose(out.astype(np.float64).sum(axis=0), 1.0, rtol=0.05)
-    assert_ok("softmax", ops.softmax(x), [x], dtype, axis=-1)
 
 
 def test_out_argument_is_written_and_returned():
@@ -389,7 +325,33 @@ def test_fast_path_keys_each_ops_params(host_backend, monkeypatch):
     assert sum(1 for k in ops._fast if k[0] == "relu") == 6
 
 
-@pytest.mark.parametrize("op", ["copy", "layer_norm", "add_rms_norm"])
+def _case_arrays(backend, op, rows, seed, wrap=lambda d: d, wrap_out=None):
+    """A call of op ``op`` on ``backend``: its inputs of a contiguous f32 case of ``rows`` leading rows (the other
+    extents its first smoke case's), default params, each value input wrapped by ``wrap`` (an index input stays a
+    device array); its outputs wrapped by ``wrap_out`` (default ``wrap``); the float64 references, a tuple. Returns
+    ``(inputs, outputs, references)``."""
+    spec = operators.spec(op)
+    case = spec.custom_case((rows, *spec.cases("smoke")[0].inputs[0].shape[1:]))
+    host = spec.make_inputs(case, "f32", np.random.default_rng(seed))
+    dev = [backend.to_device(a) if name in spec.index_inputs else wrap(backend.to_device(a))
+           for a, name in zip(host, spec.input_names)]
+    want = spec.reference(host)
+    want = want if isinstance(want, tuple) else (want,)
+    outs = tuple((wrap_out or wrap)(backend.empty(a.shape, "f32")) for a in want)
+    return dev, outs, want
+
+
+def _call(op, dev, outs):
+    return getattr(ops, op)(*dev, backend="host", out=outs if len(outs) > 1 else outs[0])
+
+
+# one input and one output; three inputs; two outputs
+LAUNCH_SHAPES = [next(s.name for s in operators.specs() if s.n_inputs == 1 and not s.multi_output),
+                 next(s.name for s in operators.specs() if s.min_inputs == 3 and not s.multi_output),
+                 next(s.name for s in operators.specs() if s.multi_output)]
+
+
+@pytest.mark.parametrize("op", LAUNCH_SHAPES)
 def test_fast_path_launch_failure_raises_and_is_not_retried(host_backend, monkeypatch, op):
     """A non-zero status from a fast-path launch is the library's error, raised as its exception: the call is
     not quietly run again on the full path (one input; three inputs; two outputs)."""
@@ -398,12 +360,11 @@ def test_fast_path_launch_failure_raises_and_is_not_retried(host_backend, monkey
 
     reg = _host_registry(host_backend)
     monkeypatch.setattr(ops, "get_registry", lambda: reg)
-    be = host_backend
-    x, r, out, h = (be.to_device(rand((3, 8), seed=s)) for s in range(4))
-    w, b = be.to_device(rand((8,), seed=5)), be.to_device(rand((8,), seed=6))
-    call = {"copy": lambda: ops.copy(x, backend="host", out=out),
-            "layer_norm": lambda: ops.layer_norm(x, w, b, backend="host", out=out),
-            "add_rms_norm": lambda: ops.add_rms_norm(x, r, w, backend="host", out=(out, h))}[op]
+    dev, outs, _ = _case_arrays(host_backend, op, 3, 0)
+
+    def call():
+        _call(op, dev, outs)
+
     call()
     (key, entry), = ops._fast.items()
     ops._fast[key] = (*entry[:3], lambda *ptrs: 1)  # status 1: what the library says for a refused call
@@ -570,48 +531,36 @@ def test_an_array_on_another_cuda_device_is_refused(cudalike, monkeypatch, kind)
     assert np.isnan(cudalike.to_host(dout)).all()
 
 
+MANY_ARRAYS = [spec.name for spec in operators.specs() if spec.min_inputs + spec.n_outputs >= 4]
+
+
 @pytest.mark.parametrize("kind", ["device", "torch", "cupy", "mixed"])
-@pytest.mark.parametrize("op", ["layer_norm", "add_rms_norm", "rope"])
+@pytest.mark.parametrize("op", MANY_ARRAYS)
 def test_fast_path_of_ops_with_many_arrays(cudalike, monkeypatch, kind, op):
-    """layer_norm (three inputs), add_rms_norm (two outputs, three inputs) and rope (two outputs, five inputs): the
-    arrays of a call are keyed in one batch when they are of one type, one by one when mixed (torch-like outputs,
-    device-array inputs); either way the second call of a layout launches on that call's own buffers, without the
-    full path, and a call with another layout goes down the full path. (The stand-ins are f32 only: rope's int32
-    positions stay a device array, so its calls are mixed.)"""
+    """Ops of four arrays or more (three inputs; two outputs; an index input): the arrays of a call are keyed in one
+    batch when they are of one type, one by one when mixed (torch-like outputs, device-array inputs); either way the
+    second call of a layout launches on that call's own buffers, without the full path, and a call with another layout
+    goes down the full path. (The stand-ins are f32 only: an index input stays a device array, so such an op's calls
+    are mixed.)"""
     reg = _host_registry(cudalike)
     monkeypatch.setattr(ops, "get_registry", lambda: reg)
     full = _count_full(monkeypatch)
     wrap = {"device": lambda d: d, "torch": Tensor, "cupy": ndarray, "mixed": lambda d: d}[kind]
     wrap_out = Tensor if kind == "mixed" else wrap
 
-    def arrays(rows, seed):
-        xs = {"x": rand((rows, 6), seed=seed), "r": rand((rows, 6), seed=seed + 1), "w": rand((6,), seed=seed + 2),
-              "b": rand((6,), seed=seed + 3), "q": rand((rows, 2, 4), seed=seed + 4),
-              "k": rand((rows, 1, 4), seed=seed + 5), "cos": rand((9, 2), seed=seed + 6),
-              "sin": rand((9, 2), seed=seed + 7)}
-        pos = np.arange(rows, dtype=np.int32) % 9
-        args = {"layer_norm": ("x", "w", "b"), "add_rms_norm": ("x", "r", "w"),
-                "rope": ("q", "k", "cos", "sin")}[op]
-        host = [xs[n] for n in args] + ([pos] if op == "rope" else [])
-        dev = [wrap(cudalike.to_device(a)) for a in host[:len(args)]] + (
-            [cudalike.to_device(pos)] if op == "rope" else [])
-        want = reg.get_op(op).reference(host)
-        want = want if isinstance(want, tuple) else (want,)
-        outs = tuple(wrap_out(cudalike.empty(a.shape, "f32")) for a in want)
-        return dev, outs, want
-
-    def call(dev, outs):
-        return getattr(ops, op)(*dev, backend="host", out=outs if len(outs) > 1 else outs[0])
-
     def check(outs, want):
         for o, w in zip(outs, want):
             np.testing.assert_allclose(cudalike.to_host(getattr(o, "dev", o)), w, rtol=1e-5, atol=1e-5)
 
     for seed, rows, n_full in [(0, 3, 1), (10, 3, 1), (20, 5, 2), (30, 3, 2)]:
-        dev, outs, want = arrays(rows, seed)
-        call(dev, outs)
+        dev, outs, want = _case_arrays(cudalike, op, rows, seed, wrap, wrap_out)
+        _call(op, dev, outs)
         check(outs, want)
         assert len(full) == n_full  # a layout seen before: a fast-path launch on this call's buffers
+
+
+def test_there_are_ops_of_many_arrays():
+    assert MANY_ARRAYS
 
 
 def test_a_backend_without_cuda_pointers_refuses_cuda_arrays(host_backend, monkeypatch):

@@ -1,5 +1,7 @@
-"""OpSpecs of the core ops: case sets and what ``edge`` covers, input generation, cost formulas, shape parsing,
-and error budgets that are tight enough to catch a wrong result."""
+"""OpSpecs, every core op alike: listing order, case sets and what ``edge`` covers, input generation, bytes that
+scale with the dtype, shape parsing, and error budgets that are tight enough to catch a wrong result (each documented
+in the op's README.md); OpSpec's declarations (optional inputs, index inputs, outputs, output dtypes). Each op's own
+tests (its edge cases, bytes and flops, custom case) are in its folder (oprt_core/operators/<op>/test_<op>.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,20 @@ import numpy as np
 import pytest
 
 from oprt_core import operators
-from oprt_core.dtypes import DTYPES, get_dtype
+from oprt_core.dtypes import DTYPES, INDEX_DTYPES, get_dtype
 from oprt_core.errors import InvalidArgumentError, UnknownNameError
-from oprt_core.spec import CASE_SETS, LAYOUTS, Case, TensorCase, format_shape, make_tensor, parse_shape
+from oprt_core.spec import (
+    CASE_SETS,
+    LAYOUTS,
+    Budget,
+    Case,
+    OpSpec,
+    Output,
+    TensorCase,
+    format_shape,
+    make_tensor,
+    parse_shape,
+)
 
 DT = list(DTYPES)
 
@@ -29,8 +42,11 @@ def axis_of(case: Case):
 # case sets
 
 
-def test_core_op_names_and_case_set_names():
-    assert list(operators.names("core")) == ["copy", "vector_add", "relu", "reduce_sum", "softmax"]
+def test_ops_listed_by_group_and_order_and_case_set_names():
+    listed = [(operators.module(name).ORDER, name) for name in operators.names()]
+    assert listed == sorted(listed) and len(set(operators.names())) == len(listed)
+    assert operators.names() == tuple(name for group in operators.GROUPS for name in operators.names(group))
+    assert all(operators.names(group) for group in operators.GROUPS)
     assert CASE_SETS == ("smoke", "default", "large", "edge", "models")
 
 
@@ -71,18 +87,14 @@ def test_edge_covers_sizes_and_layouts(op):
     assert any(len(c.shape) >= 3 for c in cases), "more than two dims"
 
 
-def test_edge_vector_add_broadcasts():
-    shapes = [tuple(t.shape for t in c.inputs) for c in edge("vector_add")]
-    broadcast = [(a, b) for a, b in shapes if a != b]
-    assert broadcast, "broadcast inputs for vector_add"
-    assert any(len(a) != len(b) for a, b in broadcast), "rank-extending broadcast"
-    assert any(len(a) == len(b) and 1 in a and 1 in b for a, b in broadcast), "both inputs broadcast"
-    assert any(0 in np.broadcast_shapes(a, b) and a != b for a, b in broadcast), "zero-size broadcast"
-    layouts = {t.layout for c in edge("vector_add") for t in c.inputs}
-    assert "broadcast0" in layouts, "a stride-0 input"
+AXIS_OPS = [spec.name for spec in operators.specs("core") if any(p.name == "axis" for p in spec.params)]
 
 
-@pytest.mark.parametrize("op", ["reduce_sum", "softmax"])
+def test_there_are_ops_over_an_axis():
+    assert AXIS_OPS
+
+
+@pytest.mark.parametrize("op", AXIS_OPS)
 def test_edge_negative_axes(op):
     axes = [axis_of(c) for c in edge(op)]
     assert any(a is not None and a < -1 for a in axes), "a negative axis other than the default -1"
@@ -92,39 +104,6 @@ def test_edge_negative_axes(op):
     assert inner, "a reduction over a middle axis"
     # reduction along a non-contiguous axis of a view
     assert any(c.inputs[0].layout != "contiguous" and axis_of(c) is not None for c in edge(op))
-
-
-def test_edge_reduce_sum_axis_none_and_keepdims():
-    cases = edge("reduce_sum")
-    none = [c for c in cases if axis_of(c) is None]
-    assert none, "axis=None"
-    assert any(c.param_dict["keepdims"] for c in none), "axis=None with keepdims"
-    assert any(c.param_dict["keepdims"] and axis_of(c) is not None for c in cases)
-    assert any(c.shape == () for c in none), "a 0-d input"
-    # an empty reduction (sum over a zero-length axis is 0) and an empty output
-    assert any(c.shape[axis_of(c)] == 0 and c.numel == 0 and 0 not in
-               tuple(s for i, s in enumerate(c.shape) if i != axis_of(c) % len(c.shape))
-               for c in cases if axis_of(c) is not None and c.shape)
-
-
-def test_edge_softmax_rows_of_one_and_large_magnitudes():
-    cases = edge("softmax")
-    assert any(c.shape[axis_of(c)] == 1 and c.numel > 1 for c in cases), "softmax rows of length 1"
-    large = [c for c in cases if c.data == "large"]
-    assert large, "rows with large magnitudes"
-    rng = np.random.default_rng(0)
-    for c in large:
-        for dtype in DT:
-            (x,) = operators.spec("softmax").make_inputs(c, dtype, rng)
-            x32 = x.astype(np.float32)
-            with np.errstate(over="ignore"):
-                naive = np.exp(x32) if dtype != "f16" else np.exp(x)  # a naive exp overflows the dtype
-            assert np.isinf(naive).any(), f"{c} {dtype}: no overflow of a naive exp"
-            if dtype == "f32":
-                assert np.abs(x32).max() > 80
-            if dtype == "f16":
-                assert np.abs(x32).max() > 0.5 * float(np.finfo(np.float16).max), "near the f16 maximum"
-            assert np.isfinite(x32).all()
 
 
 # -------------------------------------------------------------------------------------------------
@@ -224,31 +203,6 @@ def test_layout_validation():
 # cost model
 
 
-@pytest.mark.parametrize(("op", "case", "dtype", "nbytes", "flops"), [
-    ("copy", Case("copy", "c", (TensorCase((1000,)),)), "f32", 8000, 0),
-    ("copy", Case("copy", "c", (TensorCase((33, 65), "transposed"),)), "bf16", 2 * 33 * 65 * 2, 0),
-    ("relu", Case("relu", "r", (TensorCase((1000,)),), (("negative_slope", 0.1),)), "f16", 4000, 1000),
-    ("vector_add", Case("vector_add", "v", (TensorCase((17, 33)), TensorCase((33,)))), "f16",
-     (561 + 33 + 561) * 2, 561),
-    ("vector_add", Case("vector_add", "v", (TensorCase((37, 1)), TensorCase((1, 129)))), "f32",
-     (37 + 129 + 37 * 129) * 4, 37 * 129),
-    ("reduce_sum", Case("reduce_sum", "r", (TensorCase((64, 1000)),), (("axis", -1), ("keepdims", False))),
-     "f32", (64000 + 64) * 4, 64000),
-    ("reduce_sum", Case("reduce_sum", "r", (TensorCase((64, 1000)),), (("axis", 0), ("keepdims", True))),
-     "bf16", (64000 + 1000) * 2, 64000),
-    ("reduce_sum", Case("reduce_sum", "r", (TensorCase((1000,)),), (("axis", None), ("keepdims", False))),
-     "f32", (1000 + 1) * 4, 1000),
-    ("softmax", Case("softmax", "s", (TensorCase((64, 1000)),), (("axis", -1),)), "f32", 2 * 64000 * 4,
-     5 * 64000),
-    ("softmax", Case("softmax", "s", (TensorCase((0, 5)),), (("axis", -1),)), "f16", 0, 0),
-])
-def test_bytes_and_flops(op, case, dtype, nbytes, flops):
-    spec = operators.spec(op)
-    assert spec.bytes_moved(case, dtype) == nbytes
-    assert spec.bytes_moved(case, get_dtype(dtype)) == nbytes
-    assert spec.flops(case) == flops
-
-
 @pytest.mark.parametrize("op", list(operators.names("core")))
 def test_bytes_scale_with_itemsize(op):
     spec = operators.spec(op)
@@ -294,39 +248,32 @@ def test_format_shape():
 # error budgets are not vacuous
 
 
-def _check_case(op: str) -> Case:
-    return {
-        "copy": operators.spec("copy").cases("smoke")[0],
-        "vector_add": operators.spec("vector_add").cases("smoke")[1],
-        "relu": operators.spec("relu").cases("smoke")[-1],  # leaky
-        "reduce_sum": operators.spec("reduce_sum").cases("smoke")[0],
-        "softmax": operators.spec("softmax").cases("smoke")[0],
-    }[op]
+SMOKE = [pytest.param(spec.name, case, id=f"{spec.name}-{case.name}") for spec in operators.specs("core")
+         for case in spec.cases("smoke")]
 
 
-def _setup(op: str, dtype: str, seed: int = 0):
+def _setup(op: str, case: Case, dtype: str, seed: int = 0):
     spec = operators.spec(op)
-    case = _check_case(op)
     inputs = spec.make_inputs(case, dtype, np.random.default_rng(seed))
     params = spec.validate_params(case.param_dict)
     ref = spec.reference(inputs, params)
     return spec, inputs, params, ref
 
 
-@pytest.mark.parametrize("op", list(operators.names("core")))
+@pytest.mark.parametrize(("op", "case"), SMOKE)
 @pytest.mark.parametrize("dtype", DT)
-def test_reference_rounded_to_dtype_passes(op, dtype):
-    spec, inputs, params, ref = _setup(op, dtype)
+def test_reference_rounded_to_dtype_passes(op, case, dtype):
+    spec, inputs, params, ref = _setup(op, case, dtype)
     rounded = ref.astype(get_dtype(dtype).numpy)
     res = spec.check(rounded, inputs, dtype, params)
     assert res.ok, res.message
     assert spec.check(ref, inputs, dtype, params).ok
 
 
-@pytest.mark.parametrize("op", list(operators.names("core")))
+@pytest.mark.parametrize(("op", "case"), SMOKE)
 @pytest.mark.parametrize("dtype", DT)
-def test_one_element_just_outside_budget_fails(op, dtype):
-    spec, inputs, params, ref = _setup(op, dtype)
+def test_one_element_just_outside_budget_fails(op, case, dtype):
+    spec, inputs, params, ref = _setup(op, case, dtype)
     atol, rtol = spec.tolerance(dtype, [x.astype(np.float64) for x in inputs], ref, params)
     allowed = np.broadcast_to(np.asarray(atol) + rtol * np.abs(ref), ref.shape)
     idx = np.unravel_index(int(np.argmax(np.abs(ref))), ref.shape)
@@ -340,15 +287,28 @@ def test_one_element_just_outside_budget_fails(op, dtype):
         res = spec.check(bad, inputs, dtype, params)
         assert not res.ok, f"{op} {dtype}: an error of {delta:.3g} at {idx} passed"
         assert "1 of" in res.message and "outside budget" in res.message
-        assert str(tuple(int(i) for i in idx)) in res.message
+        where = tuple(int(i) for i in idx) if ref.ndim else (0,)  # a 0-d result's one element is (0,)
+        assert str(where) in res.message
+
+
+def _exact(spec, dtype: str) -> bool:
+    """The op's budget on its first smoke case is exact: no error allowed anywhere."""
+    case = spec.cases("smoke")[0]
+    inputs = spec.make_inputs(case, dtype, np.random.default_rng(3))
+    params = spec.validate_params(case.param_dict)
+    ref = spec.reference(inputs, params)
+    atol, rtol = spec.tolerance(dtype, [x.astype(np.float64) for x in inputs], ref, params)
+    return rtol == 0 and not np.any(atol)
 
 
 @pytest.mark.parametrize("dtype", DT)
 def test_exact_ops_catch_one_ulp(dtype):
     dt = get_dtype(dtype)
-    for op in ("copy", "relu"):
-        spec = operators.spec(op)
-        case = spec.cases("smoke")[0]  # relu's first smoke case has slope 0: exact
+    exact = [spec for spec in operators.specs("core") if _exact(spec, dtype)]
+    assert exact
+    for spec in exact:
+        op = spec.name
+        case = spec.cases("smoke")[0]
         inputs = spec.make_inputs(case, dtype, np.random.default_rng(3))
         out = spec.reference(inputs, case.param_dict).astype(dt.numpy)
         assert spec.check(out, inputs, dtype, case.param_dict).ok
@@ -357,32 +317,6 @@ def test_exact_ops_catch_one_ulp(dtype):
         flat[j] = np.nextafter(flat[j].astype(np.float32), np.float32(np.inf)).astype(dt.numpy) \
             if dtype == "f32" else (flat[j].astype(np.float64) * (1 + 2 * dt.eps)).astype(dt.numpy)
         assert not spec.check(out, inputs, dtype, case.param_dict).ok, f"{op} {dtype}: one ulp passed"
-
-
-@pytest.mark.parametrize("dtype", DT)
-@pytest.mark.parametrize("case_index", [0, 1, 2])  # axis -1, axis 0, axis None
-def test_reduce_sum_dropped_element_fails(dtype, case_index):
-    spec = operators.spec("reduce_sum")
-    case = spec.cases("smoke")[case_index]
-    params = spec.validate_params(case.param_dict)
-    inputs = spec.make_inputs(case, dtype, np.random.default_rng(11))
-    x = inputs[0].astype(np.float64)
-    ref = spec.reference(inputs, params)
-    # drop the largest-magnitude element of one output's reduction
-    j = int(np.argmax(np.abs(x)))
-    dropped = x.copy().reshape(-1)
-    dropped[j] = 0.0
-    out = spec.reference([dropped.reshape(x.shape)], params).astype(get_dtype(dtype).numpy)
-    assert spec.check(ref.astype(get_dtype(dtype).numpy), inputs, dtype, params).ok
-    res = spec.check(out, inputs, dtype, params)
-    assert not res.ok, f"a dropped element (|x| = {abs(x.reshape(-1)[j]):.3g}) passed"
-    if dtype == "f32":
-        # in f32 even a typical element is caught
-        k = int(np.argsort(np.abs(x).reshape(-1))[x.size // 2])
-        dropped = x.copy().reshape(-1)
-        dropped[k] = 0.0
-        out = spec.reference([dropped.reshape(x.shape)], params).astype(np.float32)
-        assert not spec.check(out, inputs, dtype, params).ok
 
 
 def test_check_reports_shape_nan_and_inf():
@@ -418,26 +352,14 @@ def test_check_matches_nan_only_where_the_reference_is_nan():
 
 
 def test_budgets_are_documented_and_ordered():
-    folders = Path(__file__).resolve().parents[2] / "oprt_core" / "src" / "oprt_core" / "operators"
     for op in operators.names():
-        readme = (folders / op / "README.md").read_text(encoding="utf-8")
+        readme = (Path(operators.module(op).__file__).parent / "README.md").read_text(encoding="utf-8")
         assert "- Budget:" in readme or "Error budget" in readme, f"the error budget of {op} lacks its reasoning"
-    for op in ("vector_add", "relu", "reduce_sum", "softmax"):
-        b = operators.spec(op).budgets
-        assert b["f32"].rtol < b["f16"].rtol < b["bf16"].rtol
-
-
-def test_custom_case():
-    c = operators.spec("softmax").custom_case((8, 100), {"axis": 0})
-    assert c.shape == (8, 100) and c.param_dict == {"axis": 0} and c.inputs[0].layout == "contiguous"
-    c = operators.spec("vector_add").custom_case([3, 4])
-    assert [t.shape for t in c.inputs] == [(3, 4), (3, 4)] and c.name == "3x4"
-    c = operators.spec("reduce_sum").custom_case((3, 4), {"axis": None, "keepdims": True})
-    assert c.param_dict == {"axis": None, "keepdims": True}
-    c = operators.spec("relu").custom_case((5,), {"negative_slope": 0.2})
-    assert c.param_dict == {"negative_slope": 0.2}
-    with pytest.raises(InvalidArgumentError, match="axis 2 is out of range"):
-        operators.spec("softmax").custom_case((8, 100), {"axis": 2})
+    inexact = [spec for spec in operators.specs() if spec.budgets["f32"].rtol > 0]
+    assert inexact
+    for spec in inexact:  # a budget relative to the dtype's precision: the narrower the dtype, the wider
+        b = spec.budgets
+        assert b["f32"].rtol < b["f16"].rtol < b["bf16"].rtol, spec.name
 
 
 # -------------------------------------------------------------------------------------------------
@@ -493,7 +415,7 @@ def test_op_function_of_optional_inputs_takes_them_as_keywords_defaulting_to_non
         ops._given((1, None, 3), 1, "axpby")
 
 
-def test_spec_declarations_are_checked():
+def test_index_input_declarations_are_checked():
     kw = dict(name="op", doc="", n_inputs=2, input_names=("x", "i"), reference_fn=lambda x, i: x,
               bytes_fn=lambda c, d: 0, flops_fn=lambda c: 0, budgets={}, case_sets={})
     with pytest.raises(InvalidArgumentError, match="index_inputs names 'j', which are not inputs"):
@@ -511,3 +433,49 @@ def test_spec_declarations_are_checked():
         x, i = spec.make_inputs(c, "f16", np.random.default_rng(0))
         assert x.dtype == np.float16 and i.dtype == INDEX_DTYPES[idt].numpy and list(i) == [0, 1, 2, 3]
     assert spec.input_dtypes("i") == ("i32", "i64") and spec.input_dtypes("x") == tuple(DTYPES)
+
+
+def test_output_dtypes_must_name_an_op_dtype():
+    with pytest.raises(InvalidArgumentError, match="output_dtypes maps 'e4m3'"):
+        OpSpec("x", "", 1, ("x",), lambda x: x, lambda c, d: 0, lambda c: 0, {"f32": Budget(0, 0)}, {},
+               output_dtypes={"e4m3": "bf16"})  # e4m3 not among its dtypes
+
+
+def test_bad_output_declarations_are_refused():
+    base = dict(doc="", n_inputs=1, input_names=("x",), reference_fn=lambda x: (x, x), bytes_fn=lambda c, d: 0,
+                flops_fn=lambda c: 0, budgets={"f32": Budget(0, 0)}, case_sets={})
+    with pytest.raises(InvalidArgumentError, match="must differ"):
+        OpSpec(name="a", outputs=(Output("y"), Output("y")), **base)
+    with pytest.raises(InvalidArgumentError, match="must differ"):
+        OpSpec(name="a", outputs=(Output("x"), Output("y")), **base)
+    with pytest.raises(InvalidArgumentError, match="'z', which are not inputs"):
+        OpSpec(name="a", outputs=(Output("y", inplace=("z",)), Output("w")), **base)
+    with pytest.raises(InvalidArgumentError, match="per output"):
+        OpSpec(name="a", outputs=(Output("y"), Output("w")), inplace=("x",), **base)
+    spec = OpSpec(name="a", outputs=(Output("y"), Output("w")), **base)
+    x = np.ones(3, np.float32)
+    assert [r.dtype for r in spec.reference([x])] == [np.float64, np.float64]
+    bad = OpSpec(name="b", outputs=(Output("y"), Output("w"), Output("v")), **base)
+    with pytest.raises(InvalidArgumentError, match="returned 2 array"):
+        bad.reference([x])
+
+
+# -------------------------------------------------------------------------------------------------
+# roles: what code that serves every op asks of some op (oprt_core.operators.with_role)
+
+
+def test_every_role_is_played_by_one_op_as_it_says():
+    for role in operators.ROLES:
+        players = [name for name in operators.names() if role in getattr(operators.module(name), "ROLES", {})]
+        assert len(players) == 1, (role, players)
+        spec, params = operators.with_role(role)
+        assert spec.name == players[0]
+        spec.validate_params(params, [(7,)])  # params the op takes, for a 1-D input
+    x = np.arange(1, 8, dtype=np.float32)
+    spec, params = operators.with_role("bandwidth-probe")
+    np.testing.assert_array_equal(spec.reference([x], params), x)  # out = x
+    spec, params = operators.with_role("sum-all")
+    full = spec.validate_params(params, [x.shape])
+    assert spec.output_shape([x.shape], full) == () and spec.reference([x], full) == 28.0
+    with pytest.raises(ValueError, match="unknown op role 'nope'; the roles are bandwidth-probe, sum-all"):
+        operators.with_role("nope")

@@ -15,8 +15,8 @@ from gpu_helpers import (
     check_entry_point_is_installed,
     check_no_device_is_a_status_in_a_fresh_process,
     check_pointer_entry_points,
-    check_reduce_sum_workspace_for_split_reductions,
     check_sources_match_the_log,
+    check_workspace_for_split_reductions,
     library_info,
 )
 
@@ -116,7 +116,7 @@ def test_descriptors_need_no_device(nvidia_ext, tdesc):
 @pytest.mark.parametrize("shape, axis", SPLIT_REDUCTIONS)
 def test_reduce_sum_workspace_for_split_reductions(nvidia_ext, tdesc, shape, axis):
     """Few long rows or columns are split across blocks: the partial sums need a workspace."""
-    check_reduce_sum_workspace_for_split_reductions(nvidia_ext, tdesc, shape, axis)
+    check_workspace_for_split_reductions(nvidia_ext, tdesc, shape, axis)
 
 
 def test_pointer_entry_points_forward_every_pointer(nvidia_ext, tdesc):

@@ -11,6 +11,7 @@ import pytest
 from gpu_helpers import check_device_index_out_of_range
 
 import oprt_core.errors as E
+from oprt_core import operators
 from oprt_core.compiled import OPRT_AXIS_ALL, raise_for_status
 
 ST = {
@@ -49,7 +50,7 @@ def test_null_descriptor_pointers(nvidia_ext, tdesc):
     expect(nvidia_ext, lib.oprt_create_copy_descriptor(ffi.NULL, tdesc((3,)), tdesc((3,))), "NULL_POINTER")
     st, _ = create(nvidia_ext, "copy", ffi.NULL, tdesc((3,)))
     expect(nvidia_ext, st, "NULL_POINTER", "out")
-    for op in ("copy", "vector_add", "relu", "reduce_sum", "softmax"):
+    for op in operators.names("core"):
         expect(nvidia_ext, getattr(lib, f"oprt_destroy_{op}_descriptor")(ffi.NULL), "NULL_POINTER")
         expect(nvidia_ext, getattr(lib, f"oprt_get_{op}_workspace_size")(ffi.NULL, ffi.new("size_t *")),
                "NULL_POINTER")

@@ -71,11 +71,12 @@ NORM_WIDTHS = (8, 24, 64, 128, 256, 512, 1000, 1024, 2048, 4096, 5120, 8192, 143
 
 
 def _norm_path_cases():
-    for op in ("rms_norm", "add_rms_norm", "layer_norm"):
+    for op in (spec.name for spec in operators.specs() if hasattr(operators.module(spec.name), "norm_case")):
+        make = operators.module(op).norm_case
         for n in NORM_WIDTHS:
-            yield pytest.param(norm_case(op, (3, n)), id=f"{op}-3x{n}")
-        yield pytest.param(norm_case(op, (5, 4, 4096), "transposed"), id=f"{op}-transposed")
-        yield pytest.param(norm_case(op, (65, 2048), "step2"), id=f"{op}-step2")
+            yield pytest.param(make(op, (3, n)), id=f"{op}-3x{n}")
+        yield pytest.param(make(op, (5, 4, 4096), "transposed"), id=f"{op}-transposed")
+        yield pytest.param(make(op, (65, 2048), "step2"), id=f"{op}-step2")
     for shape, layout in (((1000, 4096), "contiguous"), ((333, 999), "contiguous"), ((64, 2048), "transposed")):
         yield pytest.param(silu_mul_case(shape, layout), id=f"silu_mul-{shape}-{layout}")
 

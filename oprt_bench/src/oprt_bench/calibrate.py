@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from oprt_core.operators import with_role
+
 from .errors import one_line
 from .peaks import Peak, spec_peak
 from .timing import TimingConfig, measure
@@ -78,7 +80,7 @@ class Calibration:
     measured_peak_gbps: float | None
     spec_peak_gbps: float | None
     spec_source: str  # driver | table | table (override) | none
-    method: str  # copy_probe | copy op (f32) | none
+    method: str  # copy_probe | <the bandwidth-probe op> op (f32) | none
     buffer_bytes: int | None = None  # bytes copied per call (each of the two buffers)
     bytes_per_sample: int | None = None  # read + written: 2 x buffer_bytes
     l2_bytes: int | None = None
@@ -155,17 +157,19 @@ def _size(nbytes: int | None) -> str:
     return f"{nbytes / MiB:.0f} MiB" if nbytes >= MiB else f"{nbytes} B"
 
 
-def _copy_launcher(backend: Any, nbytes: int) -> tuple[Callable[[], Any] | None, str, int]:
-    """(launcher, method, bytes copied per call) of the bandwidth probe; launcher None when impossible."""
+def _probe_launcher(backend: Any, nbytes: int) -> tuple[Callable[[], Any] | None, str, int]:
+    """(launcher, method, bytes copied per call) of the bandwidth probe: the backend's copy_probe, else its op of
+    role ``bandwidth-probe`` (oprt_core.operators.with_role) on f32 buffers; launcher None when impossible."""
     probe = getattr(backend, "copy_probe", None)
     if callable(probe):
         return probe(nbytes), "copy_probe", nbytes
-    if not backend.supports("copy", "f32"):
+    spec, params = with_role("bandwidth-probe")
+    if not backend.supports(spec.name, "f32"):
         return None, "none", 0
     n = max(1, nbytes // 4)
     x = backend.to_device(np.ones(n, np.float32))
     out = backend.empty((n,), "f32")
-    return backend.prepare("copy", [x], out, {}), "copy op (f32)", n * 4
+    return backend.prepare(spec.name, [x], out, params), f"{spec.name} op (f32)", n * 4
 
 
 def calibrate(backend: Any, device_info: dict[str, Any] | None, *, nbytes: int | None = None,
@@ -181,10 +185,10 @@ def calibrate(backend: Any, device_info: dict[str, Any] | None, *, nbytes: int |
     t0 = clock()
     launch = None
     try:
-        launch, method, copied = _copy_launcher(backend, nbytes)
+        launch, method, copied = _probe_launcher(backend, nbytes)
         cal.method = method
         if launch is None:
-            cal.error = "the backend has no copy_probe and no f32 copy op"
+            cal.error = f"the backend has no copy_probe and no f32 {with_role('bandwidth-probe')[0].name} op"
             return cal
         cal.buffer_bytes, cal.bytes_per_sample = copied, 2 * copied
         config = config or calibration_config(info, flush)

@@ -290,8 +290,8 @@ ENTRY_PREAMBLE = """/*
  *     oprt_status_t launch_fn(const State *state, void *workspace, void *out, const void *<input>...,
  *                             oprt_stream_t stream);
  * An op with several outputs takes one tensor and one pointer per output, in its declared order, where these take
- * `out` (add_rms_norm: out, h); its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
- * An optional input (matmul's c) left out is a NULL tensor in create (plan_fn gets NULL and decides what that
+ * `out`<several outputs>; its launch also refuses two outputs that share memory (oprt_check_launch_outputs).
+ * An optional input<optional input> left out is a NULL tensor in create (plan_fn gets NULL and decides what that
  * means) and a pointer the launch checks do not look at (launch_fn gets it as given, NULL from oprt_core).
  * plan_fn validates (the op's oprt_plan_<op>, from its folder's plan.h, included below) and fills the state, a plain
  * struct copied by value and freed with the descriptor; launch_fn runs the kernel. The macro defines the descriptor,
@@ -351,11 +351,20 @@ def for_each_op(specs: Iterable[OpSpec]) -> str:
             + " \\\n".join(lines) + "\n\n")
 
 
+def _entry_preamble(specs: Sequence[OpSpec]) -> str:
+    """ENTRY_PREAMBLE, its examples (an op of several outputs, an optional input) the first such of ``specs``."""
+    multi = next((s for s in specs if s.multi_output), None)
+    optional = next((s for s in specs if s.optional_inputs), None)
+    return (ENTRY_PREAMBLE
+            .replace("<several outputs>", f" ({multi.name}: {', '.join(multi.output_names)})" if multi else "")
+            .replace("<optional input>", f" ({optional.name}'s {optional.optional_inputs[0]})" if optional else ""))
+
+
 def entry_header(specs: Iterable[OpSpec]) -> str:
     """oprt_entry.h: the ops' plan headers (:func:`plan_includes`), :func:`for_each_op` and :func:`entry_macro` of
     each op."""
     specs = list(specs)
-    return (ENTRY_PREAMBLE + plan_includes(specs) + for_each_op(specs) + ENTRY_MACRO
+    return (_entry_preamble(specs) + plan_includes(specs) + for_each_op(specs) + ENTRY_MACRO
             + "\n".join(entry_macro(s) for s in specs) + "\n#endif /* OPRT_ENTRY_H_ */\n")
 
 

@@ -53,6 +53,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCase,
 )
+from .operators import with_role
 from .operators._shared import OPRT_AXIS_ALL
 from .spec import as_outputs
 
@@ -934,8 +935,9 @@ class CompiledBackend:
     def flush_cache(self, clean: bool = False) -> None:
         """Overwrite a device buffer of max(2 x L2, 8 MiB) bytes (allocated once) with oprt_memset.
 
-        ``clean``: then read it back with the library's own reduce_sum (the buffer as f32, axis=all, into
-        one element), prepared once: the memset's dirty lines are written back during that read."""
+        ``clean``: then read it back with the library's own op of role ``sum-all`` (oprt_core.operators.with_role:
+        the buffer as f32 summed into one element), prepared once: the memset's dirty lines are written back during
+        that read."""
         ffi, lib = self._ready()
         if self._flush is None:
             l2 = self.device_properties()["l2_cache_bytes"]
@@ -948,7 +950,8 @@ class CompiledBackend:
             if self._flush_reader is None:
                 words = self._flush.nbytes // 4
                 whole = self._device_array(self._flush.ptr, (words,), (1,), get_dtype("f32"), self._flush)
-                self._flush_reader = self.prepare("reduce_sum", [whole], self.empty((), "f32"), {"axis": None})
+                reader, params = with_role("sum-all")
+                self._flush_reader = self.prepare(reader.name, [whole], self.empty((), "f32"), params)
             self._flush_reader()
 
 

@@ -3,7 +3,8 @@
 Each entry is named ``<model>/<tensor>`` after the public configuration it comes from (the Hugging Face
 repository's ``config.json`` field, or the architecture's paper), with the token or batch count as a last part
 where one tensor is swept over several (``llama3-8b/vocab/4096tok``, ``vit-b16/attn/b128``). The op specs turn
-them into cases (:mod:`oprt_core.operators`); a third-party op may use them too.
+them into cases (:mod:`oprt_core.operators`): the dimensions shared by several ops are here, the selection an op
+makes of them (which tensors, over which axis) is in its folder; a third-party op may use them too.
 
 Widths are the configs' own, many of them not powers of two (50257, 151936, 3584, 18944, 77, 197, 577).
 Row counts are realistic uses: 1-8 tokens (decoding), 128-512 (a short prompt), 4096 (a long prompt or a
@@ -14,16 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ModelShape", "RopeShape", "ROPE", "SOFTMAX", "REDUCE_SUM", "CROSS_ENTROPY", "ELEMENTWISE", "BIAS_ADD",
-           "HIDDEN_KINDS", "Gemm",
-           "GEMMS", "GEMM_TOKENS"]
+__all__ = ["ModelShape", "VOCABS", "VOCAB_TOKENS", "LOSS_VOCABS", "LOSS_TOKENS", "LOSS_LONG", "WIDTHS",
+           "WIDTH_TOKENS", "HIDDEN_KINDS", "ATTENTION", "CONV", "tokens", "attention", "conv", "ELEMENTWISE",
+           "Gemm", "LAYERS", "GEMMS", "GEMM_TOKENS"]
 
 
 @dataclass(frozen=True)
 class ModelShape:
-    """One case of the ``models`` set: its name, the input's shape, the axis an op reduces over (softmax,
-    reduce_sum), a second input's shape (vector_add's broadcast bias), the tensor's kind (``hidden``, ``mlp``,
-    ``expert``, ``vocab``, ``attention``, ``conv``, ``probe``) and the public config it comes from."""
+    """One case of the ``models`` set: its name, the input's shape, the axis an op reduces over, a second input's
+    shape (a bias broadcast onto it), the tensor's kind (``hidden``, ``mlp``, ``expert``, ``vocab``, ``attention``,
+    ``conv``, ``probe``) and the public config it comes from."""
 
     name: str
     shape: tuple[int, ...]
@@ -43,7 +44,7 @@ VOCABS = (
 )
 VOCAB_TOKENS = (1, 8, 512, 4096)
 
-# -- the loss over a vocabulary: (tokens, vocabulary) logits, cross_entropy ----------------------------------------
+# -- the loss over a vocabulary: (tokens, vocabulary) logits ------------------------------------------------------
 LOSS_VOCABS = (
     ("llama2-7b/vocab", 32000, "vocab", "meta-llama/Llama-2-7b-hf config.json vocab_size (Mistral-7B-v0.1 too)"),
     *VOCABS,
@@ -64,10 +65,10 @@ WIDTHS = (
 )
 WIDTH_TOKENS = (1, 128, 4096)
 
-#: the kinds a per-token normalisation (rms_norm, layer norm) sees: the hidden states
+#: the kinds a per-token normalisation sees: the hidden states
 HIDDEN_KINDS = ("hidden",)
 
-# -- attention score rows: (batch, heads, queries, keys), softmax over the keys ------------------------------------
+# -- attention score rows: (batch, heads, queries, keys), normalised over the keys ---------------------------------
 # (name, heads, sequence length, batches, source)
 ATTENTION = (
     ("clip-vit-l14/text-attn", 12, 77, (8, 256),
@@ -88,109 +89,31 @@ CONV = (
 )
 
 
-def _tokens(name: str, width: int, kind: str, source: str, counts: tuple[int, ...], axis: int = -1,
-            bias: bool = False) -> tuple[ModelShape, ...]:
+def tokens(name: str, width: int, kind: str, source: str, counts: tuple[int, ...], axis: int = -1,
+           bias: bool = False) -> tuple[ModelShape, ...]:
     """``name`` at each token count: ``(tokens, width)``, named ``<name>/<tokens>tok``."""
     return tuple(ModelShape(f"{name}{'+bias' if bias else ''}/{t}tok", (t, width), source, kind, axis,
                             (width,) if bias else None) for t in counts)
 
 
-def _attention() -> tuple[ModelShape, ...]:
+def attention() -> tuple[ModelShape, ...]:
+    """The attention score rows of :data:`ATTENTION`: ``(batch, heads, seq, seq)``, named ``<name>/b<batch>``."""
     return tuple(ModelShape(f"{name}/b{b}", (b, heads, seq, seq), source, "attention")
                  for name, heads, seq, batches, source in ATTENTION for b in batches)
 
 
-def _conv(name: str) -> ModelShape:
+def conv(name: str) -> ModelShape:
+    """The activation of :data:`CONV` named ``name``."""
     return next(m for m in CONV if m.name == name)
 
 
-#: softmax: LLM logits over the vocabulary, attention rows, and middle axes (a 4-D tensor over its channels)
-SOFTMAX: tuple[ModelShape, ...] = (
-    *(m for v in VOCABS for m in _tokens(*v, VOCAB_TOKENS)),
-    *_attention(),
-    _conv("resnet50/input/b64"),  # over the 3 colour channels: a middle axis with a long inner extent
-    # per-pixel class probabilities: 150 ADE20K classes at 1/4 of a 512x512 input, over axis 1
-    ModelShape("segformer-b0-ade20k/logits/b8", (8, 150, 128, 128),
-               "nvidia/segformer-b0-finetuned-ade-512-512 config.json num_labels 150; logits at 1/4 resolution",
-               "conv", 1),
-    # not a model: a middle axis whose inner extent (50) is shorter than a warp's loads
-    ModelShape("probe/cube50", (50, 50, 50, 50), "a 4-D cube over its third axis", "probe", 2),
-)
-
-#: reduce_sum: row sums of hidden states and logits, column sums over a batch's tokens (bias and norm-weight
-#: gradients), means over tokens and channels
-REDUCE_SUM: tuple[ModelShape, ...] = (
-    ModelShape("llama2-13b/hidden/16384tok", (16384, 5120), WIDTHS[2][3], "hidden"),
-    *(ModelShape(f"{name}/4096tok", (4096, width), source, kind)
-      for name, width, kind, source in WIDTHS if kind == "hidden" and width != 5120),
-    *(ModelShape(f"{name}/2048tok-axis0", (2048, width), source, kind, 0) for name, width, kind, source in WIDTHS),
-    ModelShape("gpt2/vocab/512tok", (512, 50257), VOCABS[0][3], "vocab"),
-    ModelShape("llama3-8b/vocab/512tok", (512, 128256), VOCABS[1][3], "vocab"),
-    # sentence-embedding mean pooling: the sum over 512 tokens of 768 channels, a middle axis
-    ModelShape("bert-base/mean-pool/b64", (64, 512, 768), "google-bert/bert-base-uncased config.json hidden_size "
-               "768, max_position_embeddings 512", "hidden", 1),
-    _conv("resnet50/input/b64"),  # over the 3 colour channels
-    _conv("resnet50/stage4/b64"),  # over 2048 channels of a 7x7 map: a middle axis with a short inner extent
-    ModelShape("probe/cube50", (50, 50, 50, 50), "a 4-D cube over its third axis", "probe", 2),
-)
-
-#: cross_entropy: LLM logits over the vocabulary (Llama 2, GPT-2, Llama 3, Qwen2, Gemma) from one decoded token to
-#: a training batch of 16384
-CROSS_ENTROPY: tuple[ModelShape, ...] = tuple(
-    m for name, width, kind, source in LOSS_VOCABS
-    for m in _tokens(name, width, kind, source, LOSS_TOKENS + LOSS_LONG.get(width, ())))
-
-#: copy and relu (and vector_add of two such tensors, a residual add): hidden states, MLP and MoE expert
+#: the activations an elementwise op sees (and a residual add, of two such): hidden states, MLP and MoE expert
 #: activations at 1, 128 and 4096 tokens, and convolutional activations
 ELEMENTWISE: tuple[ModelShape, ...] = (
-    *(m for w in WIDTHS for m in _tokens(*w, WIDTH_TOKENS)),
-    _conv("resnet50/conv1/b64"),
-    _conv("resnet50/stage1/b64"),
+    *(m for w in WIDTHS for m in tokens(*w, WIDTH_TOKENS)),
+    conv("resnet50/conv1/b64"),
+    conv("resnet50/stage1/b64"),
 )
-
-#: vector_add broadcasting a bias: a row of ``width`` onto every token, a per-channel (C, 1, 1) onto a feature map
-BIAS_ADD: tuple[ModelShape, ...] = (
-    *(m for w in WIDTHS for m in _tokens(*w, WIDTH_TOKENS, bias=True)),
-    *(ModelShape(m.name.replace("/b64", "+bias/b64"), m.shape, m.source, "conv", bias=(m.shape[1], 1, 1))
-      for m in ELEMENTWISE if m.kind == "conv"),
-)
-
-
-# -- rotary position embeddings of attention's q and k ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RopeShape:
-    """One case of rope's ``models`` set: q of shape ``(tokens, heads, head_dim)``, k of ``(tokens, kv_heads,
-    head_dim)``, a cos / sin cache of ``positions`` rows, the pairing ``style`` (neox: halves, gptj: interleaved)
-    and the public config the numbers come from."""
-
-    name: str
-    tokens: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    style: str
-    positions: int
-    source: str
-
-
-# (model, attention heads, key/value heads, rotated head dims, style, max_position_embeddings, source)
-ROPE_MODELS = (
-    ("llama3-8b", 32, 8, 128, "neox", 8192, "meta-llama/Meta-Llama-3-8B config.json (HF rotate_half: halves)"),
-    ("qwen2-7b", 28, 4, 128, "neox", 32768, "Qwen/Qwen2-7B config.json (HF rotate_half: halves)"),
-    ("mistral-7b", 32, 8, 128, "neox", 32768, "mistralai/Mistral-7B-v0.1 config.json (HF rotate_half: halves)"),
-    # GPT-J rotates the first rotary_dim = 64 of each 256-wide head, pairs interleaved (rotate_every_two)
-    ("gpt-j-6b", 16, 16, 64, "gptj", 2048, "EleutherAI/gpt-j-6b config.json: 16 heads, rotary_dim 64 "
-     "(rotate_every_two: interleaved pairs)"),
-)
-ROPE_TOKENS = (1, 16, 512, 4096, 16384)
-
-#: rope: q and k of each model from one decoded token to a prompt of 16384 tokens
-ROPE: tuple[RopeShape, ...] = tuple(
-    RopeShape(f"{model}/rope/{t}tok", t, heads, kv, dim, style, pos, source)
-    for model, heads, kv, dim, style, pos, source in ROPE_MODELS for t in ROPE_TOKENS)
-
 
 # -- the GEMMs of a transformer layer: tokens x K times a weight K x N --------------------------------------------
 
@@ -226,7 +149,7 @@ def _layer_gemms(model: str, hidden: int, heads: int, kv_heads: int, head_dim: i
             Gemm(f"{model}/mlp-down", inter, hidden, f"{source}: intermediate_size {inter}"))
 
 
-#: matmul: each published layer's four GEMMs (the ``models`` set sweeps them over :data:`GEMM_TOKENS`)
+#: each published layer's four GEMMs (a GEMM op's ``models`` set sweeps them over :data:`GEMM_TOKENS`)
 GEMMS: tuple[Gemm, ...] = tuple(g for layer in LAYERS for g in _layer_gemms(*layer))
 
 #: token counts (the GEMM's M): decoding a batch of 1-64 sequences, then prompts of 512-16384 tokens

@@ -192,8 +192,8 @@ class BaselineBackend:
         except InvalidArgumentError as exc:
             return None, Support(False, str(exc))
         if dt.opt_in and dt.name not in self._opt_in_dtypes:
-            return None, Support(False, f"{self._library} backend does not run {dt} (an opt-in dtype: matmul's fp8 "
-                                        "inputs)")
+            return None, Support(False, f"{self._library} backend does not run {dt} (an opt-in dtype: only the ops "
+                                        "that declare it take it)")
         return dt, None
 
     def _impl(self, op: str) -> Any:

@@ -9,7 +9,9 @@ A folder holds the whole op, and nothing outside it names the op:
 - ``baselines.py`` (optional): ``IMPLS``, baseline backend name (``torch``, ``torch-compile``, ``cupy``,
   ``liger``) -> implementation, in the signature that backend's ``add_op`` documents; the library (torch, cupy, ...)
   is passed in, never imported at module level;
-- the kernel source both GPU vendors build, and ``README.md``, the op's doc.
+- the kernel source both GPU vendors build, and ``README.md``, the op's doc;
+- ``ROLES`` (optional): the roles of :data:`ROLES` the op plays for code that serves every op, each with the params
+  it plays it with (:func:`with_role`).
 
 The built-in plugin (:mod:`oprt_core.builtin`) registers every folder's spec through ``oprt_register_ops`` and
 every implementation through ``oprt_register_impls``, exactly as a third-party op package does; a new folder is a
@@ -45,9 +47,17 @@ from typing import Any
 
 from ..spec import OpSpec
 
-__all__ = ["GROUPS", "names", "module", "specs", "spec", "group", "implementations", "equip"]
+__all__ = ["GROUPS", "ROLES", "names", "module", "specs", "spec", "group", "with_role", "implementations", "equip"]
 
 GROUPS = ("core", "model", "compute")
+
+#: What code that serves every op asks of some op, by role; the op folder that plays one says so in its ``ROLES``.
+ROLES = {
+    "bandwidth-probe": "out = x of a 1-D f32 x, each element read and written once: the calibration's probe of a "
+                       "backend's bandwidth where the backend has no copy_probe",
+    "sum-all": "the sum of a whole 1-D f32 x into a 0-d out (and, by its param ``axis``, over one axis): the read that "
+               "cleans a compiled backend's cache flush",
+}
 
 
 @cache
@@ -85,6 +95,17 @@ def spec(name: str) -> OpSpec:
 def group(name: str) -> str:
     """The group of built-in op ``name``."""
     return module(name).GROUP
+
+
+def with_role(role: str) -> tuple[OpSpec, dict[str, Any]]:
+    """The built-in op that plays ``role`` (one of :data:`ROLES`) and the params it plays it with (a new dict)."""
+    if role not in ROLES:
+        raise ValueError(f"unknown op role {role!r}; the roles are {', '.join(ROLES)}")
+    for m in _modules():
+        roles = getattr(m, "ROLES", {})
+        if role in roles:
+            return m.SPEC, dict(roles[role])
+    raise LookupError(f"no built-in op plays the role {role!r}")
 
 
 def implementations() -> Iterator[tuple[str, str, Any]]:

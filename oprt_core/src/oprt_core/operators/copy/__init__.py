@@ -8,10 +8,11 @@ from ...dtypes import DTYPES
 from ...spec import Budget, OpSpec
 from .._shared import rw_bytes, unary_case_sets
 
-__all__ = ["SPEC", "GROUP", "ORDER"]
+__all__ = ["SPEC", "GROUP", "ORDER", "ROLES"]
 
 GROUP = "core"
 ORDER = 10
+ROLES: dict[str, dict] = {"bandwidth-probe": {}}  # oprt_core.operators.ROLES
 
 
 def _reference(x: np.ndarray) -> np.ndarray:

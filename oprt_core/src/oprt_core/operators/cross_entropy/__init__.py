@@ -11,13 +11,20 @@ import numpy as np
 from ... import model_shapes
 from ...dtypes import DTYPES, INDEX_DTYPES, DType
 from ...errors import InvalidArgumentError
+from ...model_shapes import ModelShape, tokens
 from ...spec import Budget, Case, OpSpec, Param, TensorCase, format_shape
 from .._shared import EPS32, subnormal
 
-__all__ = ["SPEC", "GROUP", "ORDER", "REDUCTIONS", "cross_entropy_case"]
+__all__ = ["SPEC", "GROUP", "ORDER", "REDUCTIONS", "MODEL_SHAPES", "cross_entropy_case"]
 
 GROUP = "model"
 ORDER = 150
+
+#: the ``models`` set: LLM logits over the vocabulary (Llama 2, GPT-2, Llama 3, Qwen2, Gemma) from one decoded token
+#: to a training batch of 16384
+MODEL_SHAPES: tuple[ModelShape, ...] = tuple(
+    m for name, width, kind, source in model_shapes.LOSS_VOCABS
+    for m in tokens(name, width, kind, source, model_shapes.LOSS_TOKENS + model_shapes.LOSS_LONG.get(width, ())))
 
 #: cross_entropy's reductions (the C ABI passes the index: 0 none, 1 mean)
 REDUCTIONS = ("none", "mean")
@@ -158,8 +165,8 @@ def _case_sets() -> dict[str, list[Case]]:
             c((9, 300), ignore_index=3), c((9, 300), reduction="mean", ignore_index=7), c((5, 7), reduction="mean"),
             c((6, 5000), data="large"), c((6, 5000), reduction="mean", data="large"), c((2, 70000)),
         ],
-        # LLM logits at 1 to 16384 tokens (oprt_core.model_shapes)
-        "models": [c(m.shape, name=m.name) for m in model_shapes.CROSS_ENTROPY],
+        # LLM logits at 1 to 16384 tokens (MODEL_SHAPES)
+        "models": [c(m.shape, name=m.name) for m in MODEL_SHAPES],
     }
 
 

@@ -2,27 +2,36 @@
 
 The reference against a row-by-row math.fsum formula, the budget against a dropped logit and a wrong class, the
 targets make_inputs draws, index-dtype validation at every layer (spec, ops API, numpy backend, the C plan of the
-host library), the reduction param's C value, bytes, and i64 arrays through DeviceArray and DLPack.
+host library), the reduction param's C value and bytes; the host library fuzzed against the reference; liger's
+refusals (rows, a kernel that overwrites its logits).
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
+from baseline_helpers import fake_liger_ops, fake_torch, install_modules
+from gpu_helpers import run_checked
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import oprt_core.errors as E
 import oprt_core.ops as ops
 from oprt_core import cdecl, operators
+from oprt_core.baselines import LigerBackend
 from oprt_core.device_array import DeviceArray
-from oprt_core.dlpack import dl_dtype
-from oprt_core.dtypes import DTYPES, INDEX_DTYPES, get_dtype
-from oprt_core.errors import InvalidArgumentError, UnknownNameError
+from oprt_core.dtypes import DTYPES
+from oprt_core.errors import InvalidArgumentError
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.operators.cross_entropy import SPEC as XENT
 from oprt_core.operators.cross_entropy import cross_entropy_case
-from oprt_core.spec import OpSpec, TensorCase
+from oprt_core.operators.cross_entropy.baselines import IMPLS
+from oprt_core.operators.rms_norm import norm_case
+from oprt_core.spec import LAYOUTS
 
 
 def fsum_xent(x: np.ndarray, t: np.ndarray, ignore: int = -100) -> np.ndarray:
@@ -219,3 +228,59 @@ def test_host_library_mean_over_no_row_and_out_of_range_targets(host_backend):
     b.prepare("cross_entropy", [x, b.to_device(np.array([2, 0]))], rows, {})()
     got = b.to_host(rows)
     assert np.isnan(got[0]) and math.isclose(got[1], math.log(1 + math.exp(-2.5)), abs_tol=1e-6)
+
+
+@st.composite
+def _fuzz_case(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 70), min_size=ndim, max_size=ndim)))
+    layout = draw(st.sampled_from([lay for lay in LAYOUTS if lay != "transposed" or ndim >= 2]))
+    target_layouts = ["contiguous", "step2", "reversed", "offset1"] + (["broadcast0"] if ndim >= 2 else [])
+    case = cross_entropy_case(shape, layout, draw(st.sampled_from(target_layouts)),
+                              draw(st.sampled_from(["none", "mean"])), draw(st.sampled_from([-100, 0, 3])))
+    return case, draw(st.sampled_from(sorted(DTYPES))), draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drawn=_fuzz_case())
+def test_fuzz_host_library_within_budget(host_backend, drawn):
+    """Any shape, layouts of logits and target (broadcast, reversed and offset views among them), reduction and
+    ignore_index: the host C library lands within the budget of the float64 reference, and out is never touched
+    outside its shape."""
+    case, dtype, seed = drawn
+    result, _, _ = run_checked(host_backend, XENT, case, dtype, seed)
+    assert result.ok, (case, dtype, result.message)
+
+
+# -- the baselines' implementations ---------------------------------------------------------------------------------
+
+def test_liger_row_refusal():
+    refusal = IMPLS["liger"].case_refusal
+    assert refusal("cross_entropy", (4096, 256000), {"reduction": "none"}) is None  # it loops over the classes
+    assert "at least one row" in refusal("cross_entropy", (0, 5), {})
+    assert "at least a 1-d" in refusal("cross_entropy", (), {})
+
+
+@pytest.mark.parametrize("switch", [True, False])
+def test_liger_that_overwrites_its_logits_is_refused(monkeypatch, tmp_path, switch):
+    """A Liger whose cross-entropy kernel has no HAS_GRADIENTS switch stores the gradient over the logits in every
+    forward: its cross_entropy is unsupported (a timed repeat would read its own gradient), the other ops stay."""
+    src = tmp_path / "fake_liger_xent.py"
+    switch_line = "# HAS_GRADIENTS: tl.constexpr\n" if switch else ""
+    src.write_text("class LigerCrossEntropyFunction:\n    pass\n" + switch_line)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("fake_liger_xent", None)
+    import fake_liger_xent
+
+    liger_ops = fake_liger_ops("LigerRMSNormFunction")
+    liger_ops.LigerCrossEntropyFunction = fake_liger_xent.LigerCrossEntropyFunction
+    install_modules(monkeypatch, torch=fake_torch(gpu=True), liger_kernel=types.ModuleType("liger_kernel"),
+                    liger_kernel__ops=liger_ops)
+    be = operators.equip(LigerBackend())
+    assert be.availability().ok
+    got = be.supports("cross_entropy", "bf16", cross_entropy_case((4, 128256)))
+    assert bool(got) is switch, got.reason
+    if not switch:
+        assert "writes the logits' gradient over the logits" in got.reason
+    assert be.supports("rms_norm", "bf16", norm_case("rms_norm", (4, 8192)))
+    assert not be.supports("cross_entropy", "f32", cross_entropy_case((0, 7)))

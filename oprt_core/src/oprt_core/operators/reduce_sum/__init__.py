@@ -9,13 +9,33 @@ import numpy as np
 
 from ... import model_shapes
 from ...dtypes import DTYPES, DType
+from ...model_shapes import ModelShape, conv
 from ...spec import Budget, Case, OpSpec, Param
 from .._shared import EPS32, OPRT_AXIS_ALL, TINY32, axis_case, check_axis
 
-__all__ = ["SPEC", "GROUP", "ORDER"]
+__all__ = ["SPEC", "GROUP", "ORDER", "ROLES", "MODEL_SHAPES"]
 
 GROUP = "core"
 ORDER = 40
+ROLES = {"sum-all": {"axis": None}}  # oprt_core.operators.ROLES
+
+_WIDTHS = model_shapes.WIDTHS
+#: the ``models`` set: row sums of hidden states and logits, column sums over a batch's tokens (bias and
+#: norm-weight gradients), means over tokens and channels
+MODEL_SHAPES: tuple[ModelShape, ...] = (
+    ModelShape("llama2-13b/hidden/16384tok", (16384, 5120), _WIDTHS[2][3], "hidden"),
+    *(ModelShape(f"{name}/4096tok", (4096, width), source, kind)
+      for name, width, kind, source in _WIDTHS if kind == "hidden" and width != 5120),
+    *(ModelShape(f"{name}/2048tok-axis0", (2048, width), source, kind, 0) for name, width, kind, source in _WIDTHS),
+    ModelShape("gpt2/vocab/512tok", (512, 50257), model_shapes.VOCABS[0][3], "vocab"),
+    ModelShape("llama3-8b/vocab/512tok", (512, 128256), model_shapes.VOCABS[1][3], "vocab"),
+    # sentence-embedding mean pooling: the sum over 512 tokens of 768 channels, a middle axis
+    ModelShape("bert-base/mean-pool/b64", (64, 512, 768), "google-bert/bert-base-uncased config.json hidden_size "
+               "768, max_position_embeddings 512", "hidden", 1),
+    conv("resnet50/input/b64"),  # over the 3 colour channels
+    conv("resnet50/stage4/b64"),  # over 2048 channels of a 7x7 map: a middle axis with a short inner extent
+    ModelShape("probe/cube50", (50, 50, 50, 50), "a 4-D cube over its third axis", "probe", 2),
+)
 
 
 def _out_shape(shapes, params) -> tuple[int, ...]:
@@ -85,7 +105,7 @@ SPEC = OpSpec(
             _rc((129, 255), 1, "step2"), _rc((999,), 0, "offset1"), _rc((17, 31), -1, "reversed"),
             _rc((4, 2, 3, 5, 7, 11), 3), _rc((1, 1, 1), None),
         ],
-        "models": [_rc(m.shape, m.axis, name=m.name) for m in model_shapes.REDUCE_SUM],
+        "models": [_rc(m.shape, m.axis, name=m.name) for m in MODEL_SHAPES],
     },
     custom_case_fn=lambda shape, params: _rc(shape, params["axis"], keepdims=params["keepdims"]),
 )

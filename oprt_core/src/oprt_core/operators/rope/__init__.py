@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ... import model_shapes
 from ...dtypes import DTYPES, INDEX_DTYPES, DType
 from ...errors import InvalidArgumentError
 from ...spec import Budget, Case, OpSpec, Output, Param, TensorCase, format_shape
 from .._shared import EPS32, subnormal
 
-__all__ = ["SPEC", "GROUP", "ORDER", "ROPE_STYLES", "ROPE_MAX_HEAD_DIM", "rope_case"]
+__all__ = ["SPEC", "GROUP", "ORDER", "ROPE_STYLES", "ROPE_MAX_HEAD_DIM", "RopeShape", "MODEL_SHAPES", "rope_case"]
 
 GROUP = "model"
 ORDER = 160
@@ -23,6 +23,39 @@ ORDER = 160
 ROPE_STYLES = ("neox", "gptj")
 #: the widest head rope takes (a thread of the GPU kernels keeps a token's cos / sin in registers)
 ROPE_MAX_HEAD_DIM = 256
+
+
+@dataclass(frozen=True)
+class RopeShape:
+    """One case of the ``models`` set: q of shape ``(tokens, heads, head_dim)``, k of ``(tokens, kv_heads,
+    head_dim)``, a cos / sin cache of ``positions`` rows, the pairing ``style`` (neox: halves, gptj: interleaved)
+    and the public config the numbers come from."""
+
+    name: str
+    tokens: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    style: str
+    positions: int
+    source: str
+
+
+# (model, attention heads, key/value heads, rotated head dims, style, max_position_embeddings, source)
+MODELS = (
+    ("llama3-8b", 32, 8, 128, "neox", 8192, "meta-llama/Meta-Llama-3-8B config.json (HF rotate_half: halves)"),
+    ("qwen2-7b", 28, 4, 128, "neox", 32768, "Qwen/Qwen2-7B config.json (HF rotate_half: halves)"),
+    ("mistral-7b", 32, 8, 128, "neox", 32768, "mistralai/Mistral-7B-v0.1 config.json (HF rotate_half: halves)"),
+    # GPT-J rotates the first rotary_dim = 64 of each 256-wide head, pairs interleaved (rotate_every_two)
+    ("gpt-j-6b", 16, 16, 64, "gptj", 2048, "EleutherAI/gpt-j-6b config.json: 16 heads, rotary_dim 64 "
+     "(rotate_every_two: interleaved pairs)"),
+)
+MODEL_TOKENS = (1, 16, 512, 4096, 16384)
+
+#: the ``models`` set: q and k of each model from one decoded token to a prompt of 16384 tokens
+MODEL_SHAPES: tuple[RopeShape, ...] = tuple(
+    RopeShape(f"{model}/rope/{t}tok", t, heads, kv, dim, style, pos, source)
+    for model, heads, kv, dim, style, pos, source in MODELS for t in MODEL_TOKENS)
 
 
 def _shapes(shapes: list[tuple[int, ...]], params: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -171,9 +204,9 @@ def _case_sets() -> dict[str, list[Case]]:
             c(9, 3, 2, 64, cs_layout="step2"), c(9, 3, 2, 64, "gptj", cs_layout="transposed"),
             c(11, 3, 2, 64, pos_layout="reversed"), c(11, 3, 2, 64, pos_layout="step2", pos_dtype="i32"),
         ],
-        # q and k of LLMs from 1 to 16384 tokens (oprt_core.model_shapes.ROPE)
+        # q and k of LLMs from 1 to 16384 tokens (MODEL_SHAPES)
         "models": [c(m.tokens, m.heads, m.kv_heads, m.head_dim, m.style, m.positions, name=m.name)
-                   for m in model_shapes.ROPE],
+                   for m in MODEL_SHAPES],
     }
 
 

@@ -9,13 +9,28 @@ import numpy as np
 
 from ... import model_shapes
 from ...dtypes import DTYPES, DType
+from ...model_shapes import ModelShape, attention, conv, tokens
 from ...spec import Budget, OpSpec, Param
 from .._shared import EPS32, TINY32, axis_case, check_axis, rw_bytes
 
-__all__ = ["SPEC", "GROUP", "ORDER"]
+__all__ = ["SPEC", "GROUP", "ORDER", "MODEL_SHAPES"]
 
 GROUP = "core"
 ORDER = 50
+
+#: the ``models`` set: LLM logits over the vocabulary, attention rows, and middle axes (a 4-D tensor over its
+#: channels)
+MODEL_SHAPES: tuple[ModelShape, ...] = (
+    *(m for v in model_shapes.VOCABS for m in tokens(*v, model_shapes.VOCAB_TOKENS)),
+    *attention(),
+    conv("resnet50/input/b64"),  # over the 3 colour channels: a middle axis with a long inner extent
+    # per-pixel class probabilities: 150 ADE20K classes at 1/4 of a 512x512 input, over axis 1
+    ModelShape("segformer-b0-ade20k/logits/b8", (8, 150, 128, 128),
+               "nvidia/segformer-b0-finetuned-ade-512-512 config.json num_labels 150; logits at 1/4 resolution",
+               "conv", 1),
+    # not a model: a middle axis whose inner extent (50) is shorter than a warp's loads
+    ModelShape("probe/cube50", (50, 50, 50, 50), "a 4-D cube over its third axis", "probe", 2),
+)
 
 
 def _reference(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -96,7 +111,7 @@ SPEC = OpSpec(
             _rc((999,), 0, "offset1"), _rc((17, 31), -1, "reversed"), _rc((8, 1000), data="large"),
             _rc((8, 33), 0, data="large"), _rc((4, 3, 2, 5, 7, 11), 2),
         ],
-        "models": [_rc(m.shape, m.axis, name=m.name) for m in model_shapes.SOFTMAX],
+        "models": [_rc(m.shape, m.axis, name=m.name) for m in MODEL_SHAPES],
     },
     custom_case_fn=lambda shape, params: _rc(shape, params["axis"]),
 )

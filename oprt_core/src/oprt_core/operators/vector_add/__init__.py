@@ -10,12 +10,21 @@ import numpy as np
 from ... import model_shapes
 from ...dtypes import DTYPES, DType
 from ...errors import InvalidArgumentError
+from ...model_shapes import ModelShape, tokens
 from ...spec import Budget, Case, OpSpec, TensorCase, format_shape
 
-__all__ = ["SPEC", "GROUP", "ORDER"]
+__all__ = ["SPEC", "GROUP", "ORDER", "BIAS_SHAPES"]
 
 GROUP = "core"
 ORDER = 20
+
+#: a bias broadcast onto each model activation: a row of ``width`` onto every token, a per-channel (C, 1, 1) onto a
+#: feature map (the ``models`` set's broadcast adds; its other adds are of two model_shapes.ELEMENTWISE tensors)
+BIAS_SHAPES: tuple[ModelShape, ...] = (
+    *(m for w in model_shapes.WIDTHS for m in tokens(*w, model_shapes.WIDTH_TOKENS, bias=True)),
+    *(ModelShape(m.name.replace("/b64", "+bias/b64"), m.shape, m.source, "conv", bias=(m.shape[1], 1, 1))
+      for m in model_shapes.ELEMENTWISE if m.kind == "conv"),
+)
 
 
 def _broadcast_shape(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
@@ -80,6 +89,6 @@ SPEC = OpSpec(
         ],
         # a residual add of two such tensors, and a bias broadcast onto each token (or each channel's map)
         "models": [_case(m.shape, m.shape, name=m.name) for m in model_shapes.ELEMENTWISE]
-        + [_case(m.shape, m.bias, name=m.name) for m in model_shapes.BIAS_ADD if m.bias is not None],
+        + [_case(m.shape, m.bias, name=m.name) for m in BIAS_SHAPES if m.bias is not None],
     },
 )

@@ -1,12 +1,17 @@
-"""Ops with several outputs (OpSpec.outputs), through add_rms_norm, rms_norm's fused residual form: the spec (shapes,
-references, a budget per output), the numpy backend, the op API (tuples, in place, overlaps), the generated C ABI,
-and the host C library (results, validation, the launch's aliasing checks per output)."""
+"""add_rms_norm (oprt_core.operators.add_rms_norm), rms_norm's fused residual form and an op of two outputs (out and
+h = x + residual): the spec (shapes, references, a budget per output), the numpy backend, the op API (tuples, in
+place, overlaps), the generated C ABI, the host C library (results, validation, the launch's aliasing checks per
+output), and liger's implementation writing into both outputs."""
 
 from __future__ import annotations
+
+import sys
+import types
 
 import ml_dtypes
 import numpy as np
 import pytest
+from baseline_helpers import NpTensor, np_torch
 
 import oprt_core.errors as E
 import oprt_core.ops as ops
@@ -14,9 +19,10 @@ from oprt_core import cdecl
 from oprt_core.compiled import DeviceArray
 from oprt_core.errors import InvalidArgumentError, OverlapError
 from oprt_core.operators.add_rms_norm import SPEC as add_rms_norm_spec
+from oprt_core.operators.add_rms_norm import norm_case
+from oprt_core.operators.add_rms_norm.baselines import IMPLS
 from oprt_core.operators.rms_norm import SPEC as rms_norm_spec
-from oprt_core.operators.rms_norm import norm_case
-from oprt_core.spec import Budget, Case, OpSpec, Output, TensorCase
+from oprt_core.spec import Case, TensorCase
 
 S = add_rms_norm_spec
 
@@ -44,25 +50,6 @@ def test_declared_outputs_and_defaults():
         S.output_shapes([(3, 8), (3, 9), (8,)], {})
     with pytest.raises(InvalidArgumentError, match=r"weight has shape \(9,\), expected \(8,\)"):
         S.output_shapes([(3, 8), (3, 8), (9,)], {})
-
-
-def test_bad_output_declarations_are_refused():
-    base = dict(doc="", n_inputs=1, input_names=("x",), reference_fn=lambda x: (x, x), bytes_fn=lambda c, d: 0,
-                flops_fn=lambda c: 0, budgets={"f32": Budget(0, 0)}, case_sets={})
-    with pytest.raises(InvalidArgumentError, match="must differ"):
-        OpSpec(name="a", outputs=(Output("y"), Output("y")), **base)
-    with pytest.raises(InvalidArgumentError, match="must differ"):
-        OpSpec(name="a", outputs=(Output("x"), Output("y")), **base)
-    with pytest.raises(InvalidArgumentError, match="'z', which are not inputs"):
-        OpSpec(name="a", outputs=(Output("y", inplace=("z",)), Output("w")), **base)
-    with pytest.raises(InvalidArgumentError, match="per output"):
-        OpSpec(name="a", outputs=(Output("y"), Output("w")), inplace=("x",), **base)
-    spec = OpSpec(name="a", outputs=(Output("y"), Output("w")), **base)
-    x = np.ones(3, np.float32)
-    assert [r.dtype for r in spec.reference([x])] == [np.float64, np.float64]
-    bad = OpSpec(name="b", outputs=(Output("y"), Output("w"), Output("v")), **base)
-    with pytest.raises(InvalidArgumentError, match="returned 2 array"):
-        bad.reference([x])
 
 
 def test_reference_and_bytes():
@@ -259,6 +246,46 @@ def test_op_api_on_the_host_library_and_its_fast_path(host_backend, monkeypatch)
     ops.clear_cache()
 
 
+def test_real_hidden_sizes():
+    assert {4096, 14336} <= {c.shape[-1] for c in S.cases("default")}
+
+
 def test_case_inputs_follow_the_layout():
     c = norm_case("add_rms_norm", (17, 65), "transposed")
     assert c.inputs[:2] == (TensorCase((17, 65), "transposed"),) * 2 and isinstance(c, Case)
+
+
+# -- the baselines' implementations ---------------------------------------------------------------------------------
+
+def _fused_liger_module(torch) -> types.ModuleType:
+    """A module standing for liger_kernel.ops.fused_add_rms_norm: Y, then S allocated through its ``torch`` (as
+    Liger's forward does), RSTD too; returns (Y, S)."""
+    mod = types.ModuleType("fake_liger_fused_add_rms_norm")
+    mod.torch = torch
+
+    def apply(x, r, w, eps):
+        rows = x.a.reshape(-1, x.shape[-1])
+        y = mod.torch.empty((rows.shape[0], rows.shape[1]), dtype=x.dtype)
+        s = mod.torch.empty((rows.shape[0], rows.shape[1]), dtype=x.dtype)
+        mod.torch.empty(rows.shape[0], dtype=np.float32)  # RSTD
+        s.a[...] = rows + r.a.reshape(rows.shape)
+        y.a[...] = s.a / np.sqrt(np.mean(s.a * s.a, axis=-1, keepdims=True) + eps) * w.a
+        return y.view(x.shape), s.view(x.shape)
+
+    function = type("LigerFusedAddRMSNormFunction", (), {"apply": staticmethod(apply), "__module__": mod.__name__})
+    mod.LigerFusedAddRMSNormFunction = function
+    return mod
+
+
+def test_liger_writes_into_both_outputs(monkeypatch):
+    torch = np_torch()
+    mod = _fused_liger_module(torch)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    rng = np.random.default_rng(8)
+    x, r = (NpTensor(rng.standard_normal((3, 16)).astype(np.float32)) for _ in range(2))
+    w = NpTensor(rng.uniform(0.5, 2, 16).astype(np.float32))
+    outs = (NpTensor(np.full((3, 16), np.nan, np.float32)), NpTensor(np.full((3, 16), np.nan, np.float32)))
+    run = IMPLS["liger"](mod, [x, r, w], outs, {"eps": 1e-6})
+    assert run() == "liger add_rms_norm"  # Y and S allocated into out and h: nothing copied
+    assert S.check((outs[0].a, outs[1].a), [x.a, r.a, w.a], "f32", {"eps": 1e-6}).ok
