@@ -499,7 +499,9 @@ def _as_out(be: Any, backend: str, out: Any) -> Any:
     caller's array would never be written) is refused."""
     if isinstance(out, (np.ndarray, np.generic)):
         dev = be.asarray(out)
-        if not isinstance(dev, np.ndarray) or (isinstance(out, np.ndarray) and not np.may_share_memory(dev, out)):
+        # an empty out has no memory to share, and nothing is written to it
+        if not isinstance(dev, np.ndarray) or (isinstance(out, np.ndarray) and out.size
+                                               and not np.may_share_memory(dev, out)):
             raise InvalidArgumentError(f"out must be a device array of backend {backend!r} "
                                        f"(or a CuPy array / torch tensor); got {type(out).__module__}."
                                        f"{type(out).__name__}")
