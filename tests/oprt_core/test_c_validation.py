@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 import oprt_core.errors as E
+from oprt_core import cdecl, operators
 from oprt_core.cabi import STATUS_NAMES, abi_version
 from oprt_core.compiled import OPRT_AXIS_ALL, STATUS_EXCEPTIONS, raise_for_status
+from oprt_core.dtypes import get_dtype
 
 F32, F16, BF16 = 0, 1, 2
 
@@ -224,27 +226,39 @@ def test_too_many_elements(host_raw):
     assert "too many elements" in last_error(ffi, lib)
 
 
-@pytest.mark.parametrize("op", ["copy", "vector_add", "relu", "reduce_sum", "softmax"])
+def _entry_call(ffi, op):
+    """(output descriptors, input descriptors with NULL for absent optional ones, the C params) of the op's first
+    smoke case, each tensor in the dtype the op gives it (f32, an index input its first index dtype)."""
+    spec = operators.spec(op)
+    case = spec.cases("smoke")[0]
+    shapes = [t.shape for t in case.inputs]
+    params = spec.validate_params(case.param_dict, shapes)
+    outs = [tdesc(ffi, s) for s in spec.output_shapes(shapes, params)]
+    index = {name: get_dtype(dts[0], index=True).code for name, dts in spec.index_inputs.items()}
+    ins = [tdesc(ffi, s, dtype=index.get(name, F32)) for name, s in zip(spec.input_names, shapes)]
+    ins += [ffi.NULL] * (spec.n_inputs - len(ins))
+    return outs, ins, len(shapes), cdecl.c_params(spec, params)
+
+
+@pytest.mark.parametrize("op", operators.names())
 def test_null_descriptor_arguments(host_raw, op):
     ffi, lib = host_raw.ffi, host_raw.lib
     create = getattr(lib, f"oprt_create_{op}_descriptor")
-    extra = {"relu": (0.0,), "reduce_sum": (-1, 0), "softmax": (-1,)}.get(op, ())
-    ntensors = 3 if op == "vector_add" else 2
-    shape_out = (4,) if op == "reduce_sum" else (4, 5)
-    tensors = [tdesc(ffi, shape_out)] + [tdesc(ffi, (4, 5)) for _ in range(ntensors - 1)]
+    outs, ins, given, extra = _entry_call(ffi, op)
+    tensors = outs + ins
     # NULL output handle
     assert create(ffi.NULL, *tensors, *extra) == 1
     assert "desc" in last_error(ffi, lib)
-    # each NULL tensor descriptor
-    for k in range(ntensors):
+    # each NULL tensor descriptor the call needs (an absent optional input is NULL already)
+    for k in range(len(outs) + given):
         args = list(tensors)
         args[k] = ffi.NULL
         assert create(ffi.new(f"oprt_{op}_descriptor_t *"), *args, *extra) == 1, last_error(ffi, lib)
     # NULL descriptor to the other entry points
     assert getattr(lib, f"oprt_get_{op}_workspace_size")(ffi.NULL, ffi.new("size_t *")) == 1
-    nin = ntensors - 1
     run = getattr(lib, f"oprt_{op}")
-    assert run(ffi.NULL, ffi.NULL, 0, ffi.NULL, *([ffi.NULL] * nin), ffi.NULL) == 1
+    nulls = [ffi.NULL] * len(tensors)
+    assert run(ffi.NULL, ffi.NULL, 0, *nulls, ffi.NULL) == 1
     assert getattr(lib, f"oprt_destroy_{op}_descriptor")(ffi.NULL) == 1
     # a real descriptor with NULL workspace-size pointer and NULL data pointers
     p = ffi.new(f"oprt_{op}_descriptor_t *")
@@ -254,10 +268,10 @@ def test_null_descriptor_arguments(host_raw, op):
     size = ffi.new("size_t *")
     assert getattr(lib, f"oprt_get_{op}_workspace_size")(desc, size) == 0
     ws = ffi.new("char[]", max(int(size[0]), 1))
-    assert run(desc, ws, size[0], ffi.NULL, *([ffi.NULL] * nin), ffi.NULL) == 1
-    assert "'out' is NULL" in last_error(ffi, lib)
-    out = ffi.new("float[]", 20)
-    assert run(desc, ws, size[0], out, *([ffi.NULL] * nin), ffi.NULL) == 1
+    assert run(desc, ws, size[0], *nulls, ffi.NULL) == 1
+    assert f"argument '{operators.spec(op).output_names[0]}' is NULL" in last_error(ffi, lib)
+    buffers = [ffi.new("char[]", 1 << 20) for _ in outs]  # larger than any smoke case's output
+    assert run(desc, ws, size[0], *buffers, *nulls[len(outs):], ffi.NULL) == 1
     assert "is NULL" in last_error(ffi, lib)
 
 
