@@ -11,6 +11,7 @@ Without a C compiler these tests skip with the reason.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,11 +34,18 @@ def find_cc() -> str | None:
 
 
 def _pointer_entry_points() -> tuple[str, str]:
-    """oprt_build's oprt_ptrs_<op> declarations and definitions for oprt.h."""
+    """oprt_build's oprt_ptrs_<op> declarations and definitions for the ops of oprt.h the host library implements
+    (a definition for another would leave its launch unresolved, and the library would not load)."""
     import oprt_core.build as oprt_build
     from oprt_core.cabi import cdef
 
-    return oprt_build.pointer_entry_points(cdef())
+    decls, defs = oprt_build.pointer_entry_points(cdef())
+    from op_helpers import host_ops
+
+    ops = host_ops()
+    keep = lambda text: [b for b in re.split(r"(?=^(?:static )?oprt_status_t oprt_ptrs_)", text, flags=re.M)  # noqa: E731
+                         if b.strip() and re.match(r"(?:static )?oprt_status_t oprt_ptrs_(\w+)\(", b).group(1) in ops]
+    return "".join(keep(decls)), "".join(keep(defs))
 
 
 def build_host_library(dest: Path, name: str = "liboprt_host") -> Path:

@@ -23,9 +23,10 @@ SRC = Path(__file__).resolve().parents[2] / "oprt_core" / "src" / "oprt_core"
 ABI_OPS = cdecl.c_abi_ops()  # oprt.h's ops: the core ops, then the model ops
 
 
-def square_spec(params=()) -> OpSpec:
-    case = Case("square", "7", (TensorCase((7,)),))
-    return OpSpec(name="square", doc="out = x * x.", n_inputs=1, input_names=("x",), reference_fn=lambda x: x * x,
+def plugsq_spec(params=()) -> OpSpec:
+    """A third-party op (its name taken by no op folder, nor by the operator guide's example)."""
+    case = Case("plugsq", "7", (TensorCase((7,)),))
+    return OpSpec(name="plugsq", doc="out = x * x.", n_inputs=1, input_names=("x",), reference_fn=lambda x: x * x,
                   bytes_fn=lambda c, dt: 2 * c.numel * dt.itemsize, flops_fn=lambda c: c.numel,
                   budgets={d: Budget(DTYPES[d].eps, 0.0) for d in DTYPES}, case_sets={"smoke": [case]},
                   params=tuple(params))
@@ -77,7 +78,7 @@ def test_prototypes_follow_the_declared_c_types():
     assert ("const oprt_tensor_desc_t *x,\n" in text or "const oprt_tensor_desc_t *x, " in text)
     assert re.search(r"const oprt_tensor_desc_t \*x,\s+int32_t axis, int32_t keepdims\);", text)
     assert "float negative_slope);" in cdecl.prototypes(operators.spec("relu"))
-    eps = square_spec([Param("eps", (float,), 0.5, "added", ctype="float")])
+    eps = plugsq_spec([Param("eps", (float,), 0.5, "added", ctype="float")])
     assert re.search(r"\*x,\s+float eps\);", cdecl.prototypes(eps))
     # the launch functions keep the form oprt_build's pointer entry points read
     decls, _ = oprt_build.pointer_entry_points(cdef())
@@ -85,9 +86,9 @@ def test_prototypes_follow_the_declared_c_types():
 
 
 def test_an_op_without_c_types_has_no_c_abi():
-    spec = square_spec([Param("scale", (float,), 1.0, "factor")])
+    spec = plugsq_spec([Param("scale", (float,), 1.0, "factor")])
     assert not spec.has_c_abi
-    with pytest.raises(InvalidArgumentError, match=r"op 'square' has no C ABI: param\(s\) scale declare no ctype"):
+    with pytest.raises(InvalidArgumentError, match=r"op 'plugsq' has no C ABI: param\(s\) scale declare no ctype"):
         cdecl.prototypes(spec)
 
 
@@ -100,21 +101,21 @@ def test_param_c_types_are_checked():
 
 def test_the_generated_header_of_a_third_party_op_parses_and_compiles(tmp_path):
     cffi = pytest.importorskip("cffi")
-    spec = square_spec([Param("eps", (float, int), 0.5, "added", ctype="float")])
-    text = cdecl.header([spec], "OPRT_SQUARE_H_")
+    spec = plugsq_spec([Param("eps", (float, int), 0.5, "added", ctype="float")])
+    text = cdecl.header([spec], "OPRT_PLUGSQ_H_")
     ffi = cffi.FFI()
     ffi.cdef(cdef() + oprt_build.parse_cdef(text))  # the cffi declarations of a backend that builds the op in
-    assert "oprt_square_descriptor_t" in ffi.list_types()[0]
-    assert str(ffi.typeof("oprt_status_t(*)(oprt_square_descriptor_t *, const oprt_tensor_desc_t *, "
+    assert "oprt_plugsq_descriptor_t" in ffi.list_types()[0]
+    assert str(ffi.typeof("oprt_status_t(*)(oprt_plugsq_descriptor_t *, const oprt_tensor_desc_t *, "
                           "const oprt_tensor_desc_t *, float)")).startswith("<ctype")
     cc = next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
     if cc is None:
         pytest.skip("no C compiler (cc, gcc or clang) to compile the generated header")
-    (tmp_path / "oprt_square.h").write_text(text)
+    (tmp_path / "oprt_plugsq.h").write_text(text)
     src = tmp_path / "use.c"
-    src.write_text('#include "oprt_square.h"\n'
-                   "oprt_status_t (*create)(oprt_square_descriptor_t *, const oprt_tensor_desc_t *,\n"
-                   "                        const oprt_tensor_desc_t *, float) = oprt_create_square_descriptor;\n")
+    src.write_text('#include "oprt_plugsq.h"\n'
+                   "oprt_status_t (*create)(oprt_plugsq_descriptor_t *, const oprt_tensor_desc_t *,\n"
+                   "                        const oprt_tensor_desc_t *, float) = oprt_create_plugsq_descriptor;\n")
     proc = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-fsyntax-only", f"-I{include_dir()}",
                            f"-I{tmp_path}", str(src)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -123,21 +124,21 @@ def test_the_generated_header_of_a_third_party_op_parses_and_compiles(tmp_path):
 # -- marshalling --------------------------------------------------------------------------------------------------
 
 def test_a_compiled_backend_takes_a_third_party_op_with_a_c_abi(host_backend):
-    spec = square_spec([Param("eps", (float,), 0.5, "added", ctype="float")])
-    assert not host_backend.supports("square", "f32").ok
-    with pytest.raises(InvalidArgumentError, match="oprt_core.compiled.c_abi_impl for .square."):
+    spec = plugsq_spec([Param("eps", (float,), 0.5, "added", ctype="float")])
+    assert not host_backend.supports("plugsq", "f32").ok
+    with pytest.raises(InvalidArgumentError, match="oprt_core.compiled.c_abi_impl for .plugsq."):
         host_backend.add_op(spec, lambda *a: None)
     with pytest.raises(InvalidArgumentError, match="has no C ABI"):
-        host_backend.add_op(square_spec([Param("k", (float,), 1.0, "k")]), c_abi_impl)
+        host_backend.add_op(plugsq_spec([Param("k", (float,), 1.0, "k")]), c_abi_impl)
     host_backend.add_op(spec, c_abi_impl)
     try:
-        assert host_backend.supports("square", "f32").ok
+        assert host_backend.supports("plugsq", "f32").ok
         x = host_backend.to_device(np.ones(7, np.float32))
-        # the host library has no square kernel: the entry points are looked up by their generated names
-        with pytest.raises(UnsupportedCase, match="the library does not implement 'square'"):
-            host_backend.prepare("square", [x], host_backend.empty((7,), "f32"), {"eps": 0.25})
+        # the host library has no plugsq kernel: the entry points are looked up by their generated names
+        with pytest.raises(UnsupportedCase, match="the library does not implement 'plugsq'"):
+            host_backend.prepare("plugsq", [x], host_backend.empty((7,), "f32"), {"eps": 0.25})
     finally:
-        del host_backend._specs["square"]
+        del host_backend._specs["plugsq"]
 
 
 # -- ops.<op> -------------------------------------------------------------------------------------------------------
@@ -154,19 +155,19 @@ def test_op_functions_are_made_from_the_specs():
 def test_an_op_function_for_a_registered_plugin_op(monkeypatch):
     from oprt_core import plugins
 
-    spec = square_spec([Param("eps", (float, int), 0.5, "added", ctype="float")])
+    spec = plugsq_spec([Param("eps", (float, int), 0.5, "added", ctype="float")])
 
     class Registry:
         def get_op(self, name):
-            if name == "square":
+            if name == "plugsq":
                 return spec
             raise KeyError(name)
 
     monkeypatch.setattr(plugins, "get_registry", lambda: Registry())
     monkeypatch.setattr(ops, "get_registry", lambda: Registry())
-    fn = ops.square
+    fn = ops.plugsq
     assert list(inspect.signature(fn).parameters) == ["x", "eps", "backend", "out"]
-    assert ops.square is fn  # made once per spec
+    assert ops.plugsq is fn  # made once per spec
     with pytest.raises(AttributeError, match="no op 'cube' is registered"):
         ops.cube  # noqa: B018
 

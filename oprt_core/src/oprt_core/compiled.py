@@ -703,6 +703,10 @@ class CompiledBackend:
             loaded = self._op_library(op)
             if isinstance(loaded, str):
                 return Support(False, loaded)
+        elif self._mod is not None and any(getattr(self._mod.lib, name, None) is None for name in entry_points(op)):
+            # a library built before the op was added to oprt.h: its entry points are not in it
+            return Support(False, f"backend {self.name!r}: the library does not implement {op!r} (it was built "
+                                  "without the op's kernel source: rebuild it)")
         return Support(True)
 
     # -- memory ---------------------------------------------------------------------------------
