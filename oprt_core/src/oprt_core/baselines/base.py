@@ -202,6 +202,17 @@ class BaselineBackend:
             raise UnknownNameError(f"op of the {self._library} backend", op, self._impls)
         return self._impls[op]
 
+    def _begin(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any],
+               dtype_name: Callable[[Any], str]) -> tuple[Any, Any, list[Any], Any, dict[str, Any]]:
+        """``prepare``'s first steps, in the order their errors take: the library (BackendUnavailable), the op's
+        implementation (UnknownNameError), the call's checks; returns ``(library, impl, inputs as a list, output
+        dtype, params with defaults)``."""
+        lib = self._require()
+        make = self._impl(op)
+        inputs = list(inputs)
+        odt, full = self._check_call(op, inputs, output, params, dtype_name)
+        return lib, make, inputs, odt, full
+
     def _check_call(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any],
                     dtype_name: Callable[[Any], str], spec: OpSpec | None = None) -> tuple[Any, dict[str, Any]]:
         """``prepare``'s argument checks: shapes and dtypes that fit the op's spec (``spec``, else the one ``add_op``

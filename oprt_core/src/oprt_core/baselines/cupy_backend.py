@@ -240,10 +240,7 @@ class CupyBackend(BaselineBackend):
 
     # -- ops ----------------------------------------------------------------------------
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
-        cp = self._require()
-        make = self._impl(op)
-        inputs = list(inputs)
-        odt, full = self._check_call(op, inputs, output, params, _dtype_name)
+        cp, make, inputs, odt, full = self._begin(op, inputs, output, params, _dtype_name)
         for a in [*inputs, output]:
             if not isinstance(a, cp.ndarray):
                 raise InvalidArgumentError(f"{op}: the cupy backend takes cupy arrays, got {type(a).__name__}")

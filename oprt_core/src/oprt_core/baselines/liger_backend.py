@@ -250,10 +250,8 @@ class LigerBackend(TorchBackend):
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
         """Bind Liger's function to the tensors and run it once (Triton compiles its kernel there, outside the
         timed region); a shape Liger refuses raises UnsupportedCase with the reason."""
-        torch = self._require()
-        make, ops = self._impl(op), self._ops
-        inputs = list(inputs)
-        _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
+        torch, make, inputs, _, full = self._begin(op, inputs, output, params, tensor_dtype_name)
+        ops = self._ops
         self._check_tensors(op, inputs, output)
         why = make.case_refusal(op, tuple(inputs[0].shape), full) or self._refused.get(op)
         if why:

@@ -251,10 +251,7 @@ class TorchBackend(BaselineBackend):
 
     # -- ops ----------------------------------------------------------------------------
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
-        torch = self._require()
-        make = self._impl(op)
-        inputs = list(inputs)
-        _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
+        torch, make, inputs, _, full = self._begin(op, inputs, output, params, tensor_dtype_name)
         self._check_tensors(op, inputs, output)
         return Launcher(lambda ins, out: make(torch, ins, out, full), inputs, output, tensor_layout,
                         f"{op} on {self.name}")

@@ -128,10 +128,7 @@ class TorchCompileBackend(TorchBackend):
         return dataclasses.replace(info, flavour=f"torch-compile-{self._require().__version__}")
 
     def prepare(self, op: str, inputs: Sequence[Any], output: Any, params: Mapping[str, Any]):
-        torch = self._require()
-        make = self._impl(op)
-        inputs = list(inputs)
-        _, full = self._check_call(op, inputs, output, params, tensor_dtype_name)
+        torch, make, inputs, _, full = self._begin(op, inputs, output, params, tensor_dtype_name)
         self._check_tensors(op, inputs, output)
         outs = len(output) if isinstance(output, tuple) else 1
         compiled = torch.compile(_step(make(torch, full), outs), dynamic=False, fullgraph=True)
