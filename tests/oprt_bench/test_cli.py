@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from oprt_bench.cli import cli
 from oprt_bench.results import COLUMNS, SCHEMA_VERSION
+from oprt_core import operators
 
 
 def invoke(registry, *args: str, calibrate: bool = False):
@@ -87,8 +88,7 @@ def test_failed_and_error_rows_exit_1(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
-    (["--ops", "nope"], "unknown op 'nope'; valid choices: add_rms_norm, all, copy, cross_entropy, layer_norm, matmul, "
-                        "reduce_sum, relu, rms_norm, rope, silu_mul, softmax, vector_add"),
+    (["--ops", "nope"], "unknown op 'nope'; valid choices: " + ", ".join(sorted([*operators.names(), "all"]))),
     (["--backends", "cuda"], "unknown backend 'cuda'; valid choices: all, ghost, numpy"),
     (["--backends", "ghost"], "backend 'ghost' is unavailable: no device: test double without hardware; available"),
     (["--dtypes", "f32,int8"], "unknown dtype 'int8'; valid choices: all, bf16, e4m3, f16, f32"),
