@@ -33,7 +33,7 @@ __all__ = ["Peak", "SpecEntry", "SPEC_PEAKS", "spec_peak", "COMPUTE_PEAKS", "com
            "roof_dtype", "COMPUTE_INTENSITY", "computes", "pct_of_compute", "measured_compute_peaks", "finite_float"]
 
 #: flop per byte from which a row counts as computing: its TFLOP/s is shown and held to a compute roof (twice the
-#: most of any memory-bound op: layer_norm in f16)
+#: most of any memory-bound op: a normalisation with weight and bias in f16)
 COMPUTE_INTENSITY = 4.0
 
 

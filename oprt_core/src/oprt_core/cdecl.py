@@ -11,7 +11,7 @@ and shaped alike for every op:
     oprt_status_t oprt_destroy_<op>_descriptor(oprt_<op>_descriptor_t desc);
 
 An op with several outputs (``spec.outputs``) takes one ``const oprt_tensor_desc_t *<output>`` and one
-``void *<output>`` per output, named and ordered as declared, in place of ``out`` (add_rms_norm: ``out, h``).
+``void *<output>`` per output, named and ordered as declared, in place of ``out``.
 An optional input (``spec.optional_inputs``, matmul's ``c``) has its tensor and pointer like any other; a caller
 leaving it out passes NULL for both (:meth:`~oprt_core.compiled.CompiledBackend.prepare` does).
 

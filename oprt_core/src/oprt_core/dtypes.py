@@ -1,7 +1,7 @@
 """The dtypes oprt knows: names, numpy types (bfloat16 and float8_e4m3fn through ml_dtypes) and oprt.h codes.
 
 ``DTYPES`` are the value dtypes (f32, f16, bf16): an op's ``dtypes``, the ``--dtypes`` of a sweep, a report's
-dtype column. ``INDEX_DTYPES`` (i32, i64) are those of index inputs (cross_entropy's target), which an op
+dtype column. ``INDEX_DTYPES`` (i32, i64) are those of index inputs (class ids, positions), which an op
 declares input by input (``OpSpec.index_inputs``); ``get_dtype(..., index=True)`` and ``dtype_of(..., index=True)``
 know them too. ``OPT_IN_DTYPES`` (e4m3: fp8 E4M3, ``ml_dtypes.float8_e4m3fn``) are value dtypes an op takes only
 where it lists them in its ``dtypes`` (matmul's a and b, with a bf16 output): never a default, asked for by name

@@ -131,7 +131,7 @@ def _sigs_torch(arrays: tuple) -> tuple[tuple, list[int]]:
 
 def _sigs_function(t: type) -> Any:
     """The signatures of several arrays of type ``t`` at once (their type said once, one Python call), as the ops
-    with three arrays or more take them (rope: seven); the same fields as :func:`_sig_function`'s, or None."""
+    with three arrays or more take them; the same fields as :func:`_sig_function`'s, or None."""
     fn = _sig_function(t)
     if fn is None:
         return None
@@ -299,7 +299,7 @@ def run(op: str, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
     """Run ``op`` (a registered op's name: a core op or a plugin's) on ``inputs`` with ``backend``; returns
     ``out`` as given (a CuPy array stays one), or, when ``out`` is None, a new array of the first input's kind
     (torch, CuPy, numpy, else the backend's own), as the op functions do. For an op with several outputs
-    (``add_rms_norm``) ``out`` is a tuple of one array per output, and the result a tuple.
+    ``out`` is a tuple of one array per output, and the result a tuple.
 
     ``params``: the op's params by name (defaults filled in). Inputs, ``out`` and the errors raised are as for
     the op functions (:func:`softmax` and the others): an input that is not an array of one of the op's dtypes
@@ -726,7 +726,7 @@ def _call_doc_outputs(spec: Any) -> Callable[[_F], _F]:
 
 
 # the built-in ops' functions, made from their specs; an op folder's ``api(functions)``, where it has one, makes the
-# function from the generated ones (rms_norm's ``residual`` argument), looking them up in this module's namespace
+# function from the generated ones (an op folder's ``api``), looking them up in this module's namespace
 for _spec in operators.specs():
     globals()[_spec.name] = _op_function(_spec)
 for _spec in operators.specs():

@@ -105,7 +105,7 @@ class Param:
     ``ctype`` is the C type of the param in the op's ``oprt_create_<op>_descriptor`` (one of
     ``C_PARAM_TYPES``: ``float``; ``int32_t`` for ints and bools, a bool as 0 or 1); ``c_none`` the C value
     passed for None where ``allow_none`` (reduce_sum's axis: ``OPRT_AXIS_ALL``). ``choices``: a str param taking
-    one of these values (cross_entropy's reduction), passed to C as its index in ``choices`` (ctype ``int32_t``).
+    one of these values (a reduction mode), passed to C as its index in ``choices`` (ctype ``int32_t``).
     An op whose every param has a ``ctype`` has a C ABI (:mod:`oprt_core.cdecl`)."""
 
     name: str
@@ -277,7 +277,7 @@ class OpSpec:
     inplace: tuple[str, ...] = ()
     # the op function oprt_core.ops.<name>: its docstring (summary and Args; ops adds the common paragraphs)
     api_doc: str = ""
-    #: Inputs of integer dtype (indices: cross_entropy's target, rope's positions): name -> the index dtypes it
+    #: Inputs of integer dtype (indices: class ids, positions): name -> the index dtypes it
     #: accepts (of ``INDEX_DTYPES``; the first is what cases use unless a TensorCase names another). Every other
     #: input, and the output, has the op's value dtype (one of ``dtypes``): a report's dtype column.
     index_inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

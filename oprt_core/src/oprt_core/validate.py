@@ -52,7 +52,7 @@ def check_call(spec: OpSpec, shapes: Sequence[Sequence[int]], dtypes: Sequence[A
         _check_mixed(spec, first, dts, odts)
         return first, _check_shapes(spec, shapes, out_shapes, params)
     for name, dt in [*zip(names[1:], odts[1:]), *zip(spec.input_names, dts)]:
-        if name in spec.index_inputs:  # an integer input of its own dtype (cross_entropy's target)
+        if name in spec.index_inputs:  # an integer input of its own dtype (class ids, positions)
             accepted = spec.index_inputs[name]
             if dt.name not in accepted:
                 raise InvalidArgumentError(f"{spec.name}: {name} must be an array of {' or '.join(accepted)} "

@@ -24,11 +24,10 @@ handed to the backend by the registry. A backend made by hand gets them from
   offset and zero strides), CUDA events, cache flushing and device facts come with it; override discovery
   (``_probe``), ``supports`` and ``prepare`` (``examples/oprt-triton`` does). ``TorchBackend(device="cpu")``
   runs on torch's CPU kernels, for tests.
-- :class:`CupyBackend`: the core ops through CuPy's functions, and silu_mul as one elementwise kernel.
+- :class:`CupyBackend`: the ops whose folders give it an implementation, through CuPy's functions.
 - :class:`TorchCompileBackend`: ``torch.compile`` of the torch baseline's code, compiled per case at ``prepare``
   (its launcher's ``compile_s``: oprt-bench's ``compile_s`` column); needs Triton on CUDA.
-- :class:`LigerBackend`: Liger-Kernel's Triton kernels for rms_norm, add_rms_norm, layer_norm, silu_mul, softmax
-  and cross_entropy.
+- :class:`LigerBackend`: Liger-Kernel's Triton kernels, for the ops whose folders name one.
 
 Building blocks (module ``oprt_core.baselines.base``), for a backend over another library:
 

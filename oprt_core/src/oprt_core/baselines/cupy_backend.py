@@ -4,8 +4,8 @@ Each op it is given runs through CuPy's own functions (or a one-line ``cupy.Elem
 such function), writing into the output array; the op's implementation is in the op's folder,
 ``oprt_core/operators/<op>/baselines.py`` (``IMPLS["cupy"]``), handed to the backend through ``add_op``.
 
-The model ops other than silu_mul are unsupported: CuPy has none of them (a composition of its reductions and
-elementwise functions would be several kernels and temporaries, not the library's op); so is matmul.
+An op no folder gives a CuPy implementation is unsupported (CuPy has no model op of its own: a composition of
+its reductions and elementwise functions would be several kernels and temporaries, not the library's op).
 
 Strided inputs keep their layout, negative strides included (CuPy arrays may have
 them). bfloat16: supported where this CuPy can run the op on ``ml_dtypes.bfloat16``

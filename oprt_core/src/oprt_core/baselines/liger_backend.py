@@ -17,8 +17,8 @@ Liger allocates its output; the backend has it allocate into oprt's output inste
 call, the ``torch`` name of the op's module stands for a proxy whose first ``empty`` / ``empty_like`` of
 the output's size and dtype returns the output itself (Liger's own launch logic runs unchanged, writing
 where the harness reads). Where a Liger version allocates otherwise, its result is copied into the output
-(one extra write and read); ``last_launch()`` (the ``kernel`` column) says which: ``liger rms_norm`` or
-``liger rms_norm + copy``.
+(one extra write and read); ``last_launch()`` (the ``kernel`` column) says which: ``liger <op>`` or
+``liger <op> + copy``.
 
 Available where torch sees a CUDA device and ``liger_kernel`` (with triton) imports; otherwise
 unavailable with the reason. A subclass of :class:`~.torch_backend.TorchBackend`: memory, events and
@@ -63,7 +63,7 @@ class AllocInto:
     """Stands for the ``torch`` module inside one Liger op module during one call: the first ``empty`` or
     ``empty_like`` of ``out``'s size and dtype returns ``out`` (viewed to the requested shape); everything else is
     torch's. ``out`` a tuple (an op with several outputs): its arrays are handed out in order, each to the next
-    allocation of its size and dtype (Liger's fused add-rms_norm allocates Y, then S)."""
+    allocation of its size and dtype (Liger's fused residual-add norm allocates Y, then S)."""
 
     def __init__(self, torch: Any, out: Any) -> None:
         self._torch = torch

@@ -1,14 +1,14 @@
 """TorchCompileBackend: ``torch.compile`` of the torch baseline's code (backend ``torch-compile``).
 
 Each op is a functional form of the torch baseline's call (``IMPLS["torch-compile"]`` in the op's folder,
-``oprt_core/operators/<op>/baselines.py``: ``torch.softmax(x, dim)``, ``F.rms_norm(x, (n,), w, eps)``,
-``F.silu(gate) * up``, ...; torch's functional calls, no ``out=``, which splits a dynamo graph or is rejected by
-it) written into the output in one graph, ``out.copy_(fn(*inputs))``, compiled by ``torch.compile(...,
-dynamic=False, fullgraph=True)`` (inductor: Triton kernels on a GPU; the copy into the graph's input ``out``
-becomes the kernel's own store). ``prepare`` compiles it for the case and runs it once, outside the timed region;
-that first call's wall time (trace, code generation, Triton compilation and one run, synchronised) is the
-launcher's ``compile_s``, oprt-bench's ``compile_s`` column. ``fullgraph=True``: a graph break is an error row,
-never a silent eager run. matmul has no such form (its TF32 choice would be fixed when the graph compiles).
+``oprt_core/operators/<op>/baselines.py``: e.g. ``torch.softmax(x, dim)``; torch's functional calls, no ``out=``,
+which splits a dynamo graph or is rejected by it) written into the output in one graph, ``out.copy_(fn(*inputs))``,
+compiled by ``torch.compile(..., dynamic=False, fullgraph=True)`` (inductor: Triton kernels on a GPU; the copy into
+the graph's input ``out`` becomes the kernel's own store). ``prepare`` compiles it for the case and runs it once,
+outside the timed region; that first call's wall time (trace, code generation, Triton compilation and one run,
+synchronised) is the launcher's ``compile_s``, oprt-bench's ``compile_s`` column. ``fullgraph=True``: a graph break is
+an error row, never a silent eager run. matmul has no such form (its TF32 choice would be fixed when the graph
+compiles).
 
 Every ``prepare`` compiles a fresh copy of the step function's code object: dynamo keeps its compiled graphs
 per code object, so one case's graph is never checked against another case's guards on each call. Dynamo's
