@@ -18,6 +18,15 @@ SHIFT_P) whose geometric mean is beyond t marks a shift; the rows of a shifted g
 are ``slower`` (``faster``) whatever their own bounds, with ``shift`` naming the group. A uniform 2x slowdown is
 never ``same``.
 
+A row's bounds see the noise within one run, not what differs between the two runs (a load spike on a shared host
+that lasts one row's whole sampling moves its median and leaves its spread tight). The pair of runs measures that
+itself: with at least SHIFT_MIN_ROWS timed pairs outside shifted ops, their log ratios' median and robust spread
+(1.4826 x the median absolute deviation, ``scatter``) say how far rows move between these two runs when nothing
+happened to them; a row alone is ``slower`` (``faster``) only beyond SCATTER_K = 3 scatters above (below) that
+median ratio, and its ``min_change`` is at least that. Identical code on a quiet GPU scatters by tenths of a percent
+(no effect at 5%); on a loaded CPU host by tens of percent, where a row alone then needs a change of 2x or more. A
+change that moves most rows is a shift (above), not a row's.
+
 SPREAD_K = 1 would be the p10..p90 spreads as measured; runs of identical code on one host differ by more than
 that (the spread of one run does not see what changes between runs), see docs/measurement.md for the
 measurement behind 3.
@@ -57,13 +66,14 @@ from .results import COLUMNS, CSV_NAME, RESULTS_JSON, Run
 
 __all__ = ["KEY", "Verdict", "Problem", "Comparison", "PROBLEM_FLAGS", "SPREAD_K", "TIMED_MODES", "parse_threshold",
            "classify", "compare_runs", "judge", "timing_mismatch", "csv_damage", "REGRESSIONS", "UNJUDGED", "Shift",
-           "find_shift", "apply_shifts", "concurrency"]
+           "find_shift", "apply_shifts", "concurrency", "Scatter", "run_scatter", "SCATTER_K"]
 
 KEY = ("op", "case", "dtype", "backend")
 REGRESSIONS = ("slower", "broken")
 SPREAD_K = 3.0
 SHIFT_MIN_ROWS = 8  # timed pairs a group needs before its ratios are tested for a shift
 SHIFT_P = 1e-3  # the sign test's one-sided p below which a group's ratios moved one way
+SCATTER_K = 3.0  # scatters beyond the run pair's median ratio a row alone must move (see the module doc)
 TIMED_MODES = ("bench", "all")  # modes whose ok rows carry a median
 # verdicts of rows that were not judged, with the reason the summary gives
 UNJUDGED = {"removed": "missing in NEW", "lost": "no longer ok in NEW", "unreadable": "unreadable",
@@ -287,7 +297,7 @@ def judge(old: Run, new: Run, threshold: float, allow: Iterable[str] = (), old_s
     damage = {"OLD": csv_damage(old_source) if old_source is not None else [],
               "NEW": csv_damage(new_source) if new_source is not None else []}
     bad_keys = {k: {d.key for d in ds if d.key is not None} for k, ds in damage.items()}
-    table = compare_runs(old, new, threshold, bad_keys=bad_keys["OLD"] | bad_keys["NEW"])
+    table, scatter = _table(old, new, threshold, bad_keys["OLD"] | bad_keys["NEW"])
     problems: list[Problem] = []
 
     def add(kind: str, message: str, rows: int = 0) -> None:
@@ -330,6 +340,8 @@ def judge(old: Run, new: Run, threshold: float, allow: Iterable[str] = (), old_s
             span += ("; " if span else "") + f"{unbounded} row(s) so noisy that no change would show"
         add("noisy", f"{len(noisy)} row(s) too noisy to judge at {threshold:.1%}: {span}; time them longer "
                      "(--time-budget, --target-ci) or raise --threshold", len(noisy))
+    if scatter is not None and scatter.up - 1 > threshold:
+        notes.append(scatter.describe())
     for shift in sorted({s for s in table["shift"] if s}):
         notes.append(f"shift in {shift}")
     problems.extend(_mode_problems(old, new, table, allowed))
@@ -413,9 +425,14 @@ def compare_runs(old: Run, new: Run, threshold: float, bad_keys: set[tuple[str, 
                  ) -> pd.DataFrame:
     """One row per key in either run: old/new status and median, ratio, verdict, noisy, min_change. Keys in
     ``bad_keys`` (damaged lines) are ``unreadable`` whatever their cells say."""
+    return _table(old, new, threshold, bad_keys or set())[0]
+
+
+def _table(old: Run, new: Run, threshold: float, bad_keys: set[tuple[str, ...]]) -> tuple[pd.DataFrame,
+                                                                                             Scatter | None]:
+    """compare_runs' table and the run pair's scatter (None where too few rows are timed in both)."""
     import pandas as pd
 
-    bad_keys = bad_keys or set()
     cols = [*KEY, "status", "median_ms", "p10_ms", "p90_ms", "ci_rel", "mode", "kernel"]
     a = old.rows[cols].drop_duplicates(list(KEY), keep="last")
     b = new.rows[cols].drop_duplicates(list(KEY), keep="last")
@@ -438,10 +455,70 @@ def compare_runs(old: Run, new: Run, threshold: float, bad_keys: set[tuple[str, 
                     "old_median_ms": r.get("median_ms_old"), "new_median_ms": r.get("median_ms_new"),
                     "ratio": v.ratio, "min_change": v.min_change, "verdict": v.verdict, "noisy": v.noisy,
                     "old_kernel": ok_, "new_kernel": nk, "kernel_changed": bool(ok_ and nk and ok_ != nk)})
+    scatter = apply_scatter(out, threshold)
     apply_shifts(out, threshold)
     return pd.DataFrame(out, columns=[*KEY, "old_status", "new_status", "old_median_ms", "new_median_ms", "ratio",
                                       "min_change", "verdict", "noisy", "shift", "old_kernel", "new_kernel",
-                                      "kernel_changed"])
+                                      "kernel_changed"]), scatter
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """How far the timed rows of a run pair move between the two runs (see the module doc)."""
+
+    pairs: int  # timed pairs it was measured on
+    center: float  # their median ratio
+    spread: float  # 1.4826 x the median absolute deviation of their log ratios
+
+    @property
+    def up(self) -> float:
+        """The ratio a row alone must exceed to be slower."""
+        return self.center * math.exp(SCATTER_K * self.spread)
+
+    @property
+    def down(self) -> float:
+        """The ratio a row alone must fall below to be faster."""
+        return self.center * math.exp(-SCATTER_K * self.spread)
+
+    def describe(self) -> str:
+        return (f"the runs' {self.pairs} timed rows scatter by {self.spread:.1%} about a median ratio of "
+                f"{self.center:.3f} between these two runs: a row alone is judged only beyond {SCATTER_K:g} times "
+                f"that (ratio < {self.down:.3f} or > {self.up:.3f})")
+
+
+def run_scatter(ratios: list[float]) -> Scatter | None:
+    """The scatter of a run pair's ratios, or None under SHIFT_MIN_ROWS of them."""
+    logs = sorted(math.log(r) for r in ratios if math.isfinite(r) and r > 0)
+    if len(logs) < SHIFT_MIN_ROWS:
+        return None
+    center = _median(logs)
+    return Scatter(len(logs), math.exp(center), 1.4826 * _median(sorted(abs(x - center) for x in logs)))
+
+
+def _median(xs: list[float]) -> float:
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def apply_scatter(rows: list[dict[str, Any]], threshold: float) -> Scatter | None:
+    """Hold each timed row to the run pair's scatter, measured on the rows outside shifted ops (a change that moved
+    an op is not noise): a slower (faster) row within it is no longer judged so alone, and every timed row's
+    ``min_change`` is at least the scatter's; a row that then asks more than the threshold is ``noisy``. Returns the
+    scatter (None: too few timed rows to measure it, nothing changed)."""
+    timed = _timed(rows)
+    shifted = {shift.group for shift, _ in _shifts(timed, threshold)}
+    scatter = run_scatter([r["ratio"] for r in timed if _group(r) not in shifted])
+    if scatter is None:
+        return None
+    for r in timed:
+        need = max(r["min_change"], scatter.up - 1)
+        r["min_change"] = need
+        if (r["verdict"] == "slower" and r["ratio"] > scatter.up) or (r["verdict"] == "faster"
+                                                                        and r["ratio"] < scatter.down):
+            continue
+        r["noisy"] = r["verdict"] in ("slower", "faster") or r["noisy"]  # moved beyond t, within the scatter
+        r["verdict"] = "same" if need <= threshold * (1 + 1e-9) else "noisy"
+    return scatter
 
 
 @dataclass(frozen=True)
@@ -480,19 +557,28 @@ def find_shift(ratios: list[float], threshold: float, group: str) -> Shift | Non
     return None
 
 
+def _timed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rows if r["verdict"] in ("same", "noisy", "slower", "faster") and r["ratio"] is not None]
+
+
+def _group(row: dict[str, Any]) -> str:
+    return f"{row['op']} on {row['backend']}"
+
+
+def _shifts(timed: list[dict[str, Any]], threshold: float) -> list[tuple[Shift, list[dict[str, Any]]]]:
+    """The shifted groups (the whole run, each op and backend) with their rows."""
+    groups: dict[str, list[dict[str, Any]]] = {"the run": timed}
+    for r in timed:
+        groups.setdefault(_group(r), []).append(r)
+    found = ((find_shift([r["ratio"] for r in members], threshold, name), members) for name, members in groups.items())
+    return [(shift, members) for shift, members in found if shift is not None]
+
+
 def apply_shifts(rows: list[dict[str, Any]], threshold: float) -> list[Shift]:
     """Mark the rows of shifted groups (the whole run, each op and backend): a same or noisy row that moved beyond
     the threshold the group's way takes the group's verdict and ``shift`` its description. Returns the shifts."""
-    timed = [r for r in rows if r["verdict"] in ("same", "noisy", "slower", "faster") and r["ratio"] is not None]
-    groups: dict[str, list[dict[str, Any]]] = {"the run": timed}
-    for r in timed:
-        groups.setdefault(f"{r['op']} on {r['backend']}", []).append(r)
-    shifts = []
-    for name, members in groups.items():
-        shift = find_shift([r["ratio"] for r in members], threshold, name)
-        if shift is None:
-            continue
-        shifts.append(shift)
+    shifts = _shifts(_timed(rows), threshold)
+    for shift, members in shifts:
         for r in members:
             moved = r["ratio"] > 1 + threshold if shift.direction == "slower" else 1 / r["ratio"] > 1 + threshold
             if moved and r["verdict"] in ("same", "noisy"):
@@ -500,7 +586,7 @@ def apply_shifts(rows: list[dict[str, Any]], threshold: float) -> list[Shift]:
                 r["shift"] = shift.describe()
     for r in rows:
         r.setdefault("shift", "")
-    return shifts
+    return [shift for shift, _ in shifts]
 
 
 def _kernel_cell(value: Any) -> str:
