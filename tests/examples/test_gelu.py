@@ -7,7 +7,7 @@ CompiledBackend over the host oprt.h library, every case checked; the package's 
 setup.py, no GPU needed: it loads and plans here); the install without it and the reason the backend then gives.
 On a GPU (marked gpu, skipping with the reason elsewhere): gelu_tanh on nvidia through ops.run and oprt-bench.
 
-Needs the distribution oprt-gelu (``pip install ./examples/oprt-gelu``; tox env ``gelu``).
+Needs the distribution oprt-gelu (``pip install ./examples/oprt-gelu``; tox env ``examples``).
 The ``large`` case set runs only with ``OPRT_TEST_LARGE=1``.
 """
 

@@ -7,7 +7,7 @@ Two layers:
 - on a GPU (marked ``gpu``, skipping with the backend's reason elsewhere): every smoke and edge case of every
   core op in every dtype through the spec's check, the split and online paths, compile_s and the kernel column.
 
-Needs the distribution oprt-tilelang (``pip install ./examples/oprt-tilelang``; tox env ``triton``).
+Needs the distribution oprt-tilelang (``pip install ./examples/oprt-tilelang``; tox env ``examples``).
 """
 
 from __future__ import annotations

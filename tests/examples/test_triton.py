@@ -10,7 +10,7 @@ Three layers:
   every core op and gelu_tanh in every dtype through the spec's check, plus the long-row, split-K and
   strided-axis paths.
 
-Needs the distribution oprt-triton (``pip install ./examples/oprt-triton``; tox env ``triton``).
+Needs the distribution oprt-triton (``pip install ./examples/oprt-triton``; tox env ``examples``).
 """
 
 from __future__ import annotations
