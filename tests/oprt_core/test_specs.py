@@ -116,29 +116,9 @@ def _root(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _expected_strides(t: TensorCase, itemsize: int) -> tuple[int, ...] | None:
-    shape = t.shape
-
-    def c_strides(s):
-        out, acc = [], itemsize
-        for e in reversed(s):
-            out.append(acc)
-            acc *= max(e, 1)
-        return tuple(reversed(out))
-
-    if t.layout in ("contiguous", "offset1"):
-        return c_strides(shape)
-    if t.layout == "transposed":
-        st = c_strides(shape[:-2] + (shape[-1], shape[-2]))
-        return st[:-2] + (st[-1], st[-2])
-    if t.layout == "step2":
-        st = c_strides(shape[:-1] + (2 * shape[-1],))
-        return st[:-1] + (2 * itemsize,)
-    if t.layout == "reversed":
-        return c_strides(shape)[:-1] + (-itemsize,)
-    if t.layout == "broadcast0":
-        return (0,) + c_strides(shape)[1:]
-    return None
+def _expected_strides(t: TensorCase, itemsize: int) -> tuple[int, ...]:
+    """TensorCase.strides in bytes: what make_tensor's array must have."""
+    return tuple(s * itemsize for s in t.strides)
 
 
 def _small_cases():
@@ -161,7 +141,7 @@ def test_make_inputs_layouts_and_no_zeros(op, case, dtype):
         x64 = x.astype(np.float64)
         assert np.isfinite(x64).all() and not (x64 == 0).any(), "inputs must never be zero"
         if x.size > 1 and len(t.shape) and min(t.shape[-2:]) > 1:
-            exp = _expected_strides(t, dt.itemsize)
+            exp = _expected_strides(t, x.itemsize)
             assert x.strides == exp, f"{t.layout}: strides {x.strides}, expected {exp}"
             if t.layout != "contiguous":
                 assert not x.flags.c_contiguous or t.layout == "offset1"
@@ -173,11 +153,13 @@ def test_make_inputs_layouts_and_no_zeros(op, case, dtype):
         np.testing.assert_array_equal(a, b)  # a fixed seed gives the same inputs
 
 
+@pytest.mark.parametrize("shape", [(6, 10), (2, 3, 5)])
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_make_tensor_each_layout(layout):
-    t = TensorCase((6, 10), layout)
+def test_make_tensor_each_layout(layout, shape):
+    """make_tensor's array has the layout's strides (TensorCase.strides, which backends read without an array)."""
+    t = TensorCase(shape, layout)
     x = make_tensor(t, get_dtype("f16"), np.random.default_rng(0))
-    assert x.shape == (6, 10)
+    assert x.shape == shape
     assert x.strides == _expected_strides(t, 2)
     if layout == "broadcast0":
         assert (x == x[0]).all()

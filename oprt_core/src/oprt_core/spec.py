@@ -148,6 +148,31 @@ class TensorCase:
             raise InvalidArgumentError(f"a case input's own dtype must be an index dtype "
                                        f"({', '.join(INDEX_DTYPES)}), got {self.dtype!r}")
 
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Its strides in elements, as :func:`make_tensor` lays it out (the layout's view of its base buffer)."""
+        shape = self.shape
+        if not shape:
+            return ()
+        if self.layout == "transposed":
+            base = _row_major(shape[:-2] + (shape[-1], shape[-2]))
+            return base[:-2] + (base[-1], base[-2])
+        if self.layout == "step2":
+            return _row_major(shape[:-1] + (2 * shape[-1],))[:-1] + (2,)
+        if self.layout == "reversed":
+            return _row_major(shape)[:-1] + (-1,)
+        if self.layout == "broadcast0":
+            return (0,) + _row_major(shape)[1:]
+        return _row_major(shape)  # contiguous, offset1
+
+
+def _row_major(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(int(n), 1)
+    return tuple(reversed(strides))
+
 
 @dataclass(frozen=True)
 class Case:

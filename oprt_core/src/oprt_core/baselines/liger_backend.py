@@ -137,6 +137,8 @@ class LigerOp:
       ``function.apply(*inputs[, eps])``, allocating into oprt's outputs (an empty output: nothing launched);
     - ``case_refusal``: ``(op, input shape, params) -> why Liger cannot run it`` (None: it can), asked by ``supports``
       and ``prepare``; default :func:`row_refusal`;
+    - ``layout_refusal``: ``(first input's TensorCase) -> why Liger cannot run it laid out so`` (None: it can), asked
+      by ``supports``; a ``make`` raises UnsupportedCase for tensors laid out so;
     - ``check``: ``(function) -> why this Liger's function is not run`` (None: it is), judged once at discovery;
     - ``refusal``: why oprt does not run the op on Liger at all, though Liger has a kernel of its name (the op is
       then unsupported with it, and ``function`` is only named).
@@ -147,6 +149,7 @@ class LigerOp:
     module: str | None = None
     make: Callable[..., Callable[[], str]] | None = None
     case_refusal: Callable[[str, Sequence[int], Mapping[str, Any]], str | None] = row_refusal
+    layout_refusal: Callable[[Any], str | None] | None = None
     check: Callable[[Any], str | None] | None = None
     refusal: str | None = None
 
@@ -236,6 +239,8 @@ class LigerBackend(TorchBackend):
         if not support or case is None:
             return support
         why = given.case_refusal(op, case.inputs[0].shape, case.param_dict)
+        if not why and given.layout_refusal is not None:
+            why = given.layout_refusal(case.inputs[0])
         return Support(False, why) if why else support
 
     def device_info(self) -> DeviceInfo:

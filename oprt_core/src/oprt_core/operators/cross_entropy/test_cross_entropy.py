@@ -29,7 +29,7 @@ from oprt_core.errors import InvalidArgumentError
 from oprt_core.numpy_backend import NumpyBackend
 from oprt_core.operators.cross_entropy import SPEC as XENT
 from oprt_core.operators.cross_entropy import cross_entropy_case
-from oprt_core.operators.cross_entropy.baselines import IMPLS
+from oprt_core.operators.cross_entropy.baselines import IMPLS, rows_overlap
 from oprt_core.operators.rms_norm import norm_case
 from oprt_core.spec import LAYOUTS
 
@@ -261,10 +261,9 @@ def test_liger_row_refusal():
     assert "at least a 1-d" in refusal("cross_entropy", (), {})
 
 
-@pytest.mark.parametrize("switch", [True, False])
-def test_liger_that_overwrites_its_logits_is_refused(monkeypatch, tmp_path, switch):
-    """A Liger whose cross-entropy kernel has no HAS_GRADIENTS switch stores the gradient over the logits in every
-    forward: its cross_entropy is unsupported (a timed repeat would read its own gradient), the other ops stay."""
+def _fake_liger(monkeypatch, tmp_path, switch: bool) -> LigerBackend:
+    """A Liger backend over stand-in modules whose cross-entropy source has (``switch``) or lacks the HAS_GRADIENTS
+    switch."""
     src = tmp_path / "fake_liger_xent.py"
     switch_line = "# HAS_GRADIENTS: tl.constexpr\n" if switch else ""
     src.write_text("class LigerCrossEntropyFunction:\n    pass\n" + switch_line)
@@ -278,9 +277,51 @@ def test_liger_that_overwrites_its_logits_is_refused(monkeypatch, tmp_path, swit
                     liger_kernel__ops=liger_ops)
     be = operators.equip(LigerBackend())
     assert be.availability().ok
+    return be
+
+
+@pytest.mark.parametrize("switch", [True, False])
+def test_liger_that_overwrites_its_logits_is_refused(monkeypatch, tmp_path, switch):
+    """A Liger whose cross-entropy kernel has no HAS_GRADIENTS switch stores the gradient over the logits in every
+    forward: its cross_entropy is unsupported (a timed repeat would read its own gradient), the other ops stay."""
+    be = _fake_liger(monkeypatch, tmp_path, switch)
     got = be.supports("cross_entropy", "bf16", cross_entropy_case((4, 128256)))
     assert bool(got) is switch, got.reason
     if not switch:
         assert "writes the logits' gradient over the logits" in got.reason
     assert be.supports("rms_norm", "bf16", norm_case("rms_norm", (4, 8192)))
     assert not be.supports("cross_entropy", "f32", cross_entropy_case((0, 7)))
+
+
+def test_liger_refuses_logits_whose_rows_share_memory(monkeypatch, tmp_path):
+    """Liger zeroes an ignored row's logits in place: a broadcast row (stride 0) is every row, so such logits are
+    unsupported with the reason; rows apart (any other layout, or axes that reshape copies) run."""
+    be = _fake_liger(monkeypatch, tmp_path, switch=True)
+    got = be.supports("cross_entropy", "f32", cross_entropy_case((5, 31), "broadcast0"))
+    assert not got and "share memory (row stride 0, 31 classes)" in got.reason, got.reason
+    for shape, layout in [((5, 31), "contiguous"), ((17, 65), "transposed"), ((9, 99), "step2"),
+                          ((9, 99), "offset1"), ((2, 3, 33), "broadcast0"), ((1, 31), "broadcast0")]:
+        assert be.supports("cross_entropy", "f32", cross_entropy_case(shape, layout)), (shape, layout)
+
+
+def test_rows_overlap():
+    assert rows_overlap(5, 31, 0, 1)  # a broadcast row
+    assert rows_overlap(5, 31, 30, 1)  # each row one element into the next
+    assert not rows_overlap(5, 31, 31, 1) and not rows_overlap(5, 31, 62, 1)
+    assert not rows_overlap(5, 31, 0, 2)  # Liger copies logits whose classes are not adjacent
+    assert not rows_overlap(1, 31, 0, 1) and not rows_overlap(5, 0, 0, 1)
+
+
+def test_liger_make_refuses_tensors_whose_rows_share_memory():
+    """The launcher's own check, on torch tensors (CPU: nothing is launched before the refusal)."""
+    torch = pytest.importorskip("torch")
+    make = IMPLS["liger"].make
+    params = {"ignore_index": -100, "reduction": "none"}
+    t = torch.zeros(5, dtype=torch.int64)
+    out = torch.empty(5)
+    calls = []
+    fake = types.SimpleNamespace(apply=lambda *a: calls.append(a) or torch.ones(5))
+    with pytest.raises(E.UnsupportedCase, match="share memory"):
+        make(fake, (torch.randn(1, 31).expand(5, 31), t), out, params)
+    run = make(fake, (torch.randn(5, 31), t), out, params)
+    assert run() == "liger cross_entropy + copy" and len(calls) == 1 and bool((out == 1).all())
