@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .device_array import contiguous_strides
 from .dtypes import DTYPES, INDEX_DTYPES, DType, get_dtype
 from .errors import DeviceOutOfMemoryError, InvalidArgumentError, OprtError, UnknownNameError
 
@@ -155,23 +156,15 @@ class TensorCase:
         if not shape:
             return ()
         if self.layout == "transposed":
-            base = _row_major(shape[:-2] + (shape[-1], shape[-2]))
+            base = contiguous_strides(shape[:-2] + (shape[-1], shape[-2]))
             return base[:-2] + (base[-1], base[-2])
         if self.layout == "step2":
-            return _row_major(shape[:-1] + (2 * shape[-1],))[:-1] + (2,)
+            return contiguous_strides(shape[:-1] + (2 * shape[-1],))[:-1] + (2,)
         if self.layout == "reversed":
-            return _row_major(shape)[:-1] + (-1,)
+            return contiguous_strides(shape)[:-1] + (-1,)
         if self.layout == "broadcast0":
-            return (0,) + _row_major(shape)[1:]
-        return _row_major(shape)  # contiguous, offset1
-
-
-def _row_major(shape: Sequence[int]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(int(n), 1)
-    return tuple(reversed(strides))
+            return (0,) + contiguous_strides(shape)[1:]
+        return contiguous_strides(shape)  # contiguous, offset1
 
 
 @dataclass(frozen=True)
