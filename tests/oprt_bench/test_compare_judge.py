@@ -309,12 +309,14 @@ def test_rows_within_the_run_pairs_scatter_are_not_judged_alone(tmp_path):
     assert rows["spike"]["verdict"] == "noisy" and rows["spike"]["noisy"]  # beyond its own bounds, not the scatter
     assert all(r["min_change"] >= scatter.up - 1 - 1e-9 for r in rows.values())
     assert any(f"beyond {SCATTER_K:g} times that" in n for n in doc["notes"]), doc["notes"]
+    assert doc["scatter"]["pairs"] == 26 and doc["scatter"]["up"] == pytest.approx(scatter.up)
     assert doc["passed"] is False  # the real 4x row is a regression
 
     rows, doc = _scattered(tmp_path / "quiet", 0.003, [("real", 1.10), ("fast", 0.9)])
     assert rows["real"]["verdict"] == "slower" and rows["fast"]["verdict"] == "faster"
     assert {r["verdict"] for c, r in rows.items() if c.startswith("s")} == {"same"}
     assert not any("scatter" in n for n in doc["notes"])  # within the threshold: nothing to say
+    assert doc["scatter"]["spread"] < 0.01
 
 
 def test_run_scatter_needs_enough_rows():

@@ -266,6 +266,7 @@ class Comparison:
     table: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    scatter: Scatter | None = None  # the run pair's (None: too few timed rows to measure it)
 
     @property
     def regressions(self) -> int:
@@ -346,7 +347,7 @@ def judge(old: Run, new: Run, threshold: float, allow: Iterable[str] = (), old_s
         notes.append(f"shift in {shift}")
     problems.extend(_mode_problems(old, new, table, allowed))
     problems.extend(_provenance_problems(old, new, allowed))
-    return Comparison(table, problems, notes)
+    return Comparison(table, problems, notes, scatter)
 
 
 def _modes(run: Run) -> set[str]:
@@ -479,6 +480,9 @@ class Scatter:
     def down(self) -> float:
         """The ratio a row alone must fall below to be faster."""
         return self.center * math.exp(-SCATTER_K * self.spread)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pairs": self.pairs, "center": self.center, "spread": self.spread, "down": self.down, "up": self.up}
 
     def describe(self) -> str:
         return (f"the runs' {self.pairs} timed rows scatter by {self.spread:.1%} about a median ratio of "

@@ -107,7 +107,7 @@ def comparison_json(cmp: Comparison, threshold: float, warning: str, kernels: in
     return json.dumps({"threshold": threshold, "counts": counts, "regressions": cmp.regressions, "warning": warning,
                        "kernel_changes": kernels, "unjudged": cmp.unjudged,
                        "problems": [p.to_dict() for p in cmp.problems], "notes": cmp.notes,
-                       "passed": not cmp.failed(),
+                       "scatter": cmp.scatter.to_dict() if cmp.scatter else None, "passed": not cmp.failed(),
                        "rows": json_safe(frame_records(table))},
                       indent=2, default=str)
 
