@@ -89,3 +89,19 @@ def host_ops() -> frozenset[str]:
     op of oprt.h it lacks (one just added in its folder) is unsupported there, as on any library built before the op,
     so the tests over the host library take these."""
     return frozenset(re.findall(r"^OPRT_DEFINE_OP\((\w+),", HOST_SOURCE.read_text(encoding="utf-8"), re.M))
+
+
+def registry_of(backend, plugin: str, distribution: str = "tests"):
+    """A registry of the built-in ops and this one backend, registered in-process by a plugin of that name (installed
+    entry points are not loaded)."""
+    from oprt_core import hookimpl
+    from oprt_core.plugins import Registry, get_plugin_manager
+
+    class _Register:
+        @hookimpl
+        def oprt_register_backends(self, register):
+            register(backend)
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register_plugin(_Register(), plugin, distribution)
+    return Registry(pm)

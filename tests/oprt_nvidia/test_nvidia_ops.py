@@ -476,20 +476,13 @@ def test_clean_flush_reads_its_buffer_on_the_gpu(nvidia_backend):
 def test_bench_rows_name_their_kernels(nvidia_backend):
     """oprt-bench's ``kernel`` column on the nvidia backend (results schema 3): every row of a smoke sweep names what
     its launch ran, through the backend's ``last_launch`` (oprt_nvidia.last_launch), in the op's family of kernels."""
+    from op_helpers import registry_of
+
     from oprt_bench.sweep import SweepOptions, make_plan, run_sweep
-    from oprt_core import hookimpl
-    from oprt_core.plugins import Registry, get_plugin_manager
 
-    class Plugin:
-        @hookimpl
-        def oprt_register_backends(self, register):
-            register(nvidia_backend)
-
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register_plugin(Plugin(), "nvidia", "oprt-nvidia")
-    plan = make_plan(Registry(pm), SweepOptions(backends="nvidia", baseline="none", ops="copy,reduce_sum,softmax",
-                                                dtypes="f32,f16", cases="smoke", mode="test", calibrate=False,
-                                                isolation="none"))
+    opts = SweepOptions(backends="nvidia", baseline="none", ops="copy,reduce_sum,softmax", dtypes="f32,f16",
+                        cases="smoke", mode="test", calibrate=False, isolation="none")
+    plan = make_plan(registry_of(nvidia_backend, "nvidia", "oprt-nvidia"), opts)
     rows: list[dict] = []
     run_sweep(plan, rows.append)
     bad = [r for r in rows if r["status"] != "ok"]

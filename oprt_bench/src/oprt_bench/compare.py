@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import csv
 import math
+import statistics
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -456,8 +457,9 @@ def _table(old: Run, new: Run, threshold: float, bad_keys: set[tuple[str, ...]])
                     "old_median_ms": r.get("median_ms_old"), "new_median_ms": r.get("median_ms_new"),
                     "ratio": v.ratio, "min_change": v.min_change, "verdict": v.verdict, "noisy": v.noisy,
                     "old_kernel": ok_, "new_kernel": nk, "kernel_changed": bool(ok_ and nk and ok_ != nk)})
-    scatter = apply_scatter(out, threshold)
-    apply_shifts(out, threshold)
+    shifts = _shifts(_timed(out), threshold)
+    scatter = apply_scatter(out, threshold, shifts)
+    apply_shifts(out, threshold, shifts)
     return pd.DataFrame(out, columns=[*KEY, "old_status", "new_status", "old_median_ms", "new_median_ms", "ratio",
                                       "min_change", "verdict", "noisy", "shift", "old_kernel", "new_kernel",
                                       "kernel_changed"]), scatter
@@ -492,25 +494,21 @@ class Scatter:
 
 def run_scatter(ratios: list[float]) -> Scatter | None:
     """The scatter of a run pair's ratios, or None under SHIFT_MIN_ROWS of them."""
-    logs = sorted(math.log(r) for r in ratios if math.isfinite(r) and r > 0)
+    logs = [math.log(r) for r in ratios if math.isfinite(r) and r > 0]
     if len(logs) < SHIFT_MIN_ROWS:
         return None
-    center = _median(logs)
-    return Scatter(len(logs), math.exp(center), 1.4826 * _median(sorted(abs(x - center) for x in logs)))
+    center = statistics.median(logs)
+    return Scatter(len(logs), math.exp(center), 1.4826 * statistics.median(abs(x - center) for x in logs))
 
 
-def _median(xs: list[float]) -> float:
-    n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
-
-
-def apply_scatter(rows: list[dict[str, Any]], threshold: float) -> Scatter | None:
+def apply_scatter(rows: list[dict[str, Any]], threshold: float,
+                  shifts: list[tuple[Shift, list[dict[str, Any]]]]) -> Scatter | None:
     """Hold each timed row to the run pair's scatter, measured on the rows outside shifted ops (a change that moved
     an op is not noise): a slower (faster) row within it is no longer judged so alone, and every timed row's
     ``min_change`` is at least the scatter's; a row that then asks more than the threshold is ``noisy``. Returns the
-    scatter (None: too few timed rows to measure it, nothing changed)."""
+    scatter (None: too few timed rows to measure it, nothing changed). ``shifts``: the rows' (``_shifts``)."""
     timed = _timed(rows)
-    shifted = {shift.group for shift, _ in _shifts(timed, threshold)}
+    shifted = {shift.group for shift, _ in shifts}
     scatter = run_scatter([r["ratio"] for r in timed if _group(r) not in shifted])
     if scatter is None:
         return None
@@ -578,10 +576,12 @@ def _shifts(timed: list[dict[str, Any]], threshold: float) -> list[tuple[Shift, 
     return [(shift, members) for shift, members in found if shift is not None]
 
 
-def apply_shifts(rows: list[dict[str, Any]], threshold: float) -> list[Shift]:
+def apply_shifts(rows: list[dict[str, Any]], threshold: float,
+                 shifts: list[tuple[Shift, list[dict[str, Any]]]] | None = None) -> list[Shift]:
     """Mark the rows of shifted groups (the whole run, each op and backend): a same or noisy row that moved beyond
-    the threshold the group's way takes the group's verdict and ``shift`` its description. Returns the shifts."""
-    shifts = _shifts(_timed(rows), threshold)
+    the threshold the group's way takes the group's verdict and ``shift`` its description. Returns the shifts.
+    ``shifts``: the rows' (found when None)."""
+    shifts = _shifts(_timed(rows), threshold) if shifts is None else shifts
     for shift, members in shifts:
         for r in members:
             moved = r["ratio"] > 1 + threshold if shift.direction == "slower" else 1 / r["ratio"] > 1 + threshold

@@ -135,18 +135,24 @@ def test_one_wrong_product_term_fails(k, dtype):
     from K = 64 up to K = 16000 in f32."""
     m = n = 2 if k > 1000 else 8
     a, b = _case_inputs(m, n, k, dtype, seed=3)
+    _assert_one_wrong_term_fails(a, b, dtype, 0.25, lambda x: x.astype(DTYPES[dtype].numpy))
+
+
+def _assert_one_wrong_term_fails(a, b, dtype: str, magnitude: float, to_out) -> None:
+    """Output (1, 1) missing one product a_1k * b_k1 of at least ``magnitude``, or counting it twice, fails the
+    check (``to_out``: float64 -> the output dtype's array); the correctly rounded result passes."""
     a64, b64 = to_float64(a), to_float64(b)
     exact = a64 @ b64
     i, j = 1, 1
     terms = a64[i, :] * b64[:, j]
-    kk = int(np.argmax(np.abs(terms) >= 0.25))
-    assert abs(terms[kk]) >= 0.25
+    kk = int(np.argmax(np.abs(terms) >= magnitude))
+    assert abs(terms[kk]) >= magnitude
     for wrong in (exact[i, j] - terms[kk], exact[i, j] + terms[kk]):
         out = exact.copy()
         out[i, j] = wrong
-        res = S.check(out.astype(DTYPES[dtype].numpy), [a, b], dtype)
+        res = S.check(to_out(out), [a, b], dtype)
         assert not res.ok and f"worst at ({i}, {j})" in res.message
-    assert S.check(exact.astype(DTYPES[dtype].numpy), [a, b], dtype).ok  # the correctly rounded result passes
+    assert S.check(to_out(exact), [a, b], dtype).ok
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
@@ -601,17 +607,9 @@ def test_host_library_launchers_with_and_without_c_on_raw_pointers(host_backend,
 
 
 def test_op_api_fast_path_on_the_host_library_with_and_without_c(host_backend, monkeypatch):
-    from oprt_core import hookimpl
-    from oprt_core.plugins import Registry, get_plugin_manager
+    from op_helpers import registry_of
 
-    class _Register:
-        @hookimpl
-        def oprt_register_backends(self, register):
-            register(host_backend)
-
-    pm = get_plugin_manager(load_entrypoints=False)
-    pm.register_plugin(_Register(), "host-matmul", "tests")
-    reg = Registry(pm)
+    reg = registry_of(host_backend, "host-matmul")
     monkeypatch.setattr(ops, "get_registry", lambda: reg)
     ops.clear_cache()
     b, rng = host_backend, np.random.default_rng(44)
@@ -719,18 +717,7 @@ def test_e4m3_one_wrong_product_term_fails(k):
     """An output element missing one product of magnitude >= 0.5, or counting it twice, is refused; the correctly
     rounded result passes."""
     a, b = S.make_inputs(matmul_case(8, 8, k), "e4m3", np.random.default_rng(3))
-    a64, b64 = to_float64(a), to_float64(b)
-    exact = a64 @ b64
-    i, j = 1, 1
-    terms = a64[i, :] * b64[:, j]
-    kk = int(np.argmax(np.abs(terms) >= 0.5))
-    assert abs(terms[kk]) >= 0.5
-    for wrong in (exact[i, j] - terms[kk], exact[i, j] + terms[kk]):
-        out = exact.copy()
-        out[i, j] = wrong
-        res = S.check(out.astype(np.float32).astype(BF16), [a, b], "e4m3")
-        assert not res.ok and f"worst at ({i}, {j})" in res.message
-    assert S.check(exact.astype(np.float32).astype(BF16), [a, b], "e4m3").ok
+    _assert_one_wrong_term_fails(a, b, "e4m3", 0.5, lambda x: x.astype(np.float32).astype(BF16))
 
 
 def test_alpha_is_the_product_of_per_tensor_scales():
